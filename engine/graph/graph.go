@@ -1,0 +1,219 @@
+// Package graph holds the resolved model of a vx workspace: its projects, their tasks with every
+// field resolved, and the task dependency graph. It is built from evaluated config by Build and is
+// read-only afterwards: every verb of the engine reads it, none changes it.
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Origin says where a value came from: the config file (relative to the workspace root) and the
+// 1-based line that set it. A zero Line means the whole file (or a default, when File is empty).
+type Origin struct {
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+}
+
+// String renders the origin as file:line, "default" for a built-in default.
+func (o Origin) String() string {
+	switch {
+	case o.File == "":
+		return "default"
+	case o.Line == 0:
+		return o.File
+	default:
+		return fmt.Sprintf("%s:%d", o.File, o.Line)
+	}
+}
+
+// EnvValue is one exec.env entry: a literal value, or a secret read from the environment at run time
+// under the name Secret. A secret's value never appears in any answer: it reads "***".
+type EnvValue struct {
+	Value  string `json:"value,omitempty"`
+	Secret string `json:"secret,omitempty"`
+}
+
+// Sandbox is a task's declared sandbox. vx records it and reports it; enforcement comes later.
+type Sandbox struct {
+	Network bool     `json:"network"`
+	Read    []string `json:"read,omitempty"`
+	Write   []string `json:"write,omitempty"`
+}
+
+// Task is one resolved task of one project.
+type Task struct {
+	// ID is "project#task".
+	ID      string `json:"id"`
+	Project string `json:"project"`
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	// Description is free text for people and agents.
+	Description string `json:"description,omitempty"`
+	// DependsOnSpec holds dependsOn as declared (`^build`, `lint`, `lib#build`).
+	DependsOnSpec []string `json:"-"`
+	// DependsOn holds the resolved task ids this task waits for, sorted.
+	DependsOn []string `json:"dependsOn"`
+	// Inputs are globs relative to the project folder. Nil means the default: every file of the
+	// project that git does not ignore.
+	Inputs []string `json:"inputs"`
+	// Outputs are globs relative to the project folder.
+	Outputs []string `json:"outputs"`
+	// Env holds environment variable names whose values enter the cache key.
+	Env []string `json:"env"`
+	// ExecEnv holds the environment given to the command (values or secrets), by variable name.
+	ExecEnv map[string]EnvValue `json:"-"`
+	// Cache is false for tasks that never hit the cache.
+	Cache bool `json:"cache"`
+	// Timeout is zero for none; TimeoutSpec is the value as declared ("2m").
+	Timeout     time.Duration `json:"-"`
+	TimeoutSpec string        `json:"-"`
+	// Sandbox is nil when the task declares none.
+	Sandbox *Sandbox `json:"sandbox"`
+	// Origins maps a field name (command, dependsOn, inputs, ...) to where its value was set.
+	Origins map[string]Origin `json:"-"`
+}
+
+// InputsDefault reports whether the task hashes every non-ignored file of its project.
+func (t *Task) InputsDefault() bool { return t.Inputs == nil }
+
+// SecretNames lists the environment variable names the task reads secrets from, sorted.
+func (t *Task) SecretNames() []string {
+	var names []string
+	for _, v := range t.ExecEnv {
+		if v.Secret != "" {
+			names = append(names, v.Secret)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Project is one project folder of the workspace.
+type Project struct {
+	Name string `json:"name"`
+	// Dir is the project folder relative to the workspace root, with forward slashes ("." for the root).
+	Dir string `json:"dir"`
+	// AbsDir is the absolute project folder.
+	AbsDir string `json:"-"`
+	// ConfigFile is the vx.project.ts path relative to the root, or "" when the project has none.
+	ConfigFile string   `json:"configFile,omitempty"`
+	Tags       []string `json:"tags"`
+	// DependsOn holds the names of the projects this one depends on (declared or from package.json), sorted.
+	DependsOn []string `json:"dependsOn"`
+	// Tasks holds the project's tasks by task name.
+	Tasks map[string]*Task `json:"-"`
+	// NameOrigin says where the name came from.
+	NameOrigin Origin `json:"-"`
+}
+
+// TaskNames lists the project's task names, sorted.
+func (p *Project) TaskNames() []string {
+	names := make([]string, 0, len(p.Tasks))
+	for n := range p.Tasks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// MCPOptions are the options of the mcp() plugin.
+type MCPOptions struct {
+	// RunAll is true when any task may be run (run: true, the default).
+	RunAll bool `json:"runAll"`
+	// RunNames lists the task names an agent may run when RunAll is false; empty with RunAll false
+	// means nothing may run (run: false).
+	RunNames []string `json:"runNames,omitempty"`
+}
+
+// CanRun reports whether an agent may run tasks at all.
+func (o *MCPOptions) CanRun() bool { return o.RunAll || len(o.RunNames) > 0 }
+
+// Allows reports whether an agent may ask to run the task name.
+func (o *MCPOptions) Allows(taskName string) bool {
+	if o.RunAll {
+		return true
+	}
+	for _, n := range o.RunNames {
+		if n == taskName {
+			return true
+		}
+	}
+	return false
+}
+
+// Plugin describes one declared plugin and the seams it uses.
+type Plugin struct {
+	Name     string   `json:"name"`
+	Commands []string `json:"commands"`
+	Stage    bool     `json:"stage"`
+}
+
+// Workspace is a resolved workspace.
+type Workspace struct {
+	// Root is the absolute workspace root (the folder holding vx.workspace.ts).
+	Root string `json:"root"`
+	// CacheDir is the absolute state folder (.vx/ or $VX_CACHE_DIR).
+	CacheDir string `json:"cacheDir"`
+	// ConfigFile is the workspace config file, relative to Root.
+	ConfigFile string `json:"configFile"`
+	// Projects holds every project, sorted by name.
+	Projects []*Project `json:"projects"`
+	// Plugins holds the declared plugins in order.
+	Plugins []Plugin `json:"plugins"`
+	// MCP is nil when the workspace does not declare mcp().
+	MCP *MCPOptions `json:"mcp,omitempty"`
+	// Secrets holds the values of every secret the workspace's tasks read, as found in the
+	// environment at load time; used only for masking, never serialised.
+	Secrets []string `json:"-"`
+
+	byName map[string]*Project
+	tasks  map[string]*Task
+	ids    []string
+}
+
+// Project returns the project of that name.
+func (w *Workspace) Project(name string) (*Project, bool) {
+	p, ok := w.byName[name]
+	return p, ok
+}
+
+// Task returns the task with that id ("project#task").
+func (w *Workspace) Task(id string) (*Task, bool) {
+	t, ok := w.tasks[id]
+	return t, ok
+}
+
+// TaskIDs lists every task id, sorted.
+func (w *Workspace) TaskIDs() []string { return w.ids }
+
+// TaskCount is the number of tasks across all projects.
+func (w *Workspace) TaskCount() int { return len(w.ids) }
+
+// Index builds the lookup tables after Projects and their Tasks are set. Build calls it; code that
+// assembles a Workspace by hand (tests) must call it too.
+func (w *Workspace) Index() {
+	sort.Slice(w.Projects, func(i, j int) bool { return w.Projects[i].Name < w.Projects[j].Name })
+	w.byName = make(map[string]*Project, len(w.Projects))
+	w.tasks = map[string]*Task{}
+	w.ids = w.ids[:0]
+	for _, p := range w.Projects {
+		w.byName[p.Name] = p
+		for _, t := range p.Tasks {
+			w.tasks[t.ID] = t
+			w.ids = append(w.ids, t.ID)
+		}
+	}
+	sort.Strings(w.ids)
+}
+
+// SplitTaskID splits "project#task" into its halves; ok is false unless both are non-empty.
+func SplitTaskID(id string) (project, task string, ok bool) {
+	project, task, found := strings.Cut(id, "#")
+	return project, task, found && project != "" && task != ""
+}
+
+// TaskID joins a project and a task name.
+func TaskID(project, task string) string { return project + "#" + task }

@@ -1,0 +1,236 @@
+// Package show answers `vx show`: the resolved workspace, one project, one task, or one task name
+// across projects, each task with every field resolved and where each value came from. Secret
+// values read "***" everywhere.
+package show
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+// Document is the answer of `vx show --format json`.
+type Document struct {
+	Root string `json:"root"`
+	// Target is what was asked for ("" for the whole workspace).
+	Target   string    `json:"target"`
+	Projects []Project `json:"projects"`
+	// Affected says why each project is affected, under --affected.
+	Affected map[string]string `json:"affected,omitempty"`
+}
+
+// Project is one project of the answer.
+type Project struct {
+	Name       string   `json:"name"`
+	Dir        string   `json:"dir"`
+	ConfigFile string   `json:"configFile,omitempty"`
+	NameFrom   string   `json:"nameFrom"`
+	Tags       []string `json:"tags"`
+	DependsOn  []string `json:"dependsOn"`
+	Tasks      []Task   `json:"tasks"`
+}
+
+// Task is one resolved task of the answer.
+type Task struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Command     string `json:"command"`
+	// DependsOn are the task ids this task waits for.
+	DependsOn []string `json:"dependsOn"`
+	// Inputs are the input globs; null means every file of the project that git does not ignore.
+	Inputs  []string `json:"inputs"`
+	Outputs []string `json:"outputs"`
+	// Env names variables whose values enter the cache key.
+	Env []string `json:"env"`
+	// ExecEnv is the environment the command gets; a secret reads "***".
+	ExecEnv map[string]string `json:"execEnv"`
+	// Secrets maps each secret variable to the environment variable its value is read from.
+	Secrets map[string]string `json:"secrets"`
+	Cache   bool              `json:"cache"`
+	Timeout string            `json:"timeout,omitempty"`
+	Sandbox *graph.Sandbox    `json:"sandbox"`
+	// Origins maps each field to where its value was set: "file:line", or "default".
+	Origins map[string]string `json:"origins"`
+}
+
+// Options narrow the answer.
+type Options struct {
+	// Target is a project name, a project#task id, or a task name; "" for everything.
+	Target string
+	// Select narrows the projects (--filter, --affected).
+	Select workspace.SelectOptions
+}
+
+// Show answers `vx show`.
+func Show(ctx context.Context, ws *graph.Workspace, opts Options) (*Document, error) {
+	doc := &Document{Root: ws.Root, Target: opts.Target, Projects: []Project{}}
+	sel, err := workspace.Select(ctx, ws, opts.Select)
+	if err != nil {
+		return nil, err
+	}
+	doc.Affected = sel.Affected
+	selected := map[string]bool{}
+	for _, n := range sel.Projects {
+		selected[n] = true
+	}
+	keep, err := targetFilter(ws, opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	m := mask.New(ws.Secrets...)
+	for _, p := range ws.Projects {
+		if !selected[p.Name] {
+			continue
+		}
+		pd := Project{Name: p.Name, Dir: p.Dir, ConfigFile: p.ConfigFile, NameFrom: p.NameOrigin.String(),
+			Tags: p.Tags, DependsOn: p.DependsOn, Tasks: []Task{}}
+		projectHit := opts.Target == "" || opts.Target == p.Name
+		for _, tn := range p.TaskNames() {
+			t := p.Tasks[tn]
+			if projectHit || keep(t) {
+				pd.Tasks = append(pd.Tasks, taskDoc(t, m))
+			}
+		}
+		if projectHit || len(pd.Tasks) > 0 {
+			doc.Projects = append(doc.Projects, pd)
+		}
+	}
+	return doc, nil
+}
+
+// targetFilter returns which tasks a target names; a target that names nothing is refused.
+func targetFilter(ws *graph.Workspace, target string) (func(*graph.Task) bool, error) {
+	switch {
+	case target == "":
+		return func(*graph.Task) bool { return true }, nil
+	case strings.Contains(target, "#"):
+		if _, _, ok := graph.SplitTaskID(target); !ok {
+			return nil, vxerr.Usagef("task id %q is missing a half (write project#task)", target)
+		}
+		if _, ok := ws.Task(target); !ok {
+			return nil, vxerr.Usagef("unknown task %q", target)
+		}
+		return func(t *graph.Task) bool { return t.ID == target }, nil
+	}
+	if _, ok := ws.Project(target); ok {
+		return func(*graph.Task) bool { return false }, nil
+	}
+	for _, p := range ws.Projects {
+		if p.Tasks[target] != nil {
+			return func(t *graph.Task) bool { return t.Name == target }, nil
+		}
+	}
+	return nil, vxerr.Usagef("unknown target %q: not a project, a project#task or a task name", target)
+}
+
+func taskDoc(t *graph.Task, m *mask.Masker) Task {
+	td := Task{
+		ID: t.ID, Name: t.Name, Description: m.String(t.Description), Command: m.String(t.Command),
+		DependsOn: t.DependsOn, Inputs: t.Inputs, Outputs: t.Outputs, Env: t.Env,
+		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
+		Sandbox: t.Sandbox, Origins: map[string]string{},
+	}
+	for k, v := range t.ExecEnv {
+		if v.Secret != "" {
+			td.ExecEnv[k] = mask.Stars
+			td.Secrets[k] = v.Secret
+		} else {
+			td.ExecEnv[k] = m.String(v.Value)
+		}
+	}
+	for _, field := range []string{"command", "description", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox"} {
+		if o, ok := t.Origins[field]; ok {
+			td.Origins[field] = o.String()
+		} else {
+			td.Origins[field] = "default"
+		}
+	}
+	return td
+}
+
+// WriteText prints the document for people.
+func (d *Document) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if len(d.Projects) == 0 {
+		b.WriteString("no projects selected\n")
+	}
+	for i, p := range d.Projects {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s  (%s)", p.Name, p.Dir)
+		if len(p.Tags) > 0 {
+			fmt.Fprintf(&b, "  tags: %s", strings.Join(p.Tags, ", "))
+		}
+		if len(p.DependsOn) > 0 {
+			fmt.Fprintf(&b, "  depends on: %s", strings.Join(p.DependsOn, ", "))
+		}
+		if why, ok := d.Affected[p.Name]; ok {
+			fmt.Fprintf(&b, "  affected: %s", why)
+		}
+		b.WriteString("\n")
+		for _, t := range p.Tasks {
+			fmt.Fprintf(&b, "  %s\n", t.ID)
+			line := func(field, value string) {
+				fmt.Fprintf(&b, "      %-10s %s", field+":", value)
+				if o := t.Origins[field]; o != "" && o != "default" {
+					fmt.Fprintf(&b, "   (%s)", o)
+				}
+				b.WriteString("\n")
+			}
+			line("command", t.Command)
+			if t.Description != "" {
+				line("description", t.Description)
+			}
+			if len(t.DependsOn) > 0 {
+				line("dependsOn", strings.Join(t.DependsOn, ", "))
+			}
+			if t.Inputs == nil {
+				line("inputs", "(every file of the project that git does not ignore)")
+			} else {
+				line("inputs", strings.Join(t.Inputs, ", "))
+			}
+			if len(t.Outputs) > 0 {
+				line("outputs", strings.Join(t.Outputs, ", "))
+			}
+			if len(t.Env) > 0 {
+				line("env", strings.Join(t.Env, ", "))
+			}
+			if len(t.ExecEnv) > 0 {
+				var kv []string
+				for _, k := range sortedKeys(t.ExecEnv) {
+					kv = append(kv, k+"="+t.ExecEnv[k])
+				}
+				line("exec", strings.Join(kv, " "))
+			}
+			if !t.Cache {
+				line("cache", "false")
+			}
+			if t.Timeout != "" {
+				line("timeout", t.Timeout)
+			}
+			if t.Sandbox != nil {
+				line("sandbox", fmt.Sprintf("network=%v read=%s write=%s", t.Sandbox.Network, strings.Join(t.Sandbox.Read, ","), strings.Join(t.Sandbox.Write, ",")))
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,153 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path"
+	"strings"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// Affected returns the projects touched by the files changed since the merge-base of HEAD with ref
+// (default: the default branch, else HEAD), plus uncommitted and untracked files, and every project
+// that depends on one of them, each with the reason. A change to the workspace config or the root
+// package.json affects every project.
+func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, error) {
+	files, base, err := ChangedFiles(ctx, ws.Root, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		if f == ConfigFileName || f == "package.json" {
+			for _, p := range ws.Projects {
+				if _, ok := out[p.Name]; !ok {
+					out[p.Name] = fmt.Sprintf("%s changed since %s", f, base)
+				}
+			}
+			continue
+		}
+		if p := owner(ws, f); p != nil {
+			if _, ok := out[p.Name]; !ok {
+				out[p.Name] = fmt.Sprintf("%s changed since %s", f, base)
+			}
+		}
+	}
+	direct := sortedKeys(out)
+	for _, name := range direct {
+		for _, dep := range projectClosure(ws, name, true) {
+			if _, ok := out[dep]; !ok {
+				out[dep] = fmt.Sprintf("depends on %s, which is affected", name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// owner is the project whose folder holds the file (the deepest one).
+func owner(ws *graph.Workspace, file string) *graph.Project {
+	var best *graph.Project
+	for _, p := range ws.Projects {
+		if p.Dir == "." || file == p.Dir || strings.HasPrefix(file, p.Dir+"/") {
+			if best == nil || len(p.Dir) > len(best.Dir) || best.Dir == "." {
+				best = p
+			}
+		}
+	}
+	return best
+}
+
+// ChangedFiles lists the files (relative to root, slash-separated) changed since the merge-base
+// of HEAD with ref, plus uncommitted and untracked ones, and names the base it compared with.
+func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, error) {
+	if _, err := git(ctx, root, "rev-parse", "--is-inside-work-tree"); err != nil {
+		return nil, "", vxerr.Usagef("--affected needs a git repository at %s", root)
+	}
+	if ref == "" {
+		ref = defaultBranch(ctx, root)
+	}
+	base := ""
+	if ref != "" {
+		mb, err := git(ctx, root, "merge-base", ref, "HEAD")
+		if err != nil {
+			if _, verr := git(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); verr != nil {
+				return nil, "", vxerr.Usagef("--affected=%s: no such git ref", ref)
+			}
+			return nil, "", fmt.Errorf("git merge-base %s HEAD: %w", ref, err)
+		}
+		base = strings.TrimSpace(mb)
+	}
+	prefix, _ := git(ctx, root, "rev-parse", "--show-prefix")
+	prefix = strings.TrimSpace(prefix)
+	seen := map[string]bool{}
+	var files []string
+	add := func(out string) {
+		for _, line := range strings.Split(out, "\x00") {
+			if line == "" {
+				continue
+			}
+			// git paths are relative to the repository top; the workspace may sit below it.
+			if prefix != "" {
+				if !strings.HasPrefix(line, prefix) {
+					continue
+				}
+				line = strings.TrimPrefix(line, prefix)
+			}
+			line = path.Clean(line)
+			if !seen[line] {
+				seen[line] = true
+				files = append(files, line)
+			}
+		}
+	}
+	if base != "" {
+		out, err := git(ctx, root, "diff", "--name-only", "-z", "--no-renames", base, "--", ".")
+		if err != nil {
+			return nil, "", fmt.Errorf("git diff: %w", err)
+		}
+		add(out)
+	} else if out, err := git(ctx, root, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--", "."); err == nil {
+		add(out)
+	}
+	out, err := git(ctx, root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ".")
+	if err != nil {
+		return nil, "", fmt.Errorf("git ls-files: %w", err)
+	}
+	add(out)
+	label := ref
+	if label == "" {
+		label = "HEAD"
+	}
+	return files, label, nil
+}
+
+// defaultBranch is origin's HEAD, else a local main or master, else "" (compare with HEAD).
+func defaultBranch(ctx context.Context, root string) string {
+	if out, err := git(ctx, root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"); err == nil {
+		return strings.TrimSpace(out)
+	}
+	for _, b := range []string{"main", "master"} {
+		if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err == nil {
+			return b
+		}
+	}
+	if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+		return "HEAD"
+	}
+	return ""
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}

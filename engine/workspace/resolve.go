@@ -1,0 +1,246 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// resolveDeps turns every task's declared dependsOn into task ids: `^build` is build in each
+// project this one depends on (where that project has it), `lint` is this project's lint, and
+// `lib#build` is that task exactly. A reference to a task or project that does not exist is a
+// config error at the line that declared it.
+func resolveDeps(ws *graph.Workspace) error {
+	for _, id := range ws.TaskIDs() {
+		t, _ := ws.Task(id)
+		p, _ := ws.Project(t.Project)
+		deps := map[string]bool{}
+		for _, spec := range t.DependsOnSpec {
+			bad := func(format string, args ...any) error {
+				o := t.Origins["dependsOn"]
+				return &vxerr.ConfigError{File: o.File, Line: o.Line, Msg: fmt.Sprintf("%s dependsOn %q: ", t.ID, spec) + fmt.Sprintf(format, args...)}
+			}
+			switch {
+			case strings.HasPrefix(spec, "^"):
+				name := spec[1:]
+				for _, dp := range p.DependsOn {
+					if dproj, _ := ws.Project(dp); dproj.Tasks[name] != nil {
+						deps[graph.TaskID(dp, name)] = true
+					}
+				}
+			case strings.Contains(spec, "#"):
+				proj, name, _ := graph.SplitTaskID(spec)
+				dproj, ok := ws.Project(proj)
+				if !ok {
+					return bad("no project is named %q", proj)
+				}
+				if dproj.Tasks[name] == nil {
+					return bad("project %s has no task %q", proj, name)
+				}
+				deps[spec] = true
+			default:
+				if p.Tasks[spec] == nil {
+					return bad("project %s has no task %q", p.Name, spec)
+				}
+				deps[graph.TaskID(p.Name, spec)] = true
+			}
+		}
+		delete(deps, t.ID)
+		t.DependsOn = sortedKeys(deps)
+		if t.Outputs == nil {
+			t.Outputs = []string{}
+		}
+		if t.Env == nil {
+			t.Env = []string{}
+		}
+		if t.ExecEnv == nil {
+			t.ExecEnv = map[string]graph.EnvValue{}
+		}
+	}
+	return nil
+}
+
+// findCycle reports a dependency cycle among tasks, naming every task on it.
+func findCycle(ws *graph.Workspace) error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var visit func(id string) error
+	visit = func(id string) error {
+		color[id] = grey
+		stack = append(stack, id)
+		t, _ := ws.Task(id)
+		for _, d := range t.DependsOn {
+			switch color[d] {
+			case grey:
+				i := indexOf(stack, d)
+				cycle := append(append([]string{}, stack[i:]...), d)
+				o := t.Origins["dependsOn"]
+				return &vxerr.ConfigError{File: o.File, Line: o.Line, Msg: "dependency cycle: " + strings.Join(cycle, " → ")}
+			case white:
+				if err := visit(d); err != nil {
+					return err
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[id] = black
+		return nil
+	}
+	for _, id := range ws.TaskIDs() {
+		if color[id] == white {
+			if err := visit(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// runStages calls each plugin's stage, in plugin order, with the resolved task map; a stage that
+// returns a map replaces the tasks with it. Fields a stage changed read as set by that plugin.
+func (b *build) runStages(ctx context.Context, ws *graph.Workspace) error {
+	for i, pl := range ws.Plugins {
+		stage := b.sess.PluginStage(b.ws, i)
+		if stage == nil {
+			continue
+		}
+		before := map[string]map[string]any{}
+		in := map[string]any{}
+		for _, id := range ws.TaskIDs() {
+			t, _ := ws.Task(id)
+			m := taskMap(t)
+			before[id] = m
+			in[id] = m
+		}
+		out, err := b.sess.CallStage(ctx, stage, in)
+		if err != nil {
+			return fmt.Errorf("plugin %s stage: %w", pl.Name, err)
+		}
+		if out == nil {
+			continue
+		}
+		if err := applyStage(ws, pl.Name, before, out); err != nil {
+			return err
+		}
+		if err := resolveDeps(ws); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// taskMap is the plain form of a task a plugin stage receives.
+func taskMap(t *graph.Task) map[string]any {
+	m := map[string]any{
+		"command":   t.Command,
+		"dependsOn": toAny(t.DependsOn),
+		"outputs":   toAny(t.Outputs),
+		"env":       toAny(t.Env),
+		"cache":     t.Cache,
+	}
+	if t.Inputs != nil {
+		m["inputs"] = toAny(t.Inputs)
+	}
+	if t.Description != "" {
+		m["description"] = t.Description
+	}
+	if t.TimeoutSpec != "" {
+		m["timeout"] = t.TimeoutSpec
+	}
+	if len(t.ExecEnv) > 0 {
+		env := map[string]any{}
+		for k, v := range t.ExecEnv {
+			if v.Secret != "" {
+				env[k] = map[string]any{"secret": v.Secret}
+			} else {
+				env[k] = v.Value
+			}
+		}
+		m["exec"] = map[string]any{"env": env}
+	}
+	if t.Sandbox != nil {
+		m["sandbox"] = map[string]any{"network": t.Sandbox.Network, "read": toAny(t.Sandbox.Read), "write": toAny(t.Sandbox.Write)}
+	}
+	return m
+}
+
+func toAny(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}
+
+// applyStage replaces the workspace's tasks by the map a stage returned.
+func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string]any, out map[string]any) error {
+	file := "plugin " + plugin
+	r := reader{file: file}
+	for _, p := range ws.Projects {
+		p.Tasks = map[string]*graph.Task{}
+	}
+	ids := sortedKeys(out)
+	for _, id := range ids {
+		proj, name, ok := graph.SplitTaskID(id)
+		if !ok {
+			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q, which is not a project#task id", id)}
+		}
+		p, ok := ws.Project(proj)
+		if !ok {
+			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q of unknown project %q", id, proj)}
+		}
+		spec, err := r.taskSpec(id, out[id])
+		if err != nil {
+			return err
+		}
+		if !spec.set["command"] {
+			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q with no command", id)}
+		}
+		old, _ := ws.Task(id)
+		t := &graph.Task{ID: id, Project: proj, Name: name, Cache: true, Origins: map[string]graph.Origin{}}
+		if old != nil {
+			for k, o := range old.Origins {
+				t.Origins[k] = o
+			}
+		}
+		spec.applyTo(t)
+		prev := before[id]
+		newMap, _ := out[id].(map[string]any)
+		for field := range spec.set {
+			if prev == nil || !sameJSON(prev[field], newMap[field]) {
+				t.Origins[field] = graph.Origin{File: file}
+			} else if old != nil {
+				t.Origins[field] = old.Origins[field]
+			}
+		}
+		p.Tasks[name] = t
+	}
+	ws.Index()
+	sort.Strings(ids)
+	return nil
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}

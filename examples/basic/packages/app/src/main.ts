@@ -1,0 +1,1 @@
+import { greet } from "lib"; console.log(greet("vx"))
