@@ -60,8 +60,8 @@ export default defineWorkspace({
   },
 })
 `,
-		"tools/cmd.ts":  "export const buildCmd = (n: string): string => `sh build.sh ${n}`\n",
-		"package.json":  `{"name": "root"}`,
+		"tools/cmd.ts": "export const buildCmd = (n: string): string => `sh build.sh ${n}`\n",
+		"package.json": `{"name": "root"}`,
 	})
 	var console bytes.Buffer
 	s, m, err := evalWorkspace(t, root, &console)
@@ -97,7 +97,7 @@ func TestEvalErrorsNameTheTypeScriptPosition(t *testing.T) {
 		want  string
 	}{
 		"syntax": {map[string]string{"vx.workspace.ts": "export default {\n  tasks: {\n    build: { command: 'x' \n  }\n}}}\n"}, "vx.workspace.ts:5:3: Unexpected \"}\""},
-		"throw": {map[string]string{"vx.workspace.ts": "type A = string\nconst a: A = 'x'\nfunction boom(): never {\n  throw new Error('no tasks here')\n}\nexport default boom()\n"}, "vx.workspace.ts:4:9: Error: no tasks here"},
+		"throw":  {map[string]string{"vx.workspace.ts": "type A = string\nconst a: A = 'x'\nfunction boom(): never {\n  throw new Error('no tasks here')\n}\nexport default boom()\n"}, "vx.workspace.ts:4:9: Error: no tasks here"},
 		"throw in import": {map[string]string{
 			"vx.workspace.ts": "import { f } from './lib/f'\nexport default f()\n",
 			"lib/f.ts":        "\n\nexport function f(): object {\n  const x: any = undefined\n  return x.y\n}\n"}, "lib/f.ts:5:"},
