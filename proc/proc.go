@@ -1,0 +1,323 @@
+// Package proc supervises every child process vx starts: task commands, and the `vx run` child that
+// the MCP server starts for runTasks.
+//
+// Each child runs in its own process group, so that one signal reaches everything it started. Its
+// stdout and stderr are piped through Go (never inherited), so a child cannot write to vx's own
+// streams. When the context ends, the group gets SIGTERM, then SIGKILL after a grace period; when the
+// child exits, whatever is left of its group is killed, so no grandchild outlives it and none can hold
+// its pipes open. The Result carries what the kernel knows of the reaped child: exit code or signal,
+// CPU time and peak RSS.
+//
+// For a parent that must also catch descendants that left the group (setsid, a killed intermediate
+// process), BecomeSubreaper, Descendants, Spec.KillTree and Reaper cover the rest.
+//
+// The package targets Linux: it reads /proc and uses prctl. On other systems the tree functions
+// report errors.ErrUnsupported and Run degrades to plain group handling.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is the delay between SIGTERM and SIGKILL when Spec.Grace is zero.
+const DefaultGrace = 2 * time.Second
+
+// Spec describes one child process.
+type Spec struct {
+	// Path is the program to run; it is ignored when Shell is set. A Path without a slash is
+	// looked up in vx's own PATH, as os/exec does, not in Env's.
+	Path string
+	// Args are argv[1:].
+	Args []string
+	// Shell, when set, runs `/bin/sh -c Shell` instead of Path.
+	Shell string
+	// Dir is the working directory; "" means vx's own.
+	Dir string
+	// Env is the child's full environment. Unlike os/exec, nil means an empty environment, not
+	// vx's: callers pass lists derived from os.Environ().
+	Env []string
+	// Stdin feeds the child's standard input; nil means /dev/null. A reader that is not an
+	// *os.File must reach EOF (or the child must exit) for its copying goroutine to end.
+	Stdin io.Reader
+	// Stdout and Stderr receive the child's output through pipes read by Go, never by handing the
+	// child a file of vx's; nil discards. When both are the same writer, one pipe carries both,
+	// so their order is kept; otherwise each writer is called from its own goroutine.
+	Stdout, Stderr io.Writer
+	// ExtraFiles are passed as in exec.Cmd.ExtraFiles (fd 3, 4, ...).
+	ExtraFiles []*os.File
+	// Grace is the delay between SIGTERM and SIGKILL when the context ends, and also how long
+	// output is still read, after the child exited, from a process outside its group that holds
+	// the pipes. Zero means DefaultGrace; a negative value means no grace (SIGKILL at once).
+	Grace time.Duration
+	// OnStart, when set, is called once the child started, with its pid (which is also its
+	// process group id), before Run waits for it.
+	OnStart func(pid int)
+	// KillTree makes the SIGKILL that ends a cancelled child's grace also reach every live
+	// descendant of the child found in /proc and the process groups they lead, even those that
+	// left the child's group (such as the tasks of a `vx run` child). Set it for a child that
+	// supervises children of its own. Descendants orphaned before that moment are out of reach:
+	// see Reaper.
+	KillTree bool
+	// Reaper, when set, is told of the child while it runs, so that its Reap and KillOrphans
+	// leave it alone. Every child started with its own process group in a process that uses a
+	// Reaper must be started through Run with that Reaper.
+	Reaper *Reaper
+}
+
+// Result is what is known once the child was reaped.
+type Result struct {
+	// ExitCode is the child's exit status, or -1 when it was killed by a signal or never started.
+	ExitCode int
+	// Signal names the signal that killed the child ("terminated", "killed", ...); "" if it exited.
+	Signal string
+	// Wall is the time from start to exit.
+	Wall time.Duration
+	// UserCPU and SysCPU are the CPU time of the child and of the descendants it waited for.
+	UserCPU, SysCPU time.Duration
+	// PeakRSSBytes is ru_maxrss of the reaped child (kB*1024 on Linux).
+	PeakRSSBytes int64
+	// Cancelled reports that the context ended before the child did; ctx.Err() tells a deadline
+	// from a cancellation.
+	Cancelled bool
+	// OutputCut reports that, after the child exited, a process outside its group still held its
+	// stdout or stderr when Grace ran out: the pipes were closed and later output lost. os/exec
+	// only tells this of a child that exited 0; for one that failed the exit status wins.
+	OutputCut bool
+}
+
+// Run starts the child in its own process group and waits for it. An error is returned only when
+// the child could not be started or its pipes failed; a non-zero exit is a Result, not an error.
+//
+// When ctx ends while the child runs, its group gets SIGTERM (and SIGCONT, so a stopped group can
+// act on it), then SIGKILL after the grace period. Once the child has exited, and before it is
+// reaped (so its group id cannot be reused), the rest of its group gets SIGKILL.
+//
+// When ctx has already ended, nothing is started: the Result says Cancelled and the error wraps
+// ctx.Err().
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	res := Result{ExitCode: -1}
+	if err := ctx.Err(); err != nil {
+		res.Cancelled = true
+		return res, fmt.Errorf("proc: %s not started: %w", spec.describe(), err)
+	}
+	grace := spec.grace()
+	cmd := spec.command(grace)
+
+	began := time.Now()
+	if err := spec.start(cmd); err != nil {
+		return res, fmt.Errorf("proc: start %s: %w", spec.describe(), err)
+	}
+	pid := cmd.Process.Pid
+	if spec.Reaper != nil {
+		defer spec.Reaper.forget(pid)
+	}
+
+	exited := make(chan struct{})
+	stopperDone := make(chan bool, 1)
+	go func() {
+		stopperDone <- stopOnCancel(ctx, pid, grace, spec.KillTree, exited)
+	}()
+	// Whatever happens below, the child is reaped and the stopper ends before Run returns.
+	finished := false
+	defer func() {
+		if !finished {
+			_ = KillGroup(pid, syscall.SIGKILL)
+			close(exited)
+			<-stopperDone
+			_ = cmd.Wait()
+		}
+	}()
+
+	if spec.OnStart != nil {
+		spec.OnStart(pid)
+	}
+
+	waited := waitExited(pid)
+	res.Wall = time.Since(began)
+	res.Cancelled = ctx.Err() != nil
+	close(exited)
+	if <-stopperDone {
+		res.Cancelled = true
+	}
+	if waited {
+		// The child is a zombie: its pid, and so its group id, is still reserved.
+		_ = KillGroup(pid, syscall.SIGKILL)
+	}
+	finished = true
+	waitErr := cmd.Wait()
+	if !waited {
+		_ = KillGroup(pid, syscall.SIGKILL)
+	}
+	res.fill(cmd.ProcessState)
+
+	var exitErr *exec.ExitError
+	switch {
+	case waitErr == nil, errors.As(waitErr, &exitErr):
+		return res, nil
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		res.OutputCut = true
+		return res, nil
+	case cmd.ProcessState == nil:
+		return res, fmt.Errorf("proc: wait for %s (pid %d): %w", spec.describe(), pid, waitErr)
+	default:
+		return res, fmt.Errorf("proc: output of %s (pid %d): %w", spec.describe(), pid, waitErr)
+	}
+}
+
+// stopOnCancel waits for ctx to end or for exited to close. On ctx's end it sends SIGTERM to the
+// group, waits grace, then SIGKILL (to the whole tree when killTree). It reports whether it signalled.
+func stopOnCancel(ctx context.Context, pid int, grace time.Duration, killTree bool, exited <-chan struct{}) bool {
+	select {
+	case <-exited:
+		return false
+	case <-ctx.Done():
+	}
+	if grace > 0 {
+		_ = KillGroup(pid, syscall.SIGTERM)
+		_ = KillGroup(pid, syscall.SIGCONT)
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case <-exited:
+			return true
+		case <-timer.C:
+		}
+	}
+	if killTree {
+		_ = killTreeOf(pid)
+	}
+	_ = KillGroup(pid, syscall.SIGKILL)
+	return true
+}
+
+// KillGroup sends sig to the process group pgid; ESRCH (already gone) is not an error. It refuses
+// pgid <= 1 and vx's own group, which a bug must never turn into "signal everything".
+func KillGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("proc: refusing to signal process group %d", pgid)
+	}
+	if pgid == syscall.Getpgrp() {
+		return fmt.Errorf("proc: refusing to signal vx's own process group %d", pgid)
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("proc: send %s to process group %d: %w", sig, pgid, err)
+	}
+	return nil
+}
+
+// killPid sends sig to one process; ESRCH is not an error.
+func killPid(pid int, sig syscall.Signal) error {
+	if pid <= 1 || pid == os.Getpid() {
+		return fmt.Errorf("proc: refusing to signal pid %d", pid)
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("proc: send %s to pid %d: %w", sig, pid, err)
+	}
+	return nil
+}
+
+func (s Spec) grace() time.Duration {
+	switch {
+	case s.Grace == 0:
+		return DefaultGrace
+	case s.Grace < 0:
+		return 0
+	}
+	return s.Grace
+}
+
+// describe names the child in error messages.
+func (s Spec) describe() string {
+	if s.Shell != "" {
+		const maxLen = 60
+		for i := range s.Shell { // cut on a rune boundary
+			if i >= maxLen {
+				return fmt.Sprintf("sh -c %q", s.Shell[:i]+"…")
+			}
+		}
+		return fmt.Sprintf("sh -c %q", s.Shell)
+	}
+	return fmt.Sprintf("%q", s.Path)
+}
+
+func (s Spec) command(grace time.Duration) *exec.Cmd {
+	var cmd *exec.Cmd
+	if s.Shell != "" {
+		cmd = exec.Command("/bin/sh", "-c", s.Shell)
+	} else {
+		cmd = exec.Command(s.Path, s.Args...)
+	}
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Stdin = s.Stdin
+	cmd.Stdout, cmd.Stderr = pipedWriters(s.Stdout, s.Stderr)
+	cmd.ExtraFiles = s.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Without a Context on the Cmd, WaitDelay only bounds the copying of output after the child
+	// exited: a process that escaped the group and holds the pipes cannot hang Run.
+	cmd.WaitDelay = max(grace, 100*time.Millisecond)
+	return cmd
+}
+
+func (s Spec) start(cmd *exec.Cmd) error {
+	if s.Reaper != nil {
+		return s.Reaper.start(cmd)
+	}
+	return cmd.Start()
+}
+
+// pipedWriters hides *os.File writers behind a plain io.Writer so that os/exec pipes them instead
+// of handing the file to the child, keeping one writer shared when both streams go to it.
+func pipedWriters(stdout, stderr io.Writer) (io.Writer, io.Writer) {
+	same := stdout != nil && sameWriter(stdout, stderr)
+	stdout = hideFile(stdout)
+	if same {
+		return stdout, stdout
+	}
+	return stdout, hideFile(stderr)
+}
+
+type plainWriter struct{ io.Writer }
+
+func hideFile(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok {
+		return plainWriter{f}
+	}
+	return w
+}
+
+// sameWriter compares two writers, which may be of uncomparable dynamic types.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+func (r *Result) fill(state *os.ProcessState) {
+	if state == nil {
+		return
+	}
+	r.ExitCode = state.ExitCode()
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		r.ExitCode = -1
+		r.Signal = ws.Signal().String()
+	}
+	if ru, ok := state.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		r.UserCPU = time.Duration(ru.Utime.Nano())
+		r.SysCPU = time.Duration(ru.Stime.Nano())
+		r.PeakRSSBytes = maxRSSBytes(ru)
+	}
+}

@@ -1,0 +1,40 @@
+//go:build !linux
+
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// BecomeSubreaper marks this process a child subreaper; only Linux has them.
+func BecomeSubreaper() error {
+	return fmt.Errorf("proc: child subreaper: %w", errors.ErrUnsupported)
+}
+
+// Descendants lists the pids of every live descendant of pid; it needs Linux's /proc.
+func Descendants(pid int) ([]int, error) {
+	return nil, fmt.Errorf("proc: descendants of %d: %w", pid, errors.ErrUnsupported)
+}
+
+type procInfo struct {
+	pid, ppid, pgid int
+	state           byte
+}
+
+func (p procInfo) zombie() bool { return p.state == 'Z' }
+
+func readProcs() ([]procInfo, error) {
+	return nil, fmt.Errorf("proc: list processes: %w", errors.ErrUnsupported)
+}
+
+func liveDescendants([]procInfo, int) []int { return nil }
+
+func killTreeOf(int) error { return errors.ErrUnsupported }
+
+func waitExited(int) bool { return false }
+
+// maxRSSBytes: BSDs and macOS report ru_maxrss in bytes already (macOS) or kB (BSDs); vx targets
+// Linux, so the value is passed on as it is.
+func maxRSSBytes(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
