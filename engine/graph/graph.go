@@ -15,6 +15,8 @@ import (
 type Origin struct {
 	File string `json:"file"`
 	Line int    `json:"line,omitempty"`
+	// Col is the 1-based column, for errors; String leaves it out.
+	Col int `json:"-"`
 }
 
 // String renders the origin as file:line, "default" for a built-in default.

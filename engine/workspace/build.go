@@ -48,6 +48,8 @@ type build struct {
 	getenv         func(string) string
 	sess           *config.Session
 	ws             *config.Module
+	// secretNames are the secret names met so far, for masking an error of a partial load.
+	secretNames map[string]bool
 	// watched are the files and folders whose change means the workspace must be built again.
 	watched []string
 }
@@ -59,7 +61,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		return nil, err
 	}
 	b.ws = wsMod
-	r := reader{sess: b.sess, file: ConfigFileName}
+	r := b.reader(ConfigFileName)
 	top, err := r.object("", wsMod.Value, workspaceFields...)
 	if err != nil {
 		return nil, err
@@ -375,7 +377,7 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 		}
 		overrides := map[string]any{}
 		if m := byConf[d.confFile]; m != nil {
-			r := reader{sess: b.sess, file: d.confFile}
+			r := b.reader(d.confFile)
 			top, err := r.object("", m.Value, projectFields...)
 			if err != nil {
 				return nil, err
@@ -540,6 +542,25 @@ func (s *taskSpec) applyTo(t *graph.Task) {
 	if s.set["sandbox"] {
 		t.Sandbox = s.sandbox
 	}
+}
+
+// reader returns a reader of one config file that records the secret names it meets.
+func (b *build) reader(file string) reader {
+	if b.secretNames == nil {
+		b.secretNames = map[string]bool{}
+	}
+	return reader{sess: b.sess, file: file, secrets: b.secretNames}
+}
+
+// secretValues returns the values of the secrets named so far.
+func (b *build) secretValues() []string {
+	var vals []string
+	for _, name := range sortedKeys(b.secretNames) {
+		if v := b.getenv(name); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	return vals
 }
 
 // secrets reads the values of every secret the tasks declare, for masking.

@@ -17,6 +17,9 @@ import (
 type reader struct {
 	sess *config.Session
 	file string
+	// secrets collects the names of the secrets read, so that an error met later in the same
+	// load can still mask their values.
+	secrets map[string]bool
 }
 
 // errAt returns a config error positioned at keyPath of the reader's file.
@@ -32,7 +35,7 @@ func (r reader) errAt(keyPath, format string, args ...any) error {
 func (r reader) origin(keyPath string) graph.Origin {
 	o := graph.Origin{File: r.file}
 	if r.sess != nil {
-		o.Line, _, _ = r.sess.Position(r.file, keyPath)
+		o.Line, o.Col, _ = r.sess.Position(r.file, keyPath)
 	}
 	return o
 }
@@ -225,6 +228,9 @@ func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, error) {
 			}
 			if s == "" {
 				return nil, r.errAt(join(kp, name, "secret"), "%s.secret is empty", join(kp, name))
+			}
+			if r.secrets != nil {
+				r.secrets[s] = true
 			}
 			out[name] = graph.EnvValue{Secret: s}
 		default:

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/vxerr"
 )
 
 // Loader evaluates a workspace's config and resolves it, keeping the result so that a later Load
@@ -77,7 +80,7 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	ws, err := b.load(ctx)
 	if err != nil {
 		l.last = nil
-		return nil, err
+		return nil, maskError(err, mask.New(b.secretValues()...))
 	}
 	watched := append(append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...), b.watched...)
 	sort.Strings(watched)
@@ -87,6 +90,24 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	l.last = &loaded{root: root, ws: ws, stamps: stamps}
 	return ws, nil
+}
+
+// maskError masks secret values in a load error, keeping its kind.
+func maskError(err error, m *mask.Masker) error {
+	if m.Empty() {
+		return err
+	}
+	var ce *vxerr.ConfigError
+	if errors.As(err, &ce) {
+		masked := *ce
+		masked.Msg = m.String(ce.Msg)
+		return &masked
+	}
+	var ue *vxerr.UsageError
+	if errors.As(err, &ue) {
+		return &vxerr.UsageError{Msg: m.String(ue.Msg)}
+	}
+	return errors.New(m.String(err.Error()))
 }
 
 // unchanged reports whether every watched file and folder stats as it did.

@@ -23,7 +23,7 @@ func resolveDeps(ws *graph.Workspace) error {
 		for _, spec := range t.DependsOnSpec {
 			bad := func(format string, args ...any) error {
 				o := t.Origins["dependsOn"]
-				return &vxerr.ConfigError{File: o.File, Line: o.Line, Msg: fmt.Sprintf("%s dependsOn %q: ", t.ID, spec) + fmt.Sprintf(format, args...)}
+				return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col, Msg: fmt.Sprintf("%s dependsOn %q: ", t.ID, spec) + fmt.Sprintf(format, args...)}
 			}
 			switch {
 			case strings.HasPrefix(spec, "^"):
@@ -85,7 +85,7 @@ func findCycle(ws *graph.Workspace) error {
 				i := indexOf(stack, d)
 				cycle := append(append([]string{}, stack[i:]...), d)
 				o := t.Origins["dependsOn"]
-				return &vxerr.ConfigError{File: o.File, Line: o.Line, Msg: "dependency cycle: " + strings.Join(cycle, " → ")}
+				return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col, Msg: "dependency cycle: " + strings.Join(cycle, " → ")}
 			case white:
 				if err := visit(d); err != nil {
 					return err

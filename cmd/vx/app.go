@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
+	"github.com/vzn/vx/logging"
+)
+
+// version is the vx version; release builds set it with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// app holds what every verb shares: the streams, the environment, the global flags and the
+// workspace loader. It holds no logic of its own beyond loading and printing.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	dir      string // -C
+	format   string // --format
+	logLevel string // --log-level
+
+	log    zerolog.Logger
+	loader *workspace.Loader
+	// masker masks the secrets of the last loaded workspace in the error vx ends on.
+	masker *mask.Masker
+}
+
+func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
+	return &app{stdout: stdout, stderr: stderr, getenv: getenv, log: zerolog.Nop()}
+}
+
+// workDir is the folder vx runs as if started in.
+func (a *app) workDir() string {
+	if a.dir != "" {
+		return a.dir
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	return wd
+}
+
+// workspaceLoader returns the loader for the working folder, creating it once.
+func (a *app) workspaceLoader() *workspace.Loader {
+	if a.loader == nil {
+		a.loader = workspace.NewLoader(workspace.Options{
+			Dir: a.workDir(), Getenv: a.getenv, Console: a.stderr, Version: version,
+		})
+	}
+	return a.loader
+}
+
+// load evaluates and resolves the workspace.
+func (a *app) load(ctx context.Context) (*graph.Workspace, error) {
+	ws, err := a.workspaceLoader().Load(ctx)
+	if ws != nil {
+		a.masker = mask.New(ws.Secrets...)
+	}
+	return ws, err
+}
+
+// emit prints doc as JSON under --format json, else through text.
+func (a *app) emit(doc any, text func(w io.Writer) error) error {
+	if a.format == "json" {
+		return writeJSON(a.stdout, doc)
+	}
+	return text(a.stdout)
+}
+
+func writeJSON(w io.Writer, doc any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// setUp runs before every verb: it checks the global flags and builds the logger.
+func (a *app) setUp() error {
+	if a.format != "text" && a.format != "json" {
+		return vxerr.Usagef("--format %q: want text or json", a.format)
+	}
+	level, _ := logging.LevelFrom(a.logLevel, a.getenv)
+	log, err := logging.New(a.stderr, level)
+	if err != nil {
+		return &vxerr.UsageError{Msg: err.Error()}
+	}
+	a.log = log
+	return nil
+}
+
+// execute runs the command line and returns the exit status. Errors are printed here, once, masked.
+func (a *app) execute(ctx context.Context, args []string) int {
+	root := a.rootCommand(ctx, args)
+	root.SetArgs(args)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return vxerr.ExitOK
+	}
+	var fe *vxerr.FailureError
+	if !errors.As(err, &fe) || fe.Msg != "" {
+		fmt.Fprintf(a.stderr, "vx: %s\n", a.masker.String(oneLine(err.Error())))
+	}
+	var c vxerr.Coder
+	if errors.As(err, &c) {
+		return c.Code()
+	}
+	if isCobraUsage(err) {
+		return vxerr.ExitUsage
+	}
+	return vxerr.ExitFailure
+}
+
+func oneLine(s string) string { return strings.TrimRight(s, "\n") }
+
+// isCobraUsage recognises cobra's own argument and flag errors, which are usage errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "flag needs an argument",
+		"invalid argument", "accepts ", "requires at least", "requires at most", "required flag", "bad flag syntax"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withUsage marks cobra's flag errors as usage errors.
+func withUsage(cmd *cobra.Command) *cobra.Command {
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &vxerr.UsageError{Msg: err.Error()} })
+	return cmd
+}

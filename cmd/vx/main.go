@@ -1,0 +1,21 @@
+// Command vx is a monorepo task runner: it runs each project's tasks in dependency order, caches
+// their outputs and logs by a content hash of their inputs, keeps a history of every run, and serves
+// all of that to coding agents over the Model Context Protocol (`vx mcp`).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() { os.Exit(main1()) }
+
+// main1 runs vx with the process's arguments and environment and returns the exit status.
+func main1() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := newApp(os.Stdout, os.Stderr, os.Getenv)
+	return a.execute(ctx, os.Args[1:])
+}

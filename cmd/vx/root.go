@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+const (
+	groupBuiltin = "builtin"
+	groupPlugin  = "plugin"
+)
+
+// rootCommand builds the command tree. Plugin verbs are added only when the workspace declares the
+// plugin, which costs a config load, so that load happens only for help and for a plugin verb.
+func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
+	root := withUsage(&cobra.Command{
+		Use:               "vx",
+		Short:             "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
+	})
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.dir, "chdir", "C", "", "run as if vx was started in `DIR`")
+	pf.StringVar(&a.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error, off (env VX_LOG)")
+	pf.StringVar(&a.format, "format", "text", "answer format: text or json")
+	root.AddGroup(&cobra.Group{ID: groupBuiltin, Title: "Commands:"})
+	root.SetHelpCommandGroupID(groupBuiltin)
+	root.SetCompletionCommandGroupID(groupBuiltin)
+
+	for _, c := range []*cobra.Command{
+		a.runCmd(), a.showCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
+		a.initCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(),
+	} {
+		c.GroupID = groupBuiltin
+		root.AddCommand(withUsage(c))
+	}
+
+	verb := firstVerb(args)
+	if verb == "mcp" || verb == "" || verb == "help" || hasHelpFlag(args) {
+		a.dir = chdirFlag(args)
+		if a.declaresMCP(ctx) {
+			root.AddGroup(&cobra.Group{ID: groupPlugin, Title: "Plugin commands:"})
+			c := a.mcpCmd()
+			c.GroupID = groupPlugin
+			root.AddCommand(withUsage(c))
+		} else if verb == "mcp" {
+			root.AddCommand(&cobra.Command{
+				Use: "mcp", Hidden: true, DisableFlagParsing: true,
+				RunE: func(*cobra.Command, []string) error {
+					return vxerr.Usagef("unknown command: mcp (vx mcp exists only in a workspace whose %s declares plugins: [mcp()])",
+						workspace.ConfigFileName)
+				},
+			})
+		}
+	}
+	return root
+}
+
+// declaresMCP reports whether the workspace declares the mcp() plugin. A config that does not load
+// still counts when its file imports @vzn/vx-mcp, so a broken config never hides the server.
+func (a *app) declaresMCP(ctx context.Context) bool {
+	ws, err := a.load(ctx)
+	if err == nil {
+		return ws.MCP != nil
+	}
+	root, rerr := workspace.FindRoot(a.workDir())
+	if rerr != nil {
+		return false
+	}
+	src, rerr := os.ReadFile(filepath.Join(root, workspace.ConfigFileName))
+	return rerr == nil && strings.Contains(string(src), "@vzn/vx-mcp")
+}
+
+// firstVerb is the first argument that is not a flag or a flag's value.
+func firstVerb(args []string) string {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			return ""
+		case arg == "-C" || arg == "--chdir" || arg == "--log-level" || arg == "--format":
+			i++
+		case strings.HasPrefix(arg, "-"):
+		default:
+			return arg
+		}
+	}
+	return ""
+}
+
+// chdirFlag finds -C before cobra parses the line, since the tree depends on the workspace.
+func chdirFlag(args []string) string {
+	for i, arg := range args {
+		switch {
+		case (arg == "-C" || arg == "--chdir") && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(arg, "--chdir="):
+			return strings.TrimPrefix(arg, "--chdir=")
+		case strings.HasPrefix(arg, "-C") && len(arg) > 2:
+			return strings.TrimPrefix(strings.TrimPrefix(arg, "-C"), "=")
+		}
+	}
+	return ""
+}
+
+func hasHelpFlag(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,320 @@
+// Package info answers `vx info`: what this workspace is and what a run will use — versions, git
+// status, projects and tasks (and the configs that did not load), plugins and their seams, the
+// worker count and memory budget with their sources, the cache, flaky tasks, the sandbox verdict
+// and the config lock. It answers even when the config does not load.
+package info
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// Document is the answer of `vx info --format json`.
+type Document struct {
+	Versions     Versions          `json:"versions"`
+	Root         string            `json:"root"`
+	ConfigFile   string            `json:"configFile"`
+	Git          Git               `json:"git"`
+	Projects     int               `json:"projects"`
+	Tasks        int               `json:"tasks"`
+	ConfigErrors []ConfigError     `json:"configErrors"`
+	Plugins      []graph.Plugin    `json:"plugins"`
+	MCP          *graph.MCPOptions `json:"mcp"`
+	Workers      Setting           `json:"workers"`
+	MemoryBudget Setting           `json:"memoryBudget"`
+	Cache        Section           `json:"cache"`
+	FlakyTasks   Section           `json:"flakyTasks"`
+	Sandbox      Section           `json:"sandbox"`
+	Lock         Section           `json:"lock"`
+}
+
+// Versions names the versions of vx and what it is built on.
+type Versions struct {
+	VX           string `json:"vx"`
+	Go           string `json:"go"`
+	ConfigEngine string `json:"configEngine"`
+}
+
+// Git is the workspace's git status; Available is false outside a repository.
+type Git struct {
+	Available bool   `json:"available"`
+	Branch    string `json:"branch,omitempty"`
+	Head      string `json:"head,omitempty"`
+	Dirty     bool   `json:"dirty"`
+}
+
+// ConfigError is a config file that did not load.
+type ConfigError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Col     int    `json:"col,omitempty"`
+	Message string `json:"message"`
+}
+
+// Setting is a value a run uses and where it came from: "flag", "env" or "default".
+type Setting struct {
+	Value  int64  `json:"value"`
+	Source string `json:"source"`
+}
+
+// Section is a part of the answer that another part of vx fills in. Known is false, with a
+// Note saying so, until that part can tell; Value holds its document once it can.
+type Section struct {
+	Known bool   `json:"known"`
+	Value any    `json:"value,omitempty"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Options are what info needs to know beyond the workspace.
+type Options struct {
+	Version string
+	// Root is the workspace root; ConfigFile its config, relative to Root.
+	Root, ConfigFile string
+	// Workspace is the loaded workspace, nil when LoadErr says why it did not load.
+	Workspace *graph.Workspace
+	LoadErr   error
+	// Concurrency is the --concurrency flag (0 when not given); Getenv reads VX_CONCURRENCY and
+	// VX_MEMORY_BUDGET.
+	Concurrency int
+	Getenv      func(string) string
+	// Sections fill in the parts other packages answer for (cache, flakyTasks, sandbox, lock);
+	// a missing one reads as not yet known.
+	Sections map[string]func(ctx context.Context, ws *graph.Workspace) (any, error)
+}
+
+// Info answers `vx info`.
+func Info(ctx context.Context, opts Options) (*Document, error) {
+	doc := &Document{
+		Versions:     Versions{VX: opts.Version, Go: runtime.Version(), ConfigEngine: configEngine()},
+		Root:         opts.Root,
+		ConfigFile:   opts.ConfigFile,
+		Git:          gitStatus(ctx, opts.Root),
+		ConfigErrors: []ConfigError{},
+		Plugins:      []graph.Plugin{},
+	}
+	if ws := opts.Workspace; ws != nil {
+		doc.Projects, doc.Tasks = len(ws.Projects), ws.TaskCount()
+		doc.Plugins, doc.MCP = ws.Plugins, ws.MCP
+	} else if opts.LoadErr != nil {
+		var ce *vxerr.ConfigError
+		if errors.As(opts.LoadErr, &ce) {
+			doc.ConfigErrors = append(doc.ConfigErrors, ConfigError{File: ce.File, Line: ce.Line, Col: ce.Col, Message: ce.Msg})
+		} else {
+			doc.ConfigErrors = append(doc.ConfigErrors, ConfigError{File: opts.ConfigFile, Message: opts.LoadErr.Error()})
+		}
+	}
+	var err error
+	if doc.Workers, err = Workers(opts.Concurrency, opts.Getenv); err != nil {
+		return nil, err
+	}
+	if doc.MemoryBudget, err = MemoryBudget(opts.Getenv); err != nil {
+		return nil, err
+	}
+	for name, dst := range map[string]*Section{"cache": &doc.Cache, "flakyTasks": &doc.FlakyTasks, "sandbox": &doc.Sandbox, "lock": &doc.Lock} {
+		fill := opts.Sections[name]
+		switch {
+		case fill == nil:
+			*dst = Section{Note: "not yet known: this vx does not report it yet"}
+		case opts.Workspace == nil && name != "cache":
+			*dst = Section{Note: "not known: the config did not load"}
+		default:
+			v, err := fill(ctx, opts.Workspace)
+			if err != nil {
+				*dst = Section{Note: err.Error()}
+			} else {
+				*dst = Section{Known: true, Value: v}
+			}
+		}
+	}
+	return doc, nil
+}
+
+// Workers is the worker count a run uses: the flag, else VX_CONCURRENCY, else the number of CPUs.
+func Workers(flag int, getenv func(string) string) (Setting, error) {
+	if flag > 0 {
+		return Setting{Value: int64(flag), Source: "flag"}, nil
+	}
+	if v := getenv("VX_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Setting{}, vxerr.Usagef("VX_CONCURRENCY=%q: want a whole number of at least 1", v)
+		}
+		return Setting{Value: int64(n), Source: "env"}, nil
+	}
+	return Setting{Value: int64(runtime.NumCPU()), Source: "default"}, nil
+}
+
+// MemoryBudget is the memory a run may plan its tasks into: VX_MEMORY_BUDGET (bytes, or with a
+// KiB/MiB/GiB suffix), else half the machine's memory.
+func MemoryBudget(getenv func(string) string) (Setting, error) {
+	if v := getenv("VX_MEMORY_BUDGET"); v != "" {
+		n, err := ParseSize(v)
+		if err != nil {
+			return Setting{}, vxerr.Usagef("VX_MEMORY_BUDGET=%q: %v", v, err)
+		}
+		return Setting{Value: n, Source: "env"}, nil
+	}
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return Setting{Source: "default"}, nil
+	}
+	return Setting{Value: int64(si.Totalram) * int64(si.Unit) / 2, Source: "default"}, nil
+}
+
+// ParseSize reads a size: a number of bytes, or with a K, M, G (or KiB, MiB, GiB, KB, MB, GB) suffix,
+// all powers of 1024.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a size (write e.g. 512MiB, 2G or a number of bytes)")
+	}
+	return int64(n * float64(mult)), nil
+}
+
+func configEngine() string {
+	versions := map[string]string{}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			versions[d.Path] = d.Version
+		}
+	}
+	return fmt.Sprintf("esbuild %s + goja %s", orUnknown(versions["github.com/evanw/esbuild"]), orUnknown(versions["github.com/dop251/goja"]))
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(unknown)"
+	}
+	return v
+}
+
+func gitStatus(ctx context.Context, root string) Git {
+	run := func(args ...string) (string, bool) {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err == nil
+	}
+	if _, ok := run("rev-parse", "--is-inside-work-tree"); !ok {
+		return Git{}
+	}
+	g := Git{Available: true}
+	g.Branch, _ = run("symbolic-ref", "--quiet", "--short", "HEAD")
+	g.Head, _ = run("rev-parse", "--verify", "--quiet", "HEAD")
+	status, _ := run("status", "--porcelain", "--untracked-files=normal", "--", ".")
+	g.Dirty = status != ""
+	return g
+}
+
+// WriteText prints the document for people.
+func (d *Document) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "vx %s (%s, %s)\n", d.Versions.VX, d.Versions.Go, d.Versions.ConfigEngine)
+	fmt.Fprintf(&b, "workspace  %s\n", d.Root)
+	if d.Git.Available {
+		dirty := ""
+		if d.Git.Dirty {
+			dirty = ", uncommitted changes"
+		}
+		head := d.Git.Head
+		if len(head) > 12 {
+			head = head[:12]
+		}
+		fmt.Fprintf(&b, "git        %s at %s%s\n", orNone(d.Git.Branch, "(detached)"), orNone(head, "(no commits)"), dirty)
+	} else {
+		b.WriteString("git        not a git repository\n")
+	}
+	fmt.Fprintf(&b, "projects   %d, tasks %d\n", d.Projects, d.Tasks)
+	for _, e := range d.ConfigErrors {
+		loc := e.File
+		if e.Line > 0 {
+			loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
+		}
+		fmt.Fprintf(&b, "config     did not load: %s: %s\n", loc, e.Message)
+	}
+	for _, p := range d.Plugins {
+		var seams []string
+		if len(p.Commands) > 0 {
+			seams = append(seams, "commands "+strings.Join(p.Commands, ", "))
+		}
+		if p.Stage {
+			seams = append(seams, "stage")
+		}
+		fmt.Fprintf(&b, "plugin     %s (%s)\n", p.Name, orNone(strings.Join(seams, "; "), "no seams"))
+	}
+	fmt.Fprintf(&b, "workers    %d (%s)\n", d.Workers.Value, d.Workers.Source)
+	fmt.Fprintf(&b, "memory     %d MiB (%s)\n", d.MemoryBudget.Value>>20, d.MemoryBudget.Source)
+	for _, s := range []struct {
+		name string
+		sec  Section
+	}{{"cache", d.Cache}, {"flaky", d.FlakyTasks}, {"sandbox", d.Sandbox}, {"lock", d.Lock}} {
+		if s.sec.Known {
+			fmt.Fprintf(&b, "%-10s %s\n", s.name, summarize(s.sec.Value))
+		} else {
+			fmt.Fprintf(&b, "%-10s %s\n", s.name, s.sec.Note)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// summarize renders a section's value on one line: its Summary() when it has one.
+func summarize(v any) string {
+	if s, ok := v.(interface{ Summary() string }); ok {
+		return s.Summary()
+	}
+	return fmt.Sprint(v)
+}
+
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+// SandboxReport is the sandbox section: vx records sandbox declarations and does not yet enforce
+// them on any host, so the verdict says so, with how many tasks declare one.
+type SandboxReport struct {
+	Enforced       bool   `json:"enforced"`
+	Verdict        string `json:"verdict"`
+	TasksDeclaring int    `json:"tasksDeclaring"`
+}
+
+// Summary renders the report on one line.
+func (s SandboxReport) Summary() string {
+	return fmt.Sprintf("%s; %d task(s) declare a sandbox", s.Verdict, s.TasksDeclaring)
+}
+
+// Sandbox reports the sandbox verdict for this host and the tasks that declare one.
+func Sandbox(_ context.Context, ws *graph.Workspace) (any, error) {
+	r := SandboxReport{Verdict: "not enforced: this vx records sandbox declarations but runs tasks unsandboxed on " + runtime.GOOS}
+	for _, id := range ws.TaskIDs() {
+		if t, _ := ws.Task(id); t.Sandbox != nil {
+			r.TasksDeclaring++
+		}
+	}
+	return r, nil
+}
