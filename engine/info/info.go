@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/vxerr"
 )
@@ -212,10 +212,8 @@ func orUnknown(v string) string {
 
 func gitStatus(ctx context.Context, root string) Git {
 	run := func(args ...string) (string, bool) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err == nil
+		out, err := git.Run(ctx, root, args...)
+		return strings.TrimSpace(out), err == nil
 	}
 	if _, ok := run("rev-parse", "--is-inside-work-tree"); !ok {
 		return Git{}
