@@ -1,0 +1,321 @@
+// Package hasher computes a task's cache key: it lists the task's input files (by default every file
+// of the project that git does not ignore, else the task's input globs), hashes them through a stat
+// cache so that an unchanged file costs a stat rather than a read, and hashes a JSON manifest of
+// everything that defines the work. The manifest is kept with each execution so that `vx why` can
+// say what moved.
+package hasher
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/store"
+)
+
+// CacheVersion enters every cache key: changing how keys or cache entries are made changes it, so
+// entries of an older vx are never hit.
+const CacheVersion = "1"
+
+// racyWindow is how close to the moment it was hashed a file's mtime may be before its stat cache
+// row is distrusted: a write within the same timestamp tick leaves size and mtime unchanged.
+const racyWindow = 2 * time.Second
+
+// Manifest is everything that defines a task's work. Its JSON encoding (map keys sorted) is hashed
+// into the task's cache key.
+type Manifest struct {
+	Version string `json:"version"`
+	TaskID  string `json:"taskId"`
+	Command string `json:"command"`
+	// Env holds the values of the task's env names ("" for an unset variable).
+	Env map[string]string `json:"env"`
+	// ExecEnv holds the exec.env given to the command: literal values, and secrets as
+	// "secret:sha256:<hex>" of their value (never the value).
+	ExecEnv map[string]string `json:"execEnv"`
+	Outputs []string          `json:"outputs"`
+	// Files maps each input file (relative to the project folder) to its content's SHA-256.
+	Files map[string]string `json:"files"`
+	// Deps maps each task this one depends on to its cache key.
+	Deps map[string]string `json:"deps"`
+}
+
+// Key is the manifest's cache key: the SHA-256 of its JSON encoding.
+func (m *Manifest) Key() (string, []byte, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), data, nil
+}
+
+// ParseManifest decodes a manifest kept in the index.
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode manifest: %w", err)
+	}
+	return &m, nil
+}
+
+// SecretDigest is what a secret value reads as in a manifest.
+func SecretDigest(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return "secret:sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Options configure a Hasher.
+type Options struct {
+	// Root is the absolute workspace root.
+	Root string
+	// CacheDir is the state folder, never an input.
+	CacheDir string
+	// Stats is the stat cache as loaded from the index (root-relative path → stat); nil for none.
+	Stats map[string]store.FileStat
+	// Getenv reads env values and secrets; nil means os.Getenv.
+	Getenv func(string) string
+	// Debug receives every hash input when VX_DEBUG_HASH=1; nil for none.
+	Debug io.Writer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Hasher computes cache keys for one run. It is safe for concurrent use.
+type Hasher struct {
+	opts Options
+
+	mu       sync.Mutex
+	stats    map[string]store.FileStat
+	updates  map[string]store.FileStat
+	listings map[string][]string // project dir (root-relative) → git-visible files under it
+	stale    map[string]bool     // project dirs whose listing must be taken again
+	rootList []string            // the root listing, nil until taken; partitioned lazily
+	gitOK    *bool
+	debugMu  sync.Mutex
+
+	// counters for benchmarks and the debug output
+	statted, hashed int
+}
+
+// New returns a Hasher.
+func New(opts Options) *Hasher {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	stats := opts.Stats
+	if stats == nil {
+		stats = map[string]store.FileStat{}
+	}
+	return &Hasher{opts: opts, stats: stats, updates: map[string]store.FileStat{},
+		listings: map[string][]string{}, stale: map[string]bool{}}
+}
+
+// Updates answers the stat cache rows this hasher (re)computed, to be stored after the run.
+func (h *Hasher) Updates() map[string]store.FileStat {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]store.FileStat, len(h.updates))
+	for k, v := range h.updates {
+		out[k] = v
+	}
+	return out
+}
+
+// Counts answers how many files were only statted and how many were read and hashed.
+func (h *Hasher) Counts() (statted, hashed int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.statted, h.hashed
+}
+
+// Invalidate marks the file listing of a project folder (and of every folder holding it) stale:
+// a task of that project wrote or restored files.
+func (h *Hasher) Invalidate(projectDir string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for dir := range h.listings {
+		if dir == "." || dir == projectDir || strings.HasPrefix(projectDir, dir+"/") {
+			h.stale[dir] = true
+		}
+	}
+}
+
+// Manifest computes the task's manifest from its inputs, environment and the keys of the tasks it
+// depends on (depKeys: task id → key; every dependency must be present).
+func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, depKeys map[string]string) (*Manifest, error) {
+	m := &Manifest{
+		Version: CacheVersion, TaskID: t.ID, Command: t.Command,
+		Env: map[string]string{}, ExecEnv: map[string]string{}, Outputs: nonNil(t.Outputs),
+		Files: map[string]string{}, Deps: map[string]string{},
+	}
+	for _, name := range t.Env {
+		m.Env[name] = h.opts.Getenv(name)
+	}
+	for name, v := range t.ExecEnv {
+		if v.Secret != "" {
+			m.ExecEnv[name] = SecretDigest(h.opts.Getenv(v.Secret))
+		} else {
+			m.ExecEnv[name] = v.Value
+		}
+	}
+	for _, d := range t.DependsOn {
+		k, ok := depKeys[d]
+		if !ok {
+			return nil, fmt.Errorf("hash %s: no key for its dependency %s", t.ID, d)
+		}
+		m.Deps[d] = k
+	}
+	files, err := h.Inputs(ctx, p, t)
+	if err != nil {
+		return nil, err
+	}
+	for _, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sum, err := h.FileHash(joinRel(p.Dir, rel))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
+			continue // listed by git but deleted from the work tree, or a nested repository
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hash %s: %w", t.ID, err)
+		}
+		m.Files[rel] = sum
+	}
+	if h.opts.Debug != nil {
+		h.debug(m)
+	}
+	return m, nil
+}
+
+func (h *Hasher) debug(m *Manifest) {
+	h.debugMu.Lock()
+	defer h.debugMu.Unlock()
+	w := h.opts.Debug
+	fmt.Fprintf(w, "vx hash %s: version %s\n", m.TaskID, m.Version)
+	fmt.Fprintf(w, "vx hash %s: command %q\n", m.TaskID, m.Command)
+	for _, k := range sortedKeys(m.Env) {
+		fmt.Fprintf(w, "vx hash %s: env %s=%q\n", m.TaskID, k, m.Env[k])
+	}
+	for _, k := range sortedKeys(m.ExecEnv) {
+		fmt.Fprintf(w, "vx hash %s: exec.env %s=%q\n", m.TaskID, k, m.ExecEnv[k])
+	}
+	fmt.Fprintf(w, "vx hash %s: outputs %q\n", m.TaskID, m.Outputs)
+	for _, k := range sortedKeys(m.Files) {
+		fmt.Fprintf(w, "vx hash %s: file %s %s\n", m.TaskID, k, m.Files[k])
+	}
+	for _, k := range sortedKeys(m.Deps) {
+		fmt.Fprintf(w, "vx hash %s: dep %s %s\n", m.TaskID, k, m.Deps[k])
+	}
+	if key, _, err := m.Key(); err == nil {
+		fmt.Fprintf(w, "vx hash %s: key %s\n", m.TaskID, key)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func joinRel(dir, rel string) string {
+	if dir == "." || dir == "" {
+		return rel
+	}
+	return dir + "/" + rel
+}
+
+// FileHash answers the SHA-256 of a file (root-relative, forward slashes), through the stat cache.
+func (h *Hasher) FileHash(rel string) (string, error) {
+	abs := filepath.Join(h.opts.Root, filepath.FromSlash(rel))
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return "", errIsDir
+	}
+	cur := statOf(fi)
+	h.mu.Lock()
+	cached, ok := h.stats[rel]
+	h.statted++
+	h.mu.Unlock()
+	if ok && cached.Size == cur.Size && cached.MtimeNs == cur.MtimeNs && cached.CtimeNs == cur.CtimeNs &&
+		cached.Ino == cur.Ino && cached.Hash != "" && !racy(cached) {
+		return cached.Hash, nil
+	}
+	recorded := h.opts.Now()
+	sum, err := hashFile(abs)
+	if err != nil {
+		return "", err
+	}
+	cur.Hash, cur.RecordedNs = sum, recorded.UnixNano()
+	h.mu.Lock()
+	h.hashed++
+	h.stats[rel] = cur
+	h.updates[rel] = cur
+	h.mu.Unlock()
+	return sum, nil
+}
+
+var errIsDir = errors.New("a folder, not a file")
+
+// racy reports whether the file may have changed within the timestamp tick it was hashed in.
+func racy(f store.FileStat) bool {
+	limit := f.RecordedNs - racyWindow.Nanoseconds()
+	return f.MtimeNs >= limit || f.CtimeNs >= limit
+}
+
+func statOf(fi fs.FileInfo) store.FileStat {
+	f := store.FileStat{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		f.Ino = st.Ino
+		f.CtimeNs = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return f
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	hh := sha256.New()
+	if _, err := io.Copy(hh, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return hex.EncodeToString(hh.Sum(nil)), nil
+}
+
+// HashBytes is the SHA-256 of data in hex, as file hashes are written.
+func HashBytes(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

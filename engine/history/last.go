@@ -1,0 +1,241 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// ResolveRun answers the whole id of the run named by id or a unique prefix of it. An ambiguous
+// prefix is refused listing its candidates; an empty id or one naming no run is a usage error.
+func ResolveRun(ctx context.Context, st *store.Store, id string) (string, error) {
+	if id == "" {
+		return "", vxerr.Usagef("run id: empty")
+	}
+	full, err := st.ResolveRun(ctx, id)
+	var amb *store.AmbiguousRunError
+	var unk *store.UnknownRunError
+	switch {
+	case errors.As(err, &amb), errors.As(err, &unk):
+		return "", &vxerr.UsageError{Msg: err.Error()}
+	case err != nil:
+		return "", err
+	}
+	return full, nil
+}
+
+// Last answers the summary of a run: runID (whole or a unique prefix), or the latest run when "".
+// With no run recorded it is a usage error saying so.
+func Last(ctx context.Context, st *store.Store, runID string) (*Summary, error) {
+	var run store.Run
+	if runID == "" {
+		runs, err := st.Runs(ctx, store.RunQuery{Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == 0 {
+			return nil, vxerr.Usagef("no run recorded yet in %s", st.Dir())
+		}
+		run = runs[0]
+	} else {
+		id, err := ResolveRun(ctx, st, runID)
+		if err != nil {
+			return nil, err
+		}
+		r, _, err := st.RunByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		run = r
+	}
+	execs, err := st.Executions(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return Summarize(run, execs), nil
+}
+
+// RunList is `vx last --list --format json`: recent runs, newest first.
+type RunList struct {
+	// Limit is the most runs the answer could hold.
+	Limit int       `json:"limit"`
+	Runs  []RunInfo `json:"runs"`
+}
+
+// RunInfo is one run of a list.
+type RunInfo struct {
+	RunID     string    `json:"runId"`
+	Status    string    `json:"status"`
+	OK        bool      `json:"ok"`
+	ExitCode  int       `json:"exitCode"`
+	StartedAt time.Time `json:"startedAt"`
+	WallMs    int64     `json:"wallMs"`
+	Args      []string  `json:"args"`
+	Requested []string  `json:"requested"`
+	Totals    Totals    `json:"totals"`
+}
+
+// DefaultLimit is the number of runs answered when no limit is given; MaxLimit the most ever.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 500
+)
+
+// ClampLimit brings a limit into 1..MaxLimit, 0 meaning DefaultLimit.
+func ClampLimit(limit int) int {
+	switch {
+	case limit == 0:
+		return DefaultLimit
+	case limit < 1:
+		return 1
+	case limit > MaxLimit:
+		return MaxLimit
+	}
+	return limit
+}
+
+// List answers recent runs, newest first (limit clamped by ClampLimit).
+func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
+	limit = ClampLimit(limit)
+	runs, err := st.Runs(ctx, store.RunQuery{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	execs, err := st.ExecutionsOfRuns(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := &RunList{Limit: limit, Runs: make([]RunInfo, 0, len(runs))}
+	for _, r := range runs {
+		s := Summarize(r, execs[r.ID])
+		out.Runs = append(out.Runs, RunInfo{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode,
+			StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: nonNil(r.Args), Requested: s.Requested, Totals: s.Totals})
+	}
+	return out, nil
+}
+
+// Log sources.
+const (
+	LogFromFailure = "failure"
+	LogFromCache   = "cache"
+)
+
+// TaskLog is `vx last --log TASKID --format json`: what a task printed in a run.
+type TaskLog struct {
+	RunID  string `json:"runId"`
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	// Source is "failure" (the log of a failed run), "cache" (the cache entry's log, as a hit
+	// replays it), or null when vx kept none (an uncached pass, a skip, a pruned entry).
+	Source *string `json:"source"`
+	Output string  `json:"output"`
+}
+
+// Log answers a task's log in a run (runID whole or a prefix; "" for the latest run that recorded
+// the task). Output is masked with m as well (it was masked when stored).
+func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker) (*TaskLog, error) {
+	if _, _, ok := graph.SplitTaskID(taskID); !ok {
+		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
+	}
+	var e store.Execution
+	if runID == "" {
+		execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: taskID, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(execs) == 0 {
+			return nil, vxerr.Usagef("no recorded run has %s", taskID)
+		}
+		e = execs[0]
+	} else {
+		id, err := ResolveRun(ctx, st, runID)
+		if err != nil {
+			return nil, err
+		}
+		ex, ok, err := st.Execution(ctx, id, taskID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, vxerr.Usagef("run %s did not record %s", id, taskID)
+		}
+		e = ex
+	}
+	out := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status}
+	if e.LogBlob == "" || e.LogSource == "" {
+		return out, nil
+	}
+	data, err := st.CAS().Get(e.LogBlob)
+	if errors.Is(err, store.ErrMissing) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("log of %s: %w", taskID, err)
+	}
+	src := e.LogSource
+	out.Source = &src
+	out.Output = m.String(string(data))
+	return out, nil
+}
+
+// Failure is one failed task of a run, with its whole (masked) output.
+type Failure struct {
+	TaskID   string `json:"taskId"`
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exitCode"`
+	TimedOut bool   `json:"timedOut"`
+	Output   string `json:"output"`
+}
+
+// Failures is a run's failed tasks.
+type Failures struct {
+	RunID    string    `json:"runId"`
+	Failures []Failure `json:"failures"`
+}
+
+// FailedTasks answers the failed tasks of a run (whole id or prefix; "" for the latest run that
+// did not end ok), each with its output masked with m.
+func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Masker) (*Failures, error) {
+	if runID == "" {
+		runs, err := st.Runs(ctx, store.RunQuery{Failed: true, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == 0 {
+			return &Failures{Failures: []Failure{}}, nil
+		}
+		runID = runs[0].ID
+	} else {
+		id, err := ResolveRun(ctx, st, runID)
+		if err != nil {
+			return nil, err
+		}
+		runID = id
+	}
+	execs, err := st.Executions(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Failures{RunID: runID, Failures: []Failure{}}
+	for _, e := range execs {
+		if e.Status != StatusFailed && e.Status != StatusTimedOut {
+			continue
+		}
+		f := Failure{TaskID: e.TaskID, Status: e.Status, ExitCode: e.ExitCode, TimedOut: e.TimedOut}
+		if data, err := st.CAS().Get(e.LogBlob); err == nil {
+			f.Output = m.String(string(data))
+		}
+		out.Failures = append(out.Failures, f)
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+// Package history answers questions about recorded runs: the last run's summary, a task's log, why
+// a task's key changed, per-task statistics, cache statistics, and the flaky tasks. Every answer is
+// a Go value whose JSON encoding is the matching `--format json` document, so that the CLI and the
+// MCP tools answer the same bytes from one code path. Readers open the index with
+// store.OpenReadOnly: nothing here writes.
+package history
+
+import (
+	"math"
+	"time"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// Task statuses of a run summary.
+const (
+	StatusHit       = "hit"       // restored from the cache
+	StatusMiss      = "miss"      // ran and passed
+	StatusFailed    = "failed"    // ran and exited non-zero (or could not start)
+	StatusBlocked   = "blocked"   // not run: a task it depends on failed
+	StatusSkipped   = "skipped"   // not run: the run stopped first (--bail, cancellation)
+	StatusTimedOut  = "timedOut"  // killed when its timeout ran out
+	StatusCancelled = "cancelled" // killed when the run was cancelled
+)
+
+// CacheSourceLocal is the cacheSource of a hit from the local cache.
+const CacheSourceLocal = "local"
+
+// Summary is the run summary: `vx run --format json`, `vx run --summarize`, `vx last --format json`.
+type Summary struct {
+	RunID string `json:"runId"`
+	OK    bool   `json:"ok"`
+	// ExitCode is the exit status of vx run: 0 when ok, else 1.
+	ExitCode int `json:"exitCode"`
+	// Status is ok, failed, cancelled, running or interrupted (the process died mid-run).
+	Status    string       `json:"status"`
+	StartedAt time.Time    `json:"startedAt"`
+	Requested []string     `json:"requested"`
+	Tasks     []TaskResult `json:"tasks"`
+	Totals    Totals       `json:"totals"`
+}
+
+// TaskResult is one task of a run summary.
+type TaskResult struct {
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	// Hash is the task's cache key ("" when it was never computed: blocked, skipped).
+	Hash       string `json:"hash"`
+	DurationMs int64  `json:"durationMs"`
+	// CacheSource is "local" for a hit, null otherwise.
+	CacheSource *string `json:"cacheSource"`
+	// ExitCode is the command's exit status; null when it did not run or was killed by a signal.
+	ExitCode *int `json:"exitCode"`
+	// BlockedBy names the failed task that kept this one from running.
+	BlockedBy *string `json:"blockedBy"`
+	TimedOut  bool    `json:"timedOut"`
+	// SandboxViolations lists what the task did outside its declared sandbox.
+	SandboxViolations []string `json:"sandboxViolations"`
+	// NotReady lists, for a skipped task, the tasks it still waited for when the run stopped.
+	NotReady     []string `json:"notReady"`
+	PeakRssBytes int64    `json:"peakRssBytes"`
+	// CpuParallelism is CPU time over wall time.
+	CpuParallelism float64 `json:"cpuParallelism"`
+	// SavedMs is, for a hit, how long the cached execution took.
+	SavedMs int64 `json:"savedMs"`
+}
+
+// Totals count a run's tasks by outcome.
+type Totals struct {
+	Tasks     int   `json:"tasks"`
+	Hits      int   `json:"hits"`
+	Misses    int   `json:"misses"`
+	Failed    int   `json:"failed"`
+	Blocked   int   `json:"blocked"`
+	Skipped   int   `json:"skipped"`
+	Cancelled int   `json:"cancelled"`
+	WallMs    int64 `json:"wallMs"`
+	SavedMs   int64 `json:"savedMs"`
+}
+
+// Summarize builds the summary of a run from its index rows. vx run builds its answer with it from
+// the rows it records, so that vx last answers the same document later.
+func Summarize(run store.Run, execs []store.Execution) *Summary {
+	s := &Summary{RunID: run.ID, Status: run.Status, StartedAt: run.Started.UTC(), Requested: nonNil(run.Requested),
+		Tasks: make([]TaskResult, 0, len(execs))}
+	for _, e := range execs {
+		t := taskResult(e)
+		s.Tasks = append(s.Tasks, t)
+		s.Totals.Tasks++
+		switch e.Status {
+		case StatusHit:
+			s.Totals.Hits++
+			s.Totals.SavedMs += t.SavedMs
+		case StatusMiss:
+			s.Totals.Misses++
+		case StatusFailed, StatusTimedOut:
+			s.Totals.Failed++
+		case StatusBlocked:
+			s.Totals.Blocked++
+		case StatusSkipped:
+			s.Totals.Skipped++
+		case StatusCancelled:
+			s.Totals.Cancelled++
+		}
+	}
+	if !run.Finished.IsZero() {
+		s.Totals.WallMs = run.Finished.Sub(run.Started).Milliseconds()
+	}
+	s.OK = run.Status == store.RunOK
+	s.ExitCode = run.ExitCode
+	if !s.OK && s.ExitCode == 0 && run.Status != store.RunRunning {
+		s.ExitCode = 1
+	}
+	return s
+}
+
+func taskResult(e store.Execution) TaskResult {
+	t := TaskResult{
+		TaskID: e.TaskID, Status: e.Status, Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
+		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
+		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, SavedMs: e.Saved.Milliseconds(),
+	}
+	if e.CacheSource != "" {
+		src := e.CacheSource
+		t.CacheSource = &src
+	}
+	if e.BlockedBy != "" {
+		b := e.BlockedBy
+		t.BlockedBy = &b
+	}
+	t.CpuParallelism = cpuParallelism(e)
+	return t
+}
+
+// cpuParallelism is CPU time over wall time, rounded to two decimals.
+func cpuParallelism(e store.Execution) float64 {
+	if e.Duration <= 0 || e.Status == StatusHit {
+		return 0
+	}
+	p := float64(e.UserCPU+e.SysCPU) / float64(e.Duration)
+	return math.Round(p*100) / 100
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

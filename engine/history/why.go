@@ -1,0 +1,316 @@
+package history
+
+import (
+	"context"
+	"sort"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// Why is `vx why TASKID --format json`: a run's key for the task against the previous run's.
+type Why struct {
+	TaskID string `json:"taskId"`
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+	Hash   string `json:"hash"`
+	// PreviousRunID and PreviousHash name the task's previous execution with a key; null when there
+	// is none (then changed is true and diff empty).
+	PreviousRunID *string `json:"previousRunId"`
+	PreviousHash  *string `json:"previousHash"`
+	Changed       bool    `json:"changed"`
+	Diff          Diff    `json:"diff"`
+	// Roots are, under a moved upstream, the tasks whose own inputs moved.
+	Roots []Root `json:"roots"`
+	// Reason says in one line why the task ran or hit.
+	Reason string `json:"reason"`
+}
+
+// Diff is what moved between two manifests.
+type Diff struct {
+	Files FileDiff `json:"files"`
+	// Env lists the env and exec.env names whose value changed (values are never shown).
+	Env     []string       `json:"env"`
+	Command *CommandChange `json:"command"`
+	// Upstream lists the dependencies whose key changed (or that were added or removed).
+	Upstream []UpstreamChange `json:"upstream"`
+	// Outputs is true when the declared outputs changed; Version when vx's cache version did.
+	Outputs bool `json:"outputs"`
+	Version bool `json:"version"`
+}
+
+// FileDiff lists input files (relative to the project) that were added, removed or modified.
+type FileDiff struct {
+	Added    []string `json:"added"`
+	Removed  []string `json:"removed"`
+	Modified []string `json:"modified"`
+}
+
+// CommandChange is a changed command.
+type CommandChange struct {
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// UpstreamChange is a dependency whose key moved; an empty side means it was added or removed.
+type UpstreamChange struct {
+	TaskID string `json:"taskId"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// Root is an upstream task whose own inputs moved, and what moved.
+type Root struct {
+	TaskID  string         `json:"taskId"`
+	Files   FileDiff       `json:"files"`
+	Env     []string       `json:"env"`
+	Command *CommandChange `json:"command"`
+}
+
+// Explain answers why taskID ran as it did in runID (whole or a prefix; "" for the latest run that
+// recorded the task with a key), against the task's previous execution with a key.
+func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, error) {
+	if _, _, ok := graph.SplitTaskID(taskID); !ok {
+		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
+	}
+	var cur store.Execution
+	if runID == "" {
+		execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: taskID, Limit: 50})
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for _, e := range execs {
+			if e.Hash != "" {
+				cur, found = e, true
+				break
+			}
+		}
+		if !found {
+			return nil, vxerr.Usagef("no recorded run computed a key for %s", taskID)
+		}
+	} else {
+		id, err := ResolveRun(ctx, st, runID)
+		if err != nil {
+			return nil, err
+		}
+		e, ok, err := st.Execution(ctx, id, taskID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, vxerr.Usagef("run %s did not record %s", id, taskID)
+		}
+		if e.Hash == "" {
+			return nil, vxerr.Usagef("run %s did not compute a key for %s (it was %s)", id, taskID, e.Status)
+		}
+		cur = e
+	}
+	w := &Why{TaskID: taskID, RunID: cur.RunID, Status: cur.Status, Hash: cur.Hash, Roots: []Root{}, Diff: emptyDiff()}
+	prevs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: taskID, BeforeRun: cur.RunID, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	var prev *store.Execution
+	for i := range prevs {
+		if prevs[i].Hash != "" {
+			prev = &prevs[i]
+			break
+		}
+	}
+	if prev == nil {
+		w.Changed = true
+		w.Reason = "no previous run computed a key for " + taskID
+		return w, nil
+	}
+	w.PreviousRunID, w.PreviousHash = &prev.RunID, &prev.Hash
+	w.Changed = prev.Hash != cur.Hash
+	if !w.Changed {
+		w.Reason = "same key as run " + prev.RunID
+		switch cur.Status {
+		case StatusHit:
+			w.Reason += ": restored from the cache"
+		case StatusMiss, StatusFailed, StatusTimedOut:
+			w.Reason += ": ran anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
+		}
+		return w, nil
+	}
+	before, okB, err := loadManifest(ctx, st, prev.Hash)
+	if err != nil {
+		return nil, err
+	}
+	after, okA, err := loadManifest(ctx, st, cur.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if !okA || !okB {
+		w.Reason = "the key changed; a manifest was not kept, so what moved is unknown"
+		return w, nil
+	}
+	w.Diff = diffManifests(before, after)
+	roots := map[string]Root{}
+	seen := map[string]bool{}
+	for _, u := range w.Diff.Upstream {
+		if err := findRoots(ctx, st, u, roots, seen); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range sortedKeys(roots) {
+		w.Roots = append(w.Roots, roots[id])
+	}
+	w.Reason = reason(w)
+	return w, nil
+}
+
+func reason(w *Why) string {
+	d := &w.Diff
+	switch {
+	case d.Version:
+		return "vx's cache version changed"
+	case d.Command != nil:
+		return "the command changed"
+	case len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified) > 0:
+		return "input files changed"
+	case len(d.Env) > 0:
+		return "environment changed"
+	case d.Outputs:
+		return "declared outputs changed"
+	case len(d.Upstream) > 0:
+		return "an upstream task's key changed"
+	}
+	return "the key changed"
+}
+
+func emptyDiff() Diff {
+	return Diff{Files: FileDiff{Added: []string{}, Removed: []string{}, Modified: []string{}}, Env: []string{},
+		Upstream: []UpstreamChange{}}
+}
+
+func loadManifest(ctx context.Context, st *store.Store, hash string) (*hasher.Manifest, bool, error) {
+	data, ok, err := st.Manifest(ctx, hash)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	m, err := hasher.ParseManifest(data)
+	if err != nil {
+		return nil, false, nil
+	}
+	return m, true, nil
+}
+
+// findRoots follows a moved upstream key down to the tasks whose own inputs moved.
+func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map[string]Root, seen map[string]bool) error {
+	if seen[u.TaskID+u.Before+u.After] {
+		return nil
+	}
+	seen[u.TaskID+u.Before+u.After] = true
+	if u.Before == "" || u.After == "" {
+		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: emptyDiff().Files, Env: []string{}}
+		return nil
+	}
+	before, okB, err := loadManifest(ctx, st, u.Before)
+	if err != nil {
+		return err
+	}
+	after, okA, err := loadManifest(ctx, st, u.After)
+	if err != nil {
+		return err
+	}
+	if !okA || !okB {
+		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: emptyDiff().Files, Env: []string{}}
+		return nil
+	}
+	d := diffManifests(before, after)
+	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env) > 0 || d.Command != nil ||
+		d.Outputs || d.Version
+	if own {
+		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command}
+	}
+	for _, next := range d.Upstream {
+		if err := findRoots(ctx, st, next, roots, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func diffManifests(before, after *hasher.Manifest) Diff {
+	d := emptyDiff()
+	for p, h := range after.Files {
+		if old, ok := before.Files[p]; !ok {
+			d.Files.Added = append(d.Files.Added, p)
+		} else if old != h {
+			d.Files.Modified = append(d.Files.Modified, p)
+		}
+	}
+	for p := range before.Files {
+		if _, ok := after.Files[p]; !ok {
+			d.Files.Removed = append(d.Files.Removed, p)
+		}
+	}
+	sort.Strings(d.Files.Added)
+	sort.Strings(d.Files.Removed)
+	sort.Strings(d.Files.Modified)
+	envNames := map[string]bool{}
+	for k, v := range after.Env {
+		if old, ok := before.Env[k]; !ok || old != v {
+			envNames[k] = true
+		}
+	}
+	for k := range before.Env {
+		if _, ok := after.Env[k]; !ok {
+			envNames[k] = true
+		}
+	}
+	for k, v := range after.ExecEnv {
+		if old, ok := before.ExecEnv[k]; !ok || old != v {
+			envNames[k] = true
+		}
+	}
+	for k := range before.ExecEnv {
+		if _, ok := after.ExecEnv[k]; !ok {
+			envNames[k] = true
+		}
+	}
+	d.Env = append(d.Env, sortedKeys(envNames)...)
+	if before.Command != after.Command {
+		d.Command = &CommandChange{Before: before.Command, After: after.Command}
+	}
+	for id, k := range after.Deps {
+		if old := before.Deps[id]; old != k {
+			d.Upstream = append(d.Upstream, UpstreamChange{TaskID: id, Before: old, After: k})
+		}
+	}
+	for id, k := range before.Deps {
+		if _, ok := after.Deps[id]; !ok {
+			d.Upstream = append(d.Upstream, UpstreamChange{TaskID: id, Before: k})
+		}
+	}
+	sort.Slice(d.Upstream, func(i, j int) bool { return d.Upstream[i].TaskID < d.Upstream[j].TaskID })
+	d.Outputs = !equalStrings(before.Outputs, after.Outputs)
+	d.Version = before.Version != after.Version
+	return d
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,217 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+)
+
+// display writes task output, each line prefixed with its task id and masked, and progress: on a
+// terminal a status line (tasks done / total, running tasks) redrawn under the output, otherwise
+// one plain line per finished task.
+type display struct {
+	w        io.Writer
+	terminal bool
+	masker   *mask.Masker
+	total    int
+
+	mu      sync.Mutex
+	done    int
+	running []string
+	shown   bool // the status line is on screen
+}
+
+func newDisplay(w io.Writer, terminal bool, m *mask.Masker, total int) *display {
+	return &display{w: w, terminal: terminal, masker: m, total: total}
+}
+
+// write prints text (whole lines) above the status line. Callers hold d.mu.
+func (d *display) write(text string) {
+	if d.terminal && d.shown {
+		io.WriteString(d.w, "\r\x1b[K")
+		d.shown = false
+	}
+	io.WriteString(d.w, text)
+	d.status()
+}
+
+func (d *display) status() {
+	if !d.terminal || d.done >= d.total {
+		return
+	}
+	line := fmt.Sprintf("[%d/%d]", d.done, d.total)
+	if len(d.running) > 0 {
+		names := d.running
+		more := ""
+		if len(names) > 4 {
+			names, more = names[:4], fmt.Sprintf(" +%d", len(d.running)-4)
+		}
+		line += " running " + strings.Join(names, ", ") + more
+	}
+	fmt.Fprintf(d.w, "\r\x1b[K%s", line)
+	d.shown = true
+}
+
+func (d *display) started(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.running = append(d.running, id)
+	sort.Strings(d.running)
+	if d.terminal {
+		d.write("")
+	}
+}
+
+func (d *display) doneCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done
+}
+
+func (d *display) finished(e store.Execution) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.done++
+	for i, id := range d.running {
+		if id == e.TaskID {
+			d.running = append(d.running[:i], d.running[i+1:]...)
+			break
+		}
+	}
+	var what string
+	switch e.Status {
+	case history.StatusBlocked:
+		what = "blocked by " + e.BlockedBy
+	case history.StatusSkipped:
+		what = "skipped"
+	case history.StatusHit:
+		what = fmt.Sprintf("hit (%s, saved %s)", round(e.Duration), round(e.Saved))
+	case history.StatusFailed:
+		if e.ExitCode != nil {
+			what = fmt.Sprintf("failed with exit code %d (%s)", *e.ExitCode, round(e.Duration))
+		} else {
+			what = fmt.Sprintf("failed (%s)", round(e.Duration))
+		}
+	default:
+		what = fmt.Sprintf("%s (%s)", e.Status, round(e.Duration))
+	}
+	d.write(fmt.Sprintf("%s: %s\n", e.TaskID, what))
+}
+
+func round(t time.Duration) time.Duration {
+	switch {
+	case t > time.Second:
+		return t.Round(10 * time.Millisecond)
+	case t > time.Millisecond:
+		return t.Round(time.Millisecond)
+	default:
+		return t.Round(time.Microsecond)
+	}
+}
+
+// replay prints a log (already masked when it came from the cache) with the task's prefix.
+func (d *display) replay(id string, log []byte) {
+	if len(log) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(log), "\n") {
+		if line == "" {
+			continue
+		}
+		b.WriteString(id + " | " + d.masker.String(strings.TrimSuffix(line, "\n")) + "\n")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.write(b.String())
+}
+
+func (d *display) notice(id, msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.write(id + " | " + d.masker.String(msg) + "\n")
+}
+
+// finish clears the status line.
+func (d *display) finish() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.terminal && d.shown {
+		io.WriteString(d.w, "\r\x1b[K")
+		d.shown = false
+	}
+}
+
+// taskOutput receives a running task's stdout and stderr: it keeps the log (its first and last
+// maxLogBytes/2 when longer) and prints each complete line.
+type taskOutput struct {
+	d  *display
+	id string
+
+	mu      sync.Mutex
+	head    []byte
+	tail    []byte
+	dropped int64
+	partial []byte
+}
+
+func (d *display) taskWriter(id string) *taskOutput { return &taskOutput{d: d, id: id} }
+
+// Write implements io.Writer.
+func (o *taskOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.keep(p)
+	o.partial = append(o.partial, p...)
+	if i := bytes.LastIndexByte(o.partial, '\n'); i >= 0 {
+		o.d.replay(o.id, o.partial[:i+1])
+		o.partial = append(o.partial[:0], o.partial[i+1:]...)
+	}
+	return len(p), nil
+}
+
+func (o *taskOutput) keep(p []byte) {
+	const half = maxLogBytes / 2
+	if room := half - len(o.head); room > 0 {
+		n := min(room, len(p))
+		o.head = append(o.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	o.tail = append(o.tail, p...)
+	if over := len(o.tail) - half; over > 0 {
+		o.dropped += int64(over)
+		o.tail = append(o.tail[:0], o.tail[over:]...)
+	}
+}
+
+// flush prints a last line without a newline.
+func (o *taskOutput) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.partial) > 0 {
+		o.d.replay(o.id, append(o.partial, '\n'))
+		o.partial = nil
+	}
+}
+
+// log answers what the task printed (unmasked: the caller masks it whole).
+func (o *taskOutput) log() []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := append([]byte(nil), o.head...)
+	if o.dropped > 0 {
+		out = append(out, fmt.Sprintf("\n[vx: %d bytes cut]\n", o.dropped)...)
+	}
+	return append(out, o.tail...)
+}

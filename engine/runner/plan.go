@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
+)
+
+// Plan is `vx run --dry=json`: what a run would do, with nothing run and nothing written.
+type Plan struct {
+	Workers int        `json:"workers"`
+	Tasks   []PlanTask `json:"tasks"`
+	// WallMs is the predicted wall time of the run, from the p50s (a predicted hit counts 0) and
+	// the worker count; WorkMs the sum of the p50s of the tasks that would run.
+	WallMs int64 `json:"wallMs"`
+	WorkMs int64 `json:"workMs"`
+	// CriticalPath is the longest chain of dependencies by predicted duration, first task first.
+	CriticalPath []string `json:"criticalPath"`
+}
+
+// PlanTask is one task of a plan.
+type PlanTask struct {
+	TaskID  string `json:"taskId"`
+	Command string `json:"command"`
+	// Cache is the predicted cache status: hit or miss (always miss under --force or cache: false).
+	Cache     string   `json:"cache"`
+	Cacheable bool     `json:"cacheable"`
+	Hash      string   `json:"hash"`
+	DependsOn []string `json:"dependsOn"`
+	// P50Ms is the median duration from history; null when the task never ran.
+	P50Ms *int64 `json:"p50Ms"`
+	// Requested is true for a task asked for (false for one run as a dependency).
+	Requested bool `json:"requested"`
+	// Affected says why the task's project is affected (under --affected), null otherwise.
+	Affected *string `json:"affected"`
+}
+
+// PlanOptions configure DryRun: the Options of a run, and the affected reasons by project.
+type PlanOptions struct {
+	Options
+	Affected map[string]string
+}
+
+// DryRun predicts a run: each task's key (exact: keys depend on inputs, never on outputs), whether it
+// would hit, its p50, and the run's wall time, work and critical path. It reads the index read-only
+// and creates nothing.
+func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
+	o := opts.Options
+	if err := o.fill(); err != nil {
+		return nil, err
+	}
+	nodes, err := buildNodes(o.Workspace, o.TaskIDs)
+	if err != nil {
+		return nil, err
+	}
+	st := o.Store
+	if st == nil {
+		if st, err = store.OpenReadOnly(ctx, o.Workspace.CacheDir); err != nil {
+			return nil, fmt.Errorf("open the state folder: %w", err)
+		}
+		defer st.Close()
+	}
+	stats, err := st.FileStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := hasher.New(hasher.Options{Root: o.Workspace.Root, CacheDir: o.Workspace.CacheDir, Stats: stats,
+		Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.task.ID
+	}
+	p50s, err := history.P50s(ctx, st, ids)
+	if err != nil {
+		return nil, err
+	}
+	requested := map[string]bool{}
+	for _, id := range o.Requested {
+		requested[id] = true
+	}
+	plan := &Plan{Workers: o.Concurrency, Tasks: make([]PlanTask, 0, len(nodes)), CriticalPath: []string{}}
+	cost := make(map[*node]int64, len(nodes))
+	// nodes are in dependency order: every key a task needs is computed before it.
+	for _, n := range sortedByIndex(nodes) {
+		depKeys := make(map[string]string, len(n.deps))
+		for _, d := range n.deps {
+			depKeys[d.task.ID] = d.key
+		}
+		m, err := h.Manifest(ctx, n.project, n.task, depKeys)
+		if err != nil {
+			return nil, err
+		}
+		if n.key, _, err = m.Key(); err != nil {
+			return nil, err
+		}
+		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: history.StatusMiss, Cacheable: n.task.Cache,
+			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID]}
+		if n.task.Cache && !o.Force {
+			if e, ok, err := st.Entry(ctx, n.key); err == nil && ok && st.CAS().Has(e.LogBlob) &&
+				(e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob)) {
+				pt.Cache = history.StatusHit
+			}
+		}
+		if p, ok := p50s[n.task.ID]; ok {
+			p := p
+			pt.P50Ms = &p
+			if pt.Cache == history.StatusMiss {
+				cost[n] = p
+				plan.WorkMs += p
+			}
+		}
+		if why, ok := opts.Affected[n.task.Project]; ok {
+			why := why
+			pt.Affected = &why
+		}
+		plan.Tasks = append(plan.Tasks, pt)
+	}
+	plan.WallMs = simulate(nodes, cost, o.Concurrency)
+	plan.CriticalPath = criticalPath(nodes, cost)
+	return plan, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func sortedByIndex(nodes []*node) []*node {
+	out := append([]*node(nil), nodes...)
+	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
+	return out
+}
+
+// simulate list-schedules the graph on workers by predicted cost and answers the makespan.
+func simulate(nodes []*node, cost map[*node]int64, workers int) int64 {
+	pending := make(map[*node]int, len(nodes))
+	ready := &readyQueue{}
+	for _, n := range nodes {
+		pending[n] = len(n.deps)
+		if len(n.deps) == 0 {
+			ready.Push(n)
+		}
+	}
+	type job struct {
+		n   *node
+		end int64
+	}
+	var running []job
+	var now int64
+	for ready.Len() > 0 || len(running) > 0 {
+		sort.Sort(ready)
+		for ready.Len() > 0 && len(running) < workers {
+			n := (*ready)[0]
+			*ready = (*ready)[1:]
+			running = append(running, job{n, now + cost[n]})
+		}
+		sort.Slice(running, func(i, j int) bool { return running[i].end < running[j].end })
+		j := running[0]
+		running = running[1:]
+		now = j.end
+		for _, d := range j.n.dependents {
+			if pending[d]--; pending[d] == 0 {
+				ready.Push(d)
+			}
+		}
+	}
+	return now
+}
+
+// criticalPath answers the chain of dependencies with the largest total predicted cost.
+func criticalPath(nodes []*node, cost map[*node]int64) []string {
+	best := make(map[*node]int64, len(nodes))
+	prev := make(map[*node]*node, len(nodes))
+	var end *node
+	for _, n := range sortedByIndex(nodes) {
+		var b int64
+		for _, d := range n.deps {
+			if best[d] > b || (best[d] == b && prev[n] == nil) {
+				b, prev[n] = best[d], d
+			}
+		}
+		best[n] = b + cost[n]
+		if end == nil || best[n] > best[end] {
+			end = n
+		}
+	}
+	var path []string
+	for n := end; n != nil; n = prev[n] {
+		path = append([]string{n.task.ID}, path...)
+	}
+	if path == nil {
+		path = []string{}
+	}
+	return path
+}

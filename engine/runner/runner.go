@@ -1,0 +1,442 @@
+// Package runner runs a selection of tasks: in dependency order on a bounded pool of workers, each
+// through `sh -c` in its project folder, with its exec.env and secrets. Each task's cache key is
+// computed first (package hasher); a hit restores the task's outputs and replays its log, a miss
+// runs it and stores its outputs (a tar.zst archive) and its masked log in the cache. Every
+// execution is recorded in the index, so that history answers questions about it later.
+package runner
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/proc"
+)
+
+// ExecFunc starts one child process and waits for it; proc.Run is the real one.
+type ExecFunc func(ctx context.Context, spec proc.Spec) (proc.Result, error)
+
+// Options configure a run.
+type Options struct {
+	Workspace *graph.Workspace
+	// TaskIDs are the tasks to run with every task they depend on, in dependency order
+	// (workspace.Selection.TaskIDs); Requested are the ones asked for.
+	TaskIDs   []string
+	Requested []string
+	// Force runs every task even when its key hits; the run is still recorded and cached.
+	Force bool
+	// Bail stops starting tasks after the first failure.
+	Bail bool
+	// Concurrency is the number of workers; 0 means Workers(0, Getenv).
+	Concurrency int
+	// Getenv reads env values and secrets; nil means os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment every task starts from; nil means os.Environ().
+	Environ []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Output receives task output and progress (the CLI passes stderr); nil discards.
+	Output io.Writer
+	// Terminal draws live progress on Output (a terminal) instead of plain prefixed lines.
+	Terminal bool
+	// Events receives one JSON line per finished task (and one at the start); nil for none.
+	Events io.Writer
+	// Args is the command line, recorded with the run.
+	Args []string
+	// Grace is the delay between SIGTERM and SIGKILL of a task's group; 0 means proc's default.
+	Grace time.Duration
+	// Exec runs a child; nil means proc.Run.
+	Exec ExecFunc
+	// Store is the state folder to use; nil opens Workspace.CacheDir for the run.
+	Store *store.Store
+	// Notice receives one-line messages for the user (an index reset); nil drops them.
+	Notice func(msg string)
+	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
+	DebugHash io.Writer
+}
+
+func (o *Options) fill() error {
+	if o.Workspace == nil {
+		return errors.New("run: no workspace")
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Output == nil {
+		o.Output = io.Discard
+	}
+	if o.Exec == nil {
+		o.Exec = proc.Run
+	}
+	if o.Concurrency <= 0 {
+		n, _, err := Workers(0, o.Getenv)
+		if err != nil {
+			return err
+		}
+		o.Concurrency = n
+	}
+	return nil
+}
+
+// node is one task of the run's graph.
+type node struct {
+	index      int // position in TaskIDs (dependency order)
+	task       *graph.Task
+	project    *graph.Project
+	deps       []*node
+	dependents []*node
+	pending    int
+	started    bool
+	done       bool
+	ok         bool // hit or miss
+	key        string
+	exec       store.Execution
+}
+
+// outcome is what a worker answers for one task.
+type outcome struct {
+	n        *node
+	exec     store.Execution
+	key      string
+	manifest []byte
+	touched  string // the cache key hit, for its last-use time
+	replay   []byte // the log to show for a hit
+}
+
+type runState struct {
+	opts    Options
+	st      *store.Store
+	hasher  *hasher.Hasher
+	masker  *mask.Masker
+	display *display
+	runID   string
+	enc     *zstd.Encoder
+	dec     *zstd.Decoder
+}
+
+// Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
+// task failed or the run was cancelled; the error is for what kept the run from being recorded at all.
+func Run(ctx context.Context, opts Options) (*history.Summary, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	nodes, err := buildNodes(opts.Workspace, opts.TaskIDs)
+	if err != nil {
+		return nil, err
+	}
+	st := opts.Store
+	if st == nil {
+		// The index survives a cancelled run: its writes are not tied to the run's context.
+		st, err = store.Open(context.WithoutCancel(ctx), opts.Workspace.CacheDir, store.Options{ResetOtherVersion: true, Now: opts.Now})
+		if err != nil {
+			return nil, fmt.Errorf("open the state folder: %w", err)
+		}
+		defer st.Close()
+	}
+	if st.Reset != "" && opts.Notice != nil {
+		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
+	}
+	dbctx := context.WithoutCancel(ctx)
+	stats, err := st.FileStats(dbctx)
+	if err != nil {
+		return nil, err
+	}
+	secrets := append([]string(nil), opts.Workspace.Secrets...)
+	for _, n := range nodes {
+		for _, name := range n.task.SecretNames() {
+			secrets = append(secrets, opts.Getenv(name))
+		}
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %w", err)
+	}
+	defer enc.Close()
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %w", err)
+	}
+	defer dec.Close()
+	r := &runState{
+		opts: opts, st: st, enc: enc, dec: dec,
+		masker: mask.New(secrets...),
+		hasher: hasher.New(hasher.Options{Root: opts.Workspace.Root, CacheDir: opts.Workspace.CacheDir, Stats: stats,
+			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
+	}
+	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
+	started := opts.Now()
+	r.runID = store.NewRunID(started)
+	host, _ := os.Hostname()
+	run := store.Run{ID: r.runID, Started: started, Status: store.RunRunning, PID: os.Getpid(), Host: host,
+		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency}
+	if err := st.BeginRun(dbctx, run); err != nil {
+		return nil, err
+	}
+	r.event(map[string]any{"type": "start", "runId": r.runID, "total": len(nodes)})
+
+	execs, recErr := r.schedule(ctx, nodes)
+
+	finished := opts.Now()
+	run.Finished = finished
+	run.Status = store.RunOK
+	cancelled := ctx.Err() != nil
+	for _, e := range execs {
+		if e.Status != history.StatusHit && e.Status != history.StatusMiss {
+			run.Status = store.RunFailed
+		}
+	}
+	if cancelled {
+		run.Status = store.RunCancelled
+	}
+	if run.Status != store.RunOK {
+		run.ExitCode = vxerr.ExitFailure
+	}
+	if err := st.PutFileStats(dbctx, r.hasher.Updates()); err != nil && recErr == nil {
+		recErr = err
+	}
+	if err := st.FinishRun(dbctx, r.runID, run.Status, run.ExitCode, finished); err != nil && recErr == nil {
+		recErr = err
+	}
+	r.display.finish()
+	sum := history.Summarize(run, execs)
+	r.event(map[string]any{"type": "end", "runId": r.runID, "ok": sum.OK, "exitCode": sum.ExitCode})
+	if recErr != nil {
+		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
+	}
+	return sum, nil
+}
+
+func buildNodes(ws *graph.Workspace, ids []string) ([]*node, error) {
+	byID := make(map[string]*node, len(ids))
+	nodes := make([]*node, 0, len(ids))
+	for i, id := range ids {
+		t, ok := ws.Task(id)
+		if !ok {
+			return nil, vxerr.Usagef("unknown task %s", id)
+		}
+		p, ok := ws.Project(t.Project)
+		if !ok {
+			return nil, fmt.Errorf("task %s: no project %s", id, t.Project)
+		}
+		if _, dup := byID[id]; dup {
+			continue
+		}
+		n := &node{index: i, task: t, project: p}
+		byID[id] = n
+		nodes = append(nodes, n)
+	}
+	for _, n := range nodes {
+		for _, d := range n.task.DependsOn {
+			dn, ok := byID[d]
+			if !ok {
+				return nil, fmt.Errorf("task %s depends on %s, which the selection lacks", n.task.ID, d)
+			}
+			n.deps = append(n.deps, dn)
+			dn.dependents = append(dn.dependents, n)
+			n.pending++
+		}
+	}
+	return nodes, nil
+}
+
+// readyQueue keeps ready tasks in dependency order, so that runs start tasks predictably.
+type readyQueue []*node
+
+func (q readyQueue) Len() int           { return len(q) }
+func (q readyQueue) Less(i, j int) bool { return q[i].index < q[j].index }
+func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)        { *q = append(*q, x.(*node)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	n := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return n
+}
+
+// schedule runs the graph and answers every task's execution row, in dependency order. It owns the
+// workers: it returns only after each has ended.
+func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Execution, error) {
+	dbctx := context.WithoutCancel(ctx)
+	workers := r.opts.Concurrency
+	results := make(chan outcome, len(nodes))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	ready := &readyQueue{}
+	for _, n := range nodes {
+		if n.pending == 0 {
+			heap.Push(ready, n)
+		}
+	}
+	var batch store.Batch
+	var recErr error
+	flush := func() {
+		if batch.Empty() {
+			return
+		}
+		batch.TouchedAt = r.opts.Now()
+		if err := r.st.Record(dbctx, batch); err != nil && recErr == nil {
+			recErr = err
+		}
+		batch = store.Batch{}
+	}
+	finish := func(n *node, e store.Execution) {
+		n.done = true
+		n.exec = e
+		batch.Executions = append(batch.Executions, e)
+		r.display.finished(e)
+		r.event(taskEvent(e, r.display.doneCount(), len(nodes)))
+	}
+
+	running, decided := 0, 0
+	stopping := false
+	done := ctx.Done()
+	for decided < len(nodes) {
+		for !stopping && running < workers && ready.Len() > 0 {
+			n := heap.Pop(ready).(*node)
+			n.started = true
+			running++
+			depKeys := make(map[string]string, len(n.deps))
+			for _, d := range n.deps {
+				depKeys[d.task.ID] = d.key
+			}
+			r.display.started(n.task.ID)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results <- r.execute(ctx, n, depKeys)
+			}()
+		}
+		if running == 0 {
+			break
+		}
+		select {
+		case <-done:
+			stopping, done = true, nil
+			continue
+		case o := <-results:
+			running--
+			n := o.n
+			decided++
+			n.key = o.key
+			if o.manifest != nil {
+				batch.Manifests = append(batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: n.task.ID, Manifest: o.manifest})
+			}
+			if o.touched != "" {
+				batch.Touched = append(batch.Touched, o.touched)
+			}
+			if o.replay != nil {
+				r.display.replay(n.task.ID, o.replay)
+			}
+			finish(n, o.exec)
+			switch o.exec.Status {
+			case history.StatusHit, history.StatusMiss:
+				n.ok = true
+				for _, d := range n.dependents {
+					if d.pending--; d.pending == 0 && !d.done {
+						heap.Push(ready, d)
+					}
+				}
+			case history.StatusCancelled:
+			default:
+				decided += r.block(n, n.task.ID, finish)
+				if r.opts.Bail {
+					stopping = true
+				}
+			}
+			if o.exec.Status != history.StatusHit || len(batch.Executions) >= 256 {
+				flush()
+			}
+		}
+	}
+	wg.Wait()
+	// Whatever never started was skipped: say what it still waited for.
+	for _, n := range nodes {
+		if n.done {
+			continue
+		}
+		var waiting []string
+		for _, d := range n.deps {
+			if !d.ok {
+				waiting = append(waiting, d.task.ID)
+			}
+		}
+		finish(n, r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = waiting }))
+	}
+	flush()
+	execs := make([]store.Execution, len(nodes))
+	for i, n := range nodes {
+		execs[i] = n.exec
+	}
+	sort.SliceStable(execs, func(i, j int) bool { return execs[i].Ord < execs[j].Ord })
+	return execs, recErr
+}
+
+// block marks every task downstream of failed as blocked by root, answering how many it decided.
+func (r *runState) block(failed *node, root string, finish func(*node, store.Execution)) int {
+	count := 0
+	for _, d := range failed.dependents {
+		if d.done || d.started {
+			continue
+		}
+		finish(d, r.row(d, history.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
+		count++
+		count += r.block(d, root, finish)
+	}
+	return count
+}
+
+// row is an execution row for a task that did not run.
+func (r *runState) row(n *node, status string, set func(*store.Execution)) store.Execution {
+	e := store.Execution{RunID: r.runID, TaskID: n.task.ID, Project: n.task.Project, Task: n.task.Name, Ord: n.index,
+		Status: status, Started: r.opts.Now()}
+	if set != nil {
+		set(&e)
+	}
+	return e
+}
+
+func taskEvent(e store.Execution, done, total int) map[string]any {
+	ev := map[string]any{"type": "task", "taskId": e.TaskID, "status": e.Status, "done": done, "total": total,
+		"durationMs": e.Duration.Milliseconds(), "hash": e.Hash}
+	if e.BlockedBy != "" {
+		ev["blockedBy"] = e.BlockedBy
+	}
+	if e.ExitCode != nil {
+		ev["exitCode"] = *e.ExitCode
+	}
+	return ev
+}
+
+// event writes one JSON line to the events stream; a broken stream is ignored (the parent left).
+func (r *runState) event(ev map[string]any) {
+	if r.opts.Events == nil {
+		return
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	_, _ = r.opts.Events.Write(append(data, '\n'))
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/proc"
+)
+
+// maxLogBytes bounds the log kept in memory and in the cache for one task; beyond it the middle
+// of the output is dropped with a marker.
+const maxLogBytes = 32 << 20
+
+// execute runs one task (or restores it from the cache) and answers its outcome. It never fails:
+// whatever goes wrong becomes the task's status and log.
+func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]string) outcome {
+	t, p := n.task, n.project
+	start := r.opts.Now()
+	o := outcome{n: n}
+	e := store.Execution{RunID: r.runID, TaskID: t.ID, Project: t.Project, Task: t.Name, Ord: n.index, Started: start}
+	fail := func(status string, msg string) outcome {
+		e.Status = status
+		e.Duration = r.opts.Now().Sub(start)
+		if msg != "" {
+			log := []byte(r.masker.String(msg))
+			r.display.replay(t.ID, log)
+			if h, err := r.st.CAS().Put(log); err == nil {
+				e.LogBlob, e.LogSource = h, "failure"
+			}
+		}
+		o.exec = e
+		return o
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(history.StatusSkipped, "")
+	}
+
+	m, err := r.hasher.Manifest(ctx, p, t, depKeys)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(history.StatusCancelled, "")
+		}
+		return fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+	}
+	key, data, err := m.Key()
+	if err != nil {
+		return fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+	}
+	e.Hash, o.key, o.manifest = key, key, data
+
+	if t.Cache && !r.opts.Force {
+		if entry, ok, err := r.st.Entry(ctx, key); err == nil && ok {
+			if logData, ok := r.restore(ctx, p, entry); ok {
+				e.Status = history.StatusHit
+				e.CacheSource = history.CacheSourceLocal
+				e.ExitCode = intPtr(0)
+				e.Saved = entry.Duration
+				e.LogBlob, e.LogSource = entry.LogBlob, "cache"
+				e.Duration = r.opts.Now().Sub(start)
+				o.exec, o.touched, o.replay = e, key, logData
+				return o
+			}
+		}
+	}
+
+	// A miss: run the command.
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if t.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, t.Timeout)
+	}
+	defer cancel()
+	out := r.display.taskWriter(t.ID)
+	res, runErr := r.opts.Exec(runCtx, proc.Spec{
+		Shell: t.Command, Dir: p.AbsDir, Env: r.taskEnv(t), Stdout: out, Stderr: out, Grace: r.opts.Grace,
+	})
+	out.flush()
+	// Files of the project may have changed: list them again for later tasks.
+	r.hasher.Invalidate(p.Dir)
+	e.Duration = res.Wall
+	if e.Duration == 0 {
+		e.Duration = r.opts.Now().Sub(start)
+	}
+	e.UserCPU, e.SysCPU, e.PeakRSSBytes = res.UserCPU, res.SysCPU, res.PeakRSSBytes
+	if res.Signal == "" && runErr == nil {
+		e.ExitCode = intPtr(res.ExitCode)
+	}
+	log := r.masker.Bytes(out.log())
+	switch {
+	case runErr != nil && !res.Cancelled:
+		log = append(log, r.masker.String(fmt.Sprintf("vx: %v\n", runErr))...)
+		r.display.replay(t.ID, []byte(r.masker.String(fmt.Sprintf("vx: %v\n", runErr))))
+		e.Status = history.StatusFailed
+	case res.Cancelled && ctx.Err() != nil:
+		e.Status = history.StatusCancelled
+	case res.Cancelled && errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		e.Status, e.TimedOut = history.StatusTimedOut, true
+		msg := fmt.Sprintf("vx: %s timed out after %s\n", t.ID, t.Timeout)
+		log = append(log, msg...)
+		r.display.replay(t.ID, []byte(msg))
+	case res.ExitCode == 0 && res.Signal == "":
+		e.Status = history.StatusMiss
+	default:
+		e.Status = history.StatusFailed
+	}
+
+	switch e.Status {
+	case history.StatusMiss:
+		if t.Cache {
+			if err := r.save(ctx, p, t, key, log, e.Duration); err != nil {
+				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
+			} else if h, err := r.st.CAS().Put(log); err == nil {
+				e.LogBlob, e.LogSource = h, "cache"
+			}
+		}
+	case history.StatusFailed, history.StatusTimedOut, history.StatusCancelled:
+		if h, err := r.st.CAS().Put(log); err == nil {
+			e.LogBlob, e.LogSource = h, "failure"
+		}
+	}
+	o.exec = e
+	return o
+}
+
+func intPtr(i int) *int { return &i }
+
+// taskEnv is the task's environment: vx's, then its exec.env, secrets read now.
+func (r *runState) taskEnv(t *graph.Task) []string {
+	env := make([]string, 0, len(r.opts.Environ)+len(t.ExecEnv))
+	set := map[string]string{}
+	var names []string
+	for name, v := range t.ExecEnv {
+		if v.Secret != "" {
+			set[name] = r.opts.Getenv(v.Secret)
+		} else {
+			set[name] = v.Value
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, kv := range r.opts.Environ {
+		name := kv
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				name = kv[:i]
+				break
+			}
+		}
+		if _, over := set[name]; !over {
+			env = append(env, kv)
+		}
+	}
+	for _, name := range names {
+		env = append(env, name+"="+set[name])
+	}
+	return env
+}
+
+// save stores the task's outputs archive and log, then the cache entry naming them.
+func (r *runState) save(ctx context.Context, p *graph.Project, t *graph.Task, key string, log []byte, took time.Duration) error {
+	dbctx := context.WithoutCancel(ctx)
+	archive, files, err := r.archive(p, t)
+	if err != nil {
+		return err
+	}
+	var outputsBlob string
+	size := int64(len(log))
+	if archive != nil {
+		if outputsBlob, err = r.st.CAS().Put(archive); err != nil {
+			return err
+		}
+		size += int64(len(archive))
+	}
+	logBlob, err := r.st.CAS().Put(log)
+	if err != nil {
+		return err
+	}
+	now := r.opts.Now()
+	return r.st.PutEntry(dbctx, store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
+		OutputsBlob: outputsBlob, Outputs: files, LogBlob: logBlob, Size: size, Duration: took,
+		Created: now, LastUsed: now})
+}

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrMissing is a blob that is absent or whose content no longer matches its name. Callers treat it
+// as a cache miss, never as a failure.
+var ErrMissing = errors.New("blob missing or corrupt")
+
+// CAS is the content-addressed blob store: each blob is named by the SHA-256 of its content and
+// kept at cas/<first two hex digits>/<hash>.
+type CAS struct{ dir string }
+
+// NewCAS returns the blob store rooted at dir (normally <state>/cas).
+func NewCAS(dir string) *CAS { return &CAS{dir: dir} }
+
+// Dir is the blob store's folder.
+func (c *CAS) Dir() string { return c.dir }
+
+// Path is where the blob named hash lives.
+func (c *CAS) Path(hash string) string {
+	if len(hash) < 2 {
+		return filepath.Join(c.dir, "xx", hash)
+	}
+	return filepath.Join(c.dir, hash[:2], hash)
+}
+
+// Put stores data and answers its name. The blob is written to a temporary file and renamed into
+// place, so a reader never sees a partial blob; storing an existing blob costs a stat.
+func (c *CAS) Put(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	path := c.Path(hash)
+	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(data)) {
+		return hash, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("store blob: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("store blob: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("store blob %s: %w", hash[:12], werr)
+	}
+	return hash, nil
+}
+
+// Get reads the blob named hash and checks its content; a missing or corrupt blob is ErrMissing.
+func (c *CAS) Get(hash string) ([]byte, error) {
+	if hash == "" {
+		return nil, ErrMissing
+	}
+	data, err := os.ReadFile(c.Path(hash))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", hash, err)
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != hash {
+		return nil, ErrMissing
+	}
+	return data, nil
+}
+
+// Has reports whether the blob exists (without checking its content).
+func (c *CAS) Has(hash string) bool {
+	if hash == "" {
+		return false
+	}
+	_, err := os.Stat(c.Path(hash))
+	return err == nil
+}
+
+// Size answers the blob's size, 0 when absent.
+func (c *CAS) Size(hash string) int64 {
+	fi, err := os.Stat(c.Path(hash))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// Remove deletes the blob; an absent blob is not an error.
+func (c *CAS) Remove(hash string) error {
+	if err := os.Remove(c.Path(hash)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove blob %s: %w", hash, err)
+	}
+	return nil
+}
+
+// BlobInfo describes one file of the blob store.
+type BlobInfo struct {
+	// Name is the blob's hash, or the temporary file's name for a leftover write.
+	Name    string
+	Size    int64
+	ModTime time.Time
+	// Temp marks a leftover temporary file of an interrupted write.
+	Temp bool
+	path string
+}
+
+// Walk lists every blob (and leftover temporary file) of the store.
+func (c *CAS) Walk() ([]BlobInfo, error) {
+	var out []BlobInfo
+	err := filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		out = append(out, BlobInfo{Name: d.Name(), Size: fi.Size(), ModTime: fi.ModTime(),
+			Temp: strings.HasPrefix(d.Name(), ".tmp-"), path: path})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list blobs: %w", err)
+	}
+	return out, nil
+}
+
+// RemoveFile deletes a file Walk listed.
+func (c *CAS) RemoveFile(b BlobInfo) error {
+	if err := os.Remove(b.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", b.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,353 @@
+// Package store keeps vx's state folder (.vx/): the index (index.db, SQLite in WAL mode) of runs,
+// task executions, cache entries, key manifests and the file-stat cache, and the content-addressed
+// blobs under cas/ (outputs archives and logs).
+//
+// Writers (vx run, vx cache prune) open it with Open; readers (vx last, vx why, the MCP cache tools)
+// with OpenReadOnly, which creates nothing on disk and answers as an empty index when there is none.
+// An index written by another schema version is refused by name by readers and reset by the next run.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// SchemaVersion is the version of the index layout this vx reads and writes. An index of another
+// version is refused by readers and reset by the next vx run.
+const SchemaVersion = 1
+
+// IndexFile is the index's file name inside the state folder.
+const IndexFile = "index.db"
+
+// busyTimeout is how long a statement waits for another process's write lock before failing.
+const busyTimeout = 15 * time.Second
+
+// VersionError is an index written by another schema version.
+type VersionError struct {
+	Path  string
+	Found string // the version found, "none" when the file holds no version row
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s has index schema version %s, this vx reads version %d: the next `vx run` resets it",
+		e.Path, e.Found, SchemaVersion)
+}
+
+// Store is an open state folder. Its methods are safe for concurrent use.
+type Store struct {
+	dir      string
+	db       *sql.DB // nil for a read-only store over an absent index
+	readOnly bool
+	cas      *CAS
+	// Reset is set when Open found an index of another version (or an unreadable one) and reset
+	// it; it says what was found, for the caller's message.
+	Reset string
+	now   func() time.Time
+}
+
+// Options configure Open.
+type Options struct {
+	// ResetOtherVersion lets Open reset an index of another schema version (vx run does;
+	// vx cache prune refuses it like a reader).
+	ResetOtherVersion bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Dir returns the state folder.
+func (s *Store) Dir() string { return s.dir }
+
+// CAS returns the blob store.
+func (s *Store) CAS() *CAS { return s.cas }
+
+// ReadOnly reports whether the store was opened for reading.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Empty reports whether the store is a read-only view of an absent index.
+func (s *Store) Empty() bool { return s.db == nil }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// IndexPath is the index file of a state folder.
+func IndexPath(dir string) string { return filepath.Join(dir, IndexFile) }
+
+func dsn(path string, readOnly bool) string {
+	q := fmt.Sprintf("_busy_timeout=%d", busyTimeout.Milliseconds())
+	if readOnly {
+		q += "&mode=ro"
+	} else {
+		q += "&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	}
+	return "file:" + path + "?" + q
+}
+
+// Open opens (creating when needed) the state folder dir for writing.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create state folder: %w", err)
+	}
+	s := &Store{dir: dir, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: now}
+	path := IndexPath(dir)
+	db, err := openDB(ctx, path, false)
+	if err == nil {
+		err = s.setUp(ctx, db, opts.ResetOtherVersion)
+		if err != nil {
+			db.Close()
+		}
+	}
+	if err != nil {
+		var ve *VersionError
+		if errors.As(err, &ve) || !opts.ResetOtherVersion || !isCorrupt(err) {
+			return nil, err
+		}
+		// An unreadable index is history lost, not a reason to stop working: set it aside.
+		aside := fmt.Sprintf("%s.corrupt-%d", path, now().UnixNano())
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = os.Rename(path+suffix, aside+suffix)
+		}
+		if db, err = openDB(ctx, path, false); err != nil {
+			return nil, err
+		}
+		if err = s.setUp(ctx, db, true); err != nil {
+			db.Close()
+			return nil, err
+		}
+		s.Reset = fmt.Sprintf("an unreadable index (moved to %s)", filepath.Base(aside))
+	}
+	s.db = db
+	return s, nil
+}
+
+func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn(path, readOnly))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if !readOnly {
+		// One connection: SQLite has one writer anyway, and this way a process never waits on itself.
+		db.SetMaxOpenConns(1)
+	} else {
+		db.SetMaxOpenConns(4)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func isCorrupt(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") ||
+		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB")
+}
+
+// setUp creates the schema, or checks its version, inside one write transaction so that two
+// processes opening a fresh folder at once agree.
+func (s *Store) setUp(ctx context.Context, db *sql.DB, reset bool) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", IndexPath(s.dir), err)
+	}
+	defer tx.Rollback()
+	found, err := readVersion(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", IndexPath(s.dir), err)
+	}
+	switch {
+	case found == strconv.Itoa(SchemaVersion):
+		return tx.Commit()
+	case found == "" && !hasTables(ctx, tx):
+		// A new index.
+	case !reset:
+		if found == "" {
+			found = "none"
+		}
+		return &VersionError{Path: IndexPath(s.dir), Found: found}
+	default:
+		if found == "" {
+			found = "none"
+		}
+		if err := dropAll(ctx, tx); err != nil {
+			return fmt.Errorf("reset %s: %w", IndexPath(s.dir), err)
+		}
+		s.Reset = "schema version " + found
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)`,
+		strconv.Itoa(SchemaVersion)); err != nil {
+		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
+	}
+	return nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// readVersion answers the schema row, "" when there is no meta table or no row.
+func readVersion(ctx context.Context, q querier) (string, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'`).Scan(&n); err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return "", nil
+	}
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+func hasTables(ctx context.Context, q querier) bool {
+	var n int
+	_ = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table'`).Scan(&n)
+	return n > 0
+}
+
+func dropAll(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS "`+strings.ReplaceAll(n, `"`, `""`)+`"`); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OpenReadOnly opens the state folder dir for reading. When dir or its index does not exist it
+// answers as an empty index and creates nothing; an index of another version is a *VersionError.
+func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
+	s := &Store{dir: dir, readOnly: true, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: time.Now}
+	path := IndexPath(dir)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db, err := openDB(ctx, path, true)
+	if err != nil {
+		return nil, err
+	}
+	found, err := readVersion(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if found != strconv.Itoa(SchemaVersion) {
+		tables := hasTables(ctx, db)
+		db.Close()
+		if found == "" {
+			if !tables {
+				// A file another process is creating right now: nothing recorded yet.
+				return s, nil
+			}
+			found = "none"
+		}
+		return nil, &VersionError{Path: path, Found: found}
+	}
+	s.db = db
+	return s, nil
+}
+
+// WithClock returns s with its clock replaced, for tests and for callers that pass a clock in.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Close closes the index.
+func (s *Store) Close() error {
+	if s == nil || s.db == nil {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", IndexPath(s.dir), err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and answers its first line ("ok" when sound).
+func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
+	if s.db == nil {
+		return "ok", nil
+	}
+	var res string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+		return "", fmt.Errorf("integrity check: %w", err)
+	}
+	return res, nil
+}
+
+// State describes a state folder without changing it, for vx info.
+type State struct {
+	// State is "absent" (no index), "ok", "otherVersion" or "unreadable".
+	State string `json:"state"`
+	// Path is the index file.
+	Path string `json:"path"`
+	// SchemaVersion is the version this vx reads; FoundVersion the one on disk ("" when absent).
+	SchemaVersion int    `json:"schemaVersion"`
+	FoundVersion  string `json:"foundVersion,omitempty"`
+	// Error says what made the index unreadable.
+	Error string `json:"error,omitempty"`
+}
+
+// Inspect answers the state of the state folder dir without creating anything.
+func Inspect(ctx context.Context, dir string) State {
+	st := State{State: "absent", Path: IndexPath(dir), SchemaVersion: SchemaVersion}
+	s, err := OpenReadOnly(ctx, dir)
+	var ve *VersionError
+	switch {
+	case errors.As(err, &ve):
+		st.State, st.FoundVersion = "otherVersion", ve.Found
+	case err != nil:
+		st.State, st.Error = "unreadable", err.Error()
+	case s.db == nil:
+	default:
+		st.State, st.FoundVersion = "ok", strconv.Itoa(SchemaVersion)
+		s.Close()
+	}
+	return st
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
