@@ -1,18 +1,27 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
-	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/docsearch"
 )
 
-// docsCmd is a placeholder until the verb lands.
 func (a *app) docsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "docs",
-		Short: "docs (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return vxerr.Usagef("vx docs is not built yet")
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "docs QUERY...",
+		Short: "Search the reference manual (offline): the sections holding every word, best first",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			res, err := docsearch.Search(strings.Join(args, " "), limit)
+			if err != nil {
+				return err
+			}
+			return a.emit(res, res.WriteText)
 		},
 	}
+	cmd.Flags().IntVar(&limit, "limit", docsearch.DefaultLimit, "the most sections to answer (1..100)")
+	return cmd
 }

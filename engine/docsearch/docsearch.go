@@ -1,0 +1,478 @@
+// Package docsearch answers `vx docs QUERY`: it finds the sections of the reference manual that hold
+// every word of a query and returns each whole, with its URL, best first. It works offline over the
+// manual embedded in the binary, and indexes it once per process, on first use.
+package docsearch
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/vzn/vx/docs"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// Limits on the number of sections an answer holds. A limit outside 1..MaxLimit is clamped and the
+// answer carries the limit it applied.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 100
+)
+
+// Weights of where a query word is found. A word in the section's own heading outweighs any number
+// of mentions in its text.
+const (
+	headingWeight  = 10
+	ancestorWeight = 3
+	exactBonus     = 0.5
+)
+
+// Section is one section of the manual: a heading and the text up to the next heading.
+type Section struct {
+	// Title is the heading's text, Markdown markup removed.
+	Title string `json:"title"`
+	// Level is the heading level (1 for "#").
+	Level int `json:"level"`
+	// File is the Markdown file, relative to the repository root ("docs/cli.md").
+	File string `json:"file"`
+	// Anchor is the heading's GitHub-style anchor ("vx-run").
+	Anchor string `json:"anchor"`
+	// URL is the section's address in the published manual: File#Anchor.
+	URL string `json:"url"`
+	// Text is the whole section, heading line included, as Markdown.
+	Text string `json:"text"`
+}
+
+// Result is the answer to one query, and the --format json document of `vx docs`.
+type Result struct {
+	Query string `json:"query"`
+	// Limit is the limit applied.
+	Limit int `json:"limit"`
+	// Total is how many sections matched, before the limit.
+	Total int `json:"total"`
+	// Sections holds the matching sections, best first.
+	Sections []Section `json:"sections"`
+}
+
+// posting says how one token occurs in one section.
+type posting struct {
+	section  int
+	heading  bool // in the section's own heading
+	ancestor bool // in the heading of a section that encloses it
+	count    int  // occurrences in the section's text
+}
+
+// Index is a searchable manual. It is immutable once built and safe for concurrent use.
+type Index struct {
+	sections []Section
+	vocab    []string // sorted tokens
+	postings map[string][]posting
+}
+
+// manual is the embedded manual's index, built on first use.
+var manual = sync.OnceValues(func() (*Index, error) { return New(docs.FS, docs.Dir) })
+
+// Manual returns the index of the manual embedded in vx, building it on the first call.
+func Manual() (*Index, error) { return manual() }
+
+// Search answers query over the embedded manual; see Index.Search.
+func Search(query string, limit int) (*Result, error) {
+	idx, err := Manual()
+	if err != nil {
+		return nil, err
+	}
+	return idx.Search(query, limit)
+}
+
+// New indexes every .md file at the top of fsys; dir is the folder the files live in within the
+// repository, which prefixes each section's File and URL.
+func New(fsys fs.FS, dir string) (*Index, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, fmt.Errorf("index the manual: %w", err)
+	}
+	sort.Strings(names)
+	idx := &Index{postings: map[string][]posting{}}
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("index the manual: %w", err)
+		}
+		for _, s := range splitSections(path.Join(dir, name), string(data)) {
+			idx.add(s)
+		}
+	}
+	idx.vocab = make([]string, 0, len(idx.postings))
+	for tok := range idx.postings {
+		idx.vocab = append(idx.vocab, tok)
+	}
+	sort.Strings(idx.vocab)
+	return idx, nil
+}
+
+// Sections returns every section of the index in manual order.
+func (idx *Index) Sections() []Section { return idx.sections }
+
+// add indexes one parsed section.
+func (idx *Index) add(ps parsedSection) {
+	id := len(idx.sections)
+	idx.sections = append(idx.sections, ps.Section)
+	seen := map[string]*posting{}
+	get := func(tok string) *posting {
+		p, ok := seen[tok]
+		if !ok {
+			p = &posting{section: id}
+			seen[tok] = p
+		}
+		return p
+	}
+	for _, tok := range tokens(ps.Title, true) {
+		get(tok).heading = true
+	}
+	for _, a := range ps.ancestors {
+		for _, tok := range tokens(a, true) {
+			get(tok).ancestor = true
+		}
+	}
+	for _, tok := range tokens(ps.body, true) {
+		get(tok).count++
+	}
+	for tok, p := range seen {
+		idx.postings[tok] = append(idx.postings[tok], *p)
+	}
+}
+
+// hit accumulates how one query word matched one section.
+type hit struct {
+	heading, ancestor, exact bool
+	count                    int
+}
+
+// Search returns the sections holding every word of query (case-insensitive; a word matches any word
+// of the manual it begins, so "cach" finds "cache"), best first: a word in a section's heading ranks
+// it above mentions in the text. No match is an empty list, not an error; a query with no words is a
+// usage error.
+func (idx *Index) Search(query string, limit int) (*Result, error) {
+	words := dedupe(tokens(query, false))
+	if len(words) == 0 {
+		return nil, vxerr.Usagef("docs: the query %q has no words to look for", query)
+	}
+	limit = max(1, min(limit, MaxLimit))
+	res := &Result{Query: query, Limit: limit, Sections: []Section{}}
+
+	var scores map[int]float64
+	for i, w := range words {
+		hits := idx.match(w)
+		next := make(map[int]float64, len(hits))
+		for sec, h := range hits {
+			prev, ok := scores[sec]
+			if i > 0 && !ok {
+				continue // this section lacks an earlier word
+			}
+			next[sec] = prev + h.score()
+		}
+		scores = next
+		if len(scores) == 0 {
+			return res, nil
+		}
+	}
+	order := make([]int, 0, len(scores))
+	for sec := range scores {
+		order = append(order, sec)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if scores[a] != scores[b] {
+			return scores[a] > scores[b]
+		}
+		return a < b
+	})
+	res.Total = len(order)
+	for _, sec := range order[:min(limit, len(order))] {
+		res.Sections = append(res.Sections, idx.sections[sec])
+	}
+	return res, nil
+}
+
+func (h *hit) score() float64 {
+	s := math.Log2(1 + float64(h.count))
+	if h.heading {
+		s += headingWeight
+	}
+	if h.ancestor {
+		s += ancestorWeight
+	}
+	if h.exact {
+		s += exactBonus
+	}
+	return s
+}
+
+// match collects, per section, the occurrences of every token that begins with word.
+func (idx *Index) match(word string) map[int]*hit {
+	hits := map[int]*hit{}
+	for i := sort.SearchStrings(idx.vocab, word); i < len(idx.vocab) && strings.HasPrefix(idx.vocab[i], word); i++ {
+		tok := idx.vocab[i]
+		for _, p := range idx.postings[tok] {
+			h, ok := hits[p.section]
+			if !ok {
+				h = &hit{}
+				hits[p.section] = h
+			}
+			h.heading = h.heading || p.heading
+			h.ancestor = h.ancestor || p.ancestor
+			h.exact = h.exact || tok == word
+			h.count += p.count
+		}
+	}
+	return hits
+}
+
+// tokens splits s into lower-case runs of letters and digits. With parts, a camelCase word also
+// yields its parts ("runTasks" gives "runtasks", "run" and "tasks"), so a tool name is found by
+// either spelling.
+func tokens(s string, parts bool) []string {
+	var out []string
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		word := s[start:end]
+		out = append(out, strings.ToLower(word))
+		if parts {
+			if ps := camelParts(word); len(ps) > 1 {
+				out = append(out, ps...)
+			}
+		}
+		start = -1
+	}
+	for i, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(s))
+	return out
+}
+
+// camelParts splits a camelCase word at each lower-to-upper change, lower-cased.
+func camelParts(word string) []string {
+	var parts []string
+	last := 0
+	prevLower := false
+	for i, r := range word {
+		if unicode.IsUpper(r) && prevLower {
+			parts = append(parts, strings.ToLower(word[last:i]))
+			last = i
+		}
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	return append(parts, strings.ToLower(word[last:]))
+}
+
+func dedupe(words []string) []string {
+	seen := map[string]bool{}
+	out := words[:0]
+	for _, w := range words {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// parsedSection is a section with what indexing needs besides the answer.
+type parsedSection struct {
+	Section
+	body      string   // the text below the heading line
+	ancestors []string // titles of the enclosing sections, outermost first
+}
+
+// splitSections cuts a Markdown file at its ATX headings ("#" to "######"), ignoring lines inside
+// fenced code blocks. Text before the first heading belongs to no section.
+func splitSections(file, text string) []parsedSection {
+	var (
+		out    []parsedSection
+		cur    *parsedSection
+		body   strings.Builder
+		fence  string
+		slugs  = map[string]int{}
+		titles [7]string
+	)
+	finish := func() {
+		if cur != nil {
+			cur.body = body.String()
+			cur.Text = strings.TrimRight(cur.Text+"\n"+cur.body, "\n") + "\n"
+			out = append(out, *cur)
+		}
+		body.Reset()
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if f := fenceMarker(line); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(f, fence):
+				fence = ""
+			}
+		}
+		if fence == "" {
+			if level, title, ok := heading(line); ok {
+				finish()
+				titles[level] = title
+				var anc []string
+				for l := 1; l < level; l++ {
+					if titles[l] != "" {
+						anc = append(anc, titles[l])
+					}
+				}
+				for l := level + 1; l < len(titles); l++ {
+					titles[l] = ""
+				}
+				anchor := uniqueSlug(slugs, slug(title))
+				cur = &parsedSection{Section: Section{
+					Title: title, Level: level, File: file, Anchor: anchor,
+					URL: file + "#" + anchor, Text: line,
+				}, ancestors: anc}
+				continue
+			}
+		}
+		if cur != nil {
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
+	}
+	finish()
+	return out
+}
+
+// fenceMarker returns the fence a line opens or closes ("```", "~~~~"), or "".
+func fenceMarker(line string) string {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return ""
+	}
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(t) && t[n] == c {
+			n++
+		}
+		if n >= 3 {
+			return t[:n]
+		}
+	}
+	return ""
+}
+
+// heading parses an ATX heading line into its level and plain title.
+func heading(line string) (level int, title string, ok bool) {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return 0, "", false
+	}
+	for level < len(t) && t[level] == '#' {
+		level++
+	}
+	if level == 0 || level > 6 || (level < len(t) && t[level] != ' ' && t[level] != '\t') {
+		return 0, "", false
+	}
+	title = strings.TrimSpace(t[level:])
+	// A closing sequence of #s is not part of the title.
+	if trimmed := strings.TrimRight(title, "#"); trimmed != title && (trimmed == "" || strings.HasSuffix(trimmed, " ")) {
+		title = strings.TrimSpace(trimmed)
+	}
+	return level, plainText(title), true
+}
+
+// plainText removes inline Markdown from a heading: code spans keep their text, links keep their
+// label, emphasis marks go.
+func plainText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '`', '*':
+			continue
+		case '_':
+			// Underscores inside words (snake_case) stay; emphasis underscores go.
+			if i > 0 && i+1 < len(s) && isWordByte(s[i-1]) && isWordByte(s[i+1]) {
+				b.WriteByte(c)
+			}
+			continue
+		case '[':
+			if end := strings.Index(s[i:], "]("); end > 0 {
+				if close := strings.IndexByte(s[i+end:], ')'); close > 0 {
+					b.WriteString(s[i+1 : i+end])
+					i += end + close
+					continue
+				}
+			}
+		}
+		b.WriteByte(c)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// slug makes a GitHub-style heading anchor: lower case, letters, digits, '-' and '_' kept, spaces to
+// '-', everything else dropped.
+func slug(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// uniqueSlug numbers a repeated anchor within one file as GitHub does: "a", "a-1", "a-2".
+func uniqueSlug(seen map[string]int, s string) string {
+	n, ok := seen[s]
+	seen[s] = n + 1
+	if !ok {
+		return s
+	}
+	return fmt.Sprintf("%s-%d", s, n)
+}
+
+// WriteText prints the matching sections for people: each whole, under its URL, best first.
+func (r *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if len(r.Sections) == 0 {
+		fmt.Fprintf(&b, "no section of the manual holds every word of %q\n", r.Query)
+	}
+	for i, s := range r.Sections {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "── %s\n\n%s", s.URL, s.Text)
+	}
+	if r.Total > len(r.Sections) {
+		fmt.Fprintf(&b, "\n(%d of %d sections; --limit shows more)\n", len(r.Sections), r.Total)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,138 @@
+package docsearch
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/vzn/vx/docs"
+)
+
+const cliMD = "# Commands\n\nEvery verb.\n\n## vx run\n\nRuns tasks.\n\n```sh\n# not a heading\nvx run build\n```\n\n### Flags\n\n`--force` ignores cache hits.\n\n" +
+	"## vx cache prune\n\nFrees cache space. The cache the cache the cache.\n\n## Flags\n\nRepeated heading.\n"
+const mcpMD = "# The MCP server\n\n## runTasks\n\nRuns tasks for an agent; see the `cache`.\n\n## [Setting up](x.md) _Claude_ Code #\n\nsnake_case_word here.\n"
+
+func testIndex(t testing.TB) *Index {
+	t.Helper()
+	idx, err := New(fstest.MapFS{
+		"cli.md": {Data: []byte(cliMD)},
+		"mcp.md": {Data: []byte(mcpMD)},
+		"x.txt":  {Data: []byte("# ignored\n")},
+	}, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func titles(r *Result) string {
+	var ts []string
+	for _, s := range r.Sections {
+		ts = append(ts, s.Title)
+	}
+	return strings.Join(ts, " | ")
+}
+
+func TestSections(t *testing.T) {
+	idx := testIndex(t)
+	var got []string
+	for _, s := range idx.Sections() {
+		got = append(got, s.URL)
+	}
+	want := "docs/cli.md#commands docs/cli.md#vx-run docs/cli.md#flags docs/cli.md#vx-cache-prune docs/cli.md#flags-1 " +
+		"docs/mcp.md#the-mcp-server docs/mcp.md#runtasks docs/mcp.md#setting-up-claude-code"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("urls\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	run := idx.Sections()[1]
+	if !strings.HasPrefix(run.Text, "## vx run\n\nRuns tasks.\n\n```sh\n# not a heading\n") || !strings.HasSuffix(run.Text, "```\n") {
+		t.Fatalf("section text %q", run.Text)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	idx := testIndex(t)
+	for _, tc := range []struct{ query, want string }{
+		{"cache", "vx cache prune | Flags | runTasks"}, // heading hit first
+		{"CACHE prune", "vx cache prune"},              // every word, any case
+		{"run force", "Flags"},                         // an enclosing heading counts
+		{"cach", "vx cache prune | Flags | runTasks"},  // a word prefix
+		{"run tasks", "runTasks | vx run"},             // camelCase parts
+		{"runtasks", "runTasks"},                       // the whole name
+		{"snake_case_word", "Setting up Claude Code"},  // punctuation splits
+		{"xyzzy plugh", ""},                            // no match
+		{"cache xyzzy", ""},                            // one word missing
+		{"not a heading", "vx run"},                    // code blocks are text
+	} {
+		r, err := idx.Search(tc.query, DefaultLimit)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.query, err)
+		}
+		if got := titles(r); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.query, got, tc.want)
+		}
+		if r.Sections == nil {
+			t.Errorf("%q: nil sections (want an empty list)", tc.query)
+		}
+	}
+}
+
+func TestSearchLimit(t *testing.T) {
+	idx := testIndex(t)
+	r, err := idx.Search("cache", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Limit != 1 || r.Total != 3 || len(r.Sections) != 1 {
+		t.Fatalf("limit %d total %d sections %d", r.Limit, r.Total, len(r.Sections))
+	}
+	if r, _ := idx.Search("cache", 1000); r.Limit != MaxLimit {
+		t.Fatalf("limit %d", r.Limit)
+	}
+	if _, err := idx.Search(" -- ", 5); err == nil {
+		t.Fatal("a query with no words was answered")
+	}
+}
+
+func TestManualIndexes(t *testing.T) {
+	idx, err := Manual()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Sections()) == 0 {
+		t.Fatal("the embedded manual has no sections")
+	}
+	seen := map[string]bool{}
+	for _, s := range idx.Sections() {
+		if seen[s.URL] {
+			t.Errorf("two sections at %s", s.URL)
+		}
+		seen[s.URL] = true
+	}
+}
+
+// BenchmarkSearchManual measures one query over the whole embedded manual, index already built.
+func BenchmarkSearchManual(b *testing.B) {
+	idx, err := Manual()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range []string{"cache key", "run", "claude code mcp", "xyzzy"} {
+		b.Run(strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := idx.Search(q, DefaultLimit); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIndexManual measures building the index, the once-per-process cost of the first query.
+func BenchmarkIndexManual(b *testing.B) {
+	for b.Loop() {
+		if _, err := New(docs.FS, docs.Dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+// Package initplan answers `vx init`: it reads an existing JavaScript or TypeScript monorepo — its
+// package manager, its workspace packages, and its Turborepo or Nx config or else its package
+// scripts — and plans the vx config that runs the same tasks: the files to write with their text,
+// what could not be translated (todos, each naming the source file and key), notes, and the commands
+// to run next. Without --dry the plan is carried out: each file written atomically, an existing file
+// kept unless forced.
+package initplan
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+// Modes of `vx init --mode`.
+const (
+	ModeAuto    = "auto"
+	ModeTurbo   = "turbo"
+	ModeNx      = "nx"
+	ModeScripts = "scripts"
+)
+
+// File statuses in a plan.
+const (
+	// StatusNew is a file that does not exist yet: it is (or, dry, would be) written.
+	StatusNew = "new"
+	// StatusKept is a file that exists and is left as it is (no --force, or already the planned text).
+	StatusKept = "kept"
+	// StatusReplaced is an existing file that --force overwrites with the planned text.
+	StatusReplaced = "replaced"
+)
+
+// Options say how to plan.
+type Options struct {
+	// Dir is where vx init was started; the repository root is found from it.
+	Dir string
+	// Mode is auto (or ""), turbo, nx or scripts.
+	Mode string
+	// Dry plans and writes nothing.
+	Dry bool
+	// Force replaces existing files.
+	Force bool
+}
+
+// Plan is the answer of `vx init`, and its --format json document.
+type Plan struct {
+	// Mode is where the tasks came from: turbo, nx or scripts.
+	Mode string `json:"mode"`
+	// PackageManager runs the package scripts: npm, pnpm, yarn or bun.
+	PackageManager string `json:"packageManager"`
+	// Dry is true when nothing was written.
+	Dry bool `json:"dry"`
+	// Projects lists the projects the config declares.
+	Projects []PlannedProject `json:"projects"`
+	// Files lists the files of the plan: the workspace config first, then each project config.
+	Files []File `json:"files"`
+	// Todos lists what could not be translated.
+	Todos []Todo `json:"todos"`
+	// Notes explain choices made while translating.
+	Notes []string `json:"notes"`
+	// Next lists the commands to run next.
+	Next []string `json:"next"`
+}
+
+// PlannedProject is one project as the planned config declares it.
+type PlannedProject struct {
+	Name string `json:"name"`
+	// Dir is the project folder relative to the root.
+	Dir string `json:"dir"`
+	// Tasks lists the project's task names, sorted.
+	Tasks []string `json:"tasks"`
+}
+
+// File is one file of the plan.
+type File struct {
+	// Path is relative to the repository root, with forward slashes.
+	Path string `json:"path"`
+	// Text is the planned content (for a kept file: what --force would write).
+	Text string `json:"text"`
+	// Status is new, kept or replaced.
+	Status string `json:"status"`
+}
+
+// Todo is something vx init could not translate: where it is and what to do about it.
+type Todo struct {
+	// File is the source file, relative to the root ("turbo.json", "apps/web/project.json").
+	File string `json:"file"`
+	// Key is the path of the untranslated key in that file ("tasks.dev.persistent").
+	Key string `json:"key"`
+	// Message says what was left out and what to do.
+	Message string `json:"message"`
+}
+
+// Init plans vx's config for the repository around opts.Dir and, unless opts.Dry, writes it.
+func Init(opts Options) (*Plan, error) {
+	mode := opts.Mode
+	if mode == "" {
+		mode = ModeAuto
+	}
+	switch mode {
+	case ModeAuto, ModeTurbo, ModeNx, ModeScripts:
+	default:
+		return nil, vxerr.Usagef("--mode %q: want auto, turbo, nx or scripts", opts.Mode)
+	}
+	root, err := findRoot(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := scanRepo(root)
+	if err != nil {
+		return nil, err
+	}
+	if mode == ModeAuto {
+		switch {
+		case exists(filepath.Join(root, "turbo.json")):
+			mode = ModeTurbo
+		case exists(filepath.Join(root, "nx.json")):
+			mode = ModeNx
+		default:
+			mode = ModeScripts
+		}
+	}
+	b := newBuilder(r, mode)
+	switch mode {
+	case ModeTurbo:
+		err = b.fromTurbo()
+	case ModeNx:
+		err = b.fromNx()
+	default:
+		err = b.fromScripts()
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan := b.plan()
+	plan.Dry = opts.Dry
+	if err := settle(root, plan, opts); err != nil {
+		return nil, err
+	}
+	plan.Next = next(root, plan, opts.Dry)
+	return plan, nil
+}
+
+// rootMarkers are the files that mark the root of a JavaScript monorepo, looked for upward.
+var rootMarkers = []string{"turbo.json", "nx.json", "pnpm-workspace.yaml"}
+
+// findRoot is the folder vx init works on: the vx workspace around dir when there is one, else the
+// nearest ancestor that is a monorepo root (turbo.json, nx.json, pnpm-workspace.yaml, or a package.json
+// with workspaces), else dir itself.
+func findRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("vx init in %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", vxerr.Usagef("vx init: %s is not a folder", abs)
+	}
+	if root, err := workspace.FindRoot(abs); err == nil {
+		return root, nil
+	}
+	for d := abs; ; {
+		for _, m := range rootMarkers {
+			if exists(filepath.Join(d, m)) {
+				return d, nil
+			}
+		}
+		var pkg packageJSON
+		if ok, _ := readJSON(d, "package.json", &pkg); ok && len(pkg.Workspaces) > 0 && string(pkg.Workspaces) != "null" {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs, nil
+		}
+		d = parent
+	}
+}
+
+// settle gives each file its status and, unless dry, writes the new and replaced ones.
+func settle(root string, plan *Plan, opts Options) error {
+	for i := range plan.Files {
+		f := &plan.Files[i]
+		abs := filepath.Join(root, filepath.FromSlash(f.Path))
+		old, err := os.ReadFile(abs)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			f.Status = StatusNew
+		case err != nil:
+			return fmt.Errorf("vx init: read %s: %w", f.Path, err)
+		case string(old) == f.Text || !opts.Force:
+			f.Status = StatusKept
+		default:
+			f.Status = StatusReplaced
+		}
+	}
+	if ws := plan.Files[0]; ws.Status == StatusKept && !opts.Force {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%s exists and is kept (--force replaces it); the project files were planned against the planned %s",
+			workspace.ConfigFileName, workspace.ConfigFileName))
+	}
+	if opts.Dry {
+		return nil
+	}
+	for _, f := range plan.Files {
+		if f.Status == StatusKept {
+			continue
+		}
+		if err := writeFileAtomic(filepath.Join(root, filepath.FromSlash(f.Path)), []byte(f.Text)); err != nil {
+			return fmt.Errorf("vx init: %w", err)
+		}
+	}
+	return nil
+}
+
+// next lists the commands that follow the plan.
+func next(root string, plan *Plan, dry bool) []string {
+	var cmds []string
+	if dry {
+		cmds = append(cmds, "vx init")
+	}
+	cmds = append(cmds, "vx show")
+	if t := firstTask(plan); t != "" {
+		cmds = append(cmds, "vx run "+t)
+	}
+	cmds = append(cmds, "vx lock")
+	if !gitignores(root, ".vx") {
+		cmds = append(cmds, "echo .vx/ >> .gitignore")
+	}
+	paths := make([]string, 0, len(plan.Files)+1)
+	for _, f := range plan.Files {
+		paths = append(paths, f.Path)
+	}
+	cmds = append(cmds, "git add "+strings.Join(append(paths, "vx.lock"), " "))
+	return cmds
+}
+
+// firstTask picks the task to suggest running: build when some project has it, else the first task.
+func firstTask(plan *Plan) string {
+	first := ""
+	for _, p := range plan.Projects {
+		for _, t := range p.Tasks {
+			if t == "build" {
+				return t
+			}
+			if first == "" || t < first {
+				first = t
+			}
+		}
+	}
+	return first
+}
+
+// gitignores reports whether the root .gitignore names the folder.
+func gitignores(root, folder string) bool {
+	data, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.Trim(line, "/") == folder {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFileAtomic writes data to a temp file beside path and renames it over path, so a reader sees
+// the old file or the new one, never a torn one.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	_, werr := tmp.Write(data)
+	cerr := tmp.Chmod(0o644)
+	if err := errors.Join(werr, cerr, tmp.Close()); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

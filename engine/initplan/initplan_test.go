@@ -1,0 +1,211 @@
+package initplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden plans in testdata")
+
+// fixture copies testdata/name to a temp folder, so a test may write into it.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", name))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func planJSON(t *testing.T, p *Plan) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGoldenPlans plans each fixture dry and compares the plan with testdata/NAME.plan.json
+// (go test -update rewrites them).
+func TestGoldenPlans(t *testing.T) {
+	for _, name := range []string{"turbo-starter", "nx-integrated", "plain-scripts"} {
+		t.Run(name, func(t *testing.T) {
+			dir := fixture(t, name)
+			p, err := Init(Options{Dir: dir, Dry: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := planJSON(t, p)
+			golden := filepath.Join("testdata", name+".plan.json")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("plan differs from %s (go test -update rewrites it):\n%s", golden, got)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "vx.workspace.ts")); err == nil {
+				t.Fatal("a dry run wrote vx.workspace.ts")
+			}
+		})
+	}
+}
+
+func TestTurboPlan(t *testing.T) {
+	p, err := Init(Options{Dir: filepath.Join(fixture(t, "turbo-starter"), "apps", "web"), Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Mode != ModeTurbo || p.PackageManager != "pnpm" {
+		t.Fatalf("mode %s pm %s", p.Mode, p.PackageManager)
+	}
+	ws := p.Files[0]
+	for _, want := range []string{
+		"projects: ['apps/*', 'packages/*'],",
+		"command: 'pnpm run build',",
+		"dependsOn: ['^build'],",
+		"inputs: ['**', '.env*'],",
+		"outputs: ['.next/**', '!.next/cache/**'],",
+		"'check-types': { command: 'pnpm run check-types', dependsOn: ['^check-types'] },",
+	} {
+		if !strings.Contains(ws.Text, want) {
+			t.Errorf("vx.workspace.ts lacks %q:\n%s", want, ws.Text)
+		}
+	}
+	if strings.Contains(ws.Text, "dev") {
+		t.Errorf("the persistent dev task was translated:\n%s", ws.Text)
+	}
+	if !slices.ContainsFunc(p.Todos, func(td Todo) bool { return td.File == "turbo.json" && td.Key == "tasks.dev.persistent" }) {
+		t.Errorf("no todo for the persistent dev task: %+v", p.Todos)
+	}
+}
+
+func TestNxNonRunCommandsExecutorIsTodo(t *testing.T) {
+	p, err := Init(Options{Dir: fixture(t, "nx-integrated"), Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Mode != ModeNx {
+		t.Fatalf("mode %s", p.Mode)
+	}
+	want := Todo{File: "apps/shop/project.json", Key: "targets.build.executor",
+		Message: "the executor @nx/vite:build has no vx equivalent: declare the command it runs (the tool's own CLI) in vx.project.ts"}
+	if !slices.Contains(p.Todos, want) {
+		t.Fatalf("no todo %+v in %+v", want, p.Todos)
+	}
+}
+
+func TestWriteKeepsAndForces(t *testing.T) {
+	dir := fixture(t, "plain-scripts")
+	p, err := Init(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Dry || p.Files[0].Status != StatusNew {
+		t.Fatalf("first init: %+v", p.Files[0])
+	}
+	wsFile := filepath.Join(dir, "vx.workspace.ts")
+	data, err := os.ReadFile(wsFile)
+	if err != nil || string(data) != p.Files[0].Text {
+		t.Fatalf("written %q, %v", data, err)
+	}
+
+	if err := os.WriteFile(wsFile, []byte("// mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err = Init(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Files[0].Status != StatusKept {
+		t.Fatalf("second init: %+v", p.Files[0])
+	}
+	if data, _ := os.ReadFile(wsFile); string(data) != "// mine\n" {
+		t.Fatal("an existing vx.workspace.ts was replaced without --force")
+	}
+
+	p, err = Init(Options{Dir: dir, Force: true, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Files[0].Status != StatusReplaced {
+		t.Fatalf("dry forced init: %+v", p.Files[0])
+	}
+	if data, _ := os.ReadFile(wsFile); string(data) != "// mine\n" {
+		t.Fatal("a dry run wrote")
+	}
+	if _, err := Init(Options{Dir: dir, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(wsFile); string(data) == "// mine\n" {
+		t.Fatal("--force did not replace vx.workspace.ts")
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmp) > 0 {
+		t.Fatalf("temp files left: %v", tmp)
+	}
+}
+
+func TestBadMode(t *testing.T) {
+	if _, err := Init(Options{Dir: t.TempDir(), Mode: "bazel"}); err == nil || !strings.Contains(err.Error(), `--mode "bazel"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPnpmWorkspaceGlobs(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"packages:\n  - 'apps/*'\n  - \"packages/*\" # ui\n  - '!**/test/**'\n", "apps/*|packages/*|!**/test/**"},
+		{"# c\npackages: [apps/*, 'libs/**']\ncatalog:\n  react: ^19\n", "apps/*|libs/**"},
+		{"catalog:\n  - x\npackages:\n- tools/*\nonlyBuiltDependencies:\n  - esbuild\n", "tools/*"},
+	} {
+		got, err := pnpmWorkspaceGlobs(tc.yaml)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if strings.Join(got, "|") != tc.want {
+			t.Errorf("%q: got %v, want %s", tc.yaml, got, tc.want)
+		}
+	}
+	if _, err := pnpmWorkspaceGlobs("packages:\n  apps: x\n"); err == nil {
+		t.Error("a packages map was read as a list")
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	in := `{
+  // comment "with quotes"
+  "a": "http://x/*y*/", /* block */
+  "b": [1, 2,],
+}`
+	var v map[string]any
+	if err := json.Unmarshal(stripJSONC([]byte(in)), &v); err != nil {
+		t.Fatalf("%v: %s", err, stripJSONC([]byte(in)))
+	}
+	if v["a"] != "http://x/*y*/" {
+		t.Fatalf("a = %v", v["a"])
+	}
+}
+
+func TestPackageJSONWorkspacesForms(t *testing.T) {
+	for _, raw := range []string{`["a/*"]`, `{"packages": ["a/*"], "nohoist": []}`} {
+		p := packageJSON{Workspaces: json.RawMessage(raw)}
+		got, err := p.workspaceGlobs("package.json")
+		if err != nil || len(got) != 1 || got[0] != "a/*" {
+			t.Errorf("%s: %v %v", raw, got, err)
+		}
+	}
+}

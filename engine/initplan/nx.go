@@ -1,0 +1,618 @@
+package initplan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// nxJSON holds the fields of nx.json that vx init reads.
+type nxJSON struct {
+	TargetDefaults     map[string]nxTarget          `json:"targetDefaults"`
+	NamedInputs        map[string][]json.RawMessage `json:"namedInputs"`
+	TasksRunnerOptions map[string]struct {
+		Options struct {
+			CacheableOperations []string `json:"cacheableOperations"`
+		} `json:"options"`
+	} `json:"tasksRunnerOptions"`
+	Plugins []json.RawMessage `json:"plugins"`
+}
+
+// nxTarget is one target of project.json (or a target default of nx.json).
+type nxTarget struct {
+	Executor             string                                `json:"executor"`
+	Command              string                                `json:"command"`
+	Options              map[string]json.RawMessage            `json:"options"`
+	Configurations       map[string]map[string]json.RawMessage `json:"configurations"`
+	DefaultConfiguration string                                `json:"defaultConfiguration"`
+	DependsOn            []json.RawMessage                     `json:"dependsOn"`
+	Inputs               []json.RawMessage                     `json:"inputs"`
+	Outputs              []string                              `json:"outputs"`
+	Cache                *bool                                 `json:"cache"`
+	Continuous           *bool                                 `json:"continuous"`
+}
+
+// nxProjectConfig is a project.json, or the "nx" block of a package.json.
+type nxProjectConfig struct {
+	Name                 string                       `json:"name"`
+	Tags                 []string                     `json:"tags"`
+	ImplicitDependencies []string                     `json:"implicitDependencies"`
+	NamedInputs          map[string][]json.RawMessage `json:"namedInputs"`
+	Targets              map[string]nxTarget          `json:"targets"`
+	IncludedScripts      *[]string                    `json:"includedScripts"`
+}
+
+// over lays t's fields over base's, as Nx lays a target over its target default: options merge key
+// by key, every other field set in t replaces base's.
+func (t nxTarget) over(base nxTarget) nxTarget {
+	out := base
+	if t.Executor != "" {
+		out.Executor = t.Executor
+	}
+	if t.Command != "" {
+		out.Command = t.Command
+	}
+	if base.Options != nil || t.Options != nil {
+		out.Options = map[string]json.RawMessage{}
+		maps.Copy(out.Options, base.Options)
+		maps.Copy(out.Options, t.Options)
+	}
+	if t.Configurations != nil {
+		out.Configurations = t.Configurations
+	}
+	if t.DefaultConfiguration != "" {
+		out.DefaultConfiguration = t.DefaultConfiguration
+	}
+	if t.DependsOn != nil {
+		out.DependsOn = t.DependsOn
+	}
+	if t.Inputs != nil {
+		out.Inputs = t.Inputs
+	}
+	if t.Outputs != nil {
+		out.Outputs = t.Outputs
+	}
+	if t.Cache != nil {
+		out.Cache = t.Cache
+	}
+	if t.Continuous != nil {
+		out.Continuous = t.Continuous
+	}
+	return out
+}
+
+// nxSkipDirs are never searched for project.json.
+var nxSkipDirs = map[string]bool{"node_modules": true, "dist": true, "tmp": true, "coverage": true}
+
+// nxProject is what one Nx project is made of before translation.
+type nxProject struct {
+	*project
+	file        string // project.json, or package.json when the project has none
+	config      nxProjectConfig
+	scripts     map[string]string
+	namedInputs map[string][]json.RawMessage
+	// namedInputsFile says where each named input is defined.
+	namedInputsFile map[string]string
+}
+
+// fromNx translates nx.json and every project.json (and package.json nx blocks): run-commands and
+// run-script targets become commands; every other executor is a todo naming it.
+func (b *builder) fromNx() error {
+	r := b.repo
+	var nx nxJSON
+	if _, err := readJSON(r.root, "nx.json", &nx); err != nil {
+		return err
+	}
+	b.sources = append(b.sources, "nx.json")
+
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(r.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable folder holds no project we can read
+		}
+		name := d.Name()
+		if d.IsDir() && p != r.root && (nxSkipDirs[name] || strings.HasPrefix(name, ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && name == "project.json" {
+			rel, _ := filepath.Rel(r.root, filepath.Dir(p))
+			dirs[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("look for project.json files: %w", err)
+	}
+	for dir := range r.packages {
+		dirs[dir] = true
+	}
+	if len(dirs) > 0 {
+		b.sources = append(b.sources, "project.json files")
+	}
+
+	var projects []*nxProject
+	for _, dir := range sortedKeys(dirs) {
+		np, err := b.readNxProject(dir, &nx)
+		if err != nil {
+			return err
+		}
+		projects = append(projects, np)
+		b.projects = append(b.projects, np.project)
+	}
+	b.globs = dirGlobs(r.root, sortedKeys(dirs))
+	if r.globsFile != "" {
+		b.globs = projectGlobs(r.root, append(slices.Clone(r.globs), b.globs...), sortedKeys(dirs))
+	}
+	b.noteWorkspace()
+
+	for i, pl := range nx.Plugins {
+		var name string
+		if json.Unmarshal(pl, &name) != nil {
+			var obj struct {
+				Plugin string `json:"plugin"`
+			}
+			_ = json.Unmarshal(pl, &obj)
+			name = obj.Plugin
+		}
+		b.todo("nx.json", fmt.Sprintf("plugins[%d]", i), "targets the plugin %s infers (from its tool's config files) are not translated: declare the commands you need in vx.project.ts", name)
+	}
+	for name := range nx.TargetDefaults {
+		if !strings.Contains(name, ":") {
+			b.template[name] = true
+		}
+	}
+	cacheable := map[string]bool{}
+	for _, tro := range nx.TasksRunnerOptions {
+		for _, op := range tro.Options.CacheableOperations {
+			cacheable[op] = true
+		}
+	}
+
+	for _, np := range projects {
+		b.nxTargets(np, &nx, cacheable)
+	}
+	b.note("Nx infers project dependencies from imports; vx reads package.json dependencies and dependsOn: declare dependsOn in vx.project.ts where a project imports another without a package.json dependency")
+	b.pruneDependsOn()
+	return nil
+}
+
+// readNxProject reads a project's project.json, package.json and its nx block.
+func (b *builder) readNxProject(dir string, nx *nxJSON) (*nxProject, error) {
+	r := b.repo
+	np := &nxProject{project: &project{dir: dir, tasks: map[string]*taskSpec{}},
+		namedInputs: map[string][]json.RawMessage{}, namedInputsFile: map[string]string{}}
+	for name, in := range nx.NamedInputs {
+		np.namedInputs[name], np.namedInputsFile[name] = in, "nx.json"
+	}
+	pkg := r.packages[dir]
+	if pkg == nil {
+		var p packageJSON
+		ok, err := readJSON(r.root, path.Join(dir, "package.json"), &p)
+		if err != nil {
+			return nil, err
+		}
+		if ok && dir != "." {
+			pkg = &p
+		}
+	}
+	np.file = path.Join(dir, "project.json")
+	ok, err := readJSON(r.root, np.file, &np.config)
+	if err != nil {
+		return nil, err
+	}
+	if pkg != nil {
+		np.scripts = pkg.Scripts
+		if !ok {
+			np.file = path.Join(dir, "package.json")
+		}
+		if pkg.Nx != nil {
+			// project.json wins over the package.json nx block, field by field.
+			pj := np.config
+			np.config = *pkg.Nx
+			if pj.Name != "" {
+				np.config.Name = pj.Name
+			}
+			if pj.Tags != nil {
+				np.config.Tags = pj.Tags
+			}
+			if pj.ImplicitDependencies != nil {
+				np.config.ImplicitDependencies = pj.ImplicitDependencies
+			}
+			if pj.NamedInputs != nil {
+				np.config.NamedInputs = pj.NamedInputs
+			}
+			targets := map[string]nxTarget{}
+			maps.Copy(targets, pkg.Nx.Targets)
+			for n, t := range pj.Targets {
+				targets[n] = t.over(targets[n])
+			}
+			np.config.Targets = targets
+		}
+	}
+	for name, in := range np.config.NamedInputs {
+		np.namedInputs[name], np.namedInputsFile[name] = in, np.file
+	}
+	np.source = np.file
+
+	// vx names a project from package.json, else from its folder; Nx from project.json first.
+	derived := path.Base(dir)
+	if dir == "." {
+		derived = filepath.Base(r.root)
+	}
+	if pkg != nil && pkg.Name != "" {
+		derived = pkg.Name
+	}
+	np.name = derived
+	if np.config.Name != "" && np.config.Name != derived {
+		np.name, np.setName = np.config.Name, true
+	}
+	np.tags = np.config.Tags
+	for _, d := range np.config.ImplicitDependencies {
+		if strings.HasPrefix(d, "!") || strings.Contains(d, "*") {
+			b.todo(np.file, "implicitDependencies", "%q: vx dependsOn names projects; list them by name", d)
+			continue
+		}
+		np.dependsOn = append(np.dependsOn, d)
+	}
+	return np, nil
+}
+
+// nxTargets translates the targets of one project.
+func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool) {
+	targets := map[string]nxTarget{}
+	included := np.config.IncludedScripts
+	for name := range np.scripts {
+		if included != nil && !slices.Contains(*included, name) {
+			continue
+		}
+		if lifecycleScripts[name] || isHook(name, np.scripts) {
+			continue
+		}
+		opts, _ := json.Marshal(name)
+		targets[name] = nxTarget{Executor: "nx:run-script", Options: map[string]json.RawMessage{"script": opts}}
+	}
+	for name, t := range np.config.Targets {
+		targets[name] = t.over(targets[name])
+	}
+
+	for _, name := range sortedKeys(targets) {
+		t := targets[name]
+		key := "targets." + name
+		if def, ok := nx.TargetDefaults[t.Executor]; ok && t.Executor != "" {
+			t = t.over(def)
+		} else if def, ok := nx.TargetDefaults[name]; ok {
+			t = t.over(def)
+		}
+		opts := map[string]json.RawMessage{}
+		maps.Copy(opts, t.Options)
+		if c, ok := t.Configurations[t.DefaultConfiguration]; ok {
+			maps.Copy(opts, c)
+		}
+		if t.Continuous != nil && *t.Continuous {
+			b.todo(np.file, key+".continuous", "a continuous target (a server or watcher): vx has no long-running tasks yet")
+			continue
+		}
+		executor := t.Executor
+		if executor == "" && t.Command != "" {
+			executor = "nx:run-commands"
+		}
+		if executor == "" {
+			if _, ok := np.scripts[name]; ok {
+				executor = "nx:run-script"
+				opts["script"], _ = json.Marshal(name)
+			}
+		}
+		spec := &taskSpec{}
+		switch executor {
+		case "nx:run-commands":
+			cmd, ok := b.nxRunCommands(np, key, t, opts)
+			if !ok {
+				continue
+			}
+			spec.Command = cmd
+			spec.ExecEnv = nxEnv(opts)
+			if _, ok := opts["envFile"]; ok {
+				b.todo(np.file, key+".options.envFile", "vx does not read env files: list the variables in exec.env")
+			}
+		case "nx:run-script":
+			var script string
+			_ = json.Unmarshal(opts["script"], &script)
+			if script == "" {
+				b.todo(np.file, key+".options.script", "nx:run-script without a script name")
+				continue
+			}
+			if isLongRunning(script, np.scripts[script]) && t.Cache == nil {
+				b.todo(np.file, key, "a server or watcher: vx has no long-running tasks yet — run `%s` directly", b.repo.run(script))
+				continue
+			}
+			spec.Command = b.repo.run(script)
+		case "nx:noop":
+			continue
+		case "":
+			b.todo(np.file, key, "the target names no executor or command (a plugin may infer it): declare its command in vx.project.ts")
+			continue
+		default:
+			b.todo(np.file, key+".executor", "the executor %s has no vx equivalent: declare the command it runs (the tool's own CLI) in vx.project.ts", executor)
+			continue
+		}
+		spec.DependsOn = b.nxDependsOn(np.file, key+".dependsOn", t.DependsOn)
+		if t.Inputs != nil {
+			globs, env := b.nxInputs(np, np.file, key+".inputs", t.Inputs, map[string]bool{})
+			spec.Inputs, spec.Env = normalizeInputs(globs), env
+		}
+		spec.Outputs = b.nxOutputs(np, key+".outputs", t.Outputs, opts)
+		cached := cacheable[name]
+		if t.Cache != nil {
+			cached = *t.Cache
+		}
+		spec.NoCache = !cached
+		np.tasks[name] = spec
+	}
+}
+
+// nxRunCommands builds the shell command of an nx:run-commands target. Nx runs it at the workspace
+// root (or options.cwd, relative to it); vx runs a task in its project folder, so the command
+// changes folder first.
+func (b *builder) nxRunCommands(np *nxProject, key string, t nxTarget, opts map[string]json.RawMessage) (string, bool) {
+	var cmds []string
+	var one string
+	if json.Unmarshal(opts["command"], &one) == nil && one != "" {
+		cmds = append(cmds, one)
+	} else if t.Command != "" {
+		cmds = append(cmds, t.Command)
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(opts["commands"], &list) == nil {
+		for _, c := range list {
+			var s string
+			if json.Unmarshal(c, &s) != nil {
+				var obj struct {
+					Command string `json:"command"`
+				}
+				_ = json.Unmarshal(c, &obj)
+				s = obj.Command
+			}
+			if s != "" {
+				cmds = append(cmds, s)
+			}
+		}
+	}
+	if len(cmds) == 0 {
+		b.todo(np.file, key+".options", "nx:run-commands without a command")
+		return "", false
+	}
+	var parallel = true
+	_ = json.Unmarshal(opts["parallel"], &parallel)
+	if len(cmds) > 1 && parallel {
+		b.note("%s %s: Nx runs its commands in parallel; vx runs them one after another", np.file, key)
+	}
+	cwd := "."
+	var c string
+	if json.Unmarshal(opts["cwd"], &c) == nil && c != "" {
+		cwd = path.Clean(strings.ReplaceAll(c, "{projectRoot}", np.dir))
+		cwd = strings.TrimPrefix(cwd, "{workspaceRoot}/")
+	}
+	toRoot := relSlash(cwd, ".")
+	for i, cmd := range cmds {
+		cmd = strings.ReplaceAll(cmd, "{projectRoot}", relSlash(cwd, np.dir))
+		cmd = strings.ReplaceAll(cmd, "{workspaceRoot}", toRoot)
+		cmd = strings.ReplaceAll(cmd, "{projectName}", np.name)
+		cmds[i] = cmd
+	}
+	command := strings.Join(cmds, " && ")
+	if len(cmds) > 1 {
+		for i, cmd := range cmds {
+			cmds[i] = "(" + cmd + ")"
+		}
+		command = strings.Join(cmds, " && ")
+	}
+	if rel := relSlash(np.dir, cwd); rel != "." {
+		command = "cd " + shellWord(rel) + " && " + command
+	}
+	if _, ok := opts["args"]; ok {
+		b.note("%s %s.options.args: extra arguments are not translated", np.file, key)
+	}
+	return command, true
+}
+
+// relSlash is the slash path from folder from to folder to, both relative to the root.
+func relSlash(from, to string) string {
+	rel, err := filepath.Rel(filepath.FromSlash(from), filepath.FromSlash(to))
+	if err != nil {
+		return to
+	}
+	return filepath.ToSlash(rel)
+}
+
+// nxEnv reads the env option of nx:run-commands as exec.env values.
+func nxEnv(opts map[string]json.RawMessage) map[string]string {
+	var env map[string]string
+	if json.Unmarshal(opts["env"], &env) != nil || len(env) == 0 {
+		return nil
+	}
+	return env
+}
+
+// nxDependsOn translates Nx dependsOn entries: "^build", "build", "app:build", and the object forms.
+func (b *builder) nxDependsOn(file, key string, entries []json.RawMessage) []string {
+	var out []string
+	for _, e := range entries {
+		var s string
+		if json.Unmarshal(e, &s) == nil {
+			switch {
+			case strings.Contains(s, "*"):
+				b.todo(file, key, "%q: vx dependsOn names tasks; list them", s)
+			case strings.Contains(s, ":") && !strings.HasPrefix(s, "^"):
+				p, t, _ := strings.Cut(s, ":")
+				out = addUnique(out, p+"#"+t)
+			default:
+				out = addUnique(out, s)
+			}
+			continue
+		}
+		var obj struct {
+			Target       string          `json:"target"`
+			Projects     json.RawMessage `json:"projects"`
+			Dependencies bool            `json:"dependencies"`
+		}
+		if json.Unmarshal(e, &obj) != nil || obj.Target == "" {
+			b.todo(file, key, "an entry vx cannot read: %s", string(e))
+			continue
+		}
+		var projects []string
+		var single string
+		switch {
+		case obj.Dependencies:
+			out = addUnique(out, "^"+obj.Target)
+		case len(obj.Projects) == 0 || string(obj.Projects) == `"self"`:
+			out = addUnique(out, obj.Target)
+		case string(obj.Projects) == `"dependencies"`:
+			out = addUnique(out, "^"+obj.Target)
+		case json.Unmarshal(obj.Projects, &projects) == nil:
+			for _, p := range projects {
+				out = addUnique(out, p+"#"+obj.Target)
+			}
+		case json.Unmarshal(obj.Projects, &single) == nil && !strings.ContainsAny(single, "*:"):
+			out = addUnique(out, single+"#"+obj.Target)
+		default:
+			b.todo(file, key, "projects %s: vx dependsOn names projects; list them", string(obj.Projects))
+		}
+	}
+	return out
+}
+
+// nxInputs expands Nx inputs into vx input globs (relative to the project) and env names.
+// file and key say where items are written, for todos.
+func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMessage, expanding map[string]bool) (globs, env []string) {
+	for _, it := range items {
+		var s string
+		if json.Unmarshal(it, &s) != nil {
+			var obj struct {
+				Fileset string `json:"fileset"`
+				Env     string `json:"env"`
+				Runtime string `json:"runtime"`
+				Input   string `json:"input"`
+			}
+			_ = json.Unmarshal(it, &obj)
+			switch {
+			case obj.Fileset != "":
+				s = obj.Fileset
+			case obj.Env != "":
+				env = addUnique(env, obj.Env)
+				continue
+			case obj.Runtime != "":
+				b.todo(file, key, "runtime input %q: vx keys tasks on files and env, not on a command's output", obj.Runtime)
+				continue
+			default:
+				// externalDependencies, dependentTasksOutputFiles and inputs of other projects: vx
+				// keys a task on its dependencies' keys already.
+				continue
+			}
+		}
+		neg := strings.HasPrefix(s, "!")
+		bare := strings.TrimPrefix(s, "!")
+		switch {
+		case strings.HasPrefix(s, "^"):
+			// the dependencies' inputs: vx keys a task on its dependencies' keys already
+		case strings.HasPrefix(bare, "{projectRoot}"):
+			g := strings.TrimPrefix(strings.TrimPrefix(bare, "{projectRoot}"), "/")
+			if g == "" {
+				g = "**"
+			}
+			if neg {
+				g = "!" + g
+			}
+			globs = addUnique(globs, g)
+		case strings.HasPrefix(bare, "{workspaceRoot}"):
+			b.todo(file, key, "%q is outside the project: vx inputs are globs inside the project folder", s)
+		case np.namedInputs[s] != nil:
+			if expanding[s] {
+				continue
+			}
+			expanding[s] = true
+			g, e := b.nxInputs(np, np.namedInputsFile[s], "namedInputs."+s, np.namedInputs[s], expanding)
+			delete(expanding, s)
+			globs, env = addUnique(globs, g...), addUnique(env, e...)
+		case s == "default":
+			globs = addUnique(globs, "**")
+		default:
+			b.todo(file, key, "named input %q is not defined in nx.json or the project", s)
+		}
+	}
+	return globs, env
+}
+
+// normalizeInputs maps inputs that mean every file of the project to nil, vx's default.
+func normalizeInputs(globs []string) []string {
+	if len(globs) == 0 {
+		return nil
+	}
+	for i, g := range globs {
+		if g == "**/*" {
+			globs[i] = "**"
+		}
+	}
+	globs = slices.Compact(globs)
+	if len(globs) == 1 && globs[0] == "**" {
+		return nil
+	}
+	return globs
+}
+
+// nxOutputs translates Nx outputs (paths from the workspace root, with tokens) into vx output globs
+// relative to the project folder.
+func (b *builder) nxOutputs(np *nxProject, key string, outputs []string, opts map[string]json.RawMessage) []string {
+	var out []string
+	for _, o := range outputs {
+		p := strings.ReplaceAll(o, "{projectRoot}", np.dir)
+		p = strings.ReplaceAll(p, "{projectName}", np.name)
+		p = strings.TrimPrefix(strings.ReplaceAll(p, "{workspaceRoot}", "."), "./")
+		for strings.Contains(p, "{options.") {
+			start := strings.Index(p, "{options.")
+			end := strings.Index(p[start:], "}")
+			if end < 0 {
+				break
+			}
+			var v string
+			if json.Unmarshal(opts[p[start+len("{options."):start+end]], &v) != nil || v == "" {
+				b.todo(np.file, key, "%q names an option the target does not set", o)
+				p = ""
+				break
+			}
+			p = p[:start] + v + p[start+end+1:]
+		}
+		if p == "" {
+			continue
+		}
+		p = path.Clean(p)
+		rel := p
+		if np.dir != "." {
+			var ok bool
+			rel, ok = strings.CutPrefix(p, np.dir+"/")
+			if !ok {
+				b.todo(np.file, key, "%q is outside the project folder: vx outputs are globs inside it — have the tool write under %s, or leave it uncached", o, np.dir)
+				continue
+			}
+		}
+		if !strings.ContainsAny(rel, "*?[{") && !hasExtension(rel) {
+			rel += "/**"
+		}
+		out = addUnique(out, rel)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// hasExtension reports whether the last element of p looks like a file name ("app.js") rather than
+// a folder (".next", "dist").
+func hasExtension(p string) bool {
+	base := path.Base(p)
+	dot := strings.LastIndexByte(base, '.')
+	return dot > 0 && dot < len(base)-1
+}

@@ -1,0 +1,1 @@
+export const Button = ({ children }: { children: React.ReactNode }) => <button>{children}</button>
