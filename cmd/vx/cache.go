@@ -1,18 +1,121 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
 	"github.com/spf13/cobra"
 
-	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/prune"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/workspace"
 )
 
-// cacheCmd is a placeholder until the verb lands.
 func (a *app) cacheCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "cache",
-		Short: "cache (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return vxerr.Usagef("vx cache is not built yet")
+		Short: "Inspect and prune the cache",
+	}
+	cmd.AddCommand(withUsage(a.cachePruneCmd()), withUsage(a.cacheStatsCmd()))
+	return cmd
+}
+
+func (a *app) cachePruneCmd() *cobra.Command {
+	var olderThan, maxSize string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune [--older-than D] [--max-size S] [--dry-run]",
+		Short: "Evict cache entries by age and size, and remove blobs no entry references (never run history)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			opts := prune.Options{DryRun: dryRun}
+			var err error
+			if olderThan != "" {
+				if opts.OlderThan, err = prune.ParseAge(olderThan); err != nil {
+					return err
+				}
+			}
+			if maxSize != "" {
+				if opts.MaxSize, err = prune.ParseSize(maxSize); err != nil {
+					return err
+				}
+			}
+			root, err := workspace.FindRoot(a.workDir())
+			if err != nil {
+				return err
+			}
+			dir := workspace.CacheDir(root, a.getenv)
+			var st *store.Store
+			_, statErr := os.Stat(store.IndexPath(dir))
+			if dryRun || errors.Is(statErr, os.ErrNotExist) {
+				// Nothing is written: a dry run, or no index at all (then nothing is created either).
+				st, err = store.OpenReadOnly(ctx, dir)
+			} else {
+				st, err = store.Open(ctx, dir, store.Options{})
+			}
+			if err != nil {
+				return fmt.Errorf("open the state folder: %w", err)
+			}
+			defer st.Close()
+			res, err := prune.Prune(ctx, st, opts)
+			if err != nil {
+				return err
+			}
+			return a.emit(res, func(w io.Writer) error {
+				verb := "freed"
+				if dryRun {
+					verb = "would free"
+				}
+				for _, e := range res.Evicted {
+					fmt.Fprintf(w, "evict %s %s %d bytes, last used %s\n", short(e.Hash), e.TaskID, e.Size,
+						e.LastUsed.Local().Format(time.DateTime))
+				}
+				_, err := fmt.Fprintf(w, "%d entries evicted, %d orphan blobs (%d bytes): %s %d bytes\n",
+					len(res.Evicted), res.Orphans, res.OrphanBytes, verb, res.BytesFreed)
+				return err
+			})
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&olderThan, "older-than", "", "evict entries last used longer ago than `D` (12h, 7d, 2w)")
+	f.StringVar(&maxSize, "max-size", "", "evict least recently used entries until the cache fits in `S` (500MB, 2G)")
+	f.BoolVar(&dryRun, "dry-run", false, "answer what would be pruned; remove nothing")
+	return cmd
+}
+
+func (a *app) cacheStatsCmd() *cobra.Command {
+	var project string
+	cmd := &cobra.Command{
+		Use:   "stats [--project P]",
+		Short: "Cache entries, size, runs and hits in the last 24 hours, hit rate",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.openState(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			doc, err := history.Cache(ctx, st, project, time.Now())
+			if err != nil {
+				return err
+			}
+			return a.emit(doc, func(w io.Writer) error {
+				rate := "-"
+				if doc.HitRate != nil {
+					rate = fmt.Sprintf("%.1f%%", *doc.HitRate*100)
+				}
+				_, err := fmt.Fprintf(w, "%d entries, %d bytes; last 24h: %d runs, %d hits, hit rate %s\n",
+					doc.Entries, doc.TotalBytes, doc.Runs24h, doc.Hits24h, rate)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "", "narrow every number to project `P`")
+	return cmd
 }

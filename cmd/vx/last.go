@@ -1,18 +1,107 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 
-	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/workspace"
 )
 
-// lastCmd is a placeholder until the verb lands.
+// openState opens the workspace's state folder read-only, without evaluating the config: a
+// broken config never hides history. It creates nothing when there is none.
+func (a *app) openState(ctx context.Context) (*store.Store, error) {
+	root, err := workspace.FindRoot(a.workDir())
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, a.getenv))
+	if err != nil {
+		return nil, fmt.Errorf("read the state folder: %w", err)
+	}
+	return st, nil
+}
+
+// secretsMasker masks the secrets of the environment's tasks when the config loads; a log is
+// masked when stored, so a config that does not load costs nothing but this second pass.
+func (a *app) secretsMasker(ctx context.Context) *mask.Masker {
+	if ws, err := a.load(ctx); err == nil {
+		return mask.New(ws.Secrets...)
+	}
+	return nil
+}
+
 func (a *app) lastCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "last",
-		Short: "last (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return vxerr.Usagef("vx last is not built yet")
+	var list bool
+	var logTask, runID string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "last [--list] [--log TASKID] [--run ID]",
+		Short: "Show the last run's summary, recent runs, or a task's log",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.openState(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			switch {
+			case logTask != "":
+				doc, err := history.Log(ctx, st, logTask, runID, a.secretsMasker(ctx))
+				if err != nil {
+					return err
+				}
+				return a.emit(doc, func(w io.Writer) error {
+					_, err := io.WriteString(w, doc.Output)
+					return err
+				})
+			case list:
+				doc, err := history.List(ctx, st, limit)
+				if err != nil {
+					return err
+				}
+				return a.emit(doc, func(w io.Writer) error { return writeRunListText(w, doc) })
+			default:
+				doc, err := history.Last(ctx, st, runID)
+				if err != nil {
+					return err
+				}
+				return a.emit(doc, func(w io.Writer) error {
+					if err := writeSummaryText(w, doc); err != nil {
+						return err
+					}
+					for _, t := range doc.Tasks {
+						fmt.Fprintf(w, "  %-9s %s %s\n", t.Status, t.TaskID, ms(t.DurationMs))
+					}
+					return nil
+				})
+			}
 		},
 	}
+	f := cmd.Flags()
+	f.BoolVar(&list, "list", false, "list recent runs, newest first")
+	f.StringVar(&logTask, "log", "", "print the log of `TASKID` (project#task) in the run")
+	f.StringVar(&runID, "run", "", "the run: its `ID` or a unique prefix of it (default: the latest)")
+	f.IntVar(&limit, "limit", 0, "how many runs --list shows (1..500, default 20)")
+	return cmd
+}
+
+func writeRunListText(w io.Writer, l *history.RunList) error {
+	if len(l.Runs) == 0 {
+		_, err := fmt.Fprintln(w, "no run recorded yet")
+		return err
+	}
+	for _, r := range l.Runs {
+		fmt.Fprintf(w, "%s  %s  %-11s %3d tasks %3d hit %3d failed  %8s  %s\n", r.RunID,
+			r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Failed,
+			ms(r.WallMs), strings.Join(r.Args, " "))
+	}
+	return nil
 }

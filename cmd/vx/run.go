@@ -1,18 +1,232 @@
 package main
 
 import (
-	"github.com/spf13/cobra"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
 )
 
-// runCmd is a placeholder until the verb lands.
+const summarizeDefault = "\x00default"
+
 func (a *app) runCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "run (not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return vxerr.Usagef("vx run is not built yet")
+	var sel selectFlags
+	var all, force, bail bool
+	var concurrency, eventsFD int
+	var summarize, dry string
+	cmd := &cobra.Command{
+		Use:   "run <tasks…> | --all",
+		Short: "Run tasks in dependency order, from the cache where their inputs did not change",
+		Long: `Run tasks (names like build, or ids like app#build) and everything they depend on, in
+dependency order on a pool of workers. A task whose cache key (command, env, input files, the keys
+of its dependencies) has a cache entry is restored instead of run. Task output goes to stderr,
+each line prefixed with its task id; the run summary goes to stdout.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !all {
+				return vxerr.Usagef("vx run: name the tasks to run, or --all")
+			}
+			ctx := cmd.Context()
+			ws, err := a.load(ctx)
+			if err != nil {
+				return err
+			}
+			so := sel.options()
+			so.Tasks, so.All = args, all
+			selection, err := workspace.Select(ctx, ws, so)
+			if err != nil {
+				return err
+			}
+			if len(selection.TaskIDs) == 0 {
+				return vxerr.Usagef("vx run: no task matches %s", describeSelection(args, all, sel))
+			}
+			workers, _, err := runner.Workers(concurrency, a.getenv)
+			if err != nil {
+				return err
+			}
+			opts := runner.Options{
+				Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
+				Force: force, Bail: bail, Concurrency: workers, Getenv: a.getenv,
+				Output: a.stderr, Terminal: isTerminal(a.stderr), Args: os.Args[1:],
+				Notice: func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) },
+			}
+			if a.getenv("VX_DEBUG_HASH") == "1" {
+				opts.DebugHash = a.stderr
+			}
+			if dry != "" {
+				if dry != "json" && dry != "text" {
+					return vxerr.Usagef("--dry=%s: want json or text", dry)
+				}
+				plan, err := runner.DryRun(ctx, runner.PlanOptions{Options: opts, Affected: selection.Affected})
+				if err != nil {
+					return err
+				}
+				if dry == "json" {
+					return writeJSON(a.stdout, plan)
+				}
+				return a.emit(plan, func(w io.Writer) error { return writePlanText(w, plan) })
+			}
+			if eventsFD > 0 {
+				events := os.NewFile(uintptr(eventsFD), "events")
+				if events == nil {
+					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
+				}
+				defer events.Close()
+				opts.Events = events
+			}
+			sum, runErr := runner.Run(ctx, opts)
+			if sum == nil {
+				return runErr
+			}
+			if cmd.Flags().Changed("summarize") {
+				path := summarize
+				if path == summarizeDefault {
+					path = filepath.Join(ws.CacheDir, "runs", sum.RunID+".json")
+				}
+				if err := writeFileAtomic(path, sum); err != nil {
+					return err
+				}
+			}
+			if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum) }); err != nil {
+				return err
+			}
+			if runErr != nil {
+				return runErr
+			}
+			if !sum.OK {
+				return &vxerr.FailureError{}
+			}
+			return nil
 		},
 	}
+	sel.register(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&all, "all", false, "run every task of the selected projects")
+	f.BoolVar(&force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
+	f.BoolVar(&bail, "bail", false, "start no new task after the first failure")
+	f.IntVar(&concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
+	f.StringVar(&summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
+	f.Lookup("summarize").NoOptDefVal = summarizeDefault
+	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time); --dry=json prints it as JSON")
+	f.Lookup("dry").NoOptDefVal = "text"
+	f.IntVar(&eventsFD, "events-fd", 0, "write one JSON line per finished task to file descriptor `N`")
+	_ = f.MarkHidden("events-fd")
+	return cmd
+}
+
+func describeSelection(args []string, all bool, sel selectFlags) string {
+	what := strings.Join(args, " ")
+	if all {
+		what = "--all"
+	}
+	for _, f := range sel.filters {
+		what += " --filter " + f
+	}
+	if sel.affected != "" {
+		what += " --affected"
+	}
+	return what
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeFileAtomic writes doc as JSON through a temporary file and a rename.
+func writeFileAtomic(path string, doc any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	err = writeJSON(tmp, doc)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func ms(n int64) string {
+	return (time.Duration(n) * time.Millisecond).String()
+}
+
+func writeSummaryText(w io.Writer, s *history.Summary) error {
+	t := s.Totals
+	verdict := s.Status
+	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss, %d failed", s.RunID, verdict, t.Tasks, t.Hits, t.Misses, t.Failed)
+	if t.Blocked > 0 {
+		fmt.Fprintf(w, ", %d blocked", t.Blocked)
+	}
+	if t.Skipped > 0 {
+		fmt.Fprintf(w, ", %d skipped", t.Skipped)
+	}
+	if t.Cancelled > 0 {
+		fmt.Fprintf(w, ", %d cancelled", t.Cancelled)
+	}
+	fmt.Fprintf(w, " in %s", ms(t.WallMs))
+	if t.SavedMs > 0 {
+		fmt.Fprintf(w, " (saved %s)", ms(t.SavedMs))
+	}
+	fmt.Fprintln(w)
+	for _, task := range s.Tasks {
+		switch task.Status {
+		case history.StatusFailed:
+			code := "no exit code"
+			if task.ExitCode != nil {
+				code = fmt.Sprintf("exit code %d", *task.ExitCode)
+			}
+			fmt.Fprintf(w, "  failed    %s (%s)\n", task.TaskID, code)
+		case history.StatusTimedOut:
+			fmt.Fprintf(w, "  timed out %s after %s\n", task.TaskID, ms(task.DurationMs))
+		case history.StatusBlocked:
+			fmt.Fprintf(w, "  blocked   %s by %s\n", task.TaskID, deref(task.BlockedBy))
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func writePlanText(w io.Writer, p *runner.Plan) error {
+	for _, t := range p.Tasks {
+		p50 := "-"
+		if t.P50Ms != nil {
+			p50 = ms(*t.P50Ms)
+		}
+		fmt.Fprintf(w, "%-4s %-30s %s p50 %s\n", t.Cache, t.TaskID, short(t.Hash), p50)
+	}
+	fmt.Fprintf(w, "predicted: wall %s, work %s on %d workers; critical path %s\n", ms(p.WallMs), ms(p.WorkMs), p.Workers,
+		strings.Join(p.CriticalPath, " → "))
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

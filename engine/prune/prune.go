@@ -1,0 +1,210 @@
+// Package prune frees cache space: it evicts cache entries by age and total size (least recently
+// used first) and removes blobs no entry references (orphans). It never removes run history, nor
+// the failure logs history keeps.
+package prune
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// tempGrace is how old a leftover temporary blob must be before it counts as an orphan: a younger
+// one may be a write in progress.
+const tempGrace = time.Hour
+
+// Options say what to prune.
+type Options struct {
+	// OlderThan evicts entries last used longer ago than this; 0 for no age limit.
+	OlderThan time.Duration
+	// MaxSize evicts least recently used entries until the rest fit in this many bytes; 0 for none.
+	MaxSize int64
+	// DryRun answers what would be pruned and removes nothing.
+	DryRun bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result is `vx cache prune --format json`.
+type Result struct {
+	DryRun  bool      `json:"dryRun"`
+	Evicted []Evicted `json:"evicted"`
+	// BytesFreed counts the evicted entries' blobs and the orphans (what was, or would be, freed).
+	BytesFreed int64 `json:"bytesFreed"`
+	// Orphans counts blobs no entry references (and stale temporary files); OrphanBytes their size.
+	Orphans     int   `json:"orphans"`
+	OrphanBytes int64 `json:"orphanBytes"`
+}
+
+// Evicted is one evicted cache entry.
+type Evicted struct {
+	Hash     string    `json:"hash"`
+	TaskID   string    `json:"taskId"`
+	Size     int64     `json:"size"`
+	LastUsed time.Time `json:"lastUsed"`
+}
+
+// Prune evicts entries and removes orphan blobs of st (a dry run needs only a read-only store).
+func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	if !opts.DryRun && st.ReadOnly() && !st.Empty() {
+		return nil, fmt.Errorf("prune: the index is open read-only")
+	}
+	res := &Result{DryRun: opts.DryRun, Evicted: []Evicted{}}
+	entries, err := st.Entries(ctx, store.EntryQuery{})
+	if err != nil {
+		return nil, err
+	}
+	// Least recently used first.
+	sort.Slice(entries, func(i, j int) bool {
+		if !entries[i].LastUsed.Equal(entries[j].LastUsed) {
+			return entries[i].LastUsed.Before(entries[j].LastUsed)
+		}
+		return entries[i].Hash < entries[j].Hash
+	})
+	var total int64
+	for _, e := range entries {
+		total += e.Size
+	}
+	evict := map[string]bool{}
+	if opts.OlderThan > 0 {
+		cutoff := now().Add(-opts.OlderThan)
+		for _, e := range entries {
+			if e.LastUsed.Before(cutoff) {
+				evict[e.Hash] = true
+				total -= e.Size
+			}
+		}
+	}
+	if opts.MaxSize > 0 {
+		for _, e := range entries {
+			if total <= opts.MaxSize {
+				break
+			}
+			if !evict[e.Hash] {
+				evict[e.Hash] = true
+				total -= e.Size
+			}
+		}
+	}
+	var hashes []string
+	kept := map[string]bool{}
+	for _, e := range entries {
+		if evict[e.Hash] {
+			res.Evicted = append(res.Evicted, Evicted{Hash: e.Hash, TaskID: e.TaskID, Size: e.Size, LastUsed: e.LastUsed.UTC()})
+			res.BytesFreed += e.Size
+			hashes = append(hashes, e.Hash)
+		} else {
+			kept[e.OutputsBlob], kept[e.LogBlob] = true, true
+		}
+	}
+	refs, err := st.ReferencedBlobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := st.CAS().Walk()
+	if err != nil {
+		return nil, err
+	}
+	var orphans []store.BlobInfo
+	for _, b := range blobs {
+		if b.Temp {
+			if now().Sub(b.ModTime) > tempGrace {
+				orphans = append(orphans, b)
+			}
+			continue
+		}
+		if !refs[b.Name] {
+			orphans = append(orphans, b)
+		}
+	}
+	for _, b := range orphans {
+		res.Orphans++
+		res.OrphanBytes += b.Size
+	}
+	res.BytesFreed += res.OrphanBytes
+	if opts.DryRun || (len(hashes) == 0 && len(orphans) == 0) {
+		return res, nil
+	}
+	// The entries go first: a blob is removed only once nothing names it.
+	if len(hashes) > 0 {
+		if err := st.DeleteEntries(ctx, hashes); err != nil {
+			return nil, err
+		}
+	}
+	if refs, err = st.ReferencedBlobs(ctx); err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !evict[e.Hash] {
+			continue
+		}
+		for _, h := range []string{e.OutputsBlob, e.LogBlob} {
+			if h != "" && !refs[h] && !kept[h] {
+				if err := st.CAS().Remove(h); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, b := range orphans {
+		if !refs[b.Name] {
+			if err := st.CAS().RemoveFile(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// ParseAge reads a duration such as 90m, 12h, 7d or 2w.
+func ParseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
+	}
+	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if mult, ok := unit[s[len(s)-1]]; ok {
+		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
+		if err != nil || n < 0 {
+			return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
+		}
+		return time.Duration(n * float64(mult)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
+	}
+	return d, nil
+}
+
+// ParseSize reads a size such as 500MB, 2G, 1.5GiB or 1048576 (bytes). K, M, G, T are powers of
+// 1024 with or without "i" and "B".
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.ToUpper(strings.TrimSpace(s[i:]))
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n < 0 {
+		return 0, vxerr.Usagef("size %q: want a size such as 500MB or 2G", s)
+	}
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "B"), "I")
+	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[unit]
+	if mult == 0 {
+		return 0, vxerr.Usagef("size %q: want a size such as 500MB or 2G", s)
+	}
+	return int64(n * mult), nil
+}
