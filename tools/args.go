@@ -1,0 +1,433 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// DecodeArgs decodes the JSON object raw into dst, a non-nil pointer to a struct
+// whose fields carry json tags, checking every value and coercing none: a key dst
+// does not take, a value of the wrong JSON type (null included), an integer field
+// given a fraction or an exponent, a number out of the field's range, or a duplicate
+// key is refused. Nested objects are checked the same way. Each refusal is a
+// *Refusal of one line naming the key by its path, e.g.
+//
+//	unknown argument "tsk"
+//	argument "limit" must be a finite number
+//	unknown argument "scope.task"
+//	argument "tasks[1]" must be a non-empty string
+//
+// Keys match json tags exactly (case-sensitively). A field tagged `args:"required"`
+// must be present; `args:"nonempty"` refuses an empty string, list or object.
+// json.RawMessage and interface{} fields take any value. A field whose pointer type
+// implements json.Unmarshaler checks itself: its error's text completes the sentence
+// `argument "key" …` (e.g. "must be a non-empty string or a list of them"), unless the
+// error is a *Refusal, whose message is used as it is.
+//
+// An error that is not a *Refusal means dst is not a pointer to a struct or uses a
+// type DecodeArgs does not support (a programming error). On error, dst may be
+// partly filled.
+func DecodeArgs(raw json.RawMessage, dst any) error {
+	pv := reflect.ValueOf(dst)
+	if !pv.IsValid() || pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("tools.DecodeArgs: dst must be a non-nil pointer to a struct, not %T", dst)
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if !json.Valid(trimmed) {
+		return &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return &Refusal{Msg: "arguments must be an object"}
+	}
+	d := &argDecoder{dec: json.NewDecoder(bytes.NewReader(trimmed))}
+	d.dec.UseNumber()
+	if _, err := d.dec.Token(); err != nil { // the opening brace
+		return &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	return d.object(pv.Elem(), "")
+}
+
+// argDecoder walks one JSON document with a token stream, so that key order,
+// duplicate keys and the exact JSON type of each value are seen.
+type argDecoder struct {
+	dec *json.Decoder
+}
+
+// programmingError marks a dst type DecodeArgs cannot decode into.
+type programmingError struct{ msg string }
+
+func (e *programmingError) Error() string { return "tools.DecodeArgs: " + e.msg }
+
+func refuse(path, format string, args ...any) error {
+	return &Refusal{Msg: fmt.Sprintf("argument %q ", path) + fmt.Sprintf(format, args...)}
+}
+
+func joinKey(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// argField is one settable struct field as DecodeArgs sees it.
+type argField struct {
+	name     string
+	index    []int
+	required bool
+	nonempty bool
+}
+
+// fieldsOf lists t's fields by JSON name, flattening embedded structs as
+// encoding/json does (a shallower field wins over a deeper one of the same name).
+func fieldsOf(t reflect.Type) ([]argField, error) {
+	var out []argField
+	depthOf := map[string]int{}
+	var walk func(t reflect.Type, index []int, depth int) error
+	walk = func(t reflect.Type, index []int, depth int) error {
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			idx := append(append([]int(nil), index...), i)
+			if sf.Anonymous && name == "" {
+				ft := sf.Type
+				if ft.Kind() == reflect.Pointer {
+					return &programmingError{fmt.Sprintf("embedded pointer field %s in %s is not supported", sf.Name, t)}
+				}
+				if ft.Kind() == reflect.Struct {
+					if err := walk(ft, idx, depth+1); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			f := argField{name: name, index: idx}
+			for opt := range strings.SplitSeq(sf.Tag.Get("args"), ",") {
+				switch strings.TrimSpace(opt) {
+				case "":
+				case "required":
+					f.required = true
+				case "nonempty":
+					f.nonempty = true
+				default:
+					return &programmingError{fmt.Sprintf("field %s of %s: unknown args option %q", sf.Name, t, opt)}
+				}
+			}
+			if d, seen := depthOf[name]; seen {
+				if d <= depth {
+					continue
+				}
+				for j := range out {
+					if out[j].name == name {
+						out[j] = f
+					}
+				}
+				depthOf[name] = depth
+				continue
+			}
+			depthOf[name] = depth
+			out = append(out, f)
+		}
+		return nil
+	}
+	if err := walk(t, nil, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// object decodes the members of an object whose opening brace was read into the
+// struct or map v.
+func (d *argDecoder) object(v reflect.Value, prefix string) error {
+	if v.Kind() == reflect.Map {
+		return d.mapMembers(v, prefix, false)
+	}
+	fields, err := fieldsOf(v.Type())
+	if err != nil {
+		return err
+	}
+	seen := make([]bool, len(fields))
+	for d.dec.More() {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		path := joinKey(prefix, key)
+		i := -1
+		for j := range fields {
+			if fields[j].name == key {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return &Refusal{Msg: fmt.Sprintf("unknown argument %q", path)}
+		}
+		if seen[i] {
+			return &Refusal{Msg: fmt.Sprintf("duplicate argument %q", path)}
+		}
+		seen[i] = true
+		if err := d.value(v.FieldByIndex(fields[i].index), path, fields[i].nonempty); err != nil {
+			return err
+		}
+	}
+	if _, err := d.dec.Token(); err != nil { // the closing brace
+		return &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	for j, f := range fields {
+		if f.required && !seen[j] {
+			return &Refusal{Msg: fmt.Sprintf("missing argument %q", joinKey(prefix, f.name))}
+		}
+	}
+	return nil
+}
+
+func (d *argDecoder) key() (string, error) {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return "", &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	key, ok := tok.(string)
+	if !ok {
+		return "", &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	return key, nil
+}
+
+// mapMembers decodes an object's members into the map v (string keys).
+func (d *argDecoder) mapMembers(v reflect.Value, prefix string, nonempty bool) error {
+	t := v.Type()
+	if t.Key().Kind() != reflect.String {
+		return &programmingError{fmt.Sprintf("map type %s needs string keys", t)}
+	}
+	m := reflect.MakeMap(t)
+	seen := map[string]bool{}
+	for d.dec.More() {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		path := joinKey(prefix, key)
+		if seen[key] {
+			return &Refusal{Msg: fmt.Sprintf("duplicate argument %q", path)}
+		}
+		seen[key] = true
+		elem := reflect.New(t.Elem()).Elem()
+		if err := d.value(elem, path, false); err != nil {
+			return err
+		}
+		m.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), elem)
+	}
+	if _, err := d.dec.Token(); err != nil {
+		return &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	if nonempty && m.Len() == 0 {
+		return refuse(prefix, "must be a non-empty object")
+	}
+	v.Set(m)
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// value decodes the next JSON value into v, refusing any value whose JSON type is
+// not the one v's Go type stands for.
+func (d *argDecoder) value(v reflect.Value, path string, nonempty bool) error {
+	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
+		var raw json.RawMessage
+		if err := d.dec.Decode(&raw); err != nil {
+			return &Refusal{Msg: "arguments are not valid JSON"}
+		}
+		if err := v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
+			var r *Refusal
+			if errors.As(err, &r) {
+				return r
+			}
+			return refuse(path, "%s", oneLine(err.Error()))
+		}
+		return nil
+	}
+	if v.Kind() == reflect.Interface {
+		if v.NumMethod() != 0 {
+			return &programmingError{fmt.Sprintf("interface type %s is not supported", v.Type())}
+		}
+		var raw json.RawMessage
+		if err := d.dec.Decode(&raw); err != nil {
+			return &Refusal{Msg: "arguments are not valid JSON"}
+		}
+		return json.Unmarshal(raw, v.Addr().Interface())
+	}
+	if v.Kind() == reflect.Pointer {
+		// Null is refused here as everywhere; anything else is decoded into a new
+		// value of the element type, which may itself be an Unmarshaler.
+		var raw json.RawMessage
+		if err := d.dec.Decode(&raw); err != nil {
+			return &Refusal{Msg: "arguments are not valid JSON"}
+		}
+		if string(raw) == "null" {
+			return refuse(path, "%s", phrase(v.Type().Elem(), nonempty))
+		}
+		sub := &argDecoder{dec: json.NewDecoder(bytes.NewReader(raw))}
+		sub.dec.UseNumber()
+		p := reflect.New(v.Type().Elem())
+		if err := sub.value(p.Elem(), path, nonempty); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	}
+	tok, err := d.dec.Token()
+	if err != nil {
+		return &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	return d.valueFrom(tok, v, path, nonempty)
+}
+
+// valueFrom decodes a value whose first token tok was already read.
+func (d *argDecoder) valueFrom(tok json.Token, v reflect.Value, path string, nonempty bool) error {
+	bad := func() error { return refuse(path, "%s", phrase(v.Type(), nonempty)) }
+	switch v.Kind() {
+	case reflect.String:
+		s, ok := tok.(string)
+		if !ok || (nonempty && s == "") {
+			return bad()
+		}
+		v.SetString(s)
+	case reflect.Bool:
+		b, ok := tok.(bool)
+		if !ok {
+			return bad()
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := tok.(json.Number)
+		if !ok {
+			return bad()
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil || v.OverflowInt(i) {
+			if _, ferr := strconv.ParseFloat(string(n), 64); ferr == nil && strings.ContainsAny(string(n), ".eE") {
+				return bad()
+			}
+			return refuse(path, "must be an integer from %d to %d", minInt(v.Type()), maxInt(v.Type()))
+		}
+		v.SetInt(i)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n, ok := tok.(json.Number)
+		if !ok {
+			return bad()
+		}
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		if err != nil || v.OverflowUint(u) {
+			if strings.ContainsAny(string(n), ".eE-") {
+				return bad()
+			}
+			return refuse(path, "must be an integer from 0 to %d", maxUint(v.Type()))
+		}
+		v.SetUint(u)
+	case reflect.Float32, reflect.Float64:
+		n, ok := tok.(json.Number)
+		if !ok {
+			return bad()
+		}
+		f, err := strconv.ParseFloat(string(n), v.Type().Bits())
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return bad()
+		}
+		v.SetFloat(f)
+	case reflect.Slice:
+		if tok != json.Delim('[') {
+			return bad()
+		}
+		s := reflect.MakeSlice(v.Type(), 0, 0)
+		for i := 0; d.dec.More(); i++ {
+			elem := reflect.New(v.Type().Elem()).Elem()
+			if err := d.value(elem, fmt.Sprintf("%s[%d]", path, i), false); err != nil {
+				return err
+			}
+			s = reflect.Append(s, elem)
+		}
+		if _, err := d.dec.Token(); err != nil {
+			return &Refusal{Msg: "arguments are not valid JSON"}
+		}
+		if nonempty && s.Len() == 0 {
+			return bad()
+		}
+		v.Set(s)
+	case reflect.Struct:
+		if tok != json.Delim('{') {
+			return bad()
+		}
+		return d.object(v, path)
+	case reflect.Map:
+		if tok != json.Delim('{') {
+			return bad()
+		}
+		return d.mapMembers(v, path, nonempty)
+	default:
+		return &programmingError{fmt.Sprintf("field type %s is not supported", v.Type())}
+	}
+	return nil
+}
+
+// phrase completes "argument "key" …" for a value that is not of type t.
+func phrase(t reflect.Type, nonempty bool) string {
+	switch t.Kind() {
+	case reflect.String:
+		if nonempty {
+			return "must be a non-empty string"
+		}
+		return "must be a string"
+	case reflect.Bool:
+		return "must be true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "must be an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "must be a non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "must be a finite number"
+	case reflect.Slice:
+		if nonempty {
+			return "must be a non-empty list"
+		}
+		return "must be a list"
+	case reflect.Struct, reflect.Map:
+		if nonempty {
+			return "must be a non-empty object"
+		}
+		return "must be an object"
+	case reflect.Pointer:
+		return phrase(t.Elem(), nonempty)
+	default:
+		return "has the wrong type"
+	}
+}
+
+func minInt(t reflect.Type) int64 { return -1 << (t.Bits() - 1) }
+func maxInt(t reflect.Type) int64 { return 1<<(t.Bits()-1) - 1 }
+func maxUint(t reflect.Type) uint64 {
+	return math.MaxUint64 >> (64 - t.Bits())
+}
+
+// oneLine keeps a message on one line, as every refusal must be.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}

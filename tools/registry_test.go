@@ -1,0 +1,95 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func nop(context.Context, *Call) (any, error) { return nil, nil }
+
+func names(ts []Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestRegistryListLookup(t *testing.T) {
+	ctx := context.Background()
+	r := NewRegistry(
+		Tool{Name: "listTasks", Handler: nop},
+		Tool{Name: "runTasks", Handler: nop},
+		Tool{Name: "getConfig", Handler: nop, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	)
+	if got, want := names(r.List(ctx)), []string{"listTasks", "runTasks", "getConfig"}; !slices.Equal(got, want) {
+		t.Fatalf("List = %v, want %v", got, want)
+	}
+	if _, ok := r.Lookup(ctx, "runTasks"); !ok {
+		t.Fatal("Lookup(runTasks) not found")
+	}
+	if _, ok := r.Lookup(ctx, "nope"); ok {
+		t.Fatal("Lookup(nope) found")
+	}
+
+	// A Lister hides runTasks (mcp({ run: false })): neither listed nor callable.
+	type key struct{}
+	noRun := r.WithLister(func(ctx context.Context, all []Tool) []Tool {
+		if ctx.Value(key{}) == nil {
+			return all
+		}
+		return slices.DeleteFunc(all, func(t Tool) bool { return t.Name == "runTasks" })
+	})
+	hidden := context.WithValue(ctx, key{}, true)
+	if got, want := names(noRun.List(hidden)), []string{"listTasks", "getConfig"}; !slices.Equal(got, want) {
+		t.Fatalf("List with lister = %v, want %v", got, want)
+	}
+	if _, ok := noRun.Lookup(hidden, "runTasks"); ok {
+		t.Fatal("Lookup(runTasks) found a tool the lister hides")
+	}
+	if _, ok := noRun.Lookup(ctx, "runTasks"); !ok {
+		t.Fatal("Lookup(runTasks) not found when the lister lists it")
+	}
+	// The lister's edits never reach the registry's own slice.
+	if got := names(r.List(ctx)); len(got) != 3 {
+		t.Fatalf("registry changed by a lister: %v", got)
+	}
+}
+
+func TestNewRegistryPanics(t *testing.T) {
+	for name, tools := range map[string][]Tool{
+		"empty name":     {{Handler: nop}},
+		"no handler":     {{Name: "a"}},
+		"duplicate":      {{Name: "a", Handler: nop}, {Name: "a", Handler: nop}},
+		"schema":         {{Name: "a", Handler: nop, InputSchema: json.RawMessage(`[]`)}},
+		"invalid schema": {{Name: "a", Handler: nop, OutputSchema: json.RawMessage(`{`)}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: NewRegistry did not panic", name)
+				}
+			}()
+			NewRegistry(tools...)
+		}()
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	err := fmt.Errorf("getTaskLog: %w", Refusef("argument %q must be a non-empty string", "runId"))
+	var r *Refusal
+	if !errors.As(err, &r) || r.Msg != `argument "runId" must be a non-empty string` {
+		t.Fatalf("errors.As = %v", r)
+	}
+	if !IsRefusal(err) || IsRefusal(errors.New("x")) {
+		t.Fatal("IsRefusal wrong")
+	}
+}
