@@ -1,0 +1,18 @@
+// Package actor is the MCP server of `vx mcp`: newline-delimited JSON-RPC 2.0
+// over stdio, speaking the MCP revisions 2024-11-05, 2025-03-26, 2025-06-18 and
+// 2025-11-25 through the initialize handshake and the stateless 2026-07-28 one
+// (server/discover, the revision in each request's _meta, resultType on results).
+//
+// One reader goroutine reads frames and answers the control messages itself —
+// ping, notifications/cancelled, initialize, server/discover — so they never wait
+// behind work; tools/list and tools/call go through an unbounded queue to a
+// bounded pool (sourcegraph/conc). One writer goroutine owns the reply stream and
+// writes each reply, batch array or notification as one line. Every request runs
+// under its own context: notifications/cancelled, stdin EOF, the end of Serve's
+// context and a broken reply stream cancel it, and a cancelled request gets no
+// reply. All in-flight state lives in one struct changed in one closure-taking
+// method (server.update).
+//
+// GuardStdout is called first: it keeps fd 1 for the replies and points fd 1 at
+// stderr, so that nothing else in the process or its children can corrupt them.
+package actor

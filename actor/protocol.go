@@ -1,0 +1,245 @@
+package actor
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/vzn/vx/tools"
+)
+
+// The MCP revisions the server speaks.
+const (
+	Rev20241105 = "2024-11-05"
+	Rev20250326 = "2025-03-26"
+	Rev20250618 = "2025-06-18"
+	Rev20251125 = "2025-11-25"
+	// Rev20260728 is the stateless revision: no handshake, server/discover, the
+	// revision named in each request's _meta, resultType on every result.
+	Rev20260728 = "2026-07-28"
+)
+
+// handshakeRevisions are the revisions initialize negotiates, newest first; a
+// client asking for another is offered the first.
+var handshakeRevisions = []string{Rev20251125, Rev20250618, Rev20250326, Rev20241105}
+
+// SupportedRevisions returns every revision the server speaks, newest first, as
+// server/discover and the unsupported-version error list them.
+func SupportedRevisions() []string {
+	return append([]string{Rev20260728}, handshakeRevisions...)
+}
+
+// metaProtocolVersion is the _meta key naming a stateless request's revision.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// metaServerInfo is the _meta key a stateless result names the server under.
+const metaServerInfo = "io.modelcontextprotocol/serverInfo"
+
+// Features that came with a revision; revisions compare as their date strings.
+func hasAnnotations(rev string) bool     { return rev >= Rev20250326 } // tool annotations, progress message
+func hasStructured(rev string) bool      { return rev >= Rev20250618 } // tool title, outputSchema, structuredContent
+func isStateless(rev string) bool        { return rev >= Rev20260728 } // resultType, per-request revision
+func hasProgressMessage(rev string) bool { return rev >= Rev20250326 }
+
+// requestMeta is what the server reads from a request's params._meta.
+type requestMeta struct {
+	ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	ProgressToken   json.RawMessage `json:"progressToken"`
+}
+
+// readMeta returns params._meta's protocol version (when it is a string) and
+// progress token (when it is a string or a number). Anything else is ignored.
+func readMeta(params json.RawMessage) (version string, progressToken json.RawMessage) {
+	if firstByte(params) != '{' {
+		return "", nil
+	}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || firstByte(p.Meta) != '{' {
+		return "", nil
+	}
+	var m requestMeta
+	if json.Unmarshal(p.Meta, &m) != nil {
+		return "", nil
+	}
+	_ = json.Unmarshal(m.ProtocolVersion, &version)
+	if validID(m.ProgressToken) {
+		progressToken = m.ProgressToken
+	}
+	return version, progressToken
+}
+
+// unsupportedRevision is the -32022 error for a request naming revision requested.
+func unsupportedRevision(requested string) error {
+	data, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{SupportedRevisions(), requested})
+	return &Error{
+		Code:    ErrUnsupportedProtocolVersion.Code,
+		Message: fmt.Sprintf("unsupported protocol version %q", requested),
+		Data:    data,
+	}
+}
+
+// negotiate answers initialize's protocolVersion: the one asked if the server
+// speaks it through the handshake, else the newest.
+func negotiate(asked string) string {
+	if slices.Contains(handshakeRevisions, asked) {
+		return asked
+	}
+	return handshakeRevisions[0]
+}
+
+// implementation is the serverInfo object.
+type implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// stateless holds the fields every result carries under the stateless revision.
+type stateless struct {
+	ResultType string         `json:"resultType,omitempty"`
+	Meta       *statelessMeta `json:"_meta,omitempty"`
+}
+
+type statelessMeta struct {
+	ServerInfo implementation `json:"io.modelcontextprotocol/serverInfo"`
+}
+
+// cacheable holds the caching hint of a stateless list or discover result.
+type cacheable struct {
+	TTLMs      *int   `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+var zeroTTL = 0
+
+// statelessFor returns the stateless fields for a result under rev (none before
+// the stateless revision).
+func (s *server) statelessFor(rev string) stateless {
+	if !isStateless(rev) {
+		return stateless{}
+	}
+	return stateless{ResultType: "complete", Meta: &statelessMeta{ServerInfo: s.info}}
+}
+
+// cacheableFor returns the caching hint under rev: immediately stale, because the
+// tool list depends on the workspace at call time.
+func cacheableFor(rev string) cacheable {
+	if !isStateless(rev) {
+		return cacheable{}
+	}
+	return cacheable{TTLMs: &zeroTTL, CacheScope: "private"}
+}
+
+type serverCapabilities struct {
+	Tools struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"tools"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    serverCapabilities `json:"capabilities"`
+	ServerInfo      implementation     `json:"serverInfo"`
+}
+
+type discoverResult struct {
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      serverCapabilities `json:"capabilities"`
+	cacheable
+	stateless
+}
+
+type emptyResult struct {
+	stateless
+}
+
+// toolWire is a tool as tools/list lists it; what a revision lacks stays empty.
+type toolWire struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
+	Annotations  *annotationsWire `json:"annotations,omitempty"`
+}
+
+type annotationsWire struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+type listToolsResult struct {
+	Tools      []toolWire `json:"tools"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+	cacheable
+	stateless
+}
+
+var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
+
+// wireTool lists t as revision rev knows tools: 2024-11-05 has name, description
+// and inputSchema; 2025-03-26 adds annotations (the title goes there); 2025-06-18
+// adds title and outputSchema.
+func wireTool(t tools.Tool, rev string) toolWire {
+	w := toolWire{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	if w.InputSchema == nil {
+		w.InputSchema = defaultInputSchema
+	}
+	if !hasAnnotations(rev) {
+		return w
+	}
+	a := annotationsWire{
+		ReadOnlyHint:    t.Annotations.ReadOnlyHint,
+		DestructiveHint: t.Annotations.DestructiveHint,
+		IdempotentHint:  t.Annotations.IdempotentHint,
+		OpenWorldHint:   t.Annotations.OpenWorldHint,
+	}
+	if hasStructured(rev) {
+		w.Title = t.Title
+		w.OutputSchema = t.OutputSchema
+	} else {
+		a.Title = t.Title
+	}
+	if a != (annotationsWire{}) {
+		w.Annotations = &a
+	}
+	return w
+}
+
+// encodeCursor and decodeCursor make the opaque tools/list cursor: the name of
+// the last tool of the previous page.
+func encodeCursor(lastName string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(lastName))
+}
+
+func decodeCursor(cursor string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	return string(b), err == nil && len(b) > 0
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type callToolResult struct {
+	Content           []textContent   `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	stateless
+}
+
+type progressParams struct {
+	ProgressToken json.RawMessage `json:"progressToken"`
+	Progress      float64         `json:"progress"`
+	Total         *float64        `json:"total,omitempty"`
+	Message       string          `json:"message,omitempty"`
+}
