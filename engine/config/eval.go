@@ -7,6 +7,7 @@ package config
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
 
 	"github.com/vzn/vx/engine/vxerr"
 )
@@ -55,6 +58,8 @@ type Session struct {
 	opts    Options
 	vm      *goja.Runtime
 	console *console
+	// smaps holds each run bundle's source map, by bundle name.
+	smaps map[string]*sourcemap.Consumer
 	// inputs are the absolute paths of every file the bundles were built from.
 	inputs []string
 	pos    *positions
@@ -69,7 +74,8 @@ func NewSession(opts Options) *Session {
 	vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
 	c := newConsole(opts.Console)
 	c.install(vm)
-	return &Session{opts: opts, vm: vm, console: c, pos: newPositions()}
+	installBuiltins(vm)
+	return &Session{opts: opts, vm: vm, console: c, pos: newPositions(), smaps: map[string]*sourcemap.Consumer{}}
 }
 
 // Inputs returns the absolute paths of every file the session's bundles were built from,
@@ -154,11 +160,17 @@ func (s *Session) defaults(exports *goja.Object, files []string) ([]*Module, err
 // run executes a bundle and returns its exports object. A throw or a timeout becomes a
 // *vxerr.ConfigError at the TypeScript position it happened.
 func (s *Session) run(ctx context.Context, name, code string) (exports *goja.Object, err error) {
-	prog, err := goja.Parse(name, code)
+	// vx maps positions itself, once per bundle, rather than have goja resolve a URL per lookup.
+	prog, err := goja.Parse(name, code, parser.WithDisableSourceMaps)
 	if err != nil {
 		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("bundle does not parse: %v", err)}
 	}
-	s.pos.add(prog)
+	smap, err := inlineSourceMap(code)
+	if err != nil {
+		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("bundle source map: %v", err)}
+	}
+	s.smaps[name] = smap
+	s.pos.add(prog, smap)
 	compiled, err := goja.CompileAST(prog, false)
 	if err != nil {
 		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("bundle does not compile: %v", err)}
@@ -222,12 +234,16 @@ func (s *Session) jsError(err error) error {
 func (s *Session) locate(ce *vxerr.ConfigError, stack []goja.StackFrame) {
 	for _, fr := range stack {
 		p := fr.Position()
-		file, ok := s.pos.relFile(p.Filename)
-		if !ok || p.Line == 0 {
+		smap := s.smaps[p.Filename]
+		if smap == nil || p.Line == 0 {
 			continue
 		}
-		// Source-mapped columns are 0-based.
-		ce.File, ce.Line, ce.Col = file, p.Line, p.Column+1
+		src, _, line, col, ok := smap.Source(p.Line, p.Column-1)
+		file, isConfig := relFile(src)
+		if !ok || !isConfig {
+			continue
+		}
+		ce.File, ce.Line, ce.Col = file, line, col+1
 		return
 	}
 }
@@ -317,7 +333,9 @@ func (s *Session) bundle(ctx context.Context, phase string, entries []string, st
 		AbsWorkingDir:  s.opts.Root,
 		Outfile:        filepath.Join(s.opts.Root, "vx-config.js"),
 		Loader:         map[string]api.Loader{".json": api.LoaderJSON, ".ts": api.LoaderTS, ".mts": api.LoaderTS, ".cts": api.LoaderTS},
-		Plugins:        []api.Plugin{builtinPlugin()},
+		// vx's own modules stay imports, which the IIFE turns into require() calls that the
+		// runtime answers (see installBuiltins): cheaper than a resolver plugin per import.
+		External: []string{ModuleConfig, ModuleMCP},
 	}
 	if stdin != "" {
 		opts.Stdin = &api.StdinOptions{Contents: stdin, ResolveDir: s.opts.Root, Sourcefile: "vx-projects-entry.ts", Loader: api.LoaderTS}
@@ -341,6 +359,9 @@ func (s *Session) bundle(ctx context.Context, phase string, entries []string, st
 // buildError turns an esbuild message into a config error at its TypeScript position.
 func (s *Session) buildError(m api.Message) error {
 	ce := &vxerr.ConfigError{Msg: m.Text}
+	if mod, ok := unresolvedNodeBuiltin(m.Text); ok {
+		ce.Msg = fmt.Sprintf("cannot import %q: vx config runs without Node, so Node's built-in modules are not available", mod)
+	}
 	if m.Location != nil && m.Location.File != "" && !strings.HasPrefix(m.Location.File, "vx-projects-entry") {
 		ce.File = filepath.ToSlash(m.Location.File)
 		if filepath.IsAbs(m.Location.File) {
@@ -353,18 +374,18 @@ func (s *Session) buildError(m api.Message) error {
 	return ce
 }
 
-// builtinPlugin resolves vx's own modules and refuses Node's built-ins with a message that says why.
-func builtinPlugin() api.Plugin {
-	return api.Plugin{Name: "vx", Setup: func(b api.PluginBuild) {
-		b.OnResolve(api.OnResolveOptions{Filter: builtinFilter}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-			return api.OnResolveResult{Path: a.Path, Namespace: "vx"}, nil
-		})
-		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "vx"}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
-			src := builtinModules[a.Path]
-			return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS}, nil
-		})
-		b.OnResolve(api.OnResolveOptions{Filter: nodeBuiltinFilter}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
-			return api.OnResolveResult{}, fmt.Errorf("cannot import %q: vx config runs without Node, so Node's built-in modules are not available", a.Path)
-		})
-	}}
+
+// inlineSourceMap decodes the bundle's trailing inline source map.
+func inlineSourceMap(code string) (*sourcemap.Consumer, error) {
+	const marker = "//# sourceMappingURL=data:application/json;base64,"
+	i := strings.LastIndex(code, marker)
+	if i < 0 {
+		return nil, errors.New("the bundle has no inline source map")
+	}
+	b64 := strings.TrimSpace(code[i+len(marker):])
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	return sourcemap.Parse("", data)
 }

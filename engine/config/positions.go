@@ -7,6 +7,7 @@ import (
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
+	"github.com/go-sourcemap/sourcemap"
 )
 
 // positions records, for every object key written literally in a config, the TypeScript file and
@@ -26,14 +27,15 @@ var (
 )
 
 // add walks a parsed bundle and records the keys of its object literals.
-func (p *positions) add(prog *ast.Program) {
-	w := walker{p: p, f: prog.File}
+func (p *positions) add(prog *ast.Program, smap *sourcemap.Consumer) {
+	w := walker{p: p, f: prog.File, smap: smap}
 	w.walk(reflect.ValueOf(prog), "")
 }
 
 type walker struct {
-	p *positions
-	f *file.File
+	p    *positions
+	f    *file.File
+	smap *sourcemap.Consumer
 }
 
 // walk visits every node under v. Object literals extend prefix; anything else starts afresh,
@@ -105,8 +107,15 @@ func literalKey(e ast.Expression) (string, bool) {
 }
 
 func (w walker) record(keyPath string, idx file.Idx) {
+	if w.smap == nil {
+		return
+	}
 	pos := w.f.Position(int(idx) - w.f.Base())
-	name, ok := w.p.relFile(pos.Filename)
+	src, _, line, col, ok := w.smap.Source(pos.Line, pos.Column-1)
+	if !ok {
+		return
+	}
+	name, ok := relFile(src)
 	if !ok {
 		return
 	}
@@ -116,13 +125,13 @@ func (w walker) record(keyPath string, idx file.Idx) {
 		w.p.byFile[name] = m
 	}
 	if _, seen := m[keyPath]; !seen {
-		m[keyPath] = filePos{line: pos.Line, col: pos.Column + 1} // source-mapped columns are 0-based
+		m[keyPath] = filePos{line: line, col: col + 1} // source-mapped columns are 0-based
 	}
 }
 
 // relFile maps a source-map file name to a root-relative config file name; vx's built-in modules
 // and generated entries are not config files.
-func (p *positions) relFile(name string) (string, bool) {
+func relFile(name string) (string, bool) {
 	if name == "" || strings.Contains(name, ":") || strings.HasPrefix(name, "vx-") {
 		return "", false
 	}

@@ -74,8 +74,58 @@ type Task struct {
 	TimeoutSpec string        `json:"-"`
 	// Sandbox is nil when the task declares none.
 	Sandbox *Sandbox `json:"sandbox"`
-	// Origins maps a field name (command, dependsOn, inputs, ...) to where its value was set.
-	Origins map[string]Origin `json:"-"`
+	// Origins says where each field's value was set.
+	Origins Origins `json:"-"`
+}
+
+// TaskFields lists the fields a task declares, in the order answers show them.
+var TaskFields = []string{"command", "description", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox"}
+
+// Origins holds where each of a task's fields was set; a zero Origin is the built-in default.
+type Origins struct {
+	Command, Description, DependsOn, Inputs, Outputs, Env, Exec, Cache, Timeout, Sandbox Origin
+}
+
+// field returns the slot of a field name, nil for an unknown name.
+func (o *Origins) field(name string) *Origin {
+	switch name {
+	case "command":
+		return &o.Command
+	case "description":
+		return &o.Description
+	case "dependsOn":
+		return &o.DependsOn
+	case "inputs":
+		return &o.Inputs
+	case "outputs":
+		return &o.Outputs
+	case "env":
+		return &o.Env
+	case "exec":
+		return &o.Exec
+	case "cache":
+		return &o.Cache
+	case "timeout":
+		return &o.Timeout
+	case "sandbox":
+		return &o.Sandbox
+	}
+	return nil
+}
+
+// Get returns where the field was set.
+func (o *Origins) Get(name string) Origin {
+	if f := o.field(name); f != nil {
+		return *f
+	}
+	return Origin{}
+}
+
+// Set records where the field was set; unknown names are ignored.
+func (o *Origins) Set(name string, origin Origin) {
+	if f := o.field(name); f != nil {
+		*f = origin
+	}
 }
 
 // InputsDefault reports whether the task hashes every non-ignored file of its project.

@@ -146,12 +146,8 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 			td.ExecEnv[k] = m.String(v.Value)
 		}
 	}
-	for _, field := range []string{"command", "description", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox"} {
-		if o, ok := t.Origins[field]; ok {
-			td.Origins[field] = o.String()
-		} else {
-			td.Origins[field] = "default"
-		}
+	for _, field := range graph.TaskFields {
+		td.Origins[field] = t.Origins.Get(field).String()
 	}
 	return td
 }

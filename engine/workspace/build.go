@@ -109,16 +109,21 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		}
 	}
 	ws.Index()
-	if err := resolveDeps(ws); err != nil {
+	if err := resolveDeps(ws, len(ws.Plugins) > 0); err != nil {
 		return nil, err
 	}
 	if err := b.runStages(ctx, ws); err != nil {
 		return nil, err
 	}
+	if len(ws.Plugins) > 0 {
+		if err := resolveDeps(ws, false); err != nil {
+			return nil, err
+		}
+	}
 	if err := findCycle(ws); err != nil {
 		return nil, err
 	}
-	ws.Secrets = b.secrets(ws)
+	ws.Secrets = secretValues(sortedKeys(b.allSecretNames(ws)), b.getenv)
 	return ws, nil
 }
 
@@ -458,7 +463,6 @@ func depNames(pkg *packageJSON) []string {
 // projectTasks gives a project the templates it does not opt out of, with its overrides on top,
 // and the tasks only it declares.
 func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*taskSpec, overrides map[string]any) error {
-	wr := reader{sess: b.sess, file: ConfigFileName}
 	names := map[string]bool{}
 	for n := range templates {
 		names[n] = true
@@ -494,14 +498,12 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 				return r.errAt(join("tasks", name), "task %q has no command", name)
 			}
 		}
-		t := &graph.Task{ID: graph.TaskID(p.Name, name), Project: p.Name, Name: name, Cache: true,
-			Origins: map[string]graph.Origin{"cache": {}}}
+		t := &graph.Task{ID: graph.TaskID(p.Name, name), Project: p.Name, Name: name, Cache: true}
 		for _, spec := range []*taskSpec{tmpl, own} {
 			if spec != nil {
 				spec.applyTo(t)
 			}
 		}
-		_ = wr
 		p.Tasks[name] = t
 	}
 	return nil
@@ -510,7 +512,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 // applyTo sets on t every field this spec declared.
 func (s *taskSpec) applyTo(t *graph.Task) {
 	for field, o := range s.origins {
-		t.Origins[field] = o
+		t.Origins.Set(field, o)
 	}
 	if s.set["command"] {
 		t.Command = s.command
@@ -563,20 +565,16 @@ func (b *build) secretValues() []string {
 	return vals
 }
 
-// secrets reads the values of every secret the tasks declare, for masking.
-func (b *build) secrets(ws *graph.Workspace) []string {
-	seen := map[string]bool{}
-	var vals []string
+// allSecretNames lists every secret the tasks declare.
+func (b *build) allSecretNames(ws *graph.Workspace) map[string]bool {
+	names := map[string]bool{}
 	for _, id := range ws.TaskIDs() {
 		t, _ := ws.Task(id)
 		for _, name := range t.SecretNames() {
-			if v := b.getenv(name); v != "" && !seen[v] {
-				seen[v] = true
-				vals = append(vals, v)
-			}
+			names[name] = true
 		}
 	}
-	return vals
+	return names
 }
 
 var _ fs.FS = os.DirFS(".")

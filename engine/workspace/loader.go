@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"bufio"
 	"context"
+	"encoding/gob"
 	"errors"
 	"os"
 	"path/filepath"
@@ -26,31 +28,43 @@ type Loader struct {
 	last *loaded
 }
 
-// loaded is one resolved workspace and the stamps of everything it was built from.
+// loaded is one resolved workspace and the stamps of everything it was built from. It is kept in
+// memory by a Loader and on disk (resolved.gob under the state folder's config/), so that the next
+// process answers without evaluating anything when nothing changed.
 type loaded struct {
-	root   string
-	ws     *graph.Workspace
-	stamps map[string]stamp
+	Version string
+	Root    string
+	WS      *graph.Workspace
+	Stamps  map[string]stamp
+	// SecretNames are the secrets the tasks read: their values come from the environment of
+	// each process, never from the cache.
+	SecretNames []string
 }
 
-// stamp is what a stat says of a file or folder; a change of any part means it changed.
+// stamp is what a stat says of a file or folder; a change of any part means it changed. Racy is
+// set when the file changed so close to the moment it was stamped that a later change within the
+// same timestamp tick could go unseen: such a stamp never matches.
 type stamp struct {
-	exists bool
-	size   int64
-	mtime  time.Time
-	ino    uint64
-	ctime  int64
+	Exists bool
+	Size   int64
+	Mtime  int64
+	Ino    uint64
+	Ctime  int64
+	Racy   bool
 }
+
+// racyWindow is how close to the stamping a change must be for the stamp not to be trusted.
+const racyWindow = 2 * time.Second
 
 func stampOf(path string) stamp {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return stamp{}
 	}
-	s := stamp{exists: true, size: fi.Size(), mtime: fi.ModTime()}
+	s := stamp{Exists: true, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-		s.ctime = st.Ctim.Nano()
+		s.Ino = st.Ino
+		s.Ctime = st.Ctim.Nano()
 	}
 	return s
 }
@@ -70,10 +84,17 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.last != nil && l.last.root == root && l.last.unchanged() {
-		return l.last.ws, nil
+	if l.last != nil && l.last.Root == root && l.last.unchanged() {
+		return l.last.WS, nil
 	}
-	b := &build{root: root, cacheDir: CacheDir(root, l.opts.getenv), getenv: l.opts.getenv}
+	cacheDir := CacheDir(root, l.opts.getenv)
+	if c := readResolved(cacheDir, root, l.opts.Version); c != nil && c.unchanged() {
+		c.WS.Index()
+		c.WS.Secrets = secretValues(c.SecretNames, l.opts.getenv)
+		l.last = c
+		return c.WS, nil
+	}
+	b := &build{root: root, cacheDir: cacheDir, getenv: l.opts.getenv}
 	b.sess = config.NewSession(config.Options{
 		Root: root, CacheDir: b.cacheDir, Console: l.opts.Console, Version: l.opts.Version,
 	})
@@ -84,11 +105,15 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	watched := append(append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...), b.watched...)
 	sort.Strings(watched)
+	now := time.Now()
 	stamps := make(map[string]stamp, len(watched))
 	for _, p := range watched {
-		stamps[p] = stampOf(p)
+		st := stampOf(p)
+		st.Racy = st.Exists && now.Sub(time.Unix(0, st.Mtime)) < racyWindow
+		stamps[p] = st
 	}
-	l.last = &loaded{root: root, ws: ws, stamps: stamps}
+	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: sortedKeys(b.allSecretNames(ws))}
+	writeResolved(cacheDir, l.last)
 	return ws, nil
 }
 
@@ -112,10 +137,63 @@ func maskError(err error, m *mask.Masker) error {
 
 // unchanged reports whether every watched file and folder stats as it did.
 func (c *loaded) unchanged() bool {
-	for p, s := range c.stamps {
-		if stampOf(p) != s {
+	for p, s := range c.Stamps {
+		if s.Racy || stampOf(p) != s {
 			return false
 		}
 	}
 	return true
+}
+
+// resolvedFile is where a resolved workspace is kept between processes.
+func resolvedFile(cacheDir string) string { return filepath.Join(cacheDir, "config", "resolved.gob") }
+
+// readResolved reads the kept workspace; anything unreadable or of another version is a miss.
+func readResolved(cacheDir, root, version string) *loaded {
+	f, err := os.Open(resolvedFile(cacheDir))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var c loaded
+	if gob.NewDecoder(bufio.NewReader(f)).Decode(&c) != nil || c.Version != version || c.Root != root || c.WS == nil {
+		return nil
+	}
+	return &c
+}
+
+// writeResolved keeps the workspace for the next process, atomically, and only where the state
+// folder already exists: loading config never creates it.
+func writeResolved(cacheDir string, c *loaded) {
+	if fi, err := os.Stat(cacheDir); err != nil || !fi.IsDir() {
+		return
+	}
+	dir := filepath.Dir(resolvedFile(cacheDir))
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".resolved-*")
+	if err != nil {
+		return
+	}
+	w := bufio.NewWriter(tmp)
+	if gob.NewEncoder(w).Encode(c) != nil || w.Flush() != nil || tmp.Close() != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), resolvedFile(cacheDir)) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// secretValues reads the named secrets from the environment, for masking.
+func secretValues(names []string, getenv func(string) string) []string {
+	var vals []string
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	return vals
 }

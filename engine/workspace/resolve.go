@@ -14,15 +14,16 @@ import (
 // resolveDeps turns every task's declared dependsOn into task ids: `^build` is build in each
 // project this one depends on (where that project has it), `lint` is this project's lint, and
 // `lib#build` is that task exactly. A reference to a task or project that does not exist is a
-// config error at the line that declared it.
-func resolveDeps(ws *graph.Workspace) error {
+// config error at the line that declared it — unless lenient, as before the plugin stages, which
+// may add the missing task: then the reference is kept as an id for the stage to see.
+func resolveDeps(ws *graph.Workspace, lenient bool) error {
 	for _, id := range ws.TaskIDs() {
 		t, _ := ws.Task(id)
 		p, _ := ws.Project(t.Project)
 		deps := map[string]bool{}
 		for _, spec := range t.DependsOnSpec {
 			bad := func(format string, args ...any) error {
-				o := t.Origins["dependsOn"]
+				o := t.Origins.DependsOn
 				return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col, Msg: fmt.Sprintf("%s dependsOn %q: ", t.ID, spec) + fmt.Sprintf(format, args...)}
 			}
 			switch {
@@ -36,15 +37,15 @@ func resolveDeps(ws *graph.Workspace) error {
 			case strings.Contains(spec, "#"):
 				proj, name, _ := graph.SplitTaskID(spec)
 				dproj, ok := ws.Project(proj)
-				if !ok {
+				switch {
+				case !ok && !lenient:
 					return bad("no project is named %q", proj)
-				}
-				if dproj.Tasks[name] == nil {
+				case ok && dproj.Tasks[name] == nil && !lenient:
 					return bad("project %s has no task %q", proj, name)
 				}
 				deps[spec] = true
 			default:
-				if p.Tasks[spec] == nil {
+				if p.Tasks[spec] == nil && !lenient {
 					return bad("project %s has no task %q", p.Name, spec)
 				}
 				deps[graph.TaskID(p.Name, spec)] = true
@@ -84,7 +85,7 @@ func findCycle(ws *graph.Workspace) error {
 			case grey:
 				i := indexOf(stack, d)
 				cycle := append(append([]string{}, stack[i:]...), d)
-				o := t.Origins["dependsOn"]
+				o := t.Origins.DependsOn
 				return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col, Msg: "dependency cycle: " + strings.Join(cycle, " → ")}
 			case white:
 				if err := visit(d); err != nil {
@@ -141,7 +142,7 @@ func (b *build) runStages(ctx context.Context, ws *graph.Workspace) error {
 		if err := applyStage(ws, pl.Name, before, out); err != nil {
 			return err
 		}
-		if err := resolveDeps(ws); err != nil {
+		if err := resolveDeps(ws, true); err != nil {
 			return err
 		}
 	}
@@ -216,20 +217,18 @@ func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string
 			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q with no command", id)}
 		}
 		old, _ := ws.Task(id)
-		t := &graph.Task{ID: id, Project: proj, Name: name, Cache: true, Origins: map[string]graph.Origin{}}
+		t := &graph.Task{ID: id, Project: proj, Name: name, Cache: true}
 		if old != nil {
-			for k, o := range old.Origins {
-				t.Origins[k] = o
-			}
+			t.Origins = old.Origins
 		}
 		spec.applyTo(t)
 		prev := before[id]
 		newMap, _ := out[id].(map[string]any)
 		for field := range spec.set {
 			if prev == nil || !sameJSON(prev[field], newMap[field]) {
-				t.Origins[field] = graph.Origin{File: file}
+				t.Origins.Set(field, graph.Origin{File: file})
 			} else if old != nil {
-				t.Origins[field] = old.Origins[field]
+				t.Origins.Set(field, old.Origins.Get(field))
 			}
 		}
 		p.Tasks[name] = t
