@@ -374,7 +374,6 @@ func (s *Session) buildError(m api.Message) error {
 	return ce
 }
 
-
 // inlineSourceMap decodes the bundle's trailing inline source map.
 func inlineSourceMap(code string) (*sourcemap.Consumer, error) {
 	const marker = "//# sourceMappingURL=data:application/json;base64,"

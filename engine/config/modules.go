@@ -76,4 +76,3 @@ var nodeBuiltins = strings.Fields(`assert async_hooks buffer child_process clust
 diagnostics_channel dns domain events fs fs/promises http http2 https inspector module net os path path/posix
 path/win32 perf_hooks process punycode querystring readline repl sqlite stream stream/promises string_decoder sys
 test timers tls trace_events tty url util v8 vm wasi worker_threads zlib`)
-
