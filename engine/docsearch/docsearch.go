@@ -61,19 +61,20 @@ type Result struct {
 	Sections []Section `json:"sections"`
 }
 
-// posting says how one token occurs in one section.
-type posting struct {
-	section  int
-	heading  bool // in the section's own heading
-	ancestor bool // in the heading of a section that encloses it
-	count    int  // occurrences in the section's text
+// entry is one section with the lower-cased text a search scans. Lower-casing is ASCII-only so
+// that offsets in the lower-cased text are offsets in the original, where camelCase is seen.
+type entry struct {
+	title, lowerTitle         string
+	ancestors, lowerAncestors string // the enclosing headings, one per line
+	body, lowerBody           string
 }
 
-// Index is a searchable manual. It is immutable once built and safe for concurrent use.
+// Index is a searchable manual. It is immutable once built and safe for concurrent use. Building it
+// only splits the manual into sections; a query scans them, which over the whole manual takes tens
+// of microseconds — less than keeping an inverted index would cost to build for one CLI call.
 type Index struct {
 	sections []Section
-	vocab    []string // sorted tokens
-	postings map[string][]posting
+	entries  []entry
 }
 
 // manual is the embedded manual's index, built on first use.
@@ -99,187 +100,132 @@ func New(fsys fs.FS, dir string) (*Index, error) {
 		return nil, fmt.Errorf("index the manual: %w", err)
 	}
 	sort.Strings(names)
-	idx := &Index{postings: map[string][]posting{}}
+	idx := &Index{}
 	for _, name := range names {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("index the manual: %w", err)
 		}
-		for _, s := range splitSections(path.Join(dir, name), string(data)) {
-			idx.add(s)
+		for _, ps := range splitSections(path.Join(dir, name), string(data)) {
+			anc := strings.Join(ps.ancestors, "\n")
+			idx.sections = append(idx.sections, ps.Section)
+			idx.entries = append(idx.entries, entry{
+				title: ps.Title, lowerTitle: lowerASCII(ps.Title),
+				ancestors: anc, lowerAncestors: lowerASCII(anc),
+				body: ps.body, lowerBody: lowerASCII(ps.body),
+			})
 		}
 	}
-	idx.vocab = make([]string, 0, len(idx.postings))
-	for tok := range idx.postings {
-		idx.vocab = append(idx.vocab, tok)
-	}
-	sort.Strings(idx.vocab)
 	return idx, nil
 }
 
 // Sections returns every section of the index in manual order.
 func (idx *Index) Sections() []Section { return idx.sections }
 
-// add indexes one parsed section.
-func (idx *Index) add(ps parsedSection) {
-	id := len(idx.sections)
-	idx.sections = append(idx.sections, ps.Section)
-	seen := map[string]*posting{}
-	get := func(tok string) *posting {
-		p, ok := seen[tok]
-		if !ok {
-			p = &posting{section: id}
-			seen[tok] = p
-		}
-		return p
-	}
-	for _, tok := range tokens(ps.Title, true) {
-		get(tok).heading = true
-	}
-	for _, a := range ps.ancestors {
-		for _, tok := range tokens(a, true) {
-			get(tok).ancestor = true
-		}
-	}
-	for _, tok := range tokens(ps.body, true) {
-		get(tok).count++
-	}
-	for tok, p := range seen {
-		idx.postings[tok] = append(idx.postings[tok], *p)
-	}
-}
-
-// hit accumulates how one query word matched one section.
-type hit struct {
-	heading, ancestor, exact bool
-	count                    int
-}
-
 // Search returns the sections holding every word of query (case-insensitive; a word matches any word
-// of the manual it begins, so "cach" finds "cache"), best first: a word in a section's heading ranks
-// it above mentions in the text. No match is an empty list, not an error; a query with no words is a
-// usage error.
+// of the manual it begins, including a camelCase part, so "cach" finds "cache" and "tasks" finds
+// "runTasks"), best first: a word in a section's heading ranks it above mentions in the text. No
+// match is an empty list, not an error; a query with no words is a usage error.
 func (idx *Index) Search(query string, limit int) (*Result, error) {
-	words := dedupe(tokens(query, false))
+	words := dedupe(tokens(query))
 	if len(words) == 0 {
 		return nil, vxerr.Usagef("docs: the query %q has no words to look for", query)
 	}
 	limit = max(1, min(limit, MaxLimit))
 	res := &Result{Query: query, Limit: limit, Sections: []Section{}}
 
-	var scores map[int]float64
-	for i, w := range words {
-		hits := idx.match(w)
-		next := make(map[int]float64, len(hits))
-		for sec, h := range hits {
-			prev, ok := scores[sec]
-			if i > 0 && !ok {
-				continue // this section lacks an earlier word
+	type scored struct {
+		section int
+		score   float64
+	}
+	var found []scored
+	for i := range idx.entries {
+		e := &idx.entries[i]
+		total := 0.0
+		for _, w := range words {
+			inTitle, exactTitle := occurrences(e.title, e.lowerTitle, w)
+			inAnc, _ := occurrences(e.ancestors, e.lowerAncestors, w)
+			inBody, exactBody := occurrences(e.body, e.lowerBody, w)
+			if inTitle+inAnc+inBody == 0 {
+				total = -1
+				break
 			}
-			next[sec] = prev + h.score()
+			total += math.Log2(1 + float64(inBody))
+			if inTitle > 0 {
+				total += headingWeight
+			}
+			if inAnc > 0 {
+				total += ancestorWeight
+			}
+			if exactTitle || exactBody {
+				total += exactBonus
+			}
 		}
-		scores = next
-		if len(scores) == 0 {
-			return res, nil
+		if total >= 0 {
+			found = append(found, scored{i, total})
 		}
 	}
-	order := make([]int, 0, len(scores))
-	for sec := range scores {
-		order = append(order, sec)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if scores[a] != scores[b] {
-			return scores[a] > scores[b]
-		}
-		return a < b
-	})
-	res.Total = len(order)
-	for _, sec := range order[:min(limit, len(order))] {
-		res.Sections = append(res.Sections, idx.sections[sec])
+	sort.SliceStable(found, func(i, j int) bool { return found[i].score > found[j].score })
+	res.Total = len(found)
+	for _, f := range found[:min(limit, len(found))] {
+		res.Sections = append(res.Sections, idx.sections[f.section])
 	}
 	return res, nil
 }
 
-func (h *hit) score() float64 {
-	s := math.Log2(1 + float64(h.count))
-	if h.heading {
-		s += headingWeight
-	}
-	if h.ancestor {
-		s += ancestorWeight
-	}
-	if h.exact {
-		s += exactBonus
-	}
-	return s
-}
-
-// match collects, per section, the occurrences of every token that begins with word.
-func (idx *Index) match(word string) map[int]*hit {
-	hits := map[int]*hit{}
-	for i := sort.SearchStrings(idx.vocab, word); i < len(idx.vocab) && strings.HasPrefix(idx.vocab[i], word); i++ {
-		tok := idx.vocab[i]
-		for _, p := range idx.postings[tok] {
-			h, ok := hits[p.section]
-			if !ok {
-				h = &hit{}
-				hits[p.section] = h
-			}
-			h.heading = h.heading || p.heading
-			h.ancestor = h.ancestor || p.ancestor
-			h.exact = h.exact || tok == word
-			h.count += p.count
+// occurrences counts where word begins a word of text (lower is text lower-cased): at the start, after
+// a character that is not a letter or digit, or at a camelCase boundary. exact is true when one such
+// occurrence is the whole word.
+func occurrences(text, lower, word string) (count int, exact bool) {
+	for i := 0; i < len(lower); {
+		j := strings.Index(lower[i:], word)
+		if j < 0 {
+			break
 		}
-	}
-	return hits
-}
-
-// tokens splits s into lower-case runs of letters and digits. With parts, a camelCase word also
-// yields its parts ("runTasks" gives "runtasks", "run" and "tasks"), so a tool name is found by
-// either spelling.
-func tokens(s string, parts bool) []string {
-	var out []string
-	start := -1
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		word := s[start:end]
-		out = append(out, strings.ToLower(word))
-		if parts {
-			if ps := camelParts(word); len(ps) > 1 {
-				out = append(out, ps...)
+		pos := i + j
+		if boundary(text, lower, pos) {
+			count++
+			if end := pos + len(word); end == len(lower) || boundary(text, lower, end) {
+				exact = true
 			}
 		}
-		start = -1
+		i = pos + 1
 	}
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		flush(i)
-	}
-	flush(len(s))
-	return out
+	return count, exact
 }
 
-// camelParts splits a camelCase word at each lower-to-upper change, lower-cased.
-func camelParts(word string) []string {
-	var parts []string
-	last := 0
-	prevLower := false
-	for i, r := range word {
-		if unicode.IsUpper(r) && prevLower {
-			parts = append(parts, strings.ToLower(word[last:i]))
-			last = i
-		}
-		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+// boundary reports whether a word can begin at byte pos of text.
+func boundary(text, lower string, pos int) bool {
+	if pos == 0 {
+		return true
 	}
-	return append(parts, strings.ToLower(word[last:]))
+	if !isWordByte(lower[pos-1]) || !isWordByte(lower[pos]) {
+		return true
+	}
+	prev, cur := text[pos-1], text[pos]
+	return cur >= 'A' && cur <= 'Z' && (prev >= 'a' && prev <= 'z' || prev >= '0' && prev <= '9')
+}
+
+// isWordByte reports whether b belongs to a word: an ASCII letter or digit, or a byte of a non-ASCII
+// character (letters, mostly, in prose).
+func isWordByte(b byte) bool {
+	return b >= 0x80 || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+// lowerASCII lower-cases the ASCII letters of s, keeping every byte offset.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// tokens splits a query into lower-case runs of letters and digits.
+func tokens(s string) []string {
+	return strings.FieldsFunc(lowerASCII(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 func dedupe(words []string) []string {
@@ -411,7 +357,7 @@ func plainText(s string) string {
 			continue
 		case '_':
 			// Underscores inside words (snake_case) stay; emphasis underscores go.
-			if i > 0 && i+1 < len(s) && isWordByte(s[i-1]) && isWordByte(s[i+1]) {
+			if i > 0 && i+1 < len(s) && isIdentByte(s[i-1]) && isIdentByte(s[i+1]) {
 				b.WriteByte(c)
 			}
 			continue
@@ -429,7 +375,7 @@ func plainText(s string) string {
 	return strings.TrimSpace(b.String())
 }
 
-func isWordByte(c byte) bool {
+func isIdentByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 

@@ -1,6 +1,7 @@
 package docsearch
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -133,6 +134,35 @@ func BenchmarkIndexManual(b *testing.B) {
 	for b.Loop() {
 		if _, err := New(docs.FS, docs.Dir); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestManualLinks checks that every link between pages of the manual names a page and heading that
+// exist.
+func TestManualLinks(t *testing.T) {
+	idx, err := Manual()
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	pages := map[string]bool{}
+	for _, s := range idx.Sections() {
+		anchors[s.URL] = true
+		pages[s.File] = true
+	}
+	link := regexp.MustCompile(`\]\(([a-z0-9-]*\.md)?(#[a-z0-9_-]+)?\)`)
+	for _, s := range idx.Sections() {
+		for _, m := range link.FindAllStringSubmatch(s.Text, -1) {
+			file := s.File
+			if m[1] != "" {
+				file = "docs/" + m[1]
+			}
+			if !pages[file] {
+				t.Errorf("%s links to a missing page %s", s.URL, m[0])
+			} else if m[2] != "" && !anchors[file+m[2]] {
+				t.Errorf("%s links to a missing heading %s", s.URL, m[0])
+			}
 		}
 	}
 }
