@@ -288,8 +288,9 @@ var errIsDir = errors.New("a folder, not a file")
 
 // racy reports whether the file may have changed within the timestamp tick it was hashed in.
 func racy(f store.FileStat) bool {
-	limit := f.RecordedNs - racyWindow.Nanoseconds()
-	return f.MtimeNs >= limit || f.CtimeNs >= limit
+	// A write moves mtime and ctime to the same coarse clock; ctime must also be unchanged for the
+	// row to be trusted at all, so the mtime alone decides raciness.
+	return f.MtimeNs >= f.RecordedNs-racyWindow.Nanoseconds()
 }
 
 func statOf(fi fs.FileInfo) store.FileStat {

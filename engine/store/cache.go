@@ -318,7 +318,7 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 		return c, fmt.Errorf("count cache entries: %w", err)
 	}
 	sinceMs := ms(since)
-	eq := `SELECT count(DISTINCT run_id), coalesce(sum(status = 'hit'), 0), coalesce(sum(status IN ('hit', 'miss')), 0)
+	eq := `SELECT count(DISTINCT run_id), coalesce(sum(status = 'hit'), 0), coalesce(sum(status IN ('hit', 'miss', 'failed', 'timedOut')), 0)
 		FROM executions WHERE started_ms >= ?`
 	eargs := []any{sinceMs}
 	if project != "" {

@@ -1,0 +1,80 @@
+package prune
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	put := func(task, content string, lastUsed time.Time) store.Entry {
+		out, _ := st.CAS().Put([]byte("outputs of " + content))
+		log, _ := st.CAS().Put([]byte("log of " + content))
+		e := store.Entry{Hash: "h-" + content, TaskID: task, Project: "p", OutputsBlob: out, LogBlob: log,
+			Size: int64(len("outputs of "+content) + len("log of "+content)), Created: lastUsed, LastUsed: lastUsed}
+		if err := st.PutEntry(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	old := put("p#a", "old", now.Add(-48*time.Hour))
+	fresh := put("p#b", "fresh", now)
+	orphan, _ := st.CAS().Put([]byte("nobody"))
+
+	res, err := Prune(ctx, st, Options{OlderThan: 24 * time.Hour, DryRun: true, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Evicted) != 1 || res.Evicted[0].TaskID != "p#a" || res.Orphans != 1 || res.OrphanBytes != 6 ||
+		res.BytesFreed != old.Size+6 {
+		t.Fatalf("dry run: %+v", res)
+	}
+	if !st.CAS().Has(orphan) || !st.CAS().Has(old.OutputsBlob) {
+		t.Fatal("a dry run removed something")
+	}
+	res, err = Prune(ctx, st, Options{OlderThan: 24 * time.Hour, Now: func() time.Time { return now }})
+	if err != nil || len(res.Evicted) != 1 {
+		t.Fatalf("prune: %+v %v", res, err)
+	}
+	if st.CAS().Has(orphan) || st.CAS().Has(old.OutputsBlob) || st.CAS().Has(old.LogBlob) || !st.CAS().Has(fresh.LogBlob) {
+		t.Fatal("wrong blobs removed")
+	}
+	res, err = Prune(ctx, st, Options{MaxSize: 1})
+	if err != nil || len(res.Evicted) != 1 || res.Evicted[0].TaskID != "p#b" {
+		t.Fatalf("max size: %+v %v", res, err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]time.Duration{"12h": 12 * time.Hour, "7d": 7 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := ParseAge(in); err != nil || got != want {
+			t.Errorf("ParseAge(%q) = %v, %v", in, got, err)
+		}
+	}
+	for in, want := range map[string]int64{"500MB": 500 << 20, "2G": 2 << 30, "1.5GiB": 3 << 29, "1024": 1024, "0B": 0, "10k": 10 << 10} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "soon", "-1d"} {
+		if _, err := ParseAge(bad); err == nil {
+			t.Errorf("ParseAge(%q) accepted", bad)
+		}
+	}
+	if _, err := ParseSize("lots"); err == nil {
+		t.Error("ParseSize(lots) accepted")
+	}
+}
