@@ -170,4 +170,3 @@ func BenchmarkStatCache(b *testing.B) {
 		}
 	})
 }
-
