@@ -79,7 +79,6 @@ func TestTurboPlan(t *testing.T) {
 		"projects: ['apps/*', 'packages/*'],",
 		"command: 'pnpm run build',",
 		"dependsOn: ['^build'],",
-		"inputs: ['**', '.env*'],",
 		"outputs: ['.next/**', '!.next/cache/**'],",
 		"'check-types': { command: 'pnpm run check-types', dependsOn: ['^check-types'] },",
 	} {
@@ -89,6 +88,12 @@ func TestTurboPlan(t *testing.T) {
 	}
 	if strings.Contains(ws.Text, "dev") {
 		t.Errorf("the persistent dev task was translated:\n%s", ws.Text)
+	}
+	if strings.Contains(ws.Text, "inputs") {
+		t.Errorf("$TURBO_DEFAULT$ was not translated to vx's default inputs:\n%s", ws.Text)
+	}
+	if !slices.ContainsFunc(p.Todos, func(td Todo) bool { return td.File == "turbo.json" && td.Key == "tasks.build.inputs" }) {
+		t.Errorf("no todo for the .env* input beside $TURBO_DEFAULT$: %+v", p.Todos)
 	}
 	if !slices.ContainsFunc(p.Todos, func(td Todo) bool { return td.File == "turbo.json" && td.Key == "tasks.dev.persistent" }) {
 		t.Errorf("no todo for the persistent dev task: %+v", p.Todos)

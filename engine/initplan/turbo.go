@@ -235,28 +235,18 @@ func (b *builder) turboSpec(file, at, name string, def turboTask, globalEnv []st
 	}
 	if def.Inputs != nil && len(*def.Inputs) > 0 {
 		inputs := *def.Inputs
-		var out []string
-		defaultOnly := true
+		withDefault := slices.Contains(inputs, "$TURBO_DEFAULT$")
 		for _, in := range inputs {
 			switch {
 			case in == "$TURBO_DEFAULT$":
-				out = append(out, "**")
 			case strings.Contains(in, "$TURBO_ROOT$"):
 				b.todo(file, at+".inputs", "%q is outside the project: vx inputs are globs inside the project folder", in)
-				defaultOnly = false
+			case withDefault:
+				// vx's default cannot be extended, and '**' would take in outputs and node_modules.
+				b.todo(file, at+".inputs", "%q beside $TURBO_DEFAULT$ was left out: vx's default inputs (every file git does not ignore) cannot be extended — to key on it, list the task's inputs in full", in)
 			default:
-				out = append(out, in)
-				defaultOnly = false
+				t.Inputs = append(t.Inputs, in)
 			}
-		}
-		switch {
-		case defaultOnly:
-			// $TURBO_DEFAULT$ alone is vx's default: every file git does not ignore.
-		case slices.Contains(out, "**"):
-			t.Inputs = out
-			b.note("%s %s: $TURBO_DEFAULT$ beside other globs became '**' (every file of the project): check that it takes in no generated file", file, at+".inputs")
-		default:
-			t.Inputs = out
 		}
 	}
 	if def.Outputs != nil && len(*def.Outputs) > 0 {
