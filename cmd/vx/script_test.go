@@ -1,16 +1,36 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"vx": func() { os.Exit(main1()) }})
+	// Go tests start the real vx as this test binary with VX_TEST_MAIN=1 (see vxCommand).
+	if os.Getenv("VX_TEST_MAIN") == "1" {
+		os.Exit(main1())
+	}
+	testscript.Main(leakChecked{m}, map[string]func(){"vx": func() { os.Exit(main1()) }})
+}
+
+// leakChecked runs the tests, then fails the package if any goroutine outlived them.
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // TestScripts runs every testdata/script/*.txtar as a script against the real vx binary.

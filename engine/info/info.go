@@ -18,6 +18,7 @@ import (
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
 )
 
 // Document is the answer of `vx info --format json`.
@@ -315,4 +316,26 @@ func Sandbox(_ context.Context, ws *graph.Workspace) (any, error) {
 		}
 	}
 	return r, nil
+}
+
+// Answer answers `vx info` for the workspace a loader finds: the one function the CLI verb and
+// the getWorkspaceInfo tool share. A config that does not load is reported, not refused.
+func Answer(ctx context.Context, loader *workspace.Loader, version string, concurrency int, getenv func(string) string) (*Document, error) {
+	root, err := loader.Root()
+	if err != nil {
+		return nil, err
+	}
+	ws, loadErr := loader.Load(ctx)
+	return Info(ctx, Options{
+		Version: version, Root: root, ConfigFile: workspace.ConfigFileName,
+		Workspace: ws, LoadErr: loadErr, Concurrency: concurrency, Getenv: getenv,
+		Sections: sections(),
+	})
+}
+
+// sections are the parts of the answer that other packages fill in.
+func sections() map[string]func(context.Context, *graph.Workspace) (any, error) {
+	return map[string]func(context.Context, *graph.Workspace) (any, error){
+		"sandbox": Sandbox,
+	}
 }

@@ -39,6 +39,8 @@ type loaded struct {
 	// SecretNames are the secrets the tasks read: their values come from the environment of
 	// each process, never from the cache.
 	SecretNames []string
+	// broken marks a kept workspace whose config has since failed to load: it serves only masking.
+	broken bool
 }
 
 // stamp is what a stat says of a file or folder; a change of any part means it changed. Racy is
@@ -100,7 +102,11 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	})
 	ws, err := b.load(ctx)
 	if err != nil {
-		l.last = nil
+		// The last good workspace stays for Masker; the next Load evaluates again.
+		if l.last != nil {
+			l.last.Stamps = nil
+			l.last.broken = true
+		}
 		return nil, maskError(err, mask.New(b.secretValues()...))
 	}
 	watched := append(append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...), b.watched...)
@@ -137,6 +143,9 @@ func maskError(err error, m *mask.Masker) error {
 
 // unchanged reports whether every watched file and folder stats as it did.
 func (c *loaded) unchanged() bool {
+	if c.broken {
+		return false
+	}
 	for p, s := range c.Stamps {
 		if s.Racy || stampOf(p) != s {
 			return false
@@ -196,4 +205,15 @@ func secretValues(names []string, getenv func(string) string) []string {
 		}
 	}
 	return vals
+}
+
+// Masker masks the secret values of the last workspace this loader resolved (or, when the last
+// load failed, of the last one that succeeded), for texts that leave vx.
+func (l *Loader) Masker() *mask.Masker {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		return mask.New()
+	}
+	return mask.New(l.last.WS.Secrets...)
 }

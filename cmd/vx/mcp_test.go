@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// vxCommand returns the real vx (this test binary in vx mode) with args, run in dir.
+func vxCommand(t testing.TB, dir string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1")
+	return cmd
+}
+
+// cleanEnv is the test's environment without VX_ variables that would change answers.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "VX_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// syncBuffer collects a child's stderr while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// mcpSession starts `vx mcp` in dir and connects the official Go SDK client to it.
+func mcpSession(t *testing.T, dir string, env ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := vxCommand(t, dir, "mcp")
+	cmd.Env = append(cmd.Env, env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "vx-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to vx mcp: %v\nstderr:\n%s", err, stderr)
+	}
+	t.Cleanup(func() {
+		if err := cs.Close(); err != nil && !strings.Contains(err.Error(), "signal") {
+			t.Logf("close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("vx mcp stderr:\n%s", stderr)
+		}
+	})
+	return cs
+}
+
+// call calls a tool and returns its result: the structured content as JSON and the text.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (structured json.RawMessage, text string, isError bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%v): %v", name, args, err)
+	}
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if res.StructuredContent != nil {
+		structured, err = json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return structured, text, res.IsError
+}
+
+// cliJSON runs `vx args… --format json` in dir and returns its stdout, compacted.
+func cliJSON(t *testing.T, dir string, args ...string) json.RawMessage {
+	t.Helper()
+	cmd := vxCommand(t, dir, append(args, "--format", "json")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("vx %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+	}
+	return compact(t, out)
+}
+
+func compact(t *testing.T, data []byte) json.RawMessage {
+	t.Helper()
+	// Decode and encode again, so the key order and spacing of both sides are the same.
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// writeWorkspace lays out files under a new temp folder.
+func writeWorkspace(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// sampleWorkspace is a small workspace with the mcp plugin, a secret and two projects.
+var sampleWorkspace = map[string]string{
+	"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+import { mcp } from '@vzn/vx-mcp'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  plugins: [mcp()],
+  tasks: {
+    build: { command: 'mkdir -p dist && echo built > dist/out.txt', dependsOn: ['^build'], outputs: ['dist/**'] },
+    test: { command: 'echo tested', dependsOn: ['build'] },
+    deploy: { command: 'echo deploying', cache: false, exec: { env: { TOKEN: { secret: 'DEPLOY_TOKEN' } } } },
+  },
+})
+`,
+	"packages/lib/package.json": `{"name": "lib"}`,
+	"packages/app/package.json": `{"name": "app", "dependencies": {"lib": "*"}}`,
+	"packages/app/vx.project.ts": "export default { tags: ['web'] }\n",
+}
+
+func TestMCPConfigTools(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, sampleWorkspace)
+	cs := mcpSession(t, dir, "DEPLOY_TOKEN=tok-9f8e7d")
+
+	// listTasks: every project and task; narrowed by project and by filter.
+	got, _, isErr := call(t, cs, "listTasks", map[string]any{})
+	if isErr || !strings.Contains(string(got), `"id":"app#build"`) || !strings.Contains(string(got), `"totalProjects":2`) {
+		t.Errorf("listTasks = %s", got)
+	}
+	got, _, _ = call(t, cs, "listTasks", map[string]any{"project": "lib"})
+	if strings.Contains(string(got), "app#") || !strings.Contains(string(got), "lib#build") {
+		t.Errorf("listTasks(project lib) = %s", got)
+	}
+	got, _, _ = call(t, cs, "listTasks", map[string]any{"filter": "app..."})
+	if !strings.Contains(string(got), "lib#build") || !strings.Contains(string(got), "app#build") {
+		t.Errorf("listTasks(filter app...) = %s", got)
+	}
+
+	// getConfig and getWorkspaceInfo answer what the CLI answers.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		cli  []string
+	}{
+		{"getConfig", map[string]any{}, []string{"show"}},
+		{"getConfig", map[string]any{"target": "app#deploy"}, []string{"show", "app#deploy"}},
+		{"getConfig", map[string]any{"target": "build", "filter": []string{"lib"}}, []string{"show", "build", "--filter", "lib"}},
+		{"getWorkspaceInfo", map[string]any{}, []string{"info"}},
+	} {
+		got, _, isErr := call(t, cs, tc.tool, tc.args)
+		want := cliJSON(t, dir, tc.cli...)
+		if isErr || string(compact(t, got)) != string(want) {
+			t.Errorf("%s(%v) = %s\nvx %s --format json = %s", tc.tool, tc.args, got, strings.Join(tc.cli, " "), want)
+		}
+	}
+
+	// Secrets never leave: not in any answer.
+	for _, tool := range []string{"listTasks", "getConfig", "getWorkspaceInfo"} {
+		_, text, _ := call(t, cs, tool, map[string]any{})
+		if strings.Contains(text, "tok-9f8e7d") {
+			t.Errorf("%s leaks the secret: %s", tool, text)
+		}
+	}
+
+	// Refusals: one line naming what was wrong.
+	for _, tc := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"listTasks", map[string]any{"projetc": "lib"}, `unknown argument "projetc"`},
+		{"listTasks", map[string]any{"filter": ""}, `argument "filter" must be a non-empty string`},
+		{"listTasks", map[string]any{"filter": []string{"lib"}}, `argument "filter" must be a non-empty string`},
+		{"listTasks", map[string]any{"project": "nope"}, `unknown target "nope"`},
+		{"listTasks", map[string]any{"cursor": "zzz"}, `argument "cursor" is not a cursor this tool gave`},
+		{"getConfig", map[string]any{"tsk": "x"}, `unknown argument "tsk"`},
+		{"getConfig", map[string]any{"target": "#build"}, `task id "#build" is missing a half`},
+		{"getConfig", map[string]any{"target": "app#"}, `task id "app#" is missing a half`},
+		{"getConfig", map[string]any{"target": 7}, `argument "target" must be a non-empty string`},
+		{"getConfig", map[string]any{"filter": []string{}}, `argument "filter" must be a non-empty string or a list of them`},
+		{"getWorkspaceInfo", map[string]any{"verbose": true}, `unknown argument "verbose"`},
+	} {
+		_, text, isErr := call(t, cs, tc.tool, tc.args)
+		if !isErr || !strings.Contains(text, tc.want) || strings.Contains(text, "\n") {
+			t.Errorf("%s(%v) = %q (isError %v), want one line containing %q", tc.tool, tc.args, text, isErr, tc.want)
+		}
+	}
+}
+
+func TestMCPConfigToolsOnEmptyWorkspace(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": "import { mcp } from '@vzn/vx-mcp'\nexport default { plugins: [mcp()] }\n",
+	})
+	cs := mcpSession(t, dir)
+	got, _, isErr := call(t, cs, "listTasks", map[string]any{})
+	if isErr || string(got) != `{"projects":[],"totalProjects":0}` {
+		t.Errorf("listTasks = %s", got)
+	}
+	got, _, isErr = call(t, cs, "getConfig", map[string]any{})
+	if isErr || !strings.Contains(string(got), `"projects":[]`) {
+		t.Errorf("getConfig = %s", got)
+	}
+	got, _, isErr = call(t, cs, "getWorkspaceInfo", map[string]any{})
+	if isErr || !strings.Contains(string(got), `"projects":0`) {
+		t.Errorf("getWorkspaceInfo = %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".vx")); !os.IsNotExist(err) {
+		t.Errorf("read-only tools created .vx: %v", err)
+	}
+}
+
+// A config edited while the server runs is seen on the next call; a broken one fails that call
+// with the config's own error and the server goes on.
+func TestMCPConfigHotReload(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": "import { mcp } from '@vzn/vx-mcp'\nimport { cmd } from './cmd'\nexport default { projects: ['a'], plugins: [mcp()], tasks: { build: { command: cmd } } }\n",
+		"cmd.ts":          "export const cmd = 'make one'\n",
+		"a/.keep":         "",
+	})
+	cs := mcpSession(t, dir)
+	expect := func(want string) {
+		t.Helper()
+		_, text, _ := call(t, cs, "listTasks", map[string]any{})
+		if !strings.Contains(text, want) {
+			t.Errorf("listTasks = %s, want it to contain %s", text, want)
+		}
+	}
+	expect(`"command":"make one"`)
+	if err := os.WriteFile(filepath.Join(dir, "cmd.ts"), []byte("export const cmd = 'make two'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(`"command":"make two"`)
+	if err := os.WriteFile(filepath.Join(dir, "cmd.ts"), []byte("export const cmd = oops(\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, text, isErr := call(t, cs, "listTasks", map[string]any{})
+	if !isErr || !strings.HasPrefix(text, "cmd.ts:2:1: ") {
+		t.Errorf("broken config: %q (isError %v)", text, isErr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cmd.ts"), []byte("export const cmd = 'make three'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(`"command":"make three"`)
+}

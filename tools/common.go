@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// readOnly are the annotations of every tool that runs nothing and writes nothing.
+var readOnly = Annotations{ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(false)}
+
+// FilterList is a filter argument: one non-empty string, or (where a tool takes several) a
+// non-empty list of them, each one --filter value.
+type FilterList []string
+
+// UnmarshalJSON accepts a non-empty string or a list of non-empty strings.
+func (f *FilterList) UnmarshalJSON(data []byte) error {
+	var one string
+	if json.Unmarshal(data, &one) == nil {
+		if strings.TrimSpace(one) == "" {
+			return errors.New("must be a non-empty string or a list of them")
+		}
+		*f = FilterList{one}
+		return nil
+	}
+	var many []json.RawMessage
+	if json.Unmarshal(data, &many) != nil || len(many) == 0 {
+		return errors.New("must be a non-empty string or a list of them")
+	}
+	for _, raw := range many {
+		if json.Unmarshal(raw, &one) != nil || strings.TrimSpace(one) == "" {
+			return errors.New("must be a non-empty string or a list of them")
+		}
+		*f = append(*f, one)
+	}
+	return nil
+}
+
+// Filter is a single filter argument: a non-empty string.
+type Filter string
+
+// UnmarshalJSON accepts only a non-empty string.
+func (f *Filter) UnmarshalJSON(data []byte) error {
+	var s string
+	if json.Unmarshal(data, &s) != nil || strings.TrimSpace(s) == "" {
+		return errors.New("must be a non-empty string")
+	}
+	*f = Filter(s)
+	return nil
+}
+
+// Affected is the affected argument: true (compare with the default branch), false (no
+// narrowing), or a git ref.
+type Affected struct {
+	On  bool
+	Ref string
+}
+
+// UnmarshalJSON accepts true, false or a non-empty git ref.
+func (a *Affected) UnmarshalJSON(data []byte) error {
+	var b bool
+	if json.Unmarshal(data, &b) == nil {
+		*a = Affected{On: b}
+		return nil
+	}
+	var ref string
+	if json.Unmarshal(data, &ref) != nil || strings.TrimSpace(ref) == "" {
+		return errors.New("must be true, false or a git ref")
+	}
+	*a = Affected{On: true, Ref: ref}
+	return nil
+}
+
+// selectOptions turns the selection arguments into engine options.
+func selectOptions(filters []string, affected *Affected) workspace.SelectOptions {
+	opts := workspace.SelectOptions{Filters: filters}
+	if affected != nil && affected.On {
+		opts.Affected, opts.AffectedRef = true, affected.Ref
+	}
+	return opts
+}
+
+// checkTaskID refuses a task id missing a half.
+func checkTaskID(key, id string) error {
+	if _, _, ok := graph.SplitTaskID(id); !ok {
+		return Refusef("argument %q must be a task id project#task, not %q (a half is missing)", key, id)
+	}
+	return nil
+}
+
+// checkTaskName refuses a project#task where a task name is asked.
+func checkTaskName(key, name string) error {
+	if strings.Contains(name, "#") {
+		return Refusef("argument %q must be a task name, not the task id %q (use the project argument for the project)", key, name)
+	}
+	return nil
+}
+
+// schema builds a JSON Schema object from properties (name → schema) and required names.
+func schema(props map[string]any, required ...string) json.RawMessage {
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// Schema fragments shared by the tools.
+var (
+	filterSchema = map[string]any{"type": "string", "minLength": 1,
+		"description": "Narrow to projects, as vx --filter: a project name, a glob of names, tag:NAME, NAME... (it and its dependencies) or ...NAME (it and its dependents)."}
+	filterListSchema = map[string]any{
+		"description": "--filter values: one, or a list of them (they add up). Each is a project name, a glob of names, tag:NAME, NAME... or ...NAME.",
+		"oneOf": []any{
+			map[string]any{"type": "string", "minLength": 1},
+			map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},
+		}}
+	affectedSchema = map[string]any{
+		"description": "Narrow to projects with files changed since the merge-base with the default branch (true) or with this git ref, plus uncommitted and untracked files, and their dependents.",
+		"oneOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
+	objectSchema = map[string]any{"type": "object"}
+)
+
+// outputSchema is a permissive object schema naming the answer's top-level fields.
+func outputSchema(required ...string) json.RawMessage {
+	s := map[string]any{"type": "object"}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	data, _ := json.Marshal(s)
+	return data
+}

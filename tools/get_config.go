@@ -1,0 +1,43 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/vzn/vx/engine/show"
+)
+
+type getConfigArgs struct {
+	Target   string     `json:"target" args:"nonempty"`
+	Filter   FilterList `json:"filter"`
+	Affected *Affected  `json:"affected"`
+}
+
+// getConfig answers as `vx show <target> --format json`.
+func (e *Env) getConfig() Tool {
+	return Tool{
+		Name:  "getConfig",
+		Title: "Resolved config of a project or task",
+		Description: "What does this task declare? Answers the resolved config — command, dependsOn (as task ids), inputs, " +
+			"outputs, env, exec.env (secrets read ***), cache, timeout, sandbox — and where each value was set (file:line), " +
+			"for a project, a project#task, or a task name across projects; no target answers the whole workspace. " +
+			"The same document as `vx show <target> --format json`.",
+		InputSchema: schema(map[string]any{
+			"target":   map[string]any{"type": "string", "minLength": 1, "description": "A project name, a project#task id, or a task name; leave out for the whole workspace."},
+			"filter":   filterListSchema,
+			"affected": affectedSchema,
+		}),
+		OutputSchema: outputSchema("root", "target", "projects"),
+		Annotations:  readOnly,
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args getConfigArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			ws, err := e.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return show.Show(ctx, ws, show.Options{Target: args.Target, Select: selectOptions(args.Filter, args.Affected)})
+		},
+	}
+}
