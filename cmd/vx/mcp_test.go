@@ -160,8 +160,8 @@ export default defineWorkspace({
   },
 })
 `,
-	"packages/lib/package.json": `{"name": "lib"}`,
-	"packages/app/package.json": `{"name": "app", "dependencies": {"lib": "*"}}`,
+	"packages/lib/package.json":  `{"name": "lib"}`,
+	"packages/app/package.json":  `{"name": "app", "dependencies": {"lib": "*"}}`,
 	"packages/app/vx.project.ts": "export default { tags: ['web'] }\n",
 }
 
