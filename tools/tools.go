@@ -45,7 +45,35 @@ func (e *Env) load(ctx context.Context) (*graph.Workspace, error) {
 func All(env *Env) *Registry {
 	return NewRegistry(
 		env.listTasks(),
+		env.getCacheStats(),
+		env.getRunHistory(),
+		env.explainCacheKey(),
+		env.whyDidThisRerun(),
+		env.pruneCache(),
+		env.planInit(),
+		env.searchDocs(),
+		env.checkLock(),
 		env.getConfig(),
+		env.getTaskLog(),
+		env.getFailures(),
+		env.runTasks(),
+		env.planTasks(),
 		env.getWorkspaceInfo(),
-	)
+	).WithLister(env.lister)
+}
+
+// lister hides runTasks where the workspace's mcp({ run: false }) says nothing may run. A config
+// that does not load hides nothing: each tool then answers the config's error.
+func (e *Env) lister(ctx context.Context, all []Tool) []Tool {
+	ws, err := e.Loader.Load(ctx)
+	if err != nil || ws.MCP == nil || ws.MCP.CanRun() {
+		return all
+	}
+	out := make([]Tool, 0, len(all))
+	for _, t := range all {
+		if t.Name != "runTasks" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
