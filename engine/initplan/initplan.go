@@ -125,6 +125,11 @@ func Init(opts Options) (*Plan, error) {
 			mode = ModeScripts
 		}
 	}
+	for m, file := range map[string]string{ModeTurbo: "turbo.json", ModeNx: "nx.json"} {
+		if mode == m && !exists(filepath.Join(root, file)) {
+			return nil, vxerr.Usagef("--mode %s: no %s in %s", m, file, root)
+		}
+	}
 	b := newBuilder(r, mode)
 	switch mode {
 	case ModeTurbo:

@@ -171,6 +171,37 @@ func TestBadMode(t *testing.T) {
 	}
 }
 
+func TestModeNeedsItsConfig(t *testing.T) {
+	dir := fixture(t, "plain-scripts")
+	for _, mode := range []string{ModeTurbo, ModeNx} {
+		if _, err := Init(Options{Dir: dir, Mode: mode, Dry: true}); err == nil || !strings.Contains(err.Error(), "--mode "+mode+": no ") {
+			t.Errorf("%s: err = %v", mode, err)
+		}
+	}
+	// A turbo.json task no package has a script for is noted, not planned.
+	tdir := fixture(t, "turbo-starter")
+	if err := os.WriteFile(filepath.Join(tdir, "turbo.json"), []byte(`{"tasks": {"e2e": {}, "lint": {}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Init(Options{Dir: tdir, Mode: ModeTurbo, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Notes, "turbo.json tasks.e2e: no package has the script e2e, so no project has the task") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+}
+
+func TestEmptyFolder(t *testing.T) {
+	p, err := Init(Options{Dir: t.TempDir(), Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Mode != ModeScripts || len(p.Projects) != 0 || len(p.Files) != 1 {
+		t.Fatalf("plan: %+v", p)
+	}
+}
+
 func TestPnpmWorkspaceGlobs(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"packages:\n  - 'apps/*'\n  - \"packages/*\" # ui\n  - '!**/test/**'\n", "apps/*|packages/*|!**/test/**"},
@@ -212,5 +243,63 @@ func TestPackageJSONWorkspacesForms(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0] != "a/*" {
 			t.Errorf("%s: %v %v", raw, got, err)
 		}
+	}
+}
+
+// writeFiles lays out files (path -> content) under a temp folder.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, text := range files {
+		abs := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestNxPackageBased covers a package-based Nx repository: package.json scripts are targets, the
+// package.json nx block configures them, includedScripts limits them, targetDefaults apply.
+func TestNxPackageBased(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json": `{"name": "root", "workspaces": ["packages/*"]}`,
+		"bun.lock":     "",
+		"nx.json":      `{"targetDefaults": {"build": {"dependsOn": ["^build"], "cache": true}, "test": {"cache": true}}}`,
+		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc", "test": "vitest", "lint": "eslint ."},
+			"nx": {"includedScripts": ["build", "test"], "tags": ["x"], "targets": {"build": {"outputs": ["{projectRoot}/lib"]}}}}`,
+		"packages/b/package.json": `{"name": "b", "dependencies": {"a": "*"}, "scripts": {"build": "tsc", "test": "vitest"},
+			"nx": {"targets": {"test": {"dependsOn": [{"target": "build", "projects": "self"}]}}}}`,
+	})
+	p, err := Init(Options{Dir: dir, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Mode != ModeNx || p.PackageManager != "bun" {
+		t.Fatalf("mode %s pm %s", p.Mode, p.PackageManager)
+	}
+	ws := p.Files[0].Text
+	for _, want := range []string{"projects: ['packages/*'],", "command: 'bun run build'", "dependsOn: ['^build']"} {
+		if !strings.Contains(ws, want) {
+			t.Errorf("vx.workspace.ts lacks %q:\n%s", want, ws)
+		}
+	}
+	var a, b string
+	for _, f := range p.Files {
+		switch f.Path {
+		case "packages/a/vx.project.ts":
+			a = f.Text
+		case "packages/b/vx.project.ts":
+			b = f.Text
+		}
+	}
+	if !strings.Contains(a, "tags: ['x'],") || strings.Contains(a, "lint") {
+		t.Errorf("packages/a/vx.project.ts:\n%s", a)
+	}
+	if !strings.Contains(ws+a+b, "outputs: ['lib/**']") || !strings.Contains(ws+b, "dependsOn: ['build']") {
+		t.Errorf("outputs or dependsOn lost:\n%s\n%s\n%s", ws, a, b)
 	}
 }

@@ -112,6 +112,7 @@ func (b *builder) fromNx() error {
 	b.sources = append(b.sources, "nx.json")
 
 	dirs := map[string]bool{}
+	projectJSONs := 0
 	err := filepath.WalkDir(r.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // an unreadable folder holds no project we can read
@@ -123,6 +124,7 @@ func (b *builder) fromNx() error {
 		if !d.IsDir() && name == "project.json" {
 			rel, _ := filepath.Rel(r.root, filepath.Dir(p))
 			dirs[filepath.ToSlash(rel)] = true
+			projectJSONs++
 		}
 		return nil
 	})
@@ -132,7 +134,7 @@ func (b *builder) fromNx() error {
 	for dir := range r.packages {
 		dirs[dir] = true
 	}
-	if len(dirs) > 0 {
+	if projectJSONs > 0 {
 		b.sources = append(b.sources, "project.json files")
 	}
 

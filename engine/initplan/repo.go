@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -325,7 +326,9 @@ func projectGlobs(root string, declared, dirs []string) []string {
 			}
 		}
 		if clean && len(mine) > 0 {
-			out = append(out, g)
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
 			for _, m := range mine {
 				covered[m] = true
 			}

@@ -22,7 +22,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	for i, pr := range p.Projects {
 		names[i] = pr.Name
 	}
-	fmt.Fprintf(&b, "%d projects: %s\n", len(p.Projects), strings.Join(names, ", "))
+	if len(names) == 0 {
+		b.WriteString("no projects\n")
+	} else {
+		fmt.Fprintf(&b, "%d projects: %s\n", len(p.Projects), strings.Join(names, ", "))
+	}
 	if p.Dry {
 		for _, f := range p.Files {
 			fmt.Fprintf(&b, "\n── %s (%s)\n%s", f.Path, f.Status, f.Text)

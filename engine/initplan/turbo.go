@@ -214,6 +214,11 @@ func (b *builder) fromTurbo() error {
 			p.tasks[name] = b.turboSpec(file, at, name, def, globalEnv)
 		}
 	}
+	for _, name := range sortedKeys(generic) {
+		if !slices.ContainsFunc(b.projects, func(p *project) bool { return p.tasks[name] != nil }) && !deref(generic[name].Persistent) {
+			b.note("turbo.json %s.%s: no package has the script %s, so no project has the task", key, name, name)
+		}
+	}
 	b.pruneDependsOn()
 	return nil
 }
