@@ -358,8 +358,12 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// InfoSection answers the lock part of `vx info` (the signature of info's section hooks).
+// InfoSection answers the lock part of `vx info` (the signature of info's section hooks). Without a
+// loaded workspace there are no tasks to compare, and it says so.
 func InfoSection(_ context.Context, ws *graph.Workspace) (any, error) {
+	if ws == nil {
+		return nil, errors.New("the lock cannot be checked: the workspace config did not load")
+	}
 	return State(ws), nil
 }
 
