@@ -1,15 +1,40 @@
 package tools
 
-import "context"
+import (
+	"context"
 
-// planInit is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/initplan"
+)
+
+type planInitArgs struct {
+	Mode string `json:"mode" args:"nonempty"`
+}
+
+// planInit answers as `vx init --dry --format json`.
 func (e *Env) planInit() Tool {
 	return Tool{
-		Name:        "planInit",
-		Description: "not built yet",
-		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("planInit is not built yet")
+		Name:  "planInit",
+		Title: "Plan adopting vx",
+		Description: "What would adopting vx write here? Plans vx's config for this repository — from turbo.json, from nx.json " +
+			"and project.json, or from the scripts the packages share — and writes nothing: each file with its full text and " +
+			"whether it is new, kept or replaced, todos (what could not be translated, naming the source file and key), notes " +
+			"and the commands to run next. The same document as `vx init --dry --format json`.",
+		InputSchema: schema(map[string]any{
+			"mode": map[string]any{"type": "string", "enum": []string{"auto", "turbo", "nx", "scripts"},
+				"description": "Where tasks come from: auto (default: turbo.json, else nx.json, else package scripts), turbo, nx or scripts."},
+		}),
+		OutputSchema: outputSchema("mode", "files", "todos", "notes", "next"),
+		Annotations:  readOnly,
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args planInitArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			root, err := e.Loader.Root()
+			if err != nil {
+				return nil, err
+			}
+			return initplan.Init(initplan.Options{Dir: root, Mode: args.Mode, Dry: true})
 		},
 	}
 }

@@ -1,15 +1,43 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"math"
 
-// searchDocs is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/docsearch"
+)
+
+type searchDocsArgs struct {
+	Query string   `json:"query" args:"required,nonempty"`
+	Limit *float64 `json:"limit"`
+}
+
+// searchDocs answers as `vx docs QUERY --format json`.
 func (e *Env) searchDocs() Tool {
 	return Tool{
-		Name:        "searchDocs",
-		Description: "not built yet",
-		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("searchDocs is not built yet")
+		Name:  "searchDocs",
+		Title: "Search the vx manual",
+		Description: "Where is X documented? Searches vx's reference manual offline: the sections holding every word of the " +
+			"query (case-insensitive), best first (a word in the heading ranks higher), each whole with its URL. Use it " +
+			"before guessing a config field, a flag or an MCP tool's arguments. The same document as `vx docs QUERY --format json`; " +
+			"no match answers an empty list.",
+		InputSchema: schema(map[string]any{
+			"query": map[string]any{"type": "string", "minLength": 1, "description": "The words to look for, e.g. \"cache key\" or \"dependsOn\"."},
+			"limit": map[string]any{"type": "number", "description": "The most sections to answer (1..100, clamped; default 10). The answer carries the limit applied."},
+		}, "query"),
+		OutputSchema: outputSchema("query", "limit", "total", "sections"),
+		Annotations:  readOnly,
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args searchDocsArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			limit := docsearch.DefaultLimit
+			if args.Limit != nil {
+				// Clamp before converting, so a huge number cannot overflow into a small one.
+				limit = int(math.Max(1, math.Min(*args.Limit, docsearch.MaxLimit)))
+			}
+			return docsearch.Search(args.Query, limit)
 		},
 	}
 }

@@ -292,3 +292,88 @@ func TestMCPConfigHotReload(t *testing.T) {
 	}
 	expect(`"command":"make three"`)
 }
+
+// planInit, searchDocs and checkLock answer what `vx init --dry`, `vx docs` and `vx lock --check`
+// answer, and refuse what the reference says they refuse.
+func TestMCPInitDocsLockTools(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"turbo.json":                `{"tasks": {"build": {"dependsOn": ["^build"], "outputs": ["dist/**"]}, "lint": {}}}`,
+		"package.json":              `{"name": "root", "private": true, "workspaces": ["packages/*"]}`,
+		"package-lock.json":         `{}`,
+		"packages/ui/package.json":  `{"name": "ui", "scripts": {"build": "tsc", "lint": "eslint ."}}`,
+		"packages/web/package.json": `{"name": "web", "scripts": {"build": "next build"}, "dependencies": {"ui": "*"}}`,
+	}
+	for k, v := range sampleWorkspace {
+		if k == "vx.workspace.ts" {
+			files[k] = v
+		}
+	}
+	dir := writeWorkspace(t, files)
+	cs := mcpSession(t, dir)
+
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		cli  []string
+	}{
+		{"planInit", map[string]any{}, []string{"init", "--dry"}},
+		{"planInit", map[string]any{"mode": "scripts"}, []string{"init", "--dry", "--mode", "scripts"}},
+		{"searchDocs", map[string]any{"query": "cache key"}, []string{"docs", "cache", "key"}},
+		{"searchDocs", map[string]any{"query": "dependsOn", "limit": 2}, []string{"docs", "dependsOn", "--limit", "2"}},
+		{"searchDocs", map[string]any{"query": "zqxjv wombat"}, []string{"docs", "zqxjv", "wombat"}},
+	} {
+		got, text, isErr := call(t, cs, tc.tool, tc.args)
+		want := cliJSON(t, dir, tc.cli...)
+		if isErr || string(compact(t, got)) != string(want) {
+			t.Errorf("%s(%v) = %s %s\nvx %s --format json = %s", tc.tool, tc.args, got, text, strings.Join(tc.cli, " "), want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "packages", "ui", "vx.project.ts")); !os.IsNotExist(err) {
+		t.Errorf("planInit wrote files: %v", err)
+	}
+	got, _, _ := call(t, cs, "searchDocs", map[string]any{"query": "cache", "limit": 1e9})
+	if !strings.Contains(string(got), `"limit":100`) {
+		t.Errorf("searchDocs with a huge limit = %.200s, want the applied limit 100", got)
+	}
+
+	// checkLock: without a lock every task is not audited; after vx lock it is up to date; a
+	// changed command is drift.
+	got, _, _ = call(t, cs, "checkLock", map[string]any{})
+	if !strings.Contains(string(got), `"upToDate":false`) {
+		t.Errorf("checkLock without vx.lock = %s", got)
+	}
+	if out, err := vxCommand(t, dir, "lock").CombinedOutput(); err != nil {
+		t.Fatalf("vx lock: %v\n%s", err, out)
+	}
+	got, _, _ = call(t, cs, "checkLock", map[string]any{})
+	if want := cliJSON(t, dir, "lock", "--check"); !strings.Contains(string(got), `"upToDate":true`) || !strings.Contains(string(compact(t, got)), strings.TrimSuffix(strings.TrimPrefix(string(want), "{"), "}")) {
+		t.Errorf("checkLock after vx lock = %s\nCLI = %s", got, want)
+	}
+	ws := strings.Replace(files["vx.workspace.ts"], "echo tested", "echo tested twice", 1)
+	if err := os.WriteFile(filepath.Join(dir, "vx.workspace.ts"), []byte(ws), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ = call(t, cs, "checkLock", map[string]any{})
+	if !strings.Contains(string(got), `"upToDate":false`) || !strings.Contains(string(got), `"field":"command"`) || !strings.Contains(string(got), "web#test") {
+		t.Errorf("checkLock after a command changed = %s", got)
+	}
+
+	for _, tc := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"planInit", map[string]any{"mode": "maven"}, `mode`},
+		{"planInit", map[string]any{"mdoe": "nx"}, `unknown argument "mdoe"`},
+		{"searchDocs", map[string]any{}, `argument "query"`},
+		{"searchDocs", map[string]any{"query": ""}, `argument "query" must be a non-empty string`},
+		{"searchDocs", map[string]any{"query": "x", "limit": "ten"}, `argument "limit" must be a finite number`},
+		{"checkLock", map[string]any{"write": true}, `unknown argument "write"`},
+	} {
+		_, text, isErr := call(t, cs, tc.tool, tc.args)
+		if !isErr || !strings.Contains(text, tc.want) || strings.Contains(text, "\n") {
+			t.Errorf("%s(%v) = %q (isError %v), want one line containing %q", tc.tool, tc.args, text, isErr, tc.want)
+		}
+	}
+}
