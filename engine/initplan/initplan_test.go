@@ -303,3 +303,21 @@ func TestNxPackageBased(t *testing.T) {
 		t.Errorf("outputs or dependsOn lost:\n%s\n%s\n%s", ws, a, b)
 	}
 }
+
+func TestDuplicatePackageNames(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json":   `{"workspaces": ["a", "b"]}`,
+		"a/package.json": `{"name": "x", "scripts": {"build": "true"}}`,
+		"b/package.json": `{"name": "x", "scripts": {"build": "true"}}`,
+	})
+	p, err := Init(Options{Dir: dir, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Todos, func(td Todo) bool { return td.File == "b/package.json" && td.Key == "name" }) {
+		t.Fatalf("todos: %+v", p.Todos)
+	}
+	if got := p.Files[0].Text; !strings.Contains(got, "projects: ['a', 'b'],") {
+		t.Fatalf("vx.workspace.ts:\n%s", got)
+	}
+}

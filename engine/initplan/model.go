@@ -84,6 +84,9 @@ func (b *builder) packageProjects() {
 		if name == "" {
 			name = path.Base(dir)
 		}
+		if other := b.projectByName(name); other != nil {
+			b.todo(path.Join(dir, "package.json"), "name", "%s is also the name of %s: vx needs each project's name to be unique — set name in one's vx.project.ts", name, other.dir)
+		}
 		b.projects = append(b.projects, &project{dir: dir, name: name, source: path.Join(dir, "package.json"), tasks: map[string]*taskSpec{}})
 	}
 }
