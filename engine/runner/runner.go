@@ -340,7 +340,8 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 			n := o.n
 			decided++
 			n.key = o.key
-			if o.manifest != nil {
+			if o.manifest != nil && o.exec.Status != history.StatusHit {
+				// A hit's manifest was kept when its entry was made.
 				batch.Manifests = append(batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: n.task.ID, Manifest: o.manifest})
 			}
 			if o.touched != "" {

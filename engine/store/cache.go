@@ -62,7 +62,11 @@ func (s *Store) Entry(ctx context.Context, hash string) (Entry, bool, error) {
 	if s.db == nil {
 		return Entry{}, false, nil
 	}
-	e, err := scanEntry(s.db.QueryRowContext(ctx, `SELECT `+entryCols+` FROM cache_entries WHERE hash = ?`, hash))
+	stmt, err := s.prepared(ctx, `SELECT `+entryCols+` FROM cache_entries WHERE hash = ?`)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("read cache entry %s: %w", short(hash), err)
+	}
+	e, err := scanEntry(stmt.QueryRowContext(ctx, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Entry{}, false, nil
 	}
@@ -379,20 +383,40 @@ func (s *Store) Record(ctx context.Context, b Batch) error {
 		return fmt.Errorf("record executions: %w", err)
 	}
 	defer tx.Rollback()
-	for _, m := range b.Manifests {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO manifests (hash, task_id, manifest) VALUES (?, ?, ?)`,
-			m.Hash, m.TaskID, string(m.Manifest)); err != nil {
-			return fmt.Errorf("record manifest of %s: %w", m.TaskID, err)
+	if len(b.Manifests) > 0 {
+		stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO manifests (hash, task_id, manifest) VALUES (?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("record manifests: %w", err)
+		}
+		defer stmt.Close()
+		for _, m := range b.Manifests {
+			if _, err := stmt.ExecContext(ctx, m.Hash, m.TaskID, string(m.Manifest)); err != nil {
+				return fmt.Errorf("record manifest of %s: %w", m.TaskID, err)
+			}
 		}
 	}
-	for _, e := range b.Executions {
-		if err := insertExecution(ctx, tx, e); err != nil {
-			return err
+	if len(b.Executions) > 0 {
+		stmt, err := tx.PrepareContext(ctx, insertExecutionSQL)
+		if err != nil {
+			return fmt.Errorf("record executions: %w", err)
+		}
+		defer stmt.Close()
+		for _, e := range b.Executions {
+			if err := insertExecution(ctx, stmt, e); err != nil {
+				return err
+			}
 		}
 	}
-	for _, h := range b.Touched {
-		if _, err := tx.ExecContext(ctx, `UPDATE cache_entries SET last_used_ms = ? WHERE hash = ?`, ms(b.TouchedAt), h); err != nil {
-			return fmt.Errorf("touch cache entry %s: %w", short(h), err)
+	for start := 0; start < len(b.Touched); start += 500 {
+		chunk := b.Touched[start:min(start+500, len(b.Touched))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, ms(b.TouchedAt))
+		for _, h := range chunk {
+			args = append(args, h)
+		}
+		q := `UPDATE cache_entries SET last_used_ms = ? WHERE hash IN (?` + strings.Repeat(", ?", len(chunk)-1) + `)`
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("touch cache entries: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

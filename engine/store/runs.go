@@ -165,20 +165,34 @@ func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	return insertExecution(ctx, s.db, e)
+	return insertExecution(ctx, queryExecer{s.db, insertExecutionSQL}, e)
 }
 
-func insertExecution(ctx context.Context, q querier, e Execution) error {
+const insertExecutionSQL = `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
+		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
+		sandbox_violations, not_ready, log_blob, log_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+type execer interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+}
+
+type queryExecer struct {
+	q     querier
+	query string
+}
+
+func (q queryExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return q.q.ExecContext(ctx, q.query, args...)
+}
+
+func insertExecution(ctx context.Context, q execer, e Execution) error {
 	sv, _ := json.Marshal(nonNil(e.SandboxViolations))
 	nr, _ := json.Marshal(nonNil(e.NotReady))
 	var exit any
 	if e.ExitCode != nil {
 		exit = *e.ExitCode
 	}
-	_, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
-		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
-		sandbox_violations, not_ready, log_blob, log_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
+	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
 		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource)
 	if err != nil {

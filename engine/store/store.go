@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -52,6 +53,27 @@ type Store struct {
 	// it; it says what was found, for the caller's message.
 	Reset string
 	now   func() time.Time
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+}
+
+// prepared answers a statement prepared once for the store's life.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // Options configure Open.
@@ -289,18 +311,17 @@ func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
-// WithClock returns s with its clock replaced, for tests and for callers that pass a clock in.
-func (s *Store) WithClock(now func() time.Time) *Store {
-	c := *s
-	c.now = now
-	return &c
-}
-
 // Close closes the index.
 func (s *Store) Close() error {
 	if s == nil || s.db == nil {
 		return nil
 	}
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", IndexPath(s.dir), err)
 	}
