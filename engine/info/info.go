@@ -17,6 +17,7 @@ import (
 
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/lock"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -127,7 +128,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 		switch {
 		case fill == nil:
 			*dst = Section{Note: "not yet known: this vx does not report it yet"}
-		case opts.Workspace == nil && name != "cache":
+		case opts.Workspace == nil && name != "cache" && name != "flakyTasks":
 			*dst = Section{Note: "not known: the config did not load"}
 		default:
 			v, err := fill(ctx, opts.Workspace)
@@ -281,8 +282,14 @@ func (d *Document) WriteText(w io.Writer) error {
 
 // summarize renders a section's value on one line: its Summary() when it has one.
 func summarize(v any) string {
-	if s, ok := v.(interface{ Summary() string }); ok {
-		return s.Summary()
+	switch x := v.(type) {
+	case interface{ Summary() string }:
+		return x.Summary()
+	case lock.Status:
+		if x.Error != "" {
+			return fmt.Sprintf("%s %s: %s", x.File, x.State, x.Error)
+		}
+		return fmt.Sprintf("%s %s: %d audited, %d not audited, %d problem(s)", x.File, x.State, x.Audited, x.NotAudited, x.Problems)
 	}
 	return fmt.Sprint(v)
 }
@@ -326,16 +333,15 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 		return nil, err
 	}
 	ws, loadErr := loader.Load(ctx)
+	cache, flaky := stateSections(workspace.CacheDir(root, getenv))
 	return Info(ctx, Options{
 		Version: version, Root: root, ConfigFile: workspace.ConfigFileName,
 		Workspace: ws, LoadErr: loadErr, Concurrency: concurrency, Getenv: getenv,
-		Sections: sections(),
+		Sections: map[string]func(context.Context, *graph.Workspace) (any, error){
+			"cache":      cache,
+			"flakyTasks": flaky,
+			"sandbox":    Sandbox,
+			"lock":       lock.InfoSection,
+		},
 	})
-}
-
-// sections are the parts of the answer that other packages fill in.
-func sections() map[string]func(context.Context, *graph.Workspace) (any, error) {
-	return map[string]func(context.Context, *graph.Workspace) (any, error){
-		"sandbox": Sandbox,
-	}
 }
