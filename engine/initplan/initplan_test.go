@@ -321,3 +321,46 @@ func TestDuplicatePackageNames(t *testing.T) {
 		t.Fatalf("vx.workspace.ts:\n%s", got)
 	}
 }
+
+// TestTurboPackageConfig covers a package's own turbo.json, a package-specific task and Turborepo 1's
+// pipeline with an env dependency.
+func TestTurboPackageConfig(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json":      `{"workspaces": ["packages/*"]}`,
+		"package-lock.json": `{}`,
+		"turbo.json": `{
+			// Turborepo 1
+			"pipeline": {
+				"build": {"dependsOn": ["^build", "$API_URL"], "outputs": ["dist/**"], "env": ["NODE_ENV", "NEXT_PUBLIC_*"]},
+				"test": {"dependsOn": ["build"], "cache": false},
+				"b#test": {"outputs": ["coverage/**"]},
+			},
+			"globalEnv": ["CI"]
+		}`,
+		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc", "test": "vitest"}}`,
+		"packages/a/turbo.json":   `{"extends": ["//"], "tasks": {"build": {"outputs": ["lib/**"]}}}`,
+		"packages/b/package.json": `{"name": "b", "scripts": {"test": "vitest"}}`,
+	})
+	p, err := Init(Options{Dir: dir, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := ""
+	for _, f := range p.Files {
+		all += "-- " + f.Path + "\n" + f.Text
+	}
+	for _, want := range []string{
+		"env: ['API_URL', 'CI', 'NODE_ENV'],", // env dependency, globalEnv and env, sorted
+		"outputs: ['lib/**'],",                // packages/a/turbo.json overrides the root's outputs
+		"test: {\n      command: 'npm run test',\n      dependsOn: ['build'],\n      env: ['CI'],\n      cache: false,",
+		"-- packages/b/vx.project.ts",
+		"test: {\n      dependsOn: [],\n      outputs: ['coverage/**'],\n      cache: true,", // b#test replaces the generic test
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("plan lacks %q:\n%s", want, all)
+		}
+	}
+	if !slices.ContainsFunc(p.Todos, func(td Todo) bool { return td.Key == "pipeline.build.env" }) {
+		t.Errorf("no todo for the NEXT_PUBLIC_* wildcard: %+v", p.Todos)
+	}
+}

@@ -34,6 +34,29 @@ type turboTask struct {
 	Description    *string   `json:"description"`
 }
 
+// has reports whether the task sets the field (by its turbo.json name).
+func (t turboTask) has(field string) bool {
+	switch field {
+	case "dependsOn":
+		return t.DependsOn != nil
+	case "inputs":
+		return t.Inputs != nil
+	case "outputs":
+		return t.Outputs != nil
+	case "env":
+		return t.Env != nil
+	case "passThroughEnv":
+		return t.PassThroughEnv != nil
+	case "persistent":
+		return t.Persistent != nil
+	case "interactive":
+		return t.Interactive != nil
+	case "with":
+		return t.With != nil
+	}
+	return false
+}
+
 // turboKnown lists the task keys vx init reads or knowingly ignores (they only shape turbo's own
 // terminal output or scheduling).
 var turboKnown = map[string]bool{
@@ -167,12 +190,12 @@ func (b *builder) fromTurbo() error {
 	for _, p := range b.projects {
 		pkg := r.packages[p.dir]
 		defs := map[string]turboTask{}
-		defFile := map[string]string{}
+		overrides := map[string]turboTask{}
 		for n, t := range generic {
-			defs[n], defFile[n] = t, "turbo.json"
+			defs[n] = t
 		}
 		for n, t := range specific[p.name] {
-			defs[n], defFile[n] = t, "turbo.json"
+			defs[n] = t
 		}
 		// A package's own turbo.json ("extends": ["//"]) overrides the root's tasks field by field.
 		pkgFile := path.Join(p.dir, "turbo.json")
@@ -185,7 +208,7 @@ func (b *builder) fromTurbo() error {
 				return err
 			}
 			for n, t := range ptasks {
-				defs[n], defFile[n] = defs[n].merge(t), pkgFile
+				defs[n], overrides[n] = defs[n].merge(t), t
 			}
 		}
 		for _, name := range sortedKeys(defs) {
@@ -193,25 +216,33 @@ func (b *builder) fromTurbo() error {
 			if _, ok := pkg.Scripts[name]; !ok {
 				continue // turbo runs a task only where the package has the script
 			}
-			file, at := defFile[name], key+"."+name
-			if file != "turbo.json" {
-				at = "tasks." + name
+			// where says which file and key declared a field of this task, for todos.
+			where := func(field string) (string, string) {
+				if o, ok := overrides[name]; ok && o.has(field) {
+					return pkgFile, "tasks." + name + "." + field
+				}
+				if _, ok := specific[p.name][name]; ok {
+					return "turbo.json", key + "." + p.name + "#" + name + "." + field
+				}
+				return "turbo.json", key + "." + name + "." + field
 			}
 			if deref(def.Persistent) || deref(def.Interactive) {
 				what := "persistent"
 				if !deref(def.Persistent) {
 					what = "interactive"
 				}
+				file, at := where(what)
 				if !persistentSeen[file+at] {
 					persistentSeen[file+at] = true
-					b.todo(file, at+"."+what, "a %s task (a dev server or watcher): vx has no long-running tasks yet — run `%s` directly", what, r.run(name))
+					b.todo(file, at, "a %s task (a dev server or watcher): vx has no long-running tasks yet — run `%s` directly", what, r.run(name))
 				}
 				continue
 			}
 			if def.With != nil {
-				b.todo(file, at+".with", "vx does not start sidecar tasks; run %s alongside yourself", strings.Join(*def.With, ", "))
+				file, at := where("with")
+				b.todo(file, at, "vx does not start sidecar tasks; run %s alongside yourself", strings.Join(*def.With, ", "))
 			}
-			p.tasks[name] = b.turboSpec(file, at, name, def, globalEnv)
+			p.tasks[name] = b.turboSpec(where, name, def, globalEnv)
 		}
 	}
 	for _, name := range sortedKeys(generic) {
@@ -223,8 +254,8 @@ func (b *builder) fromTurbo() error {
 	return nil
 }
 
-// turboSpec translates one turbo task definition.
-func (b *builder) turboSpec(file, at, name string, def turboTask, globalEnv []string) *taskSpec {
+// turboSpec translates one turbo task definition; where names the file and key of a field.
+func (b *builder) turboSpec(where func(field string) (file, key string), name string, def turboTask, globalEnv []string) *taskSpec {
 	t := &taskSpec{Command: b.repo.run(name), Description: deref(def.Description), NoCache: def.Cache != nil && !*def.Cache}
 	env := append([]string{}, globalEnv...)
 	for _, d := range deref(def.DependsOn) {
@@ -233,22 +264,24 @@ func (b *builder) turboSpec(file, at, name string, def turboTask, globalEnv []st
 			continue
 		}
 		if strings.HasPrefix(d, "//#") {
-			b.todo(file, at+".dependsOn", "%s is a root task, which vx does not run; the dependency was left out", d)
+			file, at := where("dependsOn")
+			b.todo(file, at, "%s is a root task, which vx does not run; the dependency was left out", d)
 			continue
 		}
 		t.DependsOn = addUnique(t.DependsOn, d)
 	}
 	if def.Inputs != nil && len(*def.Inputs) > 0 {
 		inputs := *def.Inputs
+		file, at := where("inputs")
 		withDefault := slices.Contains(inputs, "$TURBO_DEFAULT$")
 		for _, in := range inputs {
 			switch {
 			case in == "$TURBO_DEFAULT$":
 			case strings.Contains(in, "$TURBO_ROOT$"):
-				b.todo(file, at+".inputs", "%q is outside the project: vx inputs are globs inside the project folder", in)
+				b.todo(file, at, "%q is outside the project: vx inputs are globs inside the project folder", in)
 			case withDefault:
 				// vx's default cannot be extended, and '**' would take in outputs and node_modules.
-				b.todo(file, at+".inputs", "%q beside $TURBO_DEFAULT$ was left out: vx's default inputs (every file git does not ignore) cannot be extended — to key on it, list the task's inputs in full", in)
+				b.todo(file, at, "%q beside $TURBO_DEFAULT$ was left out: vx's default inputs (every file git does not ignore) cannot be extended — to key on it, list the task's inputs in full", in)
 			default:
 				t.Inputs = append(t.Inputs, in)
 			}
@@ -257,19 +290,22 @@ func (b *builder) turboSpec(file, at, name string, def turboTask, globalEnv []st
 	if def.Outputs != nil && len(*def.Outputs) > 0 {
 		for _, o := range *def.Outputs {
 			if strings.Contains(o, "$TURBO_ROOT$") {
-				b.todo(file, at+".outputs", "%q is outside the project: vx outputs are globs inside the project folder", o)
+				file, at := where("outputs")
+				b.todo(file, at, "%q is outside the project: vx outputs are globs inside the project folder", o)
 				continue
 			}
 			t.Outputs = append(t.Outputs, o)
 		}
 	}
-	env = addUnique(env, b.turboEnv(file, at+".env", deref(def.Env))...)
+	envFile, envKey := where("env")
+	env = addUnique(env, b.turboEnv(envFile, envKey, deref(def.Env))...)
 	if len(env) > 0 {
 		sort.Strings(env)
 		t.Env = env
 	}
 	if def.PassThroughEnv != nil && len(*def.PassThroughEnv) > 0 {
-		b.note("%s %s.passThroughEnv (%s): vx passes its environment to every task, so nothing needed translating", file, at, strings.Join(*def.PassThroughEnv, ", "))
+		file, at := where("passThroughEnv")
+		b.note("%s %s (%s): vx passes its environment to every task, so nothing needed translating", file, at, strings.Join(*def.PassThroughEnv, ", "))
 	}
 	return t
 }
