@@ -129,7 +129,17 @@ func fingerprint(t *graph.Task) Fingerprint {
 		Outputs:   nonNil(t.Outputs),
 		DependsOn: sortedCopy(t.DependsOn),
 		Cache:     t.Cache,
-		Sandbox:   t.Sandbox,
+	}
+	if t.Sandbox != nil {
+		// Empty lists are left out of the file, so they must read back as what they were written from.
+		sb := graph.Sandbox{Network: t.Sandbox.Network}
+		if len(t.Sandbox.Read) > 0 {
+			sb.Read = append([]string{}, t.Sandbox.Read...)
+		}
+		if len(t.Sandbox.Write) > 0 {
+			sb.Write = append([]string{}, t.Sandbox.Write...)
+		}
+		fp.Sandbox = &sb
 	}
 	if t.Inputs != nil {
 		fp.Inputs = append([]string{}, t.Inputs...)

@@ -143,3 +143,24 @@ func TestBrokenLock(t *testing.T) {
 		t.Fatalf("check after rewrite = %+v, %v", c, err)
 	}
 }
+
+// TestRoundTrip checks that what a lock file holds reads back equal to what it was written from,
+// empty lists and sandboxes included, so no task drifts against its own lock.
+func TestRoundTrip(t *testing.T) {
+	ws := testWorkspace(t)
+	lib, _ := ws.Project("lib")
+	lib.Tasks["lint"] = &graph.Task{ID: "lib#lint", Project: "lib", Name: "lint", Command: "eslint",
+		Inputs: []string{}, Outputs: []string{}, Env: []string{}, ExecEnv: map[string]graph.EnvValue{"EMPTY": {}},
+		Sandbox: &graph.Sandbox{Read: []string{}, Write: []string{"dist/**"}}}
+	ws.Index()
+	if _, err := Write(ws); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Check(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.UpToDate {
+		t.Fatalf("drift against its own lock: %+v", c.Problems)
+	}
+}
