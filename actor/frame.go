@@ -25,7 +25,13 @@ type frameReader struct {
 }
 
 func newFrameReader(r io.Reader, maxLine int) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine}
+	return newFrameReaderSize(r, maxLine, 64<<10)
+}
+
+// newFrameReaderSize is newFrameReader with a read buffer of bufSize bytes
+// (tests use a tiny one to cut lines into many chunks).
+func newFrameReaderSize(r io.Reader, maxLine, bufSize int) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, bufSize), maxLine: maxLine}
 }
 
 // frameTooLongError reports a line longer than the limit, already consumed.
