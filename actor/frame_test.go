@@ -95,12 +95,12 @@ func TestFrameReaderKeepsReadError(t *testing.T) {
 func TestIDFromPrefix(t *testing.T) {
 	for prefix, want := range map[string]string{
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"a":"xxxx`: "7",
-		` { "id" : "abc" , "params": [`:                                        `"abc"`,
-		`{"jsonrpc":"2.0","method":"x","params":{"id":5,"s":"xxxx`:             "",
-		`{"id":null,"method`:                                                   "",
-		`{"id":{"a":1}}`:                                                       "",
-		`[{"id":1}`:                                                            "",
-		`{"params":"xxxxxxxx`:                                                  "",
+		` { "id" : "abc" , "params": [`:                                     `"abc"`,
+		`{"jsonrpc":"2.0","method":"x","params":{"id":5,"s":"xxxx`:          "",
+		`{"id":null,"method`:                                                "",
+		`{"id":{"a":1}}`:                                                    "",
+		`[{"id":1}`:                                                         "",
+		`{"params":"xxxxxxxx`:                                               "",
 	} {
 		if got := string(idFromPrefix([]byte(prefix))); got != want {
 			t.Errorf("idFromPrefix(%s) = %q, want %q", prefix, got, want)
