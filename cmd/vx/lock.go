@@ -33,7 +33,7 @@ vx lock --check compares the config with it and exits 1 on drift, naming each ta
 			if err := a.emit(r, r.WriteText); err != nil {
 				return err
 			}
-			if r.ExitCode() != vxerr.ExitOK {
+			if r.ExitCode != vxerr.ExitOK {
 				return &vxerr.FailureError{}
 			}
 			return nil

@@ -347,7 +347,7 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		t.Fatalf("vx lock: %v\n%s", err, out)
 	}
 	got, _, _ = call(t, cs, "checkLock", map[string]any{})
-	if want := cliJSON(t, dir, "lock", "--check"); !strings.Contains(string(got), `"upToDate":true`) || !strings.Contains(string(compact(t, got)), strings.TrimSuffix(strings.TrimPrefix(string(want), "{"), "}")) {
+	if want := cliJSON(t, dir, "lock", "--check"); !strings.Contains(string(got), `"upToDate":true`) || string(compact(t, got)) != string(want) {
 		t.Errorf("checkLock after vx lock = %s\nCLI = %s", got, want)
 	}
 	ws := strings.Replace(files["vx.workspace.ts"], "echo tested", "echo tested twice", 1)
@@ -355,8 +355,12 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _, _ = call(t, cs, "checkLock", map[string]any{})
-	if !strings.Contains(string(got), `"upToDate":false`) || !strings.Contains(string(got), `"field":"command"`) || !strings.Contains(string(got), "web#test") {
+	if !strings.Contains(string(got), `"upToDate":false`) || !strings.Contains(string(got), `"exitCode":1`) ||
+		!strings.Contains(string(got), `"field":"command"`) || !strings.Contains(string(got), "web#test") {
 		t.Errorf("checkLock after a command changed = %s", got)
+	}
+	if want := cliJSON(t, dir, "lock", "--check"); string(compact(t, got)) != string(want) {
+		t.Errorf("checkLock on drift = %s\nCLI = %s", got, want)
 	}
 
 	for _, tc := range []struct {

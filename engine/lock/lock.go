@@ -66,6 +66,9 @@ type Problem struct {
 
 // Report is the answer of `vx lock` and `vx lock --check`, and the --format json document of both.
 type Report struct {
+	// ExitCode is the exit status the report ends on: 1 on drift, else 0. The checkLock tool
+	// answers it too, so the CLI and the tool print one document.
+	ExitCode int `json:"exitCode"`
 	// File is the lock file, relative to the workspace root.
 	File string `json:"file"`
 	// Written is true when `vx lock` wrote the file.
@@ -80,14 +83,6 @@ type Report struct {
 	Problems []Problem `json:"problems"`
 	// Recorded holds, for `vx lock`, the drift it accepted into the new lock.
 	Recorded []Problem `json:"recorded,omitempty"`
-}
-
-// ExitCode is the CLI exit status the report ends on: 1 on drift, else 0.
-func (r *Report) ExitCode() int {
-	if r.UpToDate {
-		return vxerr.ExitOK
-	}
-	return vxerr.ExitFailure
 }
 
 // Status is the lock state `vx info` reports.
@@ -301,6 +296,10 @@ func compare(locked, current File) *Report {
 		}
 	}
 	r.UpToDate = len(r.Problems) == 0
+	r.ExitCode = vxerr.ExitOK
+	if !r.UpToDate {
+		r.ExitCode = vxerr.ExitFailure
+	}
 	return r
 }
 

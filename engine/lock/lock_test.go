@@ -40,7 +40,7 @@ func TestLockThenCheckIsUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.UpToDate || len(c.Audited) != 3 || len(c.NotAudited) != 0 || len(c.Problems) != 0 || c.ExitCode() != 0 {
+	if !c.UpToDate || len(c.Audited) != 3 || len(c.NotAudited) != 0 || len(c.Problems) != 0 || c.ExitCode != 0 {
 		t.Fatalf("check = %+v", c)
 	}
 	again, err := Write(ws)
@@ -98,7 +98,7 @@ func TestCheckNamesDrift(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("problems\n got %s\nwant %s", got, want)
 	}
-	if c.UpToDate || c.ExitCode() != 1 {
+	if c.UpToDate || c.ExitCode != 1 {
 		t.Fatalf("check = %+v", c)
 	}
 	if strings.Join(c.NotAudited, ",") != "app#build,app#deploy,lib#test" || len(c.Audited) != 0 {
