@@ -83,9 +83,10 @@ type Options struct {
 	Version string
 	// Root is the workspace root; ConfigFile its config, relative to Root.
 	Root, ConfigFile string
-	// Workspace is the loaded workspace, nil when LoadErr says why it did not load.
+	// Workspace is the loaded workspace (without the projects whose config failed), nil when
+	// it did not load at all; LoadErrs says what failed to load.
 	Workspace *graph.Workspace
-	LoadErr   error
+	LoadErrs  []error
 	// Concurrency is the --concurrency flag (0 when not given); Getenv reads VX_CONCURRENCY and
 	// VX_MEMORY_BUDGET.
 	Concurrency int
@@ -108,12 +109,13 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 	if ws := opts.Workspace; ws != nil {
 		doc.Projects, doc.Tasks = len(ws.Projects), ws.TaskCount()
 		doc.Plugins, doc.MCP = ws.Plugins, ws.MCP
-	} else if opts.LoadErr != nil {
+	}
+	for _, err := range opts.LoadErrs {
 		var ce *vxerr.ConfigError
-		if errors.As(opts.LoadErr, &ce) {
+		if errors.As(err, &ce) {
 			doc.ConfigErrors = append(doc.ConfigErrors, ConfigError{File: ce.File, Line: ce.Line, Col: ce.Col, Message: ce.Msg})
 		} else {
-			doc.ConfigErrors = append(doc.ConfigErrors, ConfigError{File: opts.ConfigFile, Message: opts.LoadErr.Error()})
+			doc.ConfigErrors = append(doc.ConfigErrors, ConfigError{File: opts.ConfigFile, Message: err.Error()})
 		}
 	}
 	var err error
@@ -332,11 +334,11 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 	if err != nil {
 		return nil, err
 	}
-	ws, loadErr := loader.Load(ctx)
+	ws, loadErrs, _ := loader.LoadPartial(ctx)
 	cache, flaky := stateSections(workspace.CacheDir(root, getenv))
 	return Info(ctx, Options{
 		Version: version, Root: root, ConfigFile: workspace.ConfigFileName,
-		Workspace: ws, LoadErr: loadErr, Concurrency: concurrency, Getenv: getenv,
+		Workspace: ws, LoadErrs: loadErrs, Concurrency: concurrency, Getenv: getenv,
 		Sections: map[string]func(context.Context, *graph.Workspace) (any, error){
 			"cache":      cache,
 			"flakyTasks": flaky,

@@ -50,6 +50,9 @@ type build struct {
 	ws             *config.Module
 	// secretNames are the secret names met so far, for masking an error of a partial load.
 	secretNames map[string]bool
+	// skip holds project folders left out because their config does not load (a partial load for
+	// vx info); with any, references to missing projects and tasks are dropped, not refused.
+	skip map[string]bool
 	// watched are the files and folders whose change means the workspace must be built again.
 	watched []string
 }
@@ -73,6 +76,15 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	dirs, err := b.findProjects(globs)
 	if err != nil {
 		return nil, err
+	}
+	if len(b.skip) > 0 {
+		kept := dirs[:0]
+		for _, d := range dirs {
+			if !b.skip[d.rel] {
+				kept = append(kept, d)
+			}
+		}
+		dirs = kept
 	}
 	var confFiles []string
 	for _, d := range dirs {
@@ -109,14 +121,22 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		}
 	}
 	ws.Index()
-	if err := resolveDeps(ws, len(ws.Plugins) > 0); err != nil {
+	final := refuseMissing
+	if len(b.skip) > 0 {
+		final = dropMissing
+	}
+	first := final
+	if len(ws.Plugins) > 0 {
+		first = keepMissing
+	}
+	if err := resolveDeps(ws, first); err != nil {
 		return nil, err
 	}
 	if err := b.runStages(ctx, ws); err != nil {
 		return nil, err
 	}
-	if len(ws.Plugins) > 0 {
-		if err := resolveDeps(ws, false); err != nil {
+	if first != final {
+		if err := resolveDeps(ws, final); err != nil {
 			return nil, err
 		}
 	}
@@ -431,7 +451,9 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 	for _, p := range projects {
 		deps := map[string]bool{}
 		for _, dn := range declared[p] {
-			if _, ok := byName[dn]; !ok {
+			if _, ok := byName[dn]; !ok && len(b.skip) > 0 {
+				continue
+			} else if !ok {
 				r := declaredAt[p]
 				return nil, r.errAt("dependsOn", "project %s depends on %q, which is not a project of this workspace", p.Name, dn)
 			}

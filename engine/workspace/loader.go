@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -216,4 +217,36 @@ func (l *Loader) Masker() *mask.Masker {
 		return mask.New()
 	}
 	return mask.New(l.last.WS.Secrets...)
+}
+
+// LoadPartial is Load for answers that must not fail on one broken project config (vx info): when
+// a vx.project.ts does not load, its project is left out and its error listed, and the rest of the
+// workspace resolves. err is the load's error when even that is impossible (the workspace config
+// itself, or a file several configs share, is broken); failed then holds it too.
+func (l *Loader) LoadPartial(ctx context.Context) (ws *graph.Workspace, failed []error, err error) {
+	ws, err = l.Load(ctx)
+	if err == nil {
+		return ws, nil, nil
+	}
+	root, rerr := FindRoot(l.opts.Dir)
+	if rerr != nil {
+		return nil, []error{err}, err
+	}
+	failed = []error{err}
+	skip := map[string]bool{}
+	for {
+		var ce *vxerr.ConfigError
+		if !errors.As(err, &ce) || path.Base(ce.File) != ProjectConfigFileName || skip[path.Dir(ce.File)] {
+			return nil, failed, failed[0]
+		}
+		skip[path.Dir(ce.File)] = true
+		b := &build{root: root, cacheDir: CacheDir(root, l.opts.getenv), getenv: l.opts.getenv, skip: skip}
+		b.sess = config.NewSession(config.Options{Root: root, CacheDir: b.cacheDir, Console: l.opts.Console, Version: l.opts.Version})
+		ws, err = b.load(ctx)
+		if err == nil {
+			return ws, failed, nil
+		}
+		err = maskError(err, mask.New(b.secretValues()...))
+		failed = append(failed, err)
+	}
 }

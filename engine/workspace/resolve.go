@@ -14,9 +14,10 @@ import (
 // resolveDeps turns every task's declared dependsOn into task ids: `^build` is build in each
 // project this one depends on (where that project has it), `lint` is this project's lint, and
 // `lib#build` is that task exactly. A reference to a task or project that does not exist is a
-// config error at the line that declared it — unless lenient, as before the plugin stages, which
-// may add the missing task: then the reference is kept as an id for the stage to see.
-func resolveDeps(ws *graph.Workspace, lenient bool) error {
+// config error at the line that declared it — unless missing says to keep the reference as an id
+// (before the plugin stages, which may add the task) or to drop it (a partial load).
+func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
+	lenient := missing != refuseMissing
 	for _, id := range ws.TaskIDs() {
 		t, _ := ws.Task(id)
 		p, _ := ws.Project(t.Project)
@@ -37,18 +38,23 @@ func resolveDeps(ws *graph.Workspace, lenient bool) error {
 			case strings.Contains(spec, "#"):
 				proj, name, _ := graph.SplitTaskID(spec)
 				dproj, ok := ws.Project(proj)
+				exists := ok && dproj.Tasks[name] != nil
 				switch {
 				case !ok && !lenient:
 					return bad("no project is named %q", proj)
-				case ok && dproj.Tasks[name] == nil && !lenient:
+				case !exists && !lenient:
 					return bad("project %s has no task %q", proj, name)
+				case exists || missing == keepMissing:
+					deps[spec] = true
 				}
-				deps[spec] = true
 			default:
-				if p.Tasks[spec] == nil && !lenient {
+				exists := p.Tasks[spec] != nil
+				if !exists && !lenient {
 					return bad("project %s has no task %q", p.Name, spec)
 				}
-				deps[graph.TaskID(p.Name, spec)] = true
+				if exists || missing == keepMissing {
+					deps[graph.TaskID(p.Name, spec)] = true
+				}
 			}
 		}
 		delete(deps, t.ID)
@@ -65,6 +71,15 @@ func resolveDeps(ws *graph.Workspace, lenient bool) error {
 	}
 	return nil
 }
+
+// missingRefs says what resolveDeps does with a reference to a task that does not exist.
+type missingRefs int
+
+const (
+	refuseMissing missingRefs = iota // a config error
+	keepMissing                      // kept as an id, for a plugin stage to see and perhaps add
+	dropMissing                      // left out, in a partial load
+)
 
 // findCycle reports a dependency cycle among tasks, naming every task on it.
 func findCycle(ws *graph.Workspace) error {
@@ -142,7 +157,7 @@ func (b *build) runStages(ctx context.Context, ws *graph.Workspace) error {
 		if err := applyStage(ws, pl.Name, before, out); err != nil {
 			return err
 		}
-		if err := resolveDeps(ws, true); err != nil {
+		if err := resolveDeps(ws, keepMissing); err != nil {
 			return err
 		}
 	}
