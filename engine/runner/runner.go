@@ -274,6 +274,9 @@ func (q *readyQueue) Pop() any {
 	return n
 }
 
+// flushEvery is how often finished executions are committed to the index while a run goes on.
+const flushEvery = 250 * time.Millisecond
+
 // schedule runs the graph and answers every task's execution row, in dependency order. It owns the
 // workers: it returns only after each has ended.
 func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Execution, error) {
@@ -309,6 +312,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		r.event(taskEvent(e, r.display.doneCount(), len(nodes)))
 	}
 
+	lastFlush := r.opts.Now()
 	running, decided := 0, 0
 	stopping := false
 	done := ctx.Done()
@@ -366,8 +370,10 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 					stopping = true
 				}
 			}
-			if o.exec.Status != history.StatusHit || len(batch.Executions) >= 256 {
+			// Rows go to the index in batches: a commit per task would cost more than a no-op task.
+			if len(batch.Executions) >= 256 || r.opts.Now().Sub(lastFlush) >= flushEvery {
 				flush()
+				lastFlush = r.opts.Now()
 			}
 		}
 	}
