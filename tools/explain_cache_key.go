@@ -1,15 +1,62 @@
 package tools
 
-import "context"
+import (
+	"context"
 
-// explainCacheKey is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/history"
+)
+
+type explainCacheKeyArgs struct {
+	TaskID string `json:"taskId" args:"required,nonempty"`
+}
+
+// explainCacheKey answers a task's latest cache entry from history.LatestEntry.
 func (e *Env) explainCacheKey() Tool {
 	return Tool{
-		Name:        "explainCacheKey",
-		Description: "not built yet",
+		Name:  "explainCacheKey",
+		Title: "A task's cache identity",
+		Description: "What's the cache identity of pkg#build? Answers the task's latest cache entry: its key (hash), the command " +
+			"it cached, exit code, how long the execution took (durationMs), the bytes stored (outputs archive and log), how many " +
+			"output files, when it was created and last used. found is false when the task has no entry (it never passed with " +
+			"cache on, or the entry was pruned). Call it to see what a hit would restore; to learn why the key moved between " +
+			"runs call whyDidThisRerun. Reads the index only.",
+		InputSchema: schema(map[string]any{
+			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#build)."},
+		}, "taskId"),
+		OutputSchema: rawSchema(outObject(map[string]any{
+			"taskId":     outString("project#task."),
+			"found":      outBool("Whether the task has a cache entry; when false the other fields are empty."),
+			"hash":       outString("The entry's cache key."),
+			"command":    outString("The command whose outputs and log it holds (secrets read ***)."),
+			"exitCode":   outInt("The command's exit status."),
+			"durationMs": outInt("How long the cached execution took: what a hit saves."),
+			"sizeBytes":  outInt("Bytes of the outputs archive and the log."),
+			"outputs":    outInt("Output files in the archive."),
+			"createdAt":  outString("RFC 3339."),
+			"lastUsedAt": outString("RFC 3339: the last hit or store."),
+		}, "taskId", "found", "hash", "command", "exitCode", "durationMs", "sizeBytes")),
 		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("explainCacheKey is not built yet")
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args explainCacheKeyArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			if err := checkTaskID("taskId", args.TaskID); err != nil {
+				return nil, err
+			}
+			st, err := e.openState(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			info, err := history.LatestEntry(ctx, st, args.TaskID)
+			if err != nil {
+				return nil, historyError(err, "the cache entry of "+args.TaskID)
+			}
+			if info.Found {
+				info.Command = e.secretsMasker(ctx).String(info.Command)
+			}
+			return info, nil
 		},
 	}
 }

@@ -1,15 +1,172 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
 
-// getCacheStats is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+type getCacheStatsArgs struct {
+	Scope *cacheScopeArg `json:"scope"`
+}
+
+type cacheScopeArg struct {
+	Project string `json:"project" args:"nonempty"`
+}
+
+// getCacheStats answers as `vx cache stats [--project P] --format json`.
 func (e *Env) getCacheStats() Tool {
 	return Tool{
-		Name:        "getCacheStats",
-		Description: "not built yet",
+		Name:  "getCacheStats",
+		Title: "Cache statistics",
+		Description: "What's the state of my cache? Answers the number of cache entries and their total size in bytes, the runs " +
+			"and the cache hits of the last 24 hours, and the hit rate (hits over executions that consulted the cache; null " +
+			"when none did). Call it to judge whether the cache is working before digging into one task with " +
+			"explainCacheKey or whyDidThisRerun. scope.project narrows every number to that project. All zeros means no vx run " +
+			"has happened in this workspace yet. Reads the index only: it works while the config is broken, and creates " +
+			"nothing. The same document as `vx cache stats [--project P] --format json`.",
+		InputSchema: schema(map[string]any{
+			"scope": map[string]any{
+				"type": "object", "additionalProperties": false,
+				"description": "Narrow every number to part of the workspace.",
+				"properties": map[string]any{
+					"project": map[string]any{"type": "string", "minLength": 1, "description": "A project name."},
+				},
+			},
+		}),
+		OutputSchema: rawSchema(outObject(map[string]any{
+			"scope":      outNullable(outObject(map[string]any{"project": outString("The project the numbers are narrowed to.")}, "project")),
+			"entries":    outInt("Cache entries."),
+			"totalBytes": outInt("Bytes of the entries' outputs archives and logs."),
+			"runs24h":    outInt("Runs in the last 24 hours (that ran a task of the scope)."),
+			"hits24h":    outInt("Cache hits among those runs' executions."),
+			"hitRate":    outNullable(outNumber("Hits over executions that consulted the cache in the last 24 hours, 0..1; null when none did.")),
+		}, "scope", "entries", "totalBytes", "runs24h", "hits24h", "hitRate")),
 		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("getCacheStats is not built yet")
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args getCacheStatsArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			project := ""
+			if args.Scope != nil {
+				project = args.Scope.Project
+			}
+			st, err := e.openState(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			stats, err := history.Cache(ctx, st, project, time.Now())
+			return answer(stats, err, "cache statistics")
 		},
 	}
+}
+
+// The history tools (getCacheStats, getRunHistory, explainCacheKey, whyDidThisRerun, getTaskLog,
+// getFailures) share what follows: they read the state folder as `vx last` does, never the config
+// first, so that a broken config never hides history.
+
+// openState opens the workspace's state folder read-only: where there is no index it answers as an
+// empty one and creates nothing; an index of another version is refused by name.
+func (e *Env) openState(ctx context.Context) (*store.Store, error) {
+	root, err := e.Loader.Root()
+	if err != nil {
+		return nil, refusal(err)
+	}
+	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, e.getenv))
+	if err != nil {
+		var ve *store.VersionError
+		if errors.As(err, &ve) {
+			return nil, &Refusal{Msg: oneLine("read the state folder: " + ve.Error())}
+		}
+		return nil, fmt.Errorf("read the state folder: %w", err)
+	}
+	return st, nil
+}
+
+// secretsMasker masks the secrets of the workspace's tasks: those of the config as it loads now,
+// or, when it does not load, of the last load that succeeded. Logs were masked when stored; this
+// second pass covers a secret whose value changed since.
+func (e *Env) secretsMasker(ctx context.Context) *mask.Masker {
+	_, _ = e.Loader.Load(ctx) // a broken config keeps the last good secrets
+	return e.Loader.Masker()
+}
+
+// answer turns an engine answer into a tool answer: an error the agent caused (a run id that names
+// no run, an ambiguous prefix, a task with no history) is a one-line refusal; any other is wrapped
+// with what was being read.
+func answer[T any](v *T, err error, what string) (any, error) {
+	if err != nil {
+		return nil, historyError(err, what)
+	}
+	return v, nil
+}
+
+func historyError(err error, what string) error {
+	var ue *vxerr.UsageError
+	if errors.As(err, &ue) || IsRefusal(err) {
+		return refusal(err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", what, err)
+}
+
+// refusal makes err's message a one-line refusal.
+func refusal(err error) error {
+	return &Refusal{Msg: oneLine(err.Error())}
+}
+
+// Output schema fragments of the history tools.
+
+func outObject(props map[string]any, required ...string) map[string]any {
+	s := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func outNullable(s map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range s {
+		out[k] = v
+	}
+	out["type"] = []any{s["type"], "null"}
+	return out
+}
+
+func outString(desc string) map[string]any { return described("string", desc) }
+func outInt(desc string) map[string]any    { return described("integer", desc) }
+func outNumber(desc string) map[string]any { return described("number", desc) }
+func outBool(desc string) map[string]any   { return described("boolean", desc) }
+
+func described(typ, desc string) map[string]any {
+	if desc == "" {
+		return map[string]any{"type": typ}
+	}
+	return map[string]any{"type": typ, "description": desc}
+}
+
+func outList(items map[string]any, desc string) map[string]any {
+	return map[string]any{"type": "array", "items": items, "description": desc}
+}
+
+// rawSchema encodes a schema built from the fragments above.
+func rawSchema(s map[string]any) json.RawMessage {
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return data
 }

@@ -1,15 +1,95 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"math"
 
-// getRunHistory is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/history"
+)
+
+type getRunHistoryArgs struct {
+	Project string   `json:"project" args:"nonempty"`
+	Task    string   `json:"task" args:"nonempty"`
+	Limit   *float64 `json:"limit"`
+}
+
+// getRunHistory answers recent runs and per-task statistics from history.History.
 func (e *Env) getRunHistory() Tool {
+	nullInt := func(desc string) map[string]any { return outNullable(outInt(desc)) }
+	nullNum := func(desc string) map[string]any { return outNullable(outNumber(desc)) }
+	names := func(desc string) map[string]any { return outList(map[string]any{"type": "string"}, desc) }
 	return Tool{
-		Name:        "getRunHistory",
-		Description: "not built yet",
+		Name:  "getRunHistory",
+		Title: "Run history and task statistics",
+		Description: "Which tasks have I been running, and how fast? Answers the recent runs, newest first (each with its tasks: " +
+			"status, exitCode, duration, key, and where it applies why it failed or was skipped as the run's footer said it: " +
+			"blockedBy, timedOut, sandboxViolations, notReady), and per task over those runs: executions, p50Ms/p99Ms of the " +
+			"executions that ran the command, successRate, hitRate, failureMode (flaky only when one cache key both passed and " +
+			"failed; timeout; deterministic), maxPeakRssBytes and maxCpuParallelism (CPU time over wall time). Call it to find " +
+			"slow or flaky tasks, or what ran recently. project narrows to one project; task to one task name in every project " +
+			"(a project#task is refused: use project and task). limit is the most runs (1..500, clamped, default 20); the " +
+			"answer carries the limit applied, so a list as long as the limit may have been cut. Reads the index only.",
+		InputSchema: schema(map[string]any{
+			"project": map[string]any{"type": "string", "minLength": 1, "description": "Only runs and tasks of this project."},
+			"task":    map[string]any{"type": "string", "minLength": 1, "description": "Only this task name (e.g. test), in every project; not a project#task."},
+			"limit":   map[string]any{"type": "number", "description": "The most recent runs to answer: 1..500, clamped (default 20)."},
+		}),
+		OutputSchema: rawSchema(outObject(map[string]any{
+			"limit": outInt("The limit applied: a list of runs this long may have been cut."),
+			"runs": outList(outObject(map[string]any{
+				"runId":     outString("The run's id (vx last --list prints it)."),
+				"status":    outString("ok, failed, cancelled, running or interrupted."),
+				"ok":        outBool("Whether the run succeeded."),
+				"exitCode":  outInt("vx run's exit status."),
+				"startedAt": outString("RFC 3339."),
+				"wallMs":    outInt("The run's wall time."),
+				"tasks": outList(outObject(map[string]any{
+					"taskId":            outString("project#task."),
+					"status":            outString("hit, miss, failed, timedOut, blocked, skipped or cancelled."),
+					"exitCode":          nullInt("The command's exit status; null when it did not run or was killed."),
+					"durationMs":        outInt("How long it took."),
+					"hash":              outString("Its cache key (empty when never computed)."),
+					"blockedBy":         outString("The failed task that kept it from running."),
+					"timedOut":          outBool("Killed when its timeout ran out."),
+					"sandboxViolations": names("What it did outside its sandbox."),
+					"notReady":          names("For a skipped task: the tasks it still waited for."),
+				}, "taskId", "status", "exitCode", "durationMs", "hash"), "The run's tasks (narrowed by project and task)."),
+			}, "runId", "status", "ok", "exitCode", "startedAt", "wallMs", "tasks"), "Recent runs, newest first."),
+			"tasks": outList(outObject(map[string]any{
+				"taskId":            outString("project#task."),
+				"executions":        outInt("Executions in the runs answered."),
+				"p50Ms":             nullInt("Median duration of the executions that ran the command; null when none did."),
+				"p99Ms":             nullInt("99th percentile of the same."),
+				"successRate":       nullNum("Passes over executions that reached a verdict, 0..1."),
+				"hitRate":           nullNum("Hits over executions that consulted the cache, 0..1."),
+				"failureMode":       outNullable(outString("flaky, timeout or deterministic; null when it never failed.")),
+				"maxPeakRssBytes":   outInt("The largest peak RSS an execution showed (0: lighter than vx could see)."),
+				"maxCpuParallelism": outNumber("The largest CPU time over wall time an execution showed."),
+				"lastStatus":        outString("Its status in the newest run answered."),
+			}, "taskId", "executions", "p50Ms", "p99Ms", "successRate", "hitRate", "failureMode", "maxPeakRssBytes", "maxCpuParallelism"),
+				"Statistics per task, by task id."),
+		}, "limit", "runs", "tasks")),
 		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("getRunHistory is not built yet")
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args getRunHistoryArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			if err := checkTaskName("task", args.Task); err != nil {
+				return nil, err
+			}
+			opts := history.HistoryOptions{Project: args.Project, Task: args.Task, Limit: history.DefaultLimit}
+			if args.Limit != nil {
+				// Clamp before converting, so a huge number cannot overflow into a small one.
+				opts.Limit = int(math.Max(1, math.Min(*args.Limit, history.MaxLimit)))
+			}
+			st, err := e.openState(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			h, err := history.History(ctx, st, opts)
+			return answer(h, err, "run history")
 		},
 	}
 }

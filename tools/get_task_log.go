@@ -1,15 +1,74 @@
 package tools
 
-import "context"
+import (
+	"context"
 
-// getTaskLog is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/history"
+)
+
+type getTaskLogArgs struct {
+	TaskID string `json:"taskId" args:"required,nonempty"`
+	RunID  string `json:"runId" args:"nonempty"`
+}
+
+// TaskLog is getTaskLog's answer: `vx last --log TASKID [--run ID] --format json`'s document
+// (runId, taskId, status, source, output) with the output as plain text, cut as getFailures cuts
+// it, and two more fields saying how long the whole output is and how much was cut.
+type TaskLog struct {
+	RunID  string `json:"runId"`
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	// Source is "failure", "cache" or null when vx kept no log.
+	Source *string `json:"source"`
+	CutText
+}
+
+// getTaskLog answers what a task printed in a run, from history.Log as `vx last --log` does.
 func (e *Env) getTaskLog() Tool {
 	return Tool{
-		Name:        "getTaskLog",
-		Description: "not built yet",
+		Name:  "getTaskLog",
+		Title: "What a task printed",
+		Description: "What did task X print? Answers a task's output in a run: runId, taskId, status, source (failure: the log " +
+			"of a failed execution; cache: the cached log, which a hit replays; null when vx kept none — an uncached pass, a " +
+			"blocked or skipped task, a pruned entry) and output as plain text (ANSI escapes removed, secrets read ***). A long " +
+			"output keeps its first 8 KiB and last 56 KiB around a marker line; outputBytes is the whole output's length and " +
+			"omittedBytes what was cut. runId is optional (default: the latest run that recorded the task): a whole run id or " +
+			"a unique prefix. For every failed task of a run at once, with the file locations they name, call getFailures. " +
+			"`vx last --log TASKID --format json`'s document plus outputBytes and omittedBytes. Reads the index only.",
+		InputSchema: schema(map[string]any{
+			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#test)."},
+			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the latest run that recorded the task."},
+		}, "taskId"),
+		OutputSchema: rawSchema(outObject(map[string]any{
+			"runId":        outString("The run (whole id)."),
+			"taskId":       outString("project#task."),
+			"status":       outString("The task's status in that run: hit, miss, failed, timedOut, blocked, skipped or cancelled."),
+			"source":       outNullable(outString("failure, cache, or null when vx kept no log.")),
+			"output":       outString("What the task printed, plain text, secrets masked; cut in the middle when long."),
+			"outputBytes":  outInt("The whole output's length in bytes."),
+			"omittedBytes": outInt("Bytes cut from the middle of output (0: it is whole)."),
+		}, "runId", "taskId", "status", "source", "output", "outputBytes", "omittedBytes")),
 		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("getTaskLog is not built yet")
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args getTaskLogArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			if err := checkTaskID("taskId", args.TaskID); err != nil {
+				return nil, err
+			}
+			st, err := e.openState(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			m := e.secretsMasker(ctx)
+			log, err := history.Log(ctx, st, args.TaskID, args.RunID, m)
+			if err != nil {
+				return nil, historyError(err, "the log of "+args.TaskID)
+			}
+			return &TaskLog{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
+				CutText: cutOutput(m.String(plainText(log.Output)))}, nil
 		},
 	}
 }

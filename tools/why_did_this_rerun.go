@@ -1,15 +1,93 @@
 package tools
 
-import "context"
+import (
+	"context"
 
-// whyDidThisRerun is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/history"
+)
+
+type whyDidThisRerunArgs struct {
+	TaskID string `json:"taskId" args:"required,nonempty"`
+	RunID  string `json:"runId" args:"nonempty"`
+}
+
+// whyDidThisRerun answers as `vx why TASKID [--run ID] --format json`.
 func (e *Env) whyDidThisRerun() Tool {
+	fileDiff := outObject(map[string]any{
+		"added":    outList(outString(""), "Input files added, relative to the project."),
+		"removed":  outList(outString(""), "Input files removed."),
+		"modified": outList(outString(""), "Input files whose content changed."),
+	}, "added", "removed", "modified")
+	command := outNullable(outObject(map[string]any{"before": outString(""), "after": outString("")}, "before", "after"))
+	command["description"] = "The command before and after; null when it did not change."
+	env := outList(outString(""), "env and exec.env names whose value changed (values are never shown).")
 	return Tool{
-		Name:        "whyDidThisRerun",
-		Description: "not built yet",
+		Name:  "whyDidThisRerun",
+		Title: "Why a task re-executed",
+		Description: "Why did pkg#test re-execute (or hit) in run X? Compares the task's cache key in that run with its previous " +
+			"run's: changed, and what moved (diff: input files added/removed/modified, env names, the command, upstream task " +
+			"keys, declared outputs, vx's cache version), and, under a moved upstream, the roots: the tasks whose own inputs " +
+			"moved. reason says it in one line (an unchanged key that still ran: --force, cache: false, or no usable entry). " +
+			"Call it when a task you expected to hit ran, to find the file or variable that moved. runId is optional (default: " +
+			"the task's latest run): a whole run id or the unique prefix getRunHistory or vx last --list shows; an ambiguous " +
+			"prefix is refused with its candidates. The same document as `vx why TASKID [--run ID] --format json`. Reads the index only.",
+		InputSchema: schema(map[string]any{
+			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#test)."},
+			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the task's latest run."},
+		}, "taskId"),
+		OutputSchema: rawSchema(outObject(map[string]any{
+			"taskId":        outString("project#task."),
+			"runId":         outString("The run explained (whole id)."),
+			"status":        outString("The task's status in that run."),
+			"hash":          outString("Its cache key in that run."),
+			"previousRunId": outNullable(outString("The task's previous run with a key; null when none (then changed is true).")),
+			"previousHash":  outNullable(outString("Its key then.")),
+			"changed":       outBool("Whether the key changed."),
+			"diff": outObject(map[string]any{
+				"files":    fileDiff,
+				"env":      env,
+				"command":  command,
+				"upstream": outList(outObject(map[string]any{"taskId": outString(""), "before": outString("Empty: added."), "after": outString("Empty: removed.")}), "Dependencies whose key moved."),
+				"outputs":  outBool("The declared outputs changed."),
+				"version":  outBool("vx's cache version changed."),
+			}, "files", "env", "command", "upstream", "outputs", "version"),
+			"roots": outList(outObject(map[string]any{"taskId": outString(""), "files": fileDiff, "env": env, "command": command}),
+				"Under a moved upstream: the tasks whose own inputs moved, and what moved."),
+			"reason": outString("Why the task ran or hit, in one line."),
+		}, "taskId", "runId", "status", "hash", "previousRunId", "previousHash", "changed", "diff", "roots", "reason")),
 		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("whyDidThisRerun is not built yet")
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args whyDidThisRerunArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			if err := checkTaskID("taskId", args.TaskID); err != nil {
+				return nil, err
+			}
+			st, err := e.openState(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			why, err := history.Explain(ctx, st, args.TaskID, args.RunID)
+			if err != nil {
+				return nil, historyError(err, "the key of "+args.TaskID)
+			}
+			maskWhy(why, e.secretsMasker(ctx).String)
+			return why, nil
 		},
+	}
+}
+
+// maskWhy masks the only free text of the answer: commands, should one spell a secret out.
+func maskWhy(w *history.Why, mask func(string) string) {
+	maskCommand := func(c *history.CommandChange) {
+		if c != nil {
+			c.Before, c.After = mask(c.Before), mask(c.After)
+		}
+	}
+	maskCommand(w.Diff.Command)
+	for i := range w.Roots {
+		maskCommand(w.Roots[i].Command)
 	}
 }
