@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -114,12 +113,6 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		return nil, err
 	}
 	ws.Projects = projects
-	specs := map[string]*resolvedSpec{}
-	for _, p := range projects {
-		for _, t := range p.Tasks {
-			specs[t.ID] = &resolvedSpec{task: t}
-		}
-	}
 	ws.Index()
 	final := refuseMissing
 	if len(b.skip) > 0 {
@@ -146,8 +139,6 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	ws.Secrets = secretValues(sortedKeys(b.allSecretNames(ws)), b.getenv)
 	return ws, nil
 }
-
-type resolvedSpec struct{ task *graph.Task }
 
 // projectGlobs reads `projects`, defaulting to package.json workspaces.
 func (b *build) projectGlobs(r reader, top map[string]any) ([]string, error) {
@@ -190,11 +181,6 @@ func (b *build) findProjects(globs []string) ([]*projectDir, error) {
 			b.watched = append(b.watched, filepath.Join(b.root, filepath.FromSlash(base)))
 		} else {
 			b.watched = append(b.watched, b.root)
-		}
-		matches, err := doublestar.Glob(fsys, g, doublestar.WithFilesOnly(), doublestar.WithFailOnIOErrors())
-		_ = matches
-		if err != nil {
-			return nil, fmt.Errorf("expand projects glob %q: %w", g, err)
 		}
 		dirs, err := doublestar.Glob(fsys, g, doublestar.WithNoFollow())
 		if err != nil {
@@ -598,5 +584,3 @@ func (b *build) allSecretNames(ws *graph.Workspace) map[string]bool {
 	}
 	return names
 }
-
-var _ fs.FS = os.DirFS(".")
