@@ -321,6 +321,9 @@ func TestProtocolErrors(t *testing.T) {
 	if err := s.closeAndWait(); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(s.log.String(), actortest.Secret) {
+		t.Fatalf("a secret reached the log:\n%s", s.log)
+	}
 }
 
 func TestUnsupportedRevisionData(t *testing.T) {
@@ -401,12 +404,12 @@ func TestCancelledGetsNoReply(t *testing.T) {
 	s := startSession(t, nil)
 	initialize(s, "2025-11-25")
 	// A tool that ignores its context and answers after the cancel: still no reply.
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":100,"ignoreCancel":true}}}`)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500,"ignoreCancel":true}}}`)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
 	// Cancelling by the same number written differently still finds it.
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2.0}}`)
-	s.noReply(400 * time.Millisecond)
+	s.noReply(800 * time.Millisecond)
 	// The id is free again once the cancelled call ended.
 	if r := s.call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`); r.Error != nil {
 		t.Fatalf("reusing a finished id: %s", r.raw)

@@ -280,7 +280,7 @@ func (s *server) readLoop(fr *frameReader) error {
 func (s *server) handleFrame(line []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).Msg("mcp frame handling panicked")
+			s.log.Error().Str("panic", s.mask(fmt.Sprint(r))).Str("stack", string(debug.Stack())).Msg("mcp frame handling panicked")
 			s.send(outItem{data: appendError(nil, nil, wireError(fmt.Errorf("%w: %v", ErrInternal, r), s.mask))})
 		}
 	}()
@@ -541,7 +541,7 @@ func (s *server) run(c *call) {
 func (s *server) invoke(c *call) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error().Interface("panic", r).Str("method", c.method).Str("stack", string(debug.Stack())).Msg("mcp request panicked")
+			s.log.Error().Str("panic", s.mask(fmt.Sprint(r))).Str("method", c.method).Str("stack", string(debug.Stack())).Msg("mcp request panicked")
 			err = fmt.Errorf("%w: %s panicked: %v", ErrInternal, c.method, r)
 		}
 	}()

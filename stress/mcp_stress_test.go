@@ -154,7 +154,7 @@ func planCalls(rng *rand.Rand, calls, cancels int) *callPlan {
 		case long:
 			params = `{"name":"sleep","arguments":{"ms":2000}}`
 			if rng.IntN(50) == 0 { // a tool deaf to its context still gets no reply
-				params = `{"name":"sleep","arguments":{"ms":300,"ignoreCancel":true}}`
+				params = `{"name":"sleep","arguments":{"ms":1000,"ignoreCancel":true}}`
 			}
 		case r < 15:
 			method, params = "ping", ""

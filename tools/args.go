@@ -38,7 +38,7 @@ func DecodeArgs(raw json.RawMessage, dst any) error {
 	if !pv.IsValid() || pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("tools.DecodeArgs: dst must be a non-nil pointer to a struct, not %T", dst)
 	}
-	trimmed := bytes.TrimSpace(raw)
+	trimmed := bytes.Trim(raw, " \t\r\n") // JSON's whitespace, no more
 	if !json.Valid(trimmed) {
 		return &Refusal{Msg: "arguments are not valid JSON"}
 	}
