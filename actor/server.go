@@ -22,8 +22,11 @@ import (
 
 // Config is what Serve needs.
 type Config struct {
-	// In is the request stream (stdin). An *os.File is read through a
-	// non-blocking duplicate, so that a cancelled ctx can stop a pending read.
+	// In is the request stream (stdin). When ctx ends, a pending read must be
+	// stopped: a blocking *os.File (a pipe, socket or terminal) is read through a
+	// non-blocking duplicate whose read deadline can end it, another reader
+	// through its SetReadDeadline or Close; a reader with neither must end by
+	// itself before Serve returns.
 	In io.Reader
 	// Out is the reply stream: after GuardStdout, the duplicate of fd 1. Only
 	// the server's writer goroutine writes to it.
@@ -307,15 +310,15 @@ func (s *server) handleBatch(line []byte) {
 		return
 	}
 	b := &batch{}
+	defer s.update(func(*state) { // deferred: a panic halfway must not strand the calls already queued
+		b.sealed = true
+		s.batchProgressed(b)
+	})
 	for _, elem := range elems {
 		if item, ok := s.handleMessage(elem, b); ok {
 			s.update(func(*state) { b.items = append(b.items, item) })
 		}
 	}
-	s.update(func(*state) {
-		b.sealed = true
-		s.batchProgressed(b)
-	})
 }
 
 // batchProgressed queues b's array once it is sealed and nothing is pending.
