@@ -181,6 +181,7 @@ type queryExecer struct {
 	query string
 }
 
+// ExecContext runs the query with args.
 func (q queryExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
 	return q.q.ExecContext(ctx, q.query, args...)
 }
@@ -315,6 +316,7 @@ type AmbiguousRunError struct {
 	Candidates []string
 }
 
+// Error names the prefix and its candidates.
 func (e *AmbiguousRunError) Error() string {
 	return fmt.Sprintf("run id %q is ambiguous: it starts %s", e.Prefix, strings.Join(e.Candidates, ", "))
 }
@@ -322,6 +324,7 @@ func (e *AmbiguousRunError) Error() string {
 // UnknownRunError is a run id that names no recorded run.
 type UnknownRunError struct{ ID string }
 
+// Error names the id.
 func (e *UnknownRunError) Error() string { return fmt.Sprintf("no recorded run has id %q", e.ID) }
 
 // ResolveRun answers the whole id of the run named by id or by a unique prefix of it.

@@ -38,6 +38,7 @@ type VersionError struct {
 	Found string // the version found, "none" when the file holds no version row
 }
 
+// Error names the file and both versions.
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("%s has index schema version %s, this vx reads version %d: the next `vx run` resets it",
 		e.Path, e.Found, SchemaVersion)
