@@ -1,15 +1,177 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
-// planTasks is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+// taskSelectionArgs are the arguments runTasks and planTasks share: what `vx run` selects with
+// its task arguments, --all, --filter and --affected.
+type taskSelectionArgs struct {
+	Tasks    []string   `json:"tasks"`
+	All      bool       `json:"all"`
+	Filter   FilterList `json:"filter"`
+	Affected *Affected  `json:"affected"`
+}
+
+// check refuses what vx run would refuse before looking at the workspace: no task and no all,
+// an empty task, a task id missing a half. verb names the tool's action in the refusal.
+func (a *taskSelectionArgs) check(verb string) error {
+	for i, t := range a.Tasks {
+		key := fmt.Sprintf("tasks[%d]", i)
+		if strings.TrimSpace(t) == "" {
+			return Refusef("argument %q must be a non-empty string", key)
+		}
+		if strings.Contains(t, "#") {
+			if err := checkTaskID(key, t); err != nil {
+				return err
+			}
+		}
+	}
+	if len(a.Tasks) == 0 && !a.All {
+		return Refusef("name the tasks to %s (tasks: names like build or ids like app#build), or set all: true", verb)
+	}
+	return nil
+}
+
+// selectOptions are the workspace.SelectOptions vx run builds from the same flags.
+func (a *taskSelectionArgs) selectOptions() workspace.SelectOptions {
+	so := selectOptions(a.Filter, a.Affected)
+	so.Tasks, so.All = a.Tasks, a.All
+	return so
+}
+
+// describe names the selection as `vx run` does in its "no task matches" refusal.
+func (a *taskSelectionArgs) describe() string {
+	what := strings.Join(a.Tasks, " ")
+	if a.All {
+		what = "--all"
+	}
+	for _, f := range a.Filter {
+		what += " --filter " + f
+	}
+	if a.Affected != nil && a.Affected.On {
+		what += " --affected"
+	}
+	return what
+}
+
+// Schema fragments of the selection arguments.
+var (
+	tasksSchema = map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1},
+		"description": "Tasks, as vx run takes them: a task name (build) selects it in every selected project that has it, " +
+			"a task id (app#build) that one task. Everything they depend on comes along, in dependency order."}
+	allSchema = map[string]any{"type": "boolean",
+		"description": "Every task of the selected projects (vx run --all); tasks may then be left out."}
+)
+
+// PlanAnswer is planTasks' answer: the exit status `vx run --dry=json` would end with, and either
+// its plan or the message it would refuse with.
+type PlanAnswer struct {
+	ExitCode int          `json:"exitCode"`
+	Plan     *runner.Plan `json:"plan,omitempty"`
+	Error    string       `json:"error,omitempty"`
+}
+
+// planTasks answers as `vx run <tasks…> --dry=json`, through the same engine function, in process.
 func (e *Env) planTasks() Tool {
 	return Tool{
-		Name:        "planTasks",
-		Description: "not built yet",
-		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("planTasks is not built yet")
+		Name:  "planTasks",
+		Title: "Plan a run (dry run)",
+		Description: "What would run, and why? Plans `vx run <tasks>` without running anything (vx run --dry=json): each " +
+			"task that would run, requested or as a dependency, in dependency order, with its command, its predicted cache " +
+			"status (hit or miss), its cache key (hash), dependsOn, its median duration from history (p50Ms, null if it " +
+			"never ran) and, under affected, why its project is affected; then the predicted wallMs on the worker count, " +
+			"workMs and the criticalPath. Call it before runTasks to see what a run would cost, or to check a selection. " +
+			"Answers exitCode 0 and plan; a selection vx run refuses (an unknown task, a filter matching no project, " +
+			"nothing selected) answers exitCode 2 and error, the CLI's message (secrets masked), and no plan. Nothing is " +
+			"executed or written.",
+		InputSchema: schema(map[string]any{
+			"tasks":    tasksSchema,
+			"all":      allSchema,
+			"filter":   filterListSchema,
+			"affected": affectedSchema,
+		}),
+		OutputSchema: planOutputSchema,
+		Annotations:  readOnly,
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args taskSelectionArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			if err := args.check("plan"); err != nil {
+				return nil, err
+			}
+			ws, err := e.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			plan, err := e.plan(ctx, ws, &args)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				var coder vxerr.Coder
+				if !errors.As(err, &coder) {
+					// Not an answer vx run gives as a refusal (an unreadable index, a disk
+					// error): the call failed.
+					return nil, fmt.Errorf("plan: %w", err)
+				}
+				return &PlanAnswer{ExitCode: coder.Code(), Error: e.Loader.Masker().String(oneLine(err.Error()))}, nil
+			}
+			return &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan}, nil
 		},
 	}
+}
+
+// plan does what `vx run … --dry=json` does once the workspace is loaded.
+func (e *Env) plan(ctx context.Context, ws *graph.Workspace, args *taskSelectionArgs) (*runner.Plan, error) {
+	selection, err := workspace.Select(ctx, ws, args.selectOptions())
+	if err != nil {
+		return nil, err
+	}
+	if len(selection.TaskIDs) == 0 {
+		return nil, vxerr.Usagef("vx run: no task matches %s", args.describe())
+	}
+	workers, _, err := runner.Workers(0, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return runner.DryRun(ctx, runner.PlanOptions{
+		Options: runner.Options{
+			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
+			Concurrency: workers, Getenv: e.getenv,
+		},
+		Affected: selection.Affected,
+	})
+}
+
+var planOutputSchema = mustJSON(map[string]any{
+	"type":     "object",
+	"required": []string{"exitCode"},
+	"properties": map[string]any{
+		"exitCode": map[string]any{"type": "integer",
+			"description": "What vx run --dry=json would exit with: 0 with a plan, 2 when it refuses the selection."},
+		"plan": map[string]any{"type": "object", "required": []string{"workers", "tasks", "wallMs", "workMs", "criticalPath"},
+			"description": "vx run --dry=json's document: workers, tasks[] (taskId, command, cache hit|miss, cacheable, hash, " +
+				"dependsOn, p50Ms, requested, affected), wallMs, workMs, criticalPath."},
+		"error": map[string]any{"type": "string", "description": "Why vx run refuses this selection (the CLI's message, secrets masked)."},
+	},
+})
+
+// mustJSON encodes a schema literal; it panics on a programming error.
+func mustJSON(v any) []byte {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema: %v", err))
+	}
+	return data
 }

@@ -1,15 +1,110 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
 
-// pruneCache is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/prune"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+type pruneCacheArgs struct {
+	OlderThan string `json:"olderThan" args:"nonempty"`
+	MaxSize   string `json:"maxSize" args:"nonempty"`
+	DryRun    *bool  `json:"dryRun"`
+}
+
+// pruneCache answers as `vx cache prune [--older-than D] [--max-size S] [--dry-run] --format json`,
+// a dry run unless dryRun is false.
 func (e *Env) pruneCache() Tool {
 	return Tool{
-		Name:        "pruneCache",
-		Description: "not built yet",
-		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("pruneCache is not built yet")
+		Name:  "pruneCache",
+		Title: "Prune the cache",
+		Description: "Free cache space. Evicts cache entries last used longer ago than olderThan, then the least recently " +
+			"used ones until the cache fits in maxSize, and removes blobs no entry references (orphans); run history and " +
+			"the failure logs it keeps are never removed. A DRY RUN unless dryRun is false: call it first as is to see what " +
+			"would go, then again with dryRun: false to remove it. Answers vx cache prune --format json on the cache the " +
+			"other tools read: dryRun, evicted (hash, taskId, size, lastUsed), bytesFreed, orphans, orphanBytes. Where " +
+			"there is no cache yet it answers an empty one and creates nothing. An evicted entry is rebuilt by the next " +
+			"run that needs it (a miss instead of a hit).",
+		InputSchema: schema(map[string]any{
+			"olderThan": map[string]any{"type": "string", "minLength": 1,
+				"description": "Evict entries last used longer ago than this duration, e.g. 12h, 7d, 2w (vx cache prune --older-than)."},
+			"maxSize": map[string]any{"type": "string", "minLength": 1,
+				"description": "Evict least recently used entries until the cache fits in this size, e.g. 500MB, 2G (vx cache prune --max-size)."},
+			"dryRun": map[string]any{"type": "boolean", "default": true,
+				"description": "true (the default): answer what would be pruned, remove nothing. false: remove it."},
+		}),
+		OutputSchema: pruneOutputSchema,
+		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(true),
+			OpenWorldHint: ptr(false)},
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args pruneCacheArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			opts := prune.Options{DryRun: args.DryRun == nil || *args.DryRun}
+			var err error
+			if args.OlderThan != "" {
+				if opts.OlderThan, err = prune.ParseAge(args.OlderThan); err != nil {
+					return nil, Refusef("argument %q: %s", "olderThan", oneLine(err.Error()))
+				}
+			}
+			if args.MaxSize != "" {
+				if opts.MaxSize, err = prune.ParseSize(args.MaxSize); err != nil {
+					return nil, Refusef("argument %q: %s", "maxSize", oneLine(err.Error()))
+				}
+			}
+			// As vx cache prune: the state folder of the workspace root, config not needed.
+			root, err := e.Loader.Root()
+			if err != nil {
+				return nil, &Refusal{Msg: oneLine(err.Error())}
+			}
+			st, err := openForPrune(ctx, workspace.CacheDir(root, e.getenv), opts.DryRun)
+			if err != nil {
+				return nil, err
+			}
+			defer st.Close()
+			res, err := prune.Prune(ctx, st, opts)
+			if err != nil {
+				return nil, fmt.Errorf("prune the cache: %w", err)
+			}
+			return res, nil
 		},
 	}
 }
+
+// openForPrune opens the state folder dir as vx cache prune does: read-only for a dry run or
+// where there is no index (nothing is then created), for writing otherwise.
+func openForPrune(ctx context.Context, dir string, dryRun bool) (*store.Store, error) {
+	var st *store.Store
+	var err error
+	_, statErr := os.Stat(store.IndexPath(dir))
+	if dryRun || errors.Is(statErr, os.ErrNotExist) {
+		st, err = store.OpenReadOnly(ctx, dir)
+	} else {
+		st, err = store.Open(ctx, dir, store.Options{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the state folder: %w", err)
+	}
+	return st, nil
+}
+
+var pruneOutputSchema = mustJSON(map[string]any{
+	"type":     "object",
+	"required": []string{"dryRun", "evicted", "bytesFreed", "orphans", "orphanBytes"},
+	"properties": map[string]any{
+		"dryRun": map[string]any{"type": "boolean", "description": "true when nothing was removed (the answer says what would be)."},
+		"evicted": map[string]any{"type": "array", "description": "The cache entries evicted (or that would be), least recently used first.",
+			"items": map[string]any{"type": "object", "properties": map[string]any{
+				"hash": map[string]any{"type": "string"}, "taskId": map[string]any{"type": "string"},
+				"size": map[string]any{"type": "integer"}, "lastUsed": map[string]any{"type": "string", "format": "date-time"}}}},
+		"bytesFreed":  map[string]any{"type": "integer", "description": "Bytes freed (or that would be): the evicted entries' blobs and the orphans."},
+		"orphans":     map[string]any{"type": "integer", "description": "Blobs no cache entry or history references."},
+		"orphanBytes": map[string]any{"type": "integer", "description": "Their size in bytes."},
+	},
+})
