@@ -1,15 +1,438 @@
 package tools
 
-import "context"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
-// runTasks is a placeholder until the tool lands.
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/workspace"
+	"github.com/vzn/vx/proc"
+)
+
+// runGrace is how long the `vx run` child of a cancelled call has, after SIGTERM, to stop its tasks
+// (it gives each task proc.DefaultGrace) and record the run as cancelled, before it and every
+// process it started get SIGKILL.
+const runGrace = proc.DefaultGrace + time.Second
+
+// eventsDrain bounds how long the events of a finished child are still read: past it, a process
+// that escaped the sweep and holds the pipe cannot keep the call open.
+const eventsDrain = time.Second
+
+// sweepTimeout bounds the sweep of a call's leftover processes.
+const sweepTimeout = 5 * time.Second
+
+// stderrTail is how much of the child's stderr is kept: its last line is the CLI's message.
+const stderrTail = 64 << 10
+
+// callMarkerKey is put in the environment of the `vx run` child of each runTasks call, with a value
+// unique to the call. vx run hands its environment to every task, and a task to what it starts, so
+// when the call ends every process the run started can be found by it, in whichever process group
+// or session it went and to whichever parent it was re-parented (the child may have been killed).
+const callMarkerKey = "VX_MCP_RUN_CALL"
+
+type runTasksArgs struct {
+	taskSelectionArgs
+	Force bool `json:"force"`
+}
+
+// RunAnswer is runTasks' answer: vx run's exit status, and its summary or the message it refused
+// the run with.
+type RunAnswer struct {
+	ExitCode int `json:"exitCode"`
+	// Summary is `vx run --format json`'s document, as the child printed it.
+	Summary json.RawMessage `json:"summary,omitempty"`
+	// Error is the CLI's message when vx run answered no summary (a refusal before the run) or
+	// when it ended otherwise than its summary says (the run could not be recorded).
+	Error string `json:"error,omitempty"`
+}
+
+// runTasks runs `vx run <tasks…> --format json` as a child of the server.
 func (e *Env) runTasks() Tool {
 	return Tool{
-		Name:        "runTasks",
-		Description: "not built yet",
-		Annotations: readOnly,
-		Handler: func(context.Context, *Call) (any, error) {
-			return nil, Refusef("runTasks is not built yet")
+		Name:  "runTasks",
+		Title: "Run tasks",
+		Description: "Run these tasks and tell me how it went. Runs `vx run <tasks> --format json` in the workspace root " +
+			"with this workspace's cache, as vx run does from a terminal: everything the tasks depend on first, a task " +
+			"whose inputs did not change restored from the cache. Answers exitCode (0 all passed, 1 a task failed) and " +
+			"summary, the run summary: runId, ok, status, each task's status (hit, miss, failed, blocked, skipped, timedOut, " +
+			"cancelled), hash, durationMs, exitCode, blockedBy, notReady, and totals. A failed task's output is not here: " +
+			"call getFailures with the runId. A run vx run refuses before starting (an unknown task, a filter matching no " +
+			"project) answers exitCode 2 and error, the CLI's message, and no summary. Call planTasks first to see what " +
+			"would run. With a progressToken, each finished task is a progress notification (done/total, the task and its " +
+			"status). Cancelling the call stops the run; the call leaves no process behind. Where the workspace declares " +
+			"mcp({ run: [names] }), only those task names may be asked (a task id counts as its name; what they depend " +
+			"on still runs), and all: true only when every task it selects has an allowed name; name the tasks otherwise.",
+		InputSchema: schema(map[string]any{
+			"tasks":    tasksSchema,
+			"all":      allSchema,
+			"filter":   filterListSchema,
+			"affected": affectedSchema,
+			"force": map[string]any{"type": "boolean",
+				"description": "Run every task even where its cache entry would hit (vx run --force); the run is still cached."},
+		}),
+		OutputSchema: runOutputSchema,
+		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
+			OpenWorldHint: ptr(false)},
+		Handler: func(ctx context.Context, call *Call) (any, error) {
+			var args runTasksArgs
+			if err := DecodeArgs(call.Args, &args); err != nil {
+				return nil, err
+			}
+			if err := args.check("run"); err != nil {
+				return nil, err
+			}
+			ws, err := e.load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := e.allowRun(ctx, ws, &args); err != nil {
+				return nil, err
+			}
+			return e.runChild(ctx, ws.Root, &args, call.Progress)
 		},
 	}
 }
+
+// allowRun applies the workspace's mcp({ run }) before anything runs: false runs nothing; a list
+// allows only the task names in it (a task id counts as its name), and all: true only when every
+// task it selects has an allowed name.
+func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
+	policy := ws.MCP
+	if policy == nil || policy.RunAll {
+		return nil
+	}
+	if !policy.CanRun() {
+		return Refusef("this workspace's mcp({ run: false }) lets an agent run no task")
+	}
+	allowed := strings.Join(policy.RunNames, ", ")
+	for _, t := range args.Tasks {
+		name := t
+		if _, n, ok := graph.SplitTaskID(t); ok {
+			name = n
+		}
+		if !policy.Allows(name) {
+			return Refusef("task %q is not one this workspace's mcp({ run }) lets an agent run (allowed: %s)", t, allowed)
+		}
+	}
+	if !args.All {
+		return nil
+	}
+	sel, err := workspace.Select(ctx, ws, args.selectOptions())
+	if err != nil {
+		// vx run refuses this selection with its own message; nothing will run.
+		return nil
+	}
+	var outside []string
+	for _, id := range sel.Requested {
+		if _, name, ok := graph.SplitTaskID(id); ok && !policy.Allows(name) && !slices.Contains(outside, name) {
+			outside = append(outside, name)
+		}
+	}
+	if len(outside) > 0 {
+		slices.Sort(outside)
+		return Refusef("all: true selects tasks named %s, which this workspace's mcp({ run }) does not let an agent run "+
+			"(allowed: %s): name the tasks instead", strings.Join(outside, ", "), allowed)
+	}
+	return nil
+}
+
+// childArgs is the `vx run` command line for args.
+func (args *runTasksArgs) childArgs() []string {
+	argv := []string{"run", "--format", "json", "--events-fd", "3"}
+	if args.All {
+		argv = append(argv, "--all")
+	}
+	for _, f := range args.Filter {
+		argv = append(argv, "--filter="+f)
+	}
+	if a := args.Affected; a != nil && a.On {
+		if a.Ref == "" {
+			argv = append(argv, "--affected")
+		} else {
+			argv = append(argv, "--affected="+a.Ref)
+		}
+	}
+	if args.Force {
+		argv = append(argv, "--force")
+	}
+	return append(append(argv, "--"), args.Tasks...)
+}
+
+// runChild runs the `vx run` child in root, turns its events into progress, and answers its summary
+// or its refusal. Whatever happens, every process the run started is gone when it returns.
+func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, progress func(done, total float64, msg string)) (*RunAnswer, error) {
+	if e.Exe == "" {
+		return nil, errors.New("runTasks: the vx executable is unknown")
+	}
+	marker := callMarkerKey + "=" + rand.Text()
+	eventsR, eventsW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("runTasks: events pipe: %w", err)
+	}
+	defer eventsR.Close()
+	defer eventsW.Close()
+
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		readEvents(eventsR, progress)
+	}()
+
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: stderrTail}
+	res, runErr := proc.Run(ctx, proc.Spec{
+		Path: e.Exe, Args: args.childArgs(), Dir: root,
+		Env:    append(os.Environ(), marker),
+		Stdout: &stdout, Stderr: stderr,
+		ExtraFiles: []*os.File{eventsW},
+		Grace:      runGrace,
+		// The child's tasks are in process groups of their own: a cancelled call's SIGKILL must
+		// reach them too.
+		KillTree: true,
+		// Only the child holds the write end now, so the reader sees EOF once the run is over.
+		OnStart: func(int) { eventsW.Close() },
+	})
+	eventsW.Close()
+
+	// Whatever the child left (a task that detached, the tasks of a child that was killed).
+	if err := sweep(marker); err != nil {
+		fmt.Fprintf(e.stderr(), "vx mcp: runTasks: %v\n", err)
+	}
+	select {
+	case <-read:
+	case <-time.After(eventsDrain):
+	}
+	eventsR.Close()
+	<-read
+
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case runErr != nil:
+		return nil, fmt.Errorf("runTasks: %w", runErr)
+	}
+	return e.answer(res, stdout.Bytes(), stderr.Bytes())
+}
+
+// answer turns what the child printed into the tool's answer.
+func (e *Env) answer(res proc.Result, stdout, stderr []byte) (*RunAnswer, error) {
+	masker := e.Loader.Masker()
+	msg := masker.String(lastMessage(stderr))
+	var head struct {
+		ExitCode *int `json:"exitCode"`
+	}
+	summary := bytes.TrimSpace(stdout)
+	if len(summary) == 0 || summary[0] != '{' || json.Unmarshal(summary, &head) != nil {
+		summary = nil
+	}
+	if res.Signal != "" {
+		return nil, fmt.Errorf("runTasks: vx run was killed (%s) before it answered; every process it started was stopped", res.Signal)
+	}
+	ans := &RunAnswer{ExitCode: res.ExitCode}
+	if summary == nil {
+		ans.Error = msg
+		if ans.Error == "" {
+			ans.Error = fmt.Sprintf("vx run exited %d with no summary and no message", res.ExitCode)
+		}
+		return ans, nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, summary); err != nil {
+		return nil, fmt.Errorf("runTasks: the run summary: %w", err)
+	}
+	ans.Summary = compact.Bytes()
+	if head.ExitCode != nil && *head.ExitCode != res.ExitCode {
+		ans.Error = msg
+	}
+	return ans, nil
+}
+
+func (e *Env) stderr() io.Writer {
+	if e.Stderr == nil {
+		return io.Discard
+	}
+	return e.Stderr
+}
+
+// lastMessage finds the message vx ended on in its stderr: its last "vx: " line, else its last line.
+func lastMessage(stderr []byte) string {
+	lines := strings.Split(strings.TrimRight(string(stderr), "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(lines[i], "vx: "); ok {
+			return strings.TrimSpace(msg)
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// runEvent is one line of vx run's events stream (--events-fd).
+type runEvent struct {
+	Type      string `json:"type"`
+	RunID     string `json:"runId"`
+	TaskID    string `json:"taskId"`
+	Status    string `json:"status"`
+	Done      int    `json:"done"`
+	Total     int    `json:"total"`
+	ExitCode  *int   `json:"exitCode"`
+	BlockedBy string `json:"blockedBy"`
+}
+
+// readEvents turns each event into a progress notification until r ends. A line it cannot read
+// is skipped; r is read to its end whatever it holds, so the child never blocks on the pipe.
+func readEvents(r io.Reader, progress func(done, total float64, msg string)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		var ev runEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "start":
+			progress(0, float64(ev.Total), fmt.Sprintf("run %s started: %d tasks", ev.RunID, ev.Total))
+		case "task":
+			progress(float64(ev.Done), float64(ev.Total), taskMessage(ev))
+		}
+	}
+	if sc.Err() != nil {
+		_, _ = io.Copy(io.Discard, r)
+	}
+}
+
+// taskMessage is the progress message of one finished task, e.g. "app#test failed (exit code 1), 3/5".
+func taskMessage(ev runEvent) string {
+	status := ev.Status
+	switch {
+	case ev.Status == "hit":
+		status = "hit (restored from the cache)"
+	case ev.Status == "miss":
+		status = "ran (miss)"
+	case ev.Status == "failed" && ev.ExitCode != nil:
+		status = "failed (exit code " + strconv.Itoa(*ev.ExitCode) + ")"
+	case ev.BlockedBy != "":
+		status = "blocked by " + ev.BlockedBy
+	}
+	return fmt.Sprintf("%s %s, %d/%d", ev.TaskID, status, ev.Done, ev.Total)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes returns the last max bytes written.
+func (t *tailBuffer) Bytes() []byte {
+	if len(t.buf) > t.max {
+		return t.buf[len(t.buf)-t.max:]
+	}
+	return t.buf
+}
+
+// sweep kills every live process whose environment holds marker (KEY=VALUE), with the process
+// groups they lead and their live descendants, scanning again until a scan finds none. It is how
+// a call makes sure no process its run started survives it: a task that detached (setsid) or whose
+// `vx run` parent was killed is found by the marker wherever it was re-parented.
+func sweep(marker string) error {
+	deadline := time.Now().Add(sweepTimeout)
+	for {
+		pids, err := markedTree(marker)
+		if err != nil || len(pids) == 0 {
+			return err
+		}
+		for _, pid := range pids {
+			killProcess(pid)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes of the run still alive after %s: %v", sweepTimeout, pids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// markedTree lists the live processes whose environment holds marker, and their live descendants.
+// Where /proc cannot be read (not Linux) it lists none.
+func markedTree(marker string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	self := os.Getpid()
+	want := []byte(marker)
+	var found []int
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		// A zombie's environ reads empty; another user's cannot be read: neither is ours to kill.
+		environ, err := os.ReadFile("/proc/" + ent.Name() + "/environ")
+		if err != nil || !slices.ContainsFunc(bytes.Split(environ, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+			continue
+		}
+		if !slices.Contains(found, pid) {
+			found = append(found, pid)
+		}
+		// Descendants that cleared their environment are still ours.
+		desc, err := proc.Descendants(pid)
+		if err != nil {
+			continue
+		}
+		for _, d := range desc {
+			if d != self && !slices.Contains(found, d) {
+				found = append(found, d)
+			}
+		}
+	}
+	slices.Sort(found)
+	return found, nil
+}
+
+// killProcess sends SIGKILL to pid and, when it leads a process group, to the group.
+func killProcess(pid int) {
+	if pid <= 1 || pid == os.Getpid() {
+		return
+	}
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		_ = proc.KillGroup(pid, syscall.SIGKILL) // refuses vx's own group
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+}
+
+var runOutputSchema = mustJSON(map[string]any{
+	"type":     "object",
+	"required": []string{"exitCode"},
+	"properties": map[string]any{
+		"exitCode": map[string]any{"type": "integer",
+			"description": "vx run's exit status: 0 every task passed, 1 a task failed (or the run failed), 2 refused before the run."},
+		"summary": map[string]any{"type": "object", "required": []string{"runId", "ok", "exitCode", "status", "tasks", "totals"},
+			"description": "The run summary (vx run --format json): runId, ok, exitCode, status, startedAt, requested, tasks[] " +
+				"(taskId, status, hash, durationMs, cacheSource, exitCode, blockedBy, timedOut, notReady, peakRssBytes, " +
+				"cpuParallelism, savedMs) and totals."},
+		"error": map[string]any{"type": "string",
+			"description": "The CLI's message (secrets masked) when vx run refused the run before it started, or could not record it."},
+	},
+})
