@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,15 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				return err
 			}
 			loader := a.workspaceLoader()
+			// Evaluate the config while the client's handshake is under way; the first tool call
+			// then finds it ready. A failure here is the first call's answer, not the server's end.
+			var warm sync.WaitGroup
+			warm.Add(1)
+			go func() {
+				defer warm.Done()
+				_, _ = loader.Load(cmd.Context())
+			}()
+			defer warm.Wait()
 			env := &tools.Env{Loader: loader, Exe: exe, Getenv: a.getenv, Stderr: a.stderr, Version: version}
 			err = actor.Serve(cmd.Context(), actor.Config{
 				In:            os.Stdin,

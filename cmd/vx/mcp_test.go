@@ -381,3 +381,28 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		}
 	}
 }
+
+// A config that imports @vzn/vx-mcp starts the server at once, even when it does not load; each
+// call then answers the config's error; a config that loads without the plugin lists no tools.
+func TestMCPStartsOnImport(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": "import { mcp } from '@vzn/vx-mcp'\nexport default { projects: [ }\n",
+	})
+	cs := mcpSession(t, dir)
+	_, text, isErr := call(t, cs, "listTasks", map[string]any{})
+	if !isErr || !strings.HasPrefix(text, "vx.workspace.ts:2:") {
+		t.Errorf("listTasks on a broken config = %q (isError %v)", text, isErr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "vx.workspace.ts"), []byte("import { mcp } from '@vzn/vx-mcp'\nexport default { plugins: [] }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without the plugin nothing is listed, and a call names an unknown tool.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "listTasks", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("listTasks without the plugin: err = %v", err)
+	}
+	listed, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(listed.Tools) != 0 {
+		t.Errorf("tools/list without the plugin = %v, %v", listed, err)
+	}
+}

@@ -46,7 +46,10 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	verb := firstVerb(args)
 	if verb == "mcp" || verb == "" || verb == "help" || hasHelpFlag(args) {
 		a.dir = chdirFlag(args)
-		if a.declaresMCP(ctx) {
+		// To serve, importing @vzn/vx-mcp is enough to start (the config is then evaluated per
+		// call, and answers with its error if it does not declare mcp()); help evaluates it.
+		fast := verb == "mcp" && !hasHelpFlag(args) && a.importsMCP()
+		if fast || a.declaresMCP(ctx) {
 			root.AddGroup(&cobra.Group{ID: groupPlugin, Title: "Plugin commands:"})
 			c := a.mcpCmd()
 			c.GroupID = groupPlugin
@@ -71,12 +74,17 @@ func (a *app) declaresMCP(ctx context.Context) bool {
 	if err == nil {
 		return ws.MCP != nil
 	}
-	root, rerr := workspace.FindRoot(a.workDir())
-	if rerr != nil {
+	return a.importsMCP()
+}
+
+// importsMCP reports whether vx.workspace.ts imports @vzn/vx-mcp, read as text.
+func (a *app) importsMCP() bool {
+	root, err := workspace.FindRoot(a.workDir())
+	if err != nil {
 		return false
 	}
-	src, rerr := os.ReadFile(filepath.Join(root, workspace.ConfigFileName))
-	return rerr == nil && strings.Contains(string(src), "@vzn/vx-mcp")
+	src, err := os.ReadFile(filepath.Join(root, workspace.ConfigFileName))
+	return err == nil && strings.Contains(string(src), "@vzn/vx-mcp")
 }
 
 // firstVerb is the first argument that is not a flag or a flag's value.
