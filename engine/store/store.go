@@ -160,12 +160,11 @@ func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if !readOnly {
-		// One connection: SQLite has one writer anyway, and this way a process never waits on itself.
-		db.SetMaxOpenConns(1)
-	} else {
-		db.SetMaxOpenConns(4)
-	}
+	// Several connections: in WAL mode readers (cache lookups of parallel workers) never wait for
+	// each other nor for the writer; writes take the lock at BEGIN (_txlock=immediate) and wait
+	// for each other through the busy timeout.
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
