@@ -12,9 +12,9 @@ import (
 )
 
 // GuardStdout duplicates fd 1 for the reply stream and points fd 1 at fd 2 (dup2),
-// returning the reply file. From then on nothing else in the process — fmt.Print,
-// os.Stdout, a raw write(1, …), a child given os.Stdout — can reach the reply
-// stream: it all lands on stderr. The duplicate is close-on-exec, so no child
+// returning the reply file. From then on nothing else in the process — a print to
+// standard output, a raw write to fd 1, a child inheriting its standard output —
+// can reach the reply stream: it all lands on stderr. The duplicate is close-on-exec, so no child
 // inherits it, and non-blocking when it is a pipe or socket, so a write deadline
 // can bound the last flush to a client that stopped reading.
 func GuardStdout() (*os.File, error) {

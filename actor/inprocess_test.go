@@ -97,8 +97,8 @@ func TestToolsListPerRevision(t *testing.T) {
 				initialize(s, rev)
 			}
 			ts, r := listTools(t, s, params)
-			if len(ts) != len(actortest.Tools()) {
-				t.Fatalf("listed %d tools, want %d", len(ts), len(actortest.Tools()))
+			if len(ts) != len(testTools()) {
+				t.Fatalf("listed %d tools, want %d", len(ts), len(testTools()))
 			}
 			echo := findTool(t, ts, "echo")
 			if string(findTool(t, ts, "panic").InputSchema) != `{"type":"object"}` {
@@ -162,7 +162,7 @@ func TestToolsListCursor(t *testing.T) {
 		params = fmt.Sprintf(`"cursor":%q`, cursor)
 	}
 	var want []string
-	for _, tl := range actortest.Tools() {
+	for _, tl := range testTools() {
 		want = append(want, tl.Name)
 	}
 	if !slices.Equal(names, want) {
@@ -179,7 +179,7 @@ func TestToolsListCursor(t *testing.T) {
 	_, r = listTools(t, s2, `"cursor":"ZWNobw"`) // after "echo"
 	var ts []listedTool
 	r.field(t, "tools", &ts)
-	if len(ts) != len(actortest.Tools())-1 || ts[0].Name != "sleep" {
+	if len(ts) != len(testTools())-1 || ts[0].Name != "sleep" {
 		t.Fatalf("listing after echo: %s", r.raw)
 	}
 }

@@ -20,7 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	actortest.MaybeServe()
+	actortest.MaybeServe(printerTool())
 	goleak.VerifyTestMain(m)
 }
 
@@ -44,7 +44,7 @@ func startSession(t *testing.T, edit func(*actor.Config)) *session {
 	cfg := actor.Config{
 		In: inR, Out: outW,
 		Logger:        zerolog.New(s.log).Level(zerolog.DebugLevel),
-		Tools:         tools.NewRegistry(actortest.Tools()...),
+		Tools:         tools.NewRegistry(testTools()...),
 		Workers:       4,
 		Mask:          actortest.Mask,
 		ServerName:    "vx-test",
@@ -215,4 +215,4 @@ func TestErrorIsComparesCode(t *testing.T) {
 	}
 }
 
-func toolsRegistry() *tools.Registry { return tools.NewRegistry(actortest.Tools()...) }
+func toolsRegistry() *tools.Registry { return tools.NewRegistry(testTools()...) }

@@ -54,7 +54,7 @@ func TestProcessGuardsStdout(t *testing.T) {
 	for line := range p.Lines() {
 		t.Fatalf("extra line on the reply stream: %q", line)
 	}
-	for _, mark := range []string{actortest.MarkOSStdout, actortest.MarkPrintln, actortest.MarkRawWrite, actortest.MarkChild} {
+	for _, mark := range []string{markOSStdout, markPrintln, markRawWrite, markChild} {
 		if !strings.Contains(p.Stderr(), mark) {
 			t.Errorf("%s did not land on stderr:\n%s", mark, p.Stderr())
 		}

@@ -60,7 +60,7 @@ func TestOfficialClient(t *testing.T) {
 			if err != nil {
 				t.Fatalf("tools/list: %v", err)
 			}
-			if len(listed.Tools) != len(actortest.Tools()) {
+			if len(listed.Tools) != len(testTools()) {
 				t.Fatalf("listed %d tools", len(listed.Tools))
 			}
 			for _, tool := range listed.Tools {
@@ -136,7 +136,7 @@ func TestOfficialClient(t *testing.T) {
 					t.Errorf("progress message %q under %s", m, rev)
 				}
 			}
-			if !strings.Contains(stderr.String(), actortest.MarkChild) {
+			if !strings.Contains(stderr.String(), markChild) {
 				t.Errorf("the printer's child output is not on stderr:\n%s", stderr)
 			}
 		})

@@ -1,8 +1,8 @@
 // Package actortest runs the MCP server core as a real process for tests: a test
 // binary whose TestMain calls MaybeServe becomes, when re-executed with
 // VX_ACTOR_TEST_SERVER set, an MCP server on its stdio with a handful of test tools
-// (echo, sleep, panic, progress, printer, refuse, fail, scalar). Start launches such
-// a child and speaks raw frames to it.
+// (echo, sleep, panic, progress, refuse, fail, scalar) plus any the caller adds.
+// Start launches such a child and speaks raw frames to it.
 package actortest
 
 import (
@@ -49,26 +49,17 @@ const Secret = "s3cr3t-value"
 // Mask is the test server's Config.Mask.
 func Mask(s string) string { return strings.ReplaceAll(s, Secret, "***") }
 
-// Markers the printer tool writes through each way of reaching fd 1; each must
-// land on stderr.
-const (
-	MarkOSStdout = "marker-os-stdout"
-	MarkPrintln  = "marker-fmt-println"
-	MarkRawWrite = "marker-raw-write-fd1"
-	MarkChild    = "marker-child-inherited-stdout"
-)
-
 // MaybeServe returns at once unless EnvServer is set; then it serves MCP on the
-// process's stdio, guarded, until EOF or SIGTERM/SIGINT, and exits (0 on a clean
-// shutdown). Call it first in TestMain.
-func MaybeServe() {
+// process's stdio, guarded, with Tools and the extra tools given, until EOF or
+// SIGTERM/SIGINT, and exits (0 on a clean shutdown). Call it first in TestMain.
+func MaybeServe(extra ...tools.Tool) {
 	if os.Getenv(EnvServer) == "" {
 		return
 	}
-	os.Exit(serve())
+	os.Exit(serve(extra))
 }
 
-func serve() int {
+func serve(extra []tools.Tool) int {
 	level, err := zerolog.ParseLevel(envOr(EnvLogLevel, "warn"))
 	if err != nil {
 		level = zerolog.WarnLevel
@@ -86,7 +77,7 @@ func serve() int {
 		In:            os.Stdin,
 		Out:           out,
 		Logger:        logger,
-		Tools:         tools.NewRegistry(Tools()...),
+		Tools:         tools.NewRegistry(append(Tools(), extra...)...),
 		Workers:       envInt(EnvWorkers),
 		Mask:          Mask,
 		ServerName:    "vx-test",
@@ -188,23 +179,6 @@ func Tools() []tools.Tool {
 					}
 				}
 				return map[string]int{"steps": a.Steps}, nil
-			},
-		},
-		{
-			Name: "printer", Description: "Writes to fd 1 every way a process can.",
-			OutputSchema: objectOut,
-			Handler: func(ctx context.Context, _ *tools.Call) (any, error) {
-				fmt.Fprintln(os.Stdout, MarkOSStdout)
-				fmt.Println(MarkPrintln)
-				if _, err := syscall.Write(1, []byte(MarkRawWrite+"\n")); err != nil {
-					return nil, fmt.Errorf("raw write: %w", err)
-				}
-				cmd := exec.CommandContext(ctx, "sh", "-c", "echo "+MarkChild)
-				cmd.Stdout = os.Stdout
-				if err := cmd.Run(); err != nil {
-					return nil, fmt.Errorf("child: %w", err)
-				}
-				return map[string]bool{"printed": true}, nil
 			},
 		},
 		{
