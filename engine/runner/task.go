@@ -112,10 +112,10 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	switch e.Status {
 	case history.StatusMiss:
 		if t.Cache {
-			if err := r.save(ctx, p, t, key, log, e.Duration); err != nil {
+			if logBlob, err := r.save(ctx, p, t, key, log, e.Duration); err != nil {
 				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
-			} else if h, err := r.st.CAS().Put(log); err == nil {
-				e.LogBlob, e.LogSource = h, "cache"
+			} else {
+				e.LogBlob, e.LogSource = logBlob, "cache"
 			}
 		}
 	case history.StatusFailed, history.StatusTimedOut, history.StatusCancelled:
@@ -162,26 +162,27 @@ func (r *runState) taskEnv(t *graph.Task) []string {
 }
 
 // save stores the task's outputs archive and log, then the cache entry naming them.
-func (r *runState) save(ctx context.Context, p *graph.Project, t *graph.Task, key string, log []byte, took time.Duration) error {
+// It answers the log's blob.
+func (r *runState) save(ctx context.Context, p *graph.Project, t *graph.Task, key string, log []byte, took time.Duration) (string, error) {
 	dbctx := context.WithoutCancel(ctx)
 	archive, files, err := r.archive(p, t)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var outputsBlob string
 	size := int64(len(log))
 	if archive != nil {
 		if outputsBlob, err = r.st.CAS().Put(archive); err != nil {
-			return err
+			return "", err
 		}
 		size += int64(len(archive))
 	}
 	logBlob, err := r.st.CAS().Put(log)
 	if err != nil {
-		return err
+		return "", err
 	}
 	now := r.opts.Now()
-	return r.st.PutEntry(dbctx, store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
+	return logBlob, r.st.PutEntry(dbctx, store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
 		OutputsBlob: outputsBlob, Outputs: files, LogBlob: logBlob, Size: size, Duration: took,
 		Created: now, LastUsed: now})
 }
