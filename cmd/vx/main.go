@@ -16,6 +16,8 @@ func main() { os.Exit(main1()) }
 func main1() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the work in hand; once it has, a second one kills vx at once.
+	context.AfterFunc(ctx, stop)
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
 	return a.execute(ctx, os.Args[1:])
 }

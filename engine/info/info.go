@@ -18,6 +18,7 @@ import (
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -144,19 +145,10 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 	return doc, nil
 }
 
-// Workers is the worker count a run uses: the flag, else VX_CONCURRENCY, else the number of CPUs.
+// Workers is the worker count a run uses and its source, as the runner decides it.
 func Workers(flag int, getenv func(string) string) (Setting, error) {
-	if flag > 0 {
-		return Setting{Value: int64(flag), Source: "flag"}, nil
-	}
-	if v := getenv("VX_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return Setting{}, vxerr.Usagef("VX_CONCURRENCY=%q: want a whole number of at least 1", v)
-		}
-		return Setting{Value: int64(n), Source: "env"}, nil
-	}
-	return Setting{Value: int64(runtime.NumCPU()), Source: "default"}, nil
+	n, source, err := runner.Workers(flag, getenv)
+	return Setting{Value: int64(n), Source: source}, err
 }
 
 // MemoryBudget is the memory a run may plan its tasks into: VX_MEMORY_BUDGET (bytes, or with a

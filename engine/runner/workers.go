@@ -8,11 +8,12 @@ import (
 	"github.com/vzn/vx/engine/vxerr"
 )
 
-// Worker count sources, as vx info reports them.
+// Worker count sources, as vx info reports them: the --concurrency flag, VX_CONCURRENCY, or the
+// default (the number of CPUs).
 const (
-	WorkersFromFlag = "--concurrency"
-	WorkersFromEnv  = "VX_CONCURRENCY"
-	WorkersFromCPUs = "cpus"
+	WorkersFromFlag = "flag"
+	WorkersFromEnv  = "env"
+	WorkersFromCPUs = "default"
 )
 
 // Workers answers how many tasks run at once and where that number came from: the --concurrency

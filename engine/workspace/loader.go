@@ -186,8 +186,13 @@ func writeResolved(cacheDir string, c *loaded) {
 	if err != nil {
 		return
 	}
+	// Secret values come from each process's environment; they are never written down.
+	noSecrets := *c.WS
+	noSecrets.Secrets = nil
+	kept := *c
+	kept.WS = &noSecrets
 	w := bufio.NewWriter(tmp)
-	if gob.NewEncoder(w).Encode(c) != nil || w.Flush() != nil || tmp.Close() != nil {
+	if gob.NewEncoder(w).Encode(&kept) != nil || w.Flush() != nil || tmp.Close() != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return
