@@ -1,7 +1,6 @@
 package hasher
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 )
 
@@ -187,23 +187,16 @@ func gitLsFiles(ctx context.Context, dir, stateDir string) ([]string, error) {
 		// Untracked blobs of the state folder would cost git a walk and are never inputs.
 		args = append(args, "--exclude=/"+filepath.ToSlash(rel)+"/")
 	}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := git.Run(ctx, dir, args...)
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) {
-			if strings.Contains(stderr.String(), "not a git repository") || errors.Is(err, exec.ErrNotFound) {
-				return nil, errNotGit
-			}
+		if errors.Is(err, exec.ErrNotFound) || strings.Contains(err.Error(), "not a git repository") {
+			return nil, errNotGit
 		}
-		return nil, fmt.Errorf("git ls-files in %s: %v: %s", dir, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("list inputs in %s: %w", dir, err)
 	}
 	seen := map[string]bool{}
 	var files []string
-	for _, f := range strings.Split(string(out), "\x00") {
+	for _, f := range strings.Split(out, "\x00") {
 		// -c and -o can both name a file; a deleted tracked file is filtered when statted.
 		if f != "" && !seen[f] {
 			seen[f] = true
