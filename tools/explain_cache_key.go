@@ -54,7 +54,7 @@ func (e *Env) explainCacheKey() Tool {
 				return nil, historyError(err, "the cache entry of "+args.TaskID)
 			}
 			if info.Found {
-				info.Command = e.secretsMasker(ctx).String(info.Command)
+				info.Command = e.secretsMasker().String(info.Command)
 			}
 			return info, nil
 		},

@@ -93,11 +93,11 @@ func (e *Env) openState(ctx context.Context) (*store.Store, error) {
 	return st, nil
 }
 
-// secretsMasker masks the secrets of the workspace's tasks: those of the config as it loads now,
-// or, when it does not load, of the last load that succeeded. Logs were masked when stored; this
-// second pass covers a secret whose value changed since.
-func (e *Env) secretsMasker(ctx context.Context) *mask.Masker {
-	_, _ = e.Loader.Load(ctx) // a broken config keeps the last good secrets
+// secretsMasker masks the secrets of the workspace's tasks as of the last load of the config that
+// succeeded: every tools/call loads it first (the server's lister does), so this is the config as
+// it is now, or, while it does not load, as it last did. Logs were masked when stored; this second
+// pass covers a secret whose value changed since.
+func (e *Env) secretsMasker() *mask.Masker {
 	return e.Loader.Masker()
 }
 

@@ -82,7 +82,7 @@ func (e *Env) getFailures() Tool {
 			// The config gives each project's folder and the secrets; history does not need it, so
 			// a config that does not load costs only the project-relative paths.
 			ws, _ := e.Loader.Load(ctx)
-			m := e.Loader.Masker()
+			m := e.secretsMasker()
 			failed, err := history.FailedTasks(ctx, st, args.RunID, m)
 			if err != nil {
 				return nil, historyError(err, "the failures of the run")

@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/vzn/vx/engine/history"
 )
@@ -21,14 +24,17 @@ func (e *Env) getRunHistory() Tool {
 	return Tool{
 		Name:  "getRunHistory",
 		Title: "Run history and task statistics",
-		Description: "Which tasks have I been running, and how fast? Answers the recent runs, newest first (each with its tasks: " +
-			"status, exitCode, duration, key, and where it applies why it failed or was skipped as the run's footer said it: " +
-			"blockedBy, timedOut, sandboxViolations, notReady), and per task over those runs: executions, p50Ms/p99Ms of the " +
-			"executions that ran the command, successRate, hitRate, failureMode (flaky only when one cache key both passed and " +
-			"failed; timeout; deterministic), maxPeakRssBytes and maxCpuParallelism (CPU time over wall time). Call it to find " +
-			"slow or flaky tasks, or what ran recently. project narrows to one project; task to one task name in every project " +
-			"(a project#task is refused: use project and task). limit is the most runs (1..500, clamped, default 20); the " +
-			"answer carries the limit applied, so a list as long as the limit may have been cut. Reads the index only.",
+		Description: "Which tasks have I been running, and how fast? Answers the recent runs, newest first — each with its " +
+			"status, exitCode, wall time, its tasks counted by status (counts), and its tasks: all of them when the run had at " +
+			"most 25 (in the scope), else only those that did not pass, as the run's footer lists them (at most 50; omittedTasks " +
+			"counts the rest). Each task row has status, exitCode, durationMs, key (hash) and, where it applies, why it failed " +
+			"or was skipped: blockedBy, timedOut, sandboxViolations, notReady. Then statistics per task over those runs: " +
+			"executions, p50Ms/p99Ms of the executions that ran the command, successRate, hitRate, failureMode (flaky only when " +
+			"one cache key both passed and failed; timeout; deterministic), maxPeakRssBytes and maxCpuParallelism (CPU time " +
+			"over wall time) — failing tasks first, then the slowest, at most 100 (omittedTasks counts the rest). Call it to " +
+			"find slow or flaky tasks, or what ran recently. project narrows to one project; task to one task name in every " +
+			"project (a project#task is refused: use project and task). limit is the most runs (1..500, clamped, default 20); " +
+			"the answer carries the limit applied, so a list as long as the limit may have been cut. Reads the index only.",
 		InputSchema: schema(map[string]any{
 			"project": map[string]any{"type": "string", "minLength": 1, "description": "Only runs and tasks of this project."},
 			"task":    map[string]any{"type": "string", "minLength": 1, "description": "Only this task name (e.g. test), in every project; not a project#task."},
@@ -43,6 +49,7 @@ func (e *Env) getRunHistory() Tool {
 				"exitCode":  outInt("vx run's exit status."),
 				"startedAt": outString("RFC 3339."),
 				"wallMs":    outInt("The run's wall time."),
+				"counts":    map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}, "description": "The run's tasks (in the scope) by status."},
 				"tasks": outList(outObject(map[string]any{
 					"taskId":            outString("project#task."),
 					"status":            outString("hit, miss, failed, timedOut, blocked, skipped or cancelled."),
@@ -53,8 +60,9 @@ func (e *Env) getRunHistory() Tool {
 					"timedOut":          outBool("Killed when its timeout ran out."),
 					"sandboxViolations": names("What it did outside its sandbox."),
 					"notReady":          names("For a skipped task: the tasks it still waited for."),
-				}, "taskId", "status", "exitCode", "durationMs", "hash"), "The run's tasks (narrowed by project and task)."),
-			}, "runId", "status", "ok", "exitCode", "startedAt", "wallMs", "tasks"), "Recent runs, newest first."),
+				}, "taskId", "status", "exitCode", "durationMs", "hash"), "All the run's tasks (in the scope) when at most 25, else those that did not pass (at most 50)."),
+				"omittedTasks": outInt("The run's tasks left out of tasks."),
+			}, "runId", "status", "ok", "exitCode", "startedAt", "wallMs", "counts", "tasks", "omittedTasks"), "Recent runs, newest first."),
 			"tasks": outList(outObject(map[string]any{
 				"taskId":            outString("project#task."),
 				"executions":        outInt("Executions in the runs answered."),
@@ -67,8 +75,9 @@ func (e *Env) getRunHistory() Tool {
 				"maxCpuParallelism": outNumber("The largest CPU time over wall time an execution showed."),
 				"lastStatus":        outString("Its status in the newest run answered."),
 			}, "taskId", "executions", "p50Ms", "p99Ms", "successRate", "hitRate", "failureMode", "maxPeakRssBytes", "maxCpuParallelism"),
-				"Statistics per task, by task id."),
-		}, "limit", "runs", "tasks")),
+				"Statistics per task: failing tasks first, then the slowest; at most 100."),
+			"omittedTasks": outInt("Tasks whose statistics were left out: narrow with project or task to see them."),
+		}, "limit", "runs", "tasks", "omittedTasks")),
 		Annotations: readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args getRunHistoryArgs
@@ -89,7 +98,99 @@ func (e *Env) getRunHistory() Tool {
 			}
 			defer st.Close()
 			h, err := history.History(ctx, st, opts)
-			return answer(h, err, "run history")
+			if err != nil {
+				return nil, historyError(err, "run history")
+			}
+			return boundHistory(h), nil
 		},
 	}
+}
+
+// How much of the engine's history getRunHistory answers, so that a large workspace never floods
+// an agent's context (a full run of 1,500 tasks would list every one of them in every run).
+const (
+	// runTasksListed: a run with at most this many tasks (in the scope) lists them all; a larger
+	// one lists only those that did not pass, as the run's footer does.
+	runTasksListed = 25
+	// footerTasksListed bounds the tasks that did not pass listed for one run.
+	footerTasksListed = 50
+	// taskStatsListed bounds the per-task statistics: failing tasks first, then the slowest.
+	taskStatsListed = 100
+)
+
+// RunHistory is getRunHistory's answer: history.History's, bounded.
+type RunHistory struct {
+	// Limit is the limit applied, so that a truncated list cannot read as an exhausted one.
+	Limit int          `json:"limit"`
+	Runs  []HistoryRun `json:"runs"`
+	// Tasks are the statistics of the tasks of those runs: the tasks that failed, then the
+	// others, each group slowest (by p50) first; at most taskStatsListed.
+	Tasks []history.TaskStats `json:"tasks"`
+	// OmittedTasks counts the tasks whose statistics were left out (narrow with project or task).
+	OmittedTasks int `json:"omittedTasks"`
+}
+
+// HistoryRun is one recent run of getRunHistory's answer.
+type HistoryRun struct {
+	RunID     string    `json:"runId"`
+	Status    string    `json:"status"`
+	OK        bool      `json:"ok"`
+	ExitCode  int       `json:"exitCode"`
+	StartedAt time.Time `json:"startedAt"`
+	WallMs    int64     `json:"wallMs"`
+	// Counts are the run's tasks (in the scope) by status.
+	Counts map[string]int `json:"counts"`
+	// Tasks are all the run's tasks (in the scope) when there are at most runTasksListed, else
+	// those that did not pass (failed, timed out, blocked, skipped, cancelled, or with sandbox
+	// violations), in the order they finished, at most footerTasksListed.
+	Tasks []history.HistoryTask `json:"tasks"`
+	// OmittedTasks counts the run's tasks left out of Tasks.
+	OmittedTasks int `json:"omittedTasks"`
+}
+
+// boundHistory keeps of h what an agent can read.
+func boundHistory(h *history.RunHistory) *RunHistory {
+	out := &RunHistory{Limit: h.Limit, Runs: make([]HistoryRun, 0, len(h.Runs))}
+	for _, r := range h.Runs {
+		hr := HistoryRun{RunID: r.RunID, Status: r.Status, OK: r.OK, ExitCode: r.ExitCode, StartedAt: r.StartedAt,
+			WallMs: r.WallMs, Counts: map[string]int{}, Tasks: r.Tasks}
+		for _, t := range r.Tasks {
+			hr.Counts[t.Status]++
+		}
+		if len(r.Tasks) > runTasksListed {
+			hr.Tasks = []history.HistoryTask{}
+			for _, t := range r.Tasks {
+				passed := (t.Status == history.StatusHit || t.Status == history.StatusMiss) && len(t.SandboxViolations) == 0
+				if !passed && len(hr.Tasks) < footerTasksListed {
+					hr.Tasks = append(hr.Tasks, t)
+				}
+			}
+		}
+		hr.OmittedTasks = len(r.Tasks) - len(hr.Tasks)
+		out.Runs = append(out.Runs, hr)
+	}
+	// The engine answers the statistics by task id; ranked, the ones worth a look come first.
+	out.Tasks = slices.Clone(h.Tasks)
+	slices.SortStableFunc(out.Tasks, func(a, b history.TaskStats) int {
+		if fa, fb := a.FailureMode != nil, b.FailureMode != nil; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(p50Of(b), p50Of(a))
+	})
+	if len(out.Tasks) > taskStatsListed {
+		out.OmittedTasks = len(out.Tasks) - taskStatsListed
+		out.Tasks = out.Tasks[:taskStatsListed]
+	}
+	return out
+}
+
+// p50Of is a task's median duration, -1 when it never ran the command.
+func p50Of(s history.TaskStats) int64 {
+	if s.P50Ms == nil {
+		return -1
+	}
+	return *s.P50Ms
 }

@@ -62,7 +62,7 @@ func (e *Env) getTaskLog() Tool {
 				return nil, err
 			}
 			defer st.Close()
-			m := e.secretsMasker(ctx)
+			m := e.secretsMasker()
 			log, err := history.Log(ctx, st, args.TaskID, args.RunID, m)
 			if err != nil {
 				return nil, historyError(err, "the log of "+args.TaskID)

@@ -73,7 +73,7 @@ func (e *Env) whyDidThisRerun() Tool {
 			if err != nil {
 				return nil, historyError(err, "the key of "+args.TaskID)
 			}
-			maskWhy(why, e.secretsMasker(ctx).String)
+			maskWhy(why, e.secretsMasker().String)
 			return why, nil
 		},
 	}
