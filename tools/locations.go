@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Location is a place in a file that a task's output names: a compiler error, a failed
@@ -21,20 +22,105 @@ type Location struct {
 // maxLocations bounds the locations answered for one task: past it the output is noise.
 const maxLocations = 50
 
-// Location patterns, each naming the groups file, line and col.
+// The formats parseLocations reads:
+//
+//   - `f:line:col` and `f:line` — tsc --pretty, Go, ESLint's unix format, GCC and Clang, Rust's
+//     `--> f:line:col`, Vitest's `❯ f:line:col`, and stack frames `at fn (f:line:col)` (Node, Bun,
+//     Jest): the file starts the line or follows a space, an opening bracket, a quote, an arrow,
+//     `=` or `,`;
+//   - `f(line,col)` — tsc without --pretty, MSBuild-style tools;
+//   - `File "f", line N` — a Python traceback;
+//   - ESLint's default (stylish) format: a line holding only a file, then `  line:col  error …`.
+//
+// The first three are scanned by hand, not with regular expressions: a log of a chatty test runner
+// has thousands of lines, and a regular expression tried at every offset of each was the whole cost
+// of getFailures.
 var (
-	// `File "f", line N` — a Python traceback.
-	pythonLoc = regexp.MustCompile(`File "(?P<file>[^"]+)", line (?P<line>\d+)`)
-	// `f(line,col)` — tsc without --pretty, MSBuild-style tools.
-	parenLoc = regexp.MustCompile(`(?:^|[\s'"\[])(?P<file>[^\s()\[\]'"<>|,:]+)\((?P<line>\d+),(?P<col>\d+)\)`)
-	// `f:line:col` and `f:line` — tsc --pretty, Go, ESLint's unix format, GCC and Clang, Rust's
-	// `--> f:line:col`, Vitest's `❯ f:line:col`, and stack frames `at fn (f:line:col)` (Node, Bun,
-	// Jest): the file starts a word or follows an opening bracket, a quote, an arrow or `=`.
-	colonLoc = regexp.MustCompile(`(?:^|[\s(\['"<>=,❯›→])(?P<file>[^\s:()\[\]'"<>|,❯›→]+):(?P<line>\d+)(?::(?P<col>\d+))?\b`)
-	// ESLint's default (stylish) format: a line holding only a file, then `  line:col  error …`.
-	stylishFile = regexp.MustCompile(`^(?P<file>[^\s:]+\.\w+)$`)
-	stylishLoc  = regexp.MustCompile(`^\s+(?P<line>\d+):(?P<col>\d+)\s+(?:error|warning)\s`)
+	stylishFile = regexp.MustCompile(`^([^\s:]+\.\w+)$`)
+	stylishLoc  = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(?:error|warning)\s`)
 )
+
+// pathDelim reports whether r ends a path scanned backwards from a `:line` or `(line,col)`.
+func pathDelim(r rune) bool {
+	switch r {
+	case ' ', '\t', '(', ')', '[', ']', '\'', '"', '<', '>', '|', ',', ':', '=', '❯', '›', '→', '`':
+		return true
+	}
+	return false
+}
+
+// pathBefore answers the path that ends at line[end] (exclusive), scanning back to a delimiter.
+func pathBefore(line string, end int) string {
+	start := end
+	for start > 0 {
+		r, size := utf8.DecodeLastRuneInString(line[:start])
+		if pathDelim(r) {
+			break
+		}
+		start -= size
+	}
+	return line[start:end]
+}
+
+// digitsAt answers the decimal number starting at line[i] and the index after it ("" when none).
+func digitsAt(line string, i int) (string, int) {
+	j := i
+	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+		j++
+	}
+	return line[i:j], j
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// lineLocations calls add with each (file, line, col) the line names, in order, until add answers
+// false; it answers false then.
+func lineLocations(line string, add func(file, line, col string) bool) bool {
+	if i := strings.Index(line, `File "`); i >= 0 {
+		rest := line[i+len(`File "`):]
+		if q := strings.IndexByte(rest, '"'); q > 0 && strings.HasPrefix(rest[q:], `", line `) {
+			if n, _ := digitsAt(rest, q+len(`", line `)); n != "" && !add(rest[:q], n, "") {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == ':' && i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9':
+			file := pathBefore(line, i)
+			ln, j := digitsAt(line, i+1)
+			col := ""
+			if j+1 < len(line) && line[j] == ':' && line[j+1] >= '0' && line[j+1] <= '9' {
+				col, j = digitsAt(line, j+1)
+			}
+			if j < len(line) && isWordByte(line[j]) {
+				continue // 12abc is not a line number
+			}
+			if file != "" && !add(file, ln, col) {
+				return false
+			}
+			i = j - 1
+		case c == '(' && i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9':
+			file := pathBefore(line, i)
+			ln, j := digitsAt(line, i+1)
+			if file == "" || j >= len(line) || line[j] != ',' {
+				continue
+			}
+			col, k := digitsAt(line, j+1)
+			if col == "" || k >= len(line) || line[k] != ')' {
+				continue
+			}
+			if !add(file, ln, col) {
+				return false
+			}
+			i = k
+		}
+	}
+	return true
+}
 
 // locator finds the locations an output names that are files of the workspace.
 type locator struct {
@@ -59,8 +145,8 @@ func newLocator(root, projectDir string) *locator {
 	return l
 }
 
-// parseLocations answers the locations text names, in the order it names them, each once: the
-// formats of locationPatterns. A file is kept only when it exists inside the workspace root and
+// parseLocations answers the locations text names, in the order it names them, each once, in the
+// formats listed above. A file is kept only when it exists inside the workspace root and
 // not under node_modules (a frame of a dependency is not a place to fix); a relative path is
 // resolved against the project folder, then the workspace root.
 func (l *locator) parseLocations(text string) []Location {
@@ -78,10 +164,12 @@ func (l *locator) parseLocations(text string) []Location {
 	stylish := ""
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
-		if m := stylishFile.FindStringSubmatch(strings.TrimSpace(line)); m != nil && !strings.HasPrefix(line, " ") {
-			if _, ok := l.resolve(m[1], "", ""); ok {
-				stylish = m[1]
-				continue
+		if line != "" && line[0] != ' ' && !strings.ContainsAny(line, " \t") {
+			if m := stylishFile.FindStringSubmatch(line); m != nil {
+				if _, ok := l.resolve(m[1], "", ""); ok {
+					stylish = m[1]
+					continue
+				}
 			}
 		}
 		if stylish != "" {
@@ -95,22 +183,11 @@ func (l *locator) parseLocations(text string) []Location {
 				stylish = ""
 			}
 		}
-		for _, re := range []*regexp.Regexp{pythonLoc, parenLoc, colonLoc} {
-			for _, m := range re.FindAllStringSubmatch(line, -1) {
-				if !add(group(re, m, "file"), group(re, m, "line"), group(re, m, "col")) {
-					return out
-				}
-			}
+		if !lineLocations(line, add) {
+			return out
 		}
 	}
 	return out
-}
-
-func group(re *regexp.Regexp, m []string, name string) string {
-	if i := re.SubexpIndex(name); i >= 0 && i < len(m) {
-		return m[i]
-	}
-	return ""
 }
 
 // resolve turns what an output says into a Location of an existing workspace file.

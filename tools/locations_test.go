@@ -10,7 +10,7 @@ import (
 )
 
 // A workspace with one project, app, whose files the outputs below name.
-func locationsWorkspace(t *testing.T) (root, project string) {
+func locationsWorkspace(t testing.TB) (root, project string) {
 	t.Helper()
 	root = t.TempDir()
 	for _, f := range []string{
@@ -71,6 +71,10 @@ func TestParseLocations(t *testing.T) {
 			"missing.ts:1:1 x\n/etc/passwd:1:1 x\nnode_modules/dep/index.js:1:1 x\n../../../etc/hosts:1:1\nsrc:1:1\n12:30:45 started\nhttp://localhost:3000/x\n",
 			[]Location{}},
 		{"no line 0", "src/index.ts:0:0 x\n", []Location{}},
+		{"quoted, several on a line, after a timestamp", "12:30:45 'src/index.ts:4:2' then main.go:7 and src/sum.test.ts(2,3).\n",
+			[]Location{at(web("src/index.ts"), 4, 2), at(web("main.go"), 7, 0), at(web("src/sum.test.ts"), 2, 3)}},
+		{"not a line number", "main.go:12abc main.go(1,x) main.go(3,4 main.go:\n", []Location{}},
+		{"CRLF and ANSI-free text", "src/index.ts:5:6: x\r\n", []Location{at(web("src/index.ts"), 5, 6)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			output := strings.ReplaceAll(tc.output, "/ABS/", project+"/")
@@ -163,5 +167,20 @@ func TestCutOutput(t *testing.T) {
 	}
 	if len(head)+len(tail)+c.OmittedBytes != len(runes) {
 		t.Errorf("head %d + tail %d + omitted %d != %d", len(head), len(tail), c.OmittedBytes, len(runes))
+	}
+}
+
+// BenchmarkFailureOutput is what getFailures does with a 200 KB log: plain text, cut, locations.
+func BenchmarkFailureOutput(b *testing.B) {
+	root, project := locationsWorkspace(b)
+	log := strings.Repeat("\x1b[2m  ✓ noise line of a chatty test runner (12 ms)\x1b[0m\n", 4000) +
+		"src/index.ts:1:1: error: failed\n    at check (src/sum.test.ts:9:1)\n"
+	b.SetBytes(int64(len(log)))
+	for b.Loop() {
+		text := plainText(log)
+		cutOutput(text)
+		if locs := newLocator(root, project).parseLocations(text); len(locs) != 2 {
+			b.Fatalf("locations: %v", locs)
+		}
 	}
 }
