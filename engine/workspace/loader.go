@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/gob"
 	"errors"
 	"os"
@@ -46,7 +47,8 @@ type loaded struct {
 
 // stamp is what a stat says of a file or folder; a change of any part means it changed. Racy is
 // set when the file changed so close to the moment it was stamped that a later change within the
-// same timestamp tick could go unseen: such a stamp never matches.
+// same timestamp tick could go unseen: such a stamp also keeps Sum, the hash of the file's content
+// (of a folder's sorted entry names), and matches only while that is unchanged too.
 type stamp struct {
 	Exists bool
 	Size   int64
@@ -54,6 +56,7 @@ type stamp struct {
 	Ino    uint64
 	Ctime  int64
 	Racy   bool
+	Sum    [sha256.Size]byte
 }
 
 // racyWindow is how close to the stamping a change must be for the stamp not to be trusted.
@@ -116,7 +119,9 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	stamps := make(map[string]stamp, len(watched))
 	for _, p := range watched {
 		st := stampOf(p)
-		st.Racy = st.Exists && now.Sub(time.Unix(0, st.Mtime)) < racyWindow
+		if st.Exists && now.Sub(time.Unix(0, st.Mtime)) < racyWindow {
+			st.Racy, st.Sum = true, contentSum(p)
+		}
 		stamps[p] = st
 	}
 	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: sortedKeys(b.allSecretNames(ws))}
@@ -148,11 +153,33 @@ func (c *loaded) unchanged() bool {
 		return false
 	}
 	for p, s := range c.Stamps {
-		if s.Racy || stampOf(p) != s {
+		now := stampOf(p)
+		if s.Racy {
+			now.Racy, now.Sum = true, contentSum(p)
+		}
+		if now != s {
 			return false
 		}
 	}
 	return true
+}
+
+// contentSum hashes a file's content, or a folder's sorted entry names; unreadable is all zero.
+func contentSum(path string) [sha256.Size]byte {
+	if data, err := os.ReadFile(path); err == nil {
+		return sha256.Sum256(data)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return [sha256.Size]byte{}
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write([]byte(e.Name() + "\x00"))
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
 }
 
 // resolvedFile is where a resolved workspace is kept between processes.
