@@ -60,6 +60,10 @@ type Session struct {
 	console *console
 	// smaps holds each run bundle's source map, by bundle name.
 	smaps map[string]*sourcemap.Consumer
+	// direct holds the config files run as they are, without bundling (see simple.go).
+	direct map[string]bool
+	// definesSet is true once the config module's functions are globals.
+	definesSet bool
 	// inputs are the absolute paths of every file the bundles were built from.
 	inputs []string
 	pos    *positions
@@ -75,7 +79,8 @@ func NewSession(opts Options) *Session {
 	c := newConsole(opts.Console)
 	c.install(vm)
 	installBuiltins(vm)
-	return &Session{opts: opts, vm: vm, console: c, pos: newPositions(), smaps: map[string]*sourcemap.Consumer{}}
+	return &Session{opts: opts, vm: vm, console: c, pos: newPositions(),
+		smaps: map[string]*sourcemap.Consumer{}, direct: map[string]bool{}}
 }
 
 // Inputs returns the absolute paths of every file the session's bundles were built from,
@@ -105,6 +110,36 @@ func (s *Session) EvalProjects(ctx context.Context, files []string) ([]*Module, 
 	if len(files) == 0 {
 		return nil, nil
 	}
+	mods := make([]*Module, len(files))
+	var bundled []string
+	var at []int
+	for i, f := range files {
+		m, ok, err := s.evalSimple(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			mods[i] = m
+			continue
+		}
+		bundled = append(bundled, f)
+		at = append(at, i)
+	}
+	if len(bundled) == 0 {
+		return mods, nil
+	}
+	rest, err := s.evalBundled(ctx, bundled)
+	if err != nil {
+		return nil, err
+	}
+	for j, m := range rest {
+		mods[at[j]] = m
+	}
+	return mods, nil
+}
+
+// evalBundled evaluates project configs in one esbuild bundle.
+func (s *Session) evalBundled(ctx context.Context, files []string) ([]*Module, error) {
 	var entry strings.Builder
 	abs := make([]string, len(files))
 	for i, f := range files {
@@ -234,11 +269,14 @@ func (s *Session) jsError(err error) error {
 func (s *Session) locate(ce *vxerr.ConfigError, stack []goja.StackFrame) {
 	for _, fr := range stack {
 		p := fr.Position()
-		smap := s.smaps[p.Filename]
-		if smap == nil || p.Line == 0 {
+		if p.Line == 0 {
 			continue
 		}
-		src, _, line, col, ok := smap.Source(p.Line, p.Column-1)
+		// A bundle maps back through its source map; a config run directly is its own source.
+		src, line, col, ok := p.Filename, p.Line, p.Column-1, s.direct[p.Filename]
+		if smap := s.smaps[p.Filename]; smap != nil {
+			src, _, line, col, ok = smap.Source(p.Line, p.Column-1)
+		}
 		file, isConfig := relFile(src)
 		if !ok || !isConfig {
 			continue

@@ -107,13 +107,14 @@ func literalKey(e ast.Expression) (string, bool) {
 }
 
 func (w walker) record(keyPath string, idx file.Idx) {
-	if w.smap == nil {
-		return
-	}
 	pos := w.f.Position(int(idx) - w.f.Base())
-	src, _, line, col, ok := w.smap.Source(pos.Line, pos.Column-1)
-	if !ok {
-		return
+	// Without a source map the program is the config file itself, position for position.
+	src, line, col := pos.Filename, pos.Line, pos.Column-1
+	if w.smap != nil {
+		var ok bool
+		if src, _, line, col, ok = w.smap.Source(pos.Line, pos.Column-1); !ok {
+			return
+		}
 	}
 	name, ok := relFile(src)
 	if !ok {
@@ -125,7 +126,7 @@ func (w walker) record(keyPath string, idx file.Idx) {
 		w.p.byFile[name] = m
 	}
 	if _, seen := m[keyPath]; !seen {
-		m[keyPath] = filePos{line: line, col: col + 1} // source-mapped columns are 0-based
+		m[keyPath] = filePos{line: line, col: col + 1}
 	}
 }
 

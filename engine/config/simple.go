@@ -1,0 +1,118 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// Most vx.project.ts files are one import of @vzn/vx/config and one `export default
+// defineProject({...})` of plain literals. Bundling costs esbuild a parse, a resolution and a link
+// per file (about 0.3 ms each here, most of a 500-project cold load), so such a file is run as it
+// stands instead: its import and export are overwritten in place — same length, same lines — by a
+// function wrapper, and goja runs the result. Positions then need no source map. Anything else —
+// TypeScript syntax, another import, a second export — fails the checks or goja's parse and goes
+// through esbuild as before, so the fast path never answers differently, only sooner.
+
+// simpleImport matches the one import a simple config may have, at the very start of the file.
+var simpleImport = regexp.MustCompile(`^import\s*\{\s*((?:define(?:Project|Workspace|Plugin)\s*,?\s*)+)\}\s*from\s*(['"])@vzn/vx/config['"];?`)
+
+// moduleKeyword finds the words that make a file a module: a simple config holds exactly one
+// `export default` and no other import or export.
+var moduleKeyword = regexp.MustCompile(`\b(import|export)\b`)
+
+// simpleSource rewrites a simple config into a script whose completion value is the default
+// export, keeping every line and column of the original after the import; ok is false when the
+// file is not simple.
+func simpleSource(src string) (string, bool) {
+	imp := simpleImport.FindStringSubmatchIndex(src)
+	if imp == nil {
+		return "", false
+	}
+	// Strict, as the ES module it replaces would be.
+	const wrapper = "(function(){'use strict';"
+	if imp[1] < len(wrapper) {
+		return "", false
+	}
+	rest := src[imp[1]:]
+	kw := moduleKeyword.FindAllStringIndex(rest, -1)
+	if len(kw) != 1 || !strings.HasPrefix(rest[kw[0][0]:], "export default") {
+		return "", false
+	}
+	exp := kw[0][0]
+	// export default must begin a line's statement.
+	if line := rest[strings.LastIndexByte(rest[:exp], '\n')+1 : exp]; strings.TrimSpace(line) != "" {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(src) + 8)
+	b.WriteString(wrapper)
+	b.WriteString(strings.Repeat(" ", imp[1]-len(wrapper)))
+	b.WriteString(rest[:exp])
+	b.WriteString("return        ") // as long as "export default"
+	b.WriteString(rest[exp+len("export default"):])
+	b.WriteString("\n})()")
+	return b.String(), true
+}
+
+// evalSimple runs a simple project config directly; ok is false when the file is not simple (it
+// must be bundled).
+func (s *Session) evalSimple(ctx context.Context, file string) (*Module, bool, error) {
+	abs := filepath.Join(s.opts.Root, filepath.FromSlash(file))
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, false, &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("read: %v", err)}
+	}
+	src, ok := simpleSource(string(data))
+	if !ok {
+		return nil, false, nil
+	}
+	prog, err := goja.Parse(file, src, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, false, nil // not plain JavaScript: TypeScript syntax, say
+	}
+	s.ensureDefines()
+	compiled, err := goja.CompileAST(prog, false)
+	if err != nil {
+		return nil, false, nil
+	}
+	s.direct[file] = true
+	s.pos.add(prog, nil)
+	s.inputs = append(s.inputs, abs)
+	v, err := s.guard(ctx, func() (goja.Value, error) { return s.vm.RunProgram(compiled) })
+	if err != nil {
+		return nil, false, err
+	}
+	obj, isObj := v.(*goja.Object)
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) || !isObj || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
+		return nil, false, &vxerr.ConfigError{File: file, Msg: "the default export must be an object"}
+	}
+	val, _ := obj.Export().(map[string]any)
+	return &Module{File: file, Value: val, object: obj}, true, nil
+}
+
+// ensureDefines makes the config module's functions globals, once, for simple configs.
+func (s *Session) ensureDefines() {
+	if s.definesSet {
+		return
+	}
+	s.definesSet = true
+	mod := s.vm.Get("require")
+	req, _ := goja.AssertFunction(mod)
+	cfg, err := req(goja.Undefined(), s.vm.ToValue(ModuleConfig))
+	if err != nil {
+		panic(fmt.Sprintf("config: built-in module %s: %v", ModuleConfig, err))
+	}
+	obj := cfg.ToObject(s.vm)
+	for _, name := range []string{"defineProject", "defineWorkspace", "definePlugin"} {
+		_ = s.vm.Set(name, obj.Get(name))
+	}
+}
