@@ -19,6 +19,7 @@ import (
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
+	"github.com/sourcegraph/conc/iter"
 
 	"github.com/vzn/vx/engine/vxerr"
 )
@@ -113,17 +114,20 @@ func (s *Session) EvalProjects(ctx context.Context, files []string) ([]*Module, 
 	mods := make([]*Module, len(files))
 	var bundled []string
 	var at []int
-	for i, f := range files {
-		m, ok, err := s.evalSimple(ctx, f)
+	for i, p := range iter.Map(files, func(f *string) prepared { return s.prepareSimple(*f) }) {
+		if p.err != nil {
+			return nil, p.err
+		}
+		if p.compiled == nil {
+			bundled = append(bundled, p.file)
+			at = append(at, i)
+			continue
+		}
+		m, err := s.runSimple(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			mods[i] = m
-			continue
-		}
-		bundled = append(bundled, f)
-		at = append(at, i)
+		mods[i] = m
 	}
 	if len(bundled) == 0 {
 		return mods, nil

@@ -26,10 +26,27 @@ var (
 	fileType          = reflect.TypeOf((*file.File)(nil))
 )
 
-// add walks a parsed bundle and records the keys of its object literals.
-func (p *positions) add(prog *ast.Program, smap *sourcemap.Consumer) {
+// add walks a parsed program and records the keys of its object literals; smap maps a bundle back
+// to its files, nil for a config file run as it stands. It returns p.
+func (p *positions) add(prog *ast.Program, smap *sourcemap.Consumer) *positions {
 	w := walker{p: p, f: prog.File, smap: smap}
 	w.walk(reflect.ValueOf(prog), "")
+	return p
+}
+
+// merge adds positions recorded apart (by a parallel preparation).
+func (p *positions) merge(byFile map[string]map[string]filePos) {
+	for file, m := range byFile {
+		if p.byFile[file] == nil {
+			p.byFile[file] = m
+			continue
+		}
+		for k, v := range m {
+			if _, seen := p.byFile[file][k]; !seen {
+				p.byFile[file][k] = v
+			}
+		}
+	}
 }
 
 type walker struct {

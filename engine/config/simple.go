@@ -63,40 +63,56 @@ func simpleSource(src string) (string, bool) {
 	return b.String(), true
 }
 
-// evalSimple runs a simple project config directly; ok is false when the file is not simple (it
-// must be bundled).
-func (s *Session) evalSimple(ctx context.Context, file string) (*Module, bool, error) {
-	abs := filepath.Join(s.opts.Root, filepath.FromSlash(file))
-	data, err := os.ReadFile(abs)
+// prepared is a project config read, and when simple, parsed and compiled, ready to run. Preparing
+// needs no runtime, so the configs are prepared in parallel and only run one after another.
+type prepared struct {
+	file, abs string
+	compiled  *goja.Program
+	positions map[string]map[string]filePos
+	err       error
+}
+
+// prepareSimple reads a project config and, when it is simple, parses and compiles it; compiled
+// stays nil when the file must be bundled.
+func (s *Session) prepareSimple(file string) prepared {
+	p := prepared{file: file, abs: filepath.Join(s.opts.Root, filepath.FromSlash(file))}
+	data, err := os.ReadFile(p.abs)
 	if err != nil {
-		return nil, false, &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("read: %v", err)}
+		p.err = &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("read: %v", err)}
+		return p
 	}
 	src, ok := simpleSource(string(data))
 	if !ok {
-		return nil, false, nil
+		return p
 	}
 	prog, err := goja.Parse(file, src, parser.WithDisableSourceMaps)
 	if err != nil {
-		return nil, false, nil // not plain JavaScript: TypeScript syntax, say
+		return p // not plain JavaScript: TypeScript syntax, say
 	}
+	if p.compiled, err = goja.CompileAST(prog, false); err != nil {
+		p.compiled = nil
+		return p
+	}
+	p.positions = newPositions().add(prog, nil).byFile
+	return p
+}
+
+// runSimple runs a prepared simple config.
+func (s *Session) runSimple(ctx context.Context, p prepared) (*Module, error) {
 	s.ensureDefines()
-	compiled, err := goja.CompileAST(prog, false)
+	s.direct[p.file] = true
+	s.pos.merge(p.positions)
+	s.inputs = append(s.inputs, p.abs)
+	v, err := s.guard(ctx, func() (goja.Value, error) { return s.vm.RunProgram(p.compiled) })
 	if err != nil {
-		return nil, false, nil
-	}
-	s.direct[file] = true
-	s.pos.add(prog, nil)
-	s.inputs = append(s.inputs, abs)
-	v, err := s.guard(ctx, func() (goja.Value, error) { return s.vm.RunProgram(compiled) })
-	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	obj, isObj := v.(*goja.Object)
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) || !isObj || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
-		return nil, false, &vxerr.ConfigError{File: file, Msg: "the default export must be an object"}
+		return nil, &vxerr.ConfigError{File: p.file, Msg: "the default export must be an object"}
 	}
 	val, _ := obj.Export().(map[string]any)
-	return &Module{File: file, Value: val, object: obj}, true, nil
+	return &Module{File: p.file, Value: val, object: obj}, nil
 }
 
 // ensureDefines makes the config module's functions globals, once, for simple configs.

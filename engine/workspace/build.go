@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/sourcegraph/conc/iter"
 
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
@@ -145,7 +146,8 @@ func (b *build) projectGlobs(r reader, top map[string]any) ([]string, error) {
 	if v, ok := top["projects"]; ok {
 		return r.strings("projects", v)
 	}
-	pkg, _, err := b.readPackageJSON(".")
+	b.watched = append(b.watched, filepath.Join(b.root, "package.json"))
+	pkg, _, err := readPackageJSON(b.root, ".")
 	if err != nil || pkg == nil || len(pkg.Workspaces) == 0 {
 		return nil, err
 	}
@@ -208,21 +210,27 @@ func (b *build) findProjects(globs []string) ([]*projectDir, error) {
 		}
 	}
 	sort.Strings(rels)
-	out := make([]*projectDir, 0, len(rels))
-	for _, rel := range rels {
-		pd := &projectDir{rel: rel}
-		pkg, pkgFile, err := b.readPackageJSON(rel)
+	// Reading hundreds of small files is syscall-bound: read them in parallel.
+	out, err := iter.MapErr(rels, func(rel *string) (*projectDir, error) {
+		pd := &projectDir{rel: *rel}
+		pkg, pkgFile, err := readPackageJSON(b.root, *rel)
 		if err != nil {
 			return nil, err
 		}
 		pd.pkg, pd.pkgFile = pkg, pkgFile
-		conf := path.Join(rel, ProjectConfigFileName)
-		confAbs := filepath.Join(b.root, filepath.FromSlash(conf))
-		b.watched = append(b.watched, confAbs)
-		if _, err := os.Stat(confAbs); err == nil {
+		conf := path.Join(*rel, ProjectConfigFileName)
+		if _, err := os.Stat(filepath.Join(b.root, filepath.FromSlash(conf))); err == nil {
 			pd.confFile = conf
 		}
-		out = append(out, pd)
+		return pd, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, pd := range out {
+		b.watched = append(b.watched,
+			filepath.Join(b.root, filepath.FromSlash(path.Join(pd.rel, "package.json"))),
+			filepath.Join(b.root, filepath.FromSlash(path.Join(pd.rel, ProjectConfigFileName))))
 	}
 	return out, nil
 }
@@ -237,11 +245,9 @@ func skipDir(rel string) bool {
 }
 
 // readPackageJSON reads rel/package.json; a missing file is nil, a broken one an error naming it.
-func (b *build) readPackageJSON(rel string) (*packageJSON, string, error) {
+func readPackageJSON(root, rel string) (*packageJSON, string, error) {
 	file := path.Join(rel, "package.json")
-	abs := filepath.Join(b.root, filepath.FromSlash(file))
-	b.watched = append(b.watched, abs)
-	data, err := os.ReadFile(abs)
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, "", nil

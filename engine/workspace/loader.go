@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sourcegraph/conc/iter"
+
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
@@ -152,12 +154,32 @@ func (c *loaded) unchanged() bool {
 	if c.broken {
 		return false
 	}
-	for p, s := range c.Stamps {
-		now := stampOf(p)
-		if s.Racy {
-			now.Racy, now.Sum = true, contentSum(p)
+	paths := make([]string, 0, len(c.Stamps))
+	for p := range c.Stamps {
+		paths = append(paths, p)
+	}
+	// A stat is a syscall: check hundreds of them in parallel, in chunks.
+	const chunk = 128
+	chunks := make([][]string, 0, len(paths)/chunk+1)
+	for len(paths) > chunk {
+		chunks, paths = append(chunks, paths[:chunk]), paths[chunk:]
+	}
+	chunks = append(chunks, paths)
+	same := iter.Map(chunks, func(ps *[]string) bool {
+		for _, p := range *ps {
+			s := c.Stamps[p]
+			now := stampOf(p)
+			if s.Racy {
+				now.Racy, now.Sum = true, contentSum(p)
+			}
+			if now != s {
+				return false
+			}
 		}
-		if now != s {
+		return true
+	})
+	for _, ok := range same {
+		if !ok {
 			return false
 		}
 	}
