@@ -66,7 +66,10 @@ func (e *Env) getCacheStats() Tool {
 			}
 			defer st.Close()
 			stats, err := history.Cache(ctx, st, project, time.Now())
-			return answer(stats, err, "cache statistics")
+			if err != nil {
+				return nil, historyError(err, "cache statistics")
+			}
+			return stats, nil
 		},
 	}
 }
@@ -101,16 +104,9 @@ func (e *Env) secretsMasker() *mask.Masker {
 	return e.Loader.Masker()
 }
 
-// answer turns an engine answer into a tool answer: an error the agent caused (a run id that names
-// no run, an ambiguous prefix, a task with no history) is a one-line refusal; any other is wrapped
+// historyError turns an engine error into a tool's: one the agent caused (a run id that names no
+// run, an ambiguous prefix, a task with no history) is a one-line refusal; any other is wrapped
 // with what was being read.
-func answer[T any](v *T, err error, what string) (any, error) {
-	if err != nil {
-		return nil, historyError(err, what)
-	}
-	return v, nil
-}
-
 func historyError(err error, what string) error {
 	var ue *vxerr.UsageError
 	if errors.As(err, &ue) || IsRefusal(err) {
