@@ -475,6 +475,52 @@ func TestMCPHistoryToolsOnEmptyWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".vx")); !os.IsNotExist(err) {
 		t.Errorf("the history tools created .vx: %v", err)
 	}
+
+	// Each tool tells an agent when to call it, describes every argument, declares its answer,
+	// and is read-only.
+	listed, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, tool := range listed.Tools {
+		switch tool.Name {
+		case "getCacheStats", "getRunHistory", "explainCacheKey", "whyDidThisRerun", "getTaskLog", "getFailures":
+		default:
+			continue
+		}
+		found++
+		in := decode[struct {
+			Properties           map[string]map[string]any
+			AdditionalProperties *bool
+		}](t, mustJSON(t, tool.InputSchema))
+		for name, p := range in.Properties {
+			if d, _ := p["description"].(string); d == "" {
+				t.Errorf("%s: argument %s has no description", tool.Name, name)
+			}
+		}
+		out := decode[struct {
+			Properties map[string]any
+			Required   []string
+		}](t, mustJSON(t, tool.OutputSchema))
+		if tool.Title == "" || len(tool.Description) < 200 || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint ||
+			in.AdditionalProperties == nil || *in.AdditionalProperties || len(out.Properties) == 0 || len(out.Required) == 0 {
+			t.Errorf("%s is not described for an agent: title %q, %d-byte description, annotations %+v, schemas %s %s",
+				tool.Name, tool.Title, len(tool.Description), tool.Annotations, mustJSON(t, tool.InputSchema), mustJSON(t, tool.OutputSchema))
+		}
+	}
+	if found != 6 {
+		t.Errorf("%d of the six history tools are listed", found)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // An index of another version is refused by name and left as it is; a broken config hides no history.
