@@ -406,3 +406,53 @@ func TestMCPStartsOnImport(t *testing.T) {
 		t.Errorf("tools/list without the plugin = %v, %v", listed, err)
 	}
 }
+
+// The real vx mcp speaks every revision the official Go SDK client speaks: the handshake, the
+// tool list (fields per revision) and a call.
+func TestMCPEveryRevision(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, sampleWorkspace)
+	for _, rev := range mcp.SupportedProtocolVersions() {
+		t.Run(rev, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := vxCommand(t, dir, "mcp")
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			client := mcp.NewClient(&mcp.Implementation{Name: "vx-test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != rev {
+				t.Errorf("negotiated %s", got)
+			}
+			listed, err := cs.ListTools(ctx, nil)
+			if err != nil || len(listed.Tools) != 15 {
+				t.Fatalf("tools/list: %d tools, %v", len(listed.Tools), err)
+			}
+			for _, tool := range listed.Tools {
+				if tool.Description == "" || tool.InputSchema == nil {
+					t.Errorf("%s lacks a description or input schema", tool.Name)
+				}
+				if rev >= "2025-06-18" && (tool.Title == "" || tool.OutputSchema == nil) {
+					t.Errorf("%s lacks a title or output schema under %s", tool.Name, rev)
+				}
+				if rev >= "2025-03-26" && tool.Annotations == nil {
+					t.Errorf("%s lacks annotations under %s", tool.Name, rev)
+				}
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "listTasks", Arguments: map[string]any{"project": "lib"}})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("listTasks: %v %+v", err, res)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "lib#build") {
+				t.Errorf("listTasks text = %s", text)
+			}
+			if rev >= "2025-06-18" && res.StructuredContent == nil {
+				t.Errorf("no structuredContent under %s", rev)
+			}
+		})
+	}
+}
