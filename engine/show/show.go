@@ -7,7 +7,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
@@ -202,7 +203,7 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			if len(t.ExecEnv) > 0 {
 				var kv []string
-				for _, k := range sortedKeys(t.ExecEnv) {
+				for _, k := range slices.Sorted(maps.Keys(t.ExecEnv)) {
 					kv = append(kv, k+"="+t.ExecEnv[k])
 				}
 				line("exec", strings.Join(kv, " "))
@@ -220,13 +221,4 @@ func (d *Document) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,7 +3,9 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	gitrun "github.com/vzn/vx/engine/git"
@@ -36,7 +38,7 @@ func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]
 			}
 		}
 	}
-	direct := sortedKeys(out)
+	direct := slices.Sorted(maps.Keys(out))
 	for _, name := range direct {
 		for _, dep := range projectClosure(ws, name, true) {
 			if _, ok := out[dep]; !ok {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -137,7 +139,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := findCycle(ws); err != nil {
 		return nil, err
 	}
-	ws.Secrets = secretValues(sortedKeys(b.allSecretNames(ws)), b.getenv)
+	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
 }
 
@@ -295,7 +297,7 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 				p.Commands = append(p.Commands, s)
 			}
 		case map[string]any:
-			p.Commands = sortedKeys(c)
+			p.Commands = slices.Sorted(maps.Keys(c))
 		default:
 			return nil, nil, r.errAt("plugins", "%s.commands must list command names", kp)
 		}
@@ -346,7 +348,7 @@ func (b *build) templates(r reader, top map[string]any) (map[string]*taskSpec, e
 	if !ok {
 		return nil, r.errAt("tasks", "tasks must be an object of task names to tasks, not %s", jsType(v))
 	}
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if err := checkTaskName(r, name); err != nil {
 			return nil, err
 		}
@@ -458,7 +460,7 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 				deps[name] = true
 			}
 		}
-		p.DependsOn = sortedKeys(deps)
+		p.DependsOn = slices.Sorted(maps.Keys(deps))
 	}
 	return projects, nil
 }
@@ -484,7 +486,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 	for n := range overrides {
 		names[n] = true
 	}
-	for _, name := range sortedKeys(names) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		tmpl := templates[name]
 		ov, hasOv := overrides[name]
 		if hasOv {
@@ -571,7 +573,7 @@ func (b *build) reader(file string) reader {
 // secretValues returns the values of the secrets named so far.
 func (b *build) secretValues() []string {
 	var vals []string
-	for _, name := range sortedKeys(b.secretNames) {
+	for _, name := range slices.Sorted(maps.Keys(b.secretNames)) {
 		if v := b.getenv(name); v != "" {
 			vals = append(vals, v)
 		}

@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -46,7 +48,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
-	sel.Projects = sortedKeys(projects)
+	sel.Projects = slices.Sorted(maps.Keys(projects))
 
 	requested := map[string]bool{}
 	for _, name := range opts.Tasks {
@@ -66,7 +68,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
-	sel.Requested = sortedKeys(requested)
+	sel.Requested = slices.Sorted(maps.Keys(requested))
 	sel.TaskIDs = Closure(ws, sel.Requested)
 	return sel, nil
 }
@@ -159,7 +161,7 @@ func filterProjects(ws *graph.Workspace, f string) ([]string, error) {
 			}
 		}
 	}
-	return sortedKeys(out), nil
+	return slices.Sorted(maps.Keys(out)), nil
 }
 
 // projectClosure lists the projects name depends on (or, reversed, that depend on it), transitively.
@@ -192,7 +194,7 @@ func projectClosure(ws *graph.Workspace, name string, dependents bool) []string 
 		}
 	}
 	delete(seen, name)
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Closure returns ids and every task they transitively depend on, in dependency order: each task
