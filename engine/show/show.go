@@ -203,7 +203,7 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			if len(t.ExecEnv) > 0 {
 				var kv []string
-				for _, k := range slices.Sorted(maps.Keys(t.ExecEnv)) {
+				for _, k := range sortedKeys(t.ExecEnv) {
 					kv = append(kv, k+"="+t.ExecEnv[k])
 				}
 				line("exec", strings.Join(kv, " "))
@@ -222,3 +222,6 @@ func (d *Document) WriteText(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -3,9 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 
 	gitrun "github.com/vzn/vx/engine/git"
@@ -38,7 +36,7 @@ func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]
 			}
 		}
 	}
-	direct := slices.Sorted(maps.Keys(out))
+	direct := sortedKeys(out)
 	for _, name := range direct {
 		for _, dep := range projectClosure(ws, name, true) {
 			if _, ok := out[dep]; !ok {

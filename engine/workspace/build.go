@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -139,7 +137,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := findCycle(ws); err != nil {
 		return nil, err
 	}
-	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
+	ws.Secrets = secretValues(sortedKeys(b.allSecretNames(ws)), b.getenv)
 	return ws, nil
 }
 
@@ -297,7 +295,7 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 				p.Commands = append(p.Commands, s)
 			}
 		case map[string]any:
-			p.Commands = slices.Sorted(maps.Keys(c))
+			p.Commands = sortedKeys(c)
 		default:
 			return nil, nil, r.errAt("plugins", "%s.commands must list command names", kp)
 		}
@@ -348,7 +346,7 @@ func (b *build) templates(r reader, top map[string]any) (map[string]*taskSpec, e
 	if !ok {
 		return nil, r.errAt("tasks", "tasks must be an object of task names to tasks, not %s", jsType(v))
 	}
-	for _, name := range slices.Sorted(maps.Keys(m)) {
+	for _, name := range sortedKeys(m) {
 		if err := checkTaskName(r, name); err != nil {
 			return nil, err
 		}
@@ -460,7 +458,7 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 				deps[name] = true
 			}
 		}
-		p.DependsOn = slices.Sorted(maps.Keys(deps))
+		p.DependsOn = sortedKeys(deps)
 	}
 	return projects, nil
 }
@@ -486,7 +484,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 	for n := range overrides {
 		names[n] = true
 	}
-	for _, name := range slices.Sorted(maps.Keys(names)) {
+	for _, name := range sortedKeys(names) {
 		tmpl := templates[name]
 		ov, hasOv := overrides[name]
 		if hasOv {
@@ -573,7 +571,7 @@ func (b *build) reader(file string) reader {
 // secretValues returns the values of the secrets named so far.
 func (b *build) secretValues() []string {
 	var vals []string
-	for _, name := range slices.Sorted(maps.Keys(b.secretNames)) {
+	for _, name := range sortedKeys(b.secretNames) {
 		if v := b.getenv(name); v != "" {
 			vals = append(vals, v)
 		}

@@ -47,7 +47,7 @@ func (r reader) object(keyPath string, v any, allowed ...string) (map[string]any
 	if !ok {
 		return nil, r.errAt(keyPath, "%s must be an object, not %s", keyPath, jsType(v))
 	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for _, k := range sortedKeys(m) {
 		if !slices.Contains(allowed, k) {
 			return nil, r.errAt(join(keyPath, k), "unknown field %q in %s (known: %s)", k, orTop(keyPath), strings.Join(allowed, ", "))
 		}
@@ -139,7 +139,7 @@ func (r reader) taskSpec(keyPath string, v any) (*taskSpec, error) {
 		return nil, err
 	}
 	ts := &taskSpec{set: map[string]bool{}, origins: map[string]graph.Origin{}}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for _, k := range sortedKeys(m) {
 		val, kp := m[k], join(keyPath, k)
 		if val == nil {
 			return nil, r.errAt(kp, "%s is null (leave the field out instead)", kp)
@@ -212,7 +212,7 @@ func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, error) {
 	if !ok {
 		return nil, r.errAt(kp, "%s must be an object of names to values, not %s", kp, jsType(envVal))
 	}
-	for _, name := range slices.Sorted(maps.Keys(env)) {
+	for _, name := range sortedKeys(env) {
 		switch x := env[name].(type) {
 		case string:
 			out[name] = graph.EnvValue{Value: x}
@@ -308,4 +308,9 @@ func orTop(keyPath string) string {
 		return "the config"
 	}
 	return keyPath
+}
+
+// sortedKeys lists a map's keys in order, as a non-nil slice (an empty list, never null, in JSON).
+func sortedKeys[V any](m map[string]V) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(m))...)
 }

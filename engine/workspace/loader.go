@@ -6,11 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"errors"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -128,7 +126,7 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		}
 		stamps[p] = st
 	}
-	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: slices.Sorted(maps.Keys(b.allSecretNames(ws)))}
+	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: sortedKeys(b.allSecretNames(ws))}
 	writeResolved(cacheDir, l.last)
 	return ws, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -60,7 +58,7 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 			}
 		}
 		delete(deps, t.ID)
-		t.DependsOn = slices.Sorted(maps.Keys(deps))
+		t.DependsOn = sortedKeys(deps)
 		if t.Outputs == nil {
 			t.Outputs = []string{}
 		}
@@ -216,7 +214,7 @@ func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string
 	for _, p := range ws.Projects {
 		p.Tasks = map[string]*graph.Task{}
 	}
-	ids := slices.Sorted(maps.Keys(out))
+	ids := sortedKeys(out)
 	for _, id := range ids {
 		proj, name, ok := graph.SplitTaskID(id)
 		if !ok {

@@ -4,8 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -48,7 +46,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
-	sel.Projects = slices.Sorted(maps.Keys(projects))
+	sel.Projects = sortedKeys(projects)
 
 	requested := map[string]bool{}
 	for _, name := range opts.Tasks {
@@ -68,7 +66,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
-	sel.Requested = slices.Sorted(maps.Keys(requested))
+	sel.Requested = sortedKeys(requested)
 	sel.TaskIDs = Closure(ws, sel.Requested)
 	return sel, nil
 }
@@ -161,7 +159,7 @@ func filterProjects(ws *graph.Workspace, f string) ([]string, error) {
 			}
 		}
 	}
-	return slices.Sorted(maps.Keys(out)), nil
+	return sortedKeys(out), nil
 }
 
 // projectClosure lists the projects name depends on (or, reversed, that depend on it), transitively.
@@ -194,7 +192,7 @@ func projectClosure(ws *graph.Workspace, name string, dependents bool) []string 
 		}
 	}
 	delete(seen, name)
-	return slices.Sorted(maps.Keys(seen))
+	return sortedKeys(seen)
 }
 
 // Closure returns ids and every task they transitively depend on, in dependency order: each task
