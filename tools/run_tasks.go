@@ -36,11 +36,13 @@ const sweepTimeout = 5 * time.Second
 // stderrTail is how much of the child's stderr is kept: its last line is the CLI's message.
 const stderrTail = 64 << 10
 
-// callMarkerKey is put in the environment of the `vx run` child of each runTasks call, with a value
-// unique to the call. vx run hands its environment to every task, and a task to what it starts, so
-// when the call ends every process the run started can be found by it, in whichever process group
-// or session it went and to whichever parent it was re-parented (the child may have been killed).
-const callMarkerKey = "VX_MCP_RUN_CALL"
+// callMarkerPrefix starts the name of the variable put in the environment of the `vx run` child of
+// each runTasks call, completed by a token unique to the call. vx run hands its environment to
+// every task, and a task to what it starts, so when the call ends every process the run started
+// can be found by it, in whichever process group or session it went and to whichever parent it was
+// re-parented (the child may have been killed). The name, not only the value, is the call's own, so
+// that a `vx mcp` started by a task of another call keeps that call's marker in its runs too.
+const callMarkerPrefix = "VX_MCP_RUN_CALL_"
 
 type runTasksArgs struct {
 	taskSelectionArgs
@@ -176,7 +178,7 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 	if e.Exe == "" {
 		return nil, errors.New("runTasks: the vx executable is unknown")
 	}
-	marker := callMarkerKey + "=" + rand.Text()
+	marker := callMarkerPrefix + rand.Text() + "=1"
 	eventsR, eventsW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("runTasks: events pipe: %w", err)
@@ -349,7 +351,7 @@ func (t *tailBuffer) Bytes() []byte {
 	return t.buf
 }
 
-// sweep kills every live process whose environment holds marker (KEY=VALUE), with the process
+// sweep kills every live process whose environment holds marker (NAME=VALUE), with the process
 // groups they lead and their live descendants, scanning again until a scan finds none. It is how
 // a call makes sure no process its run started survives it: a task that detached (setsid) or whose
 // `vx run` parent was killed is found by the marker wherever it was re-parented.
