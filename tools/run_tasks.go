@@ -240,7 +240,7 @@ func (e *Env) answer(res proc.Result, stdout, stderr []byte) (*RunAnswer, error)
 		summary = nil
 	}
 	if res.Signal != "" {
-		return nil, fmt.Errorf("runTasks: vx run was killed (%s) before it answered; every process it started was stopped", res.Signal)
+		return nil, fmt.Errorf("runTasks: vx run ended by a signal (%s) before it answered; every process it started was stopped", res.Signal)
 	}
 	ans := &RunAnswer{ExitCode: res.ExitCode}
 	if summary == nil {
