@@ -69,6 +69,9 @@ type Spec struct {
 	// leave it alone. Every child started with its own process group in a process that uses a
 	// Reaper must be started through Run with that Reaper.
 	Reaper *Reaper
+	// ParentDeathSignal, when set, is sent to the child by the kernel if vx dies first (Linux's
+	// PR_SET_PDEATHSIG), so a child whose supervisor was SIGKILLed does not run on unowned.
+	ParentDeathSignal syscall.Signal
 }
 
 // Result is what is known once the child was reaped.
@@ -263,6 +266,7 @@ func (s Spec) command(grace time.Duration) *exec.Cmd {
 	cmd.Stdout, cmd.Stderr = pipedWriters(s.Stdout, s.Stderr)
 	cmd.ExtraFiles = s.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(cmd.SysProcAttr, s.ParentDeathSignal)
 	// Without a Context on the Cmd, WaitDelay only bounds the copying of output after the child
 	// exited: a process that escaped the group and holds the pipes cannot hang Run.
 	cmd.WaitDelay = max(grace, 100*time.Millisecond)

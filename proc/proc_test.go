@@ -24,8 +24,11 @@ const markerKey = "VX_PROC_TEST_MARKER"
 const helperKey = "VX_PROC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperKey) == "subreaper" {
+	switch os.Getenv(helperKey) {
+	case "subreaper":
 		os.Exit(subreaperHelper())
+	case "orphaned-parent":
+		os.Exit(orphanedParentHelper())
 	}
 	goleak.VerifyTestMain(leftoverCheck{m})
 }

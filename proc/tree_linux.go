@@ -172,3 +172,8 @@ func waitExited(pid int) bool {
 }
 
 func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
+
+// setParentDeathSignal asks the kernel to send sig to the child when its parent dies.
+func setParentDeathSignal(attr *syscall.SysProcAttr, sig syscall.Signal) {
+	attr.Pdeathsig = sig
+}

@@ -38,3 +38,6 @@ func waitExited(int) bool { return false }
 // maxRSSBytes: BSDs and macOS report ru_maxrss in bytes already (macOS) or kB (BSDs); vx targets
 // Linux, so the value is passed on as it is.
 func maxRSSBytes(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
+
+// setParentDeathSignal is Linux only; elsewhere the child outlives a killed parent.
+func setParentDeathSignal(*syscall.SysProcAttr, syscall.Signal) {}

@@ -203,6 +203,8 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 		// The child's tasks are in process groups of their own: a cancelled call's SIGKILL must
 		// reach them too.
 		KillTree: true,
+		// Should the server itself be SIGKILLed, the run is not left to go on unowned.
+		ParentDeathSignal: syscall.SIGTERM,
 		// Only the child holds the write end now, so the reader sees EOF once the run is over.
 		OnStart: func(int) { eventsW.Close() },
 	})

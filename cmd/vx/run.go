@@ -1,6 +1,7 @@
 package main
 
 import (
+	"syscall"
 	"fmt"
 	"io"
 	"os"
@@ -80,6 +81,9 @@ each line prefixed with its task id; the run summary goes to stdout.`,
 				if events == nil {
 					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
 				}
+				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
+				// or to hold it open after vx is gone).
+				syscall.CloseOnExec(eventsFD)
 				defer events.Close()
 				opts.Events = events
 			}
