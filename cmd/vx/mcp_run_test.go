@@ -327,7 +327,8 @@ func TestMCPRunTasks(t *testing.T) {
 	s := startRunSession(t, dir, "DEPLOY_TOKEN="+runSecret, "PIDS_DIR="+pidsDir)
 
 	// A normal run, with a progress token: each finished task is a notification.
-	first := decodeRunAnswer(t, mustCallRunTool(t, s.cs, "runTasks", map[string]any{"tasks": []string{"test"}}, "run-1"))
+	firstRaw := mustCallRunTool(t, s.cs, "runTasks", map[string]any{"tasks": []string{"test"}}, "run-1")
+	first := decodeRunAnswer(t, firstRaw)
 	want := map[string]string{"lib#build": "miss", "lib#test": "miss", "app#build": "miss", "app#test": "miss"}
 	if *first.ExitCode != 0 || first.Error != "" || first.Summary == nil || !first.Summary.OK ||
 		fmt.Sprint(first.statuses()) != fmt.Sprint(want) {
@@ -350,6 +351,16 @@ func TestMCPRunTasks(t *testing.T) {
 		if got := first.Summary.Tasks[i]; got.TaskID != task.TaskID || got.Status != task.Status || got.Hash != task.Hash {
 			t.Errorf("task %d: runTasks says %+v, vx last says %+v", i, got, task)
 		}
+	}
+	// ... to the byte: the summary runTasks returns is `vx last --run ID --format json`.
+	var answer struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := json.Unmarshal(firstRaw.structured, &answer); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := compact(t, answer.Summary), cliJSON(t, dir, "last", "--run", first.Summary.RunID); string(got) != string(want) {
+		t.Errorf("runTasks summary = %s\nvx last --run = %s", got, want)
 	}
 	waitRunProgress(t, s.progress, "run-1", 4)
 

@@ -220,6 +220,13 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	}
 	r.display.finish()
 	sum := history.Summarize(run, execs)
+	if recErr == nil {
+		// Answer the run as the index now holds it, so that this summary and `vx last` (and the
+		// runTasks tool) are one document, to the millisecond.
+		if recorded, err := history.Last(dbctx, st, r.runID); err == nil {
+			sum = recorded
+		}
+	}
 	r.event(map[string]any{"type": "end", "runId": r.runID, "ok": sum.OK, "exitCode": sum.ExitCode})
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
