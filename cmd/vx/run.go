@@ -1,12 +1,12 @@
 package main
 
 import (
-	"syscall"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
