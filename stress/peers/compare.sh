@@ -4,8 +4,11 @@
 # build). It installs turbo and nx from npm into a
 # scratch folder (never into vx), then times, side by side in one run:
 #   cold   — every task runs (caches cleared first);
-#   hit    — nothing changed: every task a cache hit (median of R runs);
-#   one    — one leaf package's source changed: it and its dependents rebuild (median of R runs).
+#   hit    — nothing changed: every task a cache hit;
+#   one    — the first package's source changed: it and whatever its tool deems affected rebuild
+#            (vx and turbo key a task on its dependencies' keys, so the whole chain; nx keys on the
+#            declared inputs only, so one package).
+# in R rounds that interleave the tools, reporting medians.
 # Usage: stress/peers/compare.sh [N=100] [R=5]     Output: a Markdown table on stdout.
 set -euo pipefail
 N=${1:-100}
@@ -78,17 +81,29 @@ clear_vx()    { rm -rf "$ws/.vx"; }
 clear_turbo() { rm -rf "$ws/.turbo" "$ws"/node_modules/.cache/turbo; }
 clear_nx()    { rm -rf "$ws/.nx" "$ws"/node_modules/.cache/nx; (cd "$ws" && "$nx" reset >/dev/null 2>&1 || true); }
 
+# Rounds interleave the tools (vx, turbo, nx, vx, …) so that a shared machine's changing load
+# falls on all three alike; each figure is the median over the rounds.
+declare -A colds hits ones
+for round in $(seq "$R"); do
+	for tool in vx turbo nx; do
+		rm -rf "$ws"/packages/*/dist
+		"clear_$tool"
+		colds[$tool]+="$(time_ms "run_$tool") "
+		hits[$tool]+="$(time_ms "run_$tool") "
+		printf 'export const n = %d\n' "$((1000 + round))" > "$leaf"
+		ones[$tool]+="$(time_ms "run_$tool") "
+		printf 'export const n = 0\n' > "$leaf"
+		echo "round $round: $tool done" >&2
+	done
+done
 for tool in vx turbo nx; do
-	rm -rf "$ws"/packages/*/dist
-	"clear_$tool"
-	cold[$tool]=$(time_ms "run_$tool")
-	hit[$tool]=$(for _ in $(seq "$R"); do time_ms "run_$tool"; done | median)
-	one[$tool]=$(for k in $(seq "$R"); do printf 'export const n = %d\n' "$((1000 + k))" > "$leaf"; time_ms "run_$tool"; done | median)
-	printf 'export const n = 0\n' > "$leaf"
+	cold[$tool]=$(printf '%s\n' ${colds[$tool]} | median)
+	hit[$tool]=$(printf '%s\n' ${hits[$tool]} | median)
+	one[$tool]=$(printf '%s\n' ${ones[$tool]} | median)
 done
 
 echo "| $N packages, chain of dependencies | vx | turbo $("$turbo" --version 2>/dev/null) | nx $("$nx" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) |"
 echo "| --- | --- | --- | --- |"
-echo "| cold (every task runs) | ${cold[vx]} ms | ${cold[turbo]} ms | ${cold[nx]} ms |"
-echo "| full hit, median of $R | ${hit[vx]} ms | ${hit[turbo]} ms | ${hit[nx]} ms |"
-echo "| one leaf changed ($N rebuild), median of $R | ${one[vx]} ms | ${one[turbo]} ms | ${one[nx]} ms |"
+echo "| cold: every task runs (median of $R) | ${cold[vx]} ms | ${cold[turbo]} ms | ${cold[nx]} ms |"
+echo "| full hit: nothing changed (median of $R) | ${hit[vx]} ms | ${hit[turbo]} ms | ${hit[nx]} ms |"
+echo "| the first package's source changed (median of $R) | ${one[vx]} ms | ${one[turbo]} ms | ${one[nx]} ms |"
