@@ -40,11 +40,12 @@ func InfoCache(ctx context.Context, dir string) (*CacheInfo, error) {
 		return nil, fmt.Errorf("read the state folder: %w", err)
 	}
 	defer st.Close()
-	c, err := st.CountCache(ctx, "", time.Unix(0, 0))
-	if err != nil {
+	if out.Entries, out.TotalBytes, err = st.CacheTotals(ctx, ""); err != nil {
 		return nil, err
 	}
-	out.Entries, out.TotalBytes, out.Runs = c.Entries, c.TotalBytes, c.RunsSince
+	if out.Runs, err = st.CountRuns(ctx, time.Unix(0, 0)); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

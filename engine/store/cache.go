@@ -301,8 +301,9 @@ func (s *Store) PutFileStats(ctx context.Context, stats map[string]FileStat) err
 type CacheCounts struct {
 	Entries    int
 	TotalBytes int64
-	// RunsSince and HitsSince count runs (that touched the scope) and hit executions since the given time;
-	// ExecsSince counts the executions that could have hit (hits and misses).
+	// RunsSince counts the runs since the given time (that executed a task of the project, when
+	// narrowed to one); HitsSince the hit executions since then, CacheableSince the executions
+	// that could have hit (hits, misses, failures and timeouts).
 	RunsSince, HitsSince, CacheableSince int
 }
 
@@ -312,33 +313,59 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 	if s.db == nil {
 		return c, nil
 	}
+	var err error
+	if c.Entries, c.TotalBytes, err = s.CacheTotals(ctx, project); err != nil {
+		return c, err
+	}
+	sinceMs := ms(since)
+	if project == "" {
+		// Ranges of the executions_by_status index, counted without reading a row.
+		if err := s.db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM executions WHERE status = 'hit' AND started_ms >= ?),
+			(SELECT count(*) FROM executions WHERE status IN ('hit', 'miss', 'failed', 'timedOut') AND started_ms >= ?)`,
+			sinceMs, sinceMs).Scan(&c.HitsSince, &c.CacheableSince); err != nil {
+			return c, fmt.Errorf("count cache use: %w", err)
+		}
+		// Every run counts, even one that recorded no task (nothing selected, cancelled at once).
+		c.RunsSince, err = s.CountRuns(ctx, since)
+		return c, err
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT run_id), coalesce(sum(status = 'hit'), 0),
+		coalesce(sum(status IN ('hit', 'miss', 'failed', 'timedOut')), 0) FROM executions WHERE started_ms >= ? AND project = ?`,
+		sinceMs, project).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
+		return c, fmt.Errorf("count cache use: %w", err)
+	}
+	return c, nil
+}
+
+// CacheTotals answers how many cache entries there are and the bytes of their blobs, narrowed to a
+// project when given.
+func (s *Store) CacheTotals(ctx context.Context, project string) (entries int, totalBytes int64, err error) {
+	if s.db == nil {
+		return 0, 0, nil
+	}
 	q := `SELECT count(*), coalesce(sum(size), 0) FROM cache_entries`
-	args := []any{}
+	var args []any
 	if project != "" {
 		q += ` WHERE project = ?`
 		args = append(args, project)
 	}
-	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&c.Entries, &c.TotalBytes); err != nil {
-		return c, fmt.Errorf("count cache entries: %w", err)
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&entries, &totalBytes); err != nil {
+		return 0, 0, fmt.Errorf("count cache entries: %w", err)
 	}
-	sinceMs := ms(since)
-	eq := `SELECT count(DISTINCT run_id), coalesce(sum(status = 'hit'), 0), coalesce(sum(status IN ('hit', 'miss', 'failed', 'timedOut')), 0)
-		FROM executions WHERE started_ms >= ?`
-	eargs := []any{sinceMs}
-	if project != "" {
-		eq += ` AND project = ?`
-		eargs = append(eargs, project)
+	return entries, totalBytes, nil
+}
+
+// CountRuns answers how many runs started since the given time.
+func (s *Store) CountRuns(ctx context.Context, since time.Time) (int, error) {
+	if s.db == nil {
+		return 0, nil
 	}
-	if err := s.db.QueryRowContext(ctx, eq, eargs...).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
-		return c, fmt.Errorf("count cache use: %w", err)
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE started_ms >= ?`, ms(since)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count runs: %w", err)
 	}
-	if project == "" {
-		// A run that recorded no task (nothing selected, cancelled at once) is still a run.
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE started_ms >= ?`, sinceMs).Scan(&c.RunsSince); err != nil {
-			return c, fmt.Errorf("count runs: %w", err)
-		}
-	}
-	return c, nil
+	return n, nil
 }
 
 func short(h string) string {
@@ -431,8 +458,12 @@ func (s *Store) FlakyTasks(ctx context.Context) ([]string, error) {
 	if s.db == nil {
 		return out, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT task_id FROM executions WHERE hash != ''
-		GROUP BY task_id, hash HAVING sum(status IN ('hit', 'miss')) > 0 AND sum(status IN ('failed', 'timedOut')) > 0 ORDER BY task_id`)
+	// Failures are few: find them (through executions_by_status), then look each one's key up
+	// among the same task's passes, rather than grouping every execution by task and key.
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
+		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE e.status IN ('failed', 'timedOut')) AND f.hash != ''
+		AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.hash = f.hash AND +p.status IN ('hit', 'miss'))
+		ORDER BY f.task_id`)
 	if err != nil {
 		return nil, fmt.Errorf("read flaky tasks: %w", err)
 	}

@@ -61,7 +61,6 @@ var schema = []string{
 		last_used_ms INTEGER NOT NULL
 	)`,
 	`CREATE INDEX IF NOT EXISTS cache_entries_by_task ON cache_entries (task_id, created_ms)`,
-	`CREATE INDEX IF NOT EXISTS cache_entries_by_project ON cache_entries (project)`,
 	// manifests: the JSON manifest each cache key was computed from (vx why diffs two).
 	`CREATE TABLE IF NOT EXISTS manifests (hash TEXT PRIMARY KEY, task_id TEXT NOT NULL, manifest TEXT NOT NULL)`,
 	// file_stats: the stat cache, root-relative path → what it looked like when hashed.
@@ -75,3 +74,20 @@ var schema = []string{
 		recorded_ns INTEGER NOT NULL
 	)`,
 }
+
+// readIndexes are the indexes the history readers (vx last, vx cache stats, the MCP history tools)
+// lean on. They are not part of the layout the schema version names: a writer creates the missing
+// ones each time it opens the index, so an index recorded before they existed keeps its history
+// and gains them at the next vx run or vx cache prune, and SQLite keeps them current on every
+// write after that, whichever vx writes. A reader never creates them; where they are missing it
+// answers the same, only slower.
+var readIndexes = []struct{ name, columns string }{
+	// The last 24 hours of cache use: the executions of a status since a time, counted in the index.
+	{"executions_by_status", `executions (status, started_ms)`},
+	// The cache's entries and size, whole or of one project.
+	{"cache_entries_by_project_size", `cache_entries (project, size)`},
+}
+
+// droppedIndexes are indexes an earlier layout had that a readIndexes entry now covers (it starts
+// with the same columns); a writer drops them so that no write maintains both.
+var droppedIndexes = []string{"cache_entries_by_project"}

@@ -192,7 +192,13 @@ func (s *Store) setUp(ctx context.Context, db *sql.DB, reset bool) error {
 	}
 	switch {
 	case found == strconv.Itoa(SchemaVersion):
-		return tx.Commit()
+		if err := ensureReadIndexes(ctx, tx); err != nil {
+			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
+		}
+		return nil
 	case found == "" && !hasTables(ctx, tx):
 		// A new index.
 	case !reset:
@@ -214,12 +220,54 @@ func (s *Store) setUp(ctx context.Context, db *sql.DB, reset bool) error {
 			return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
 		}
 	}
+	if err := ensureReadIndexes(ctx, tx); err != nil {
+		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)`,
 		strconv.Itoa(SchemaVersion)); err != nil {
 		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
+	}
+	return nil
+}
+
+// ensureReadIndexes creates the readIndexes an index lacks and drops the droppedIndexes it still
+// has. Where all are as they should be it only reads the schema: a writer opens the index on every
+// vx run. Creating them on a long history takes a moment once (about a second for 160,000
+// executions), inside the opening transaction, so a crash leaves the index as it was.
+func ensureReadIndexes(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index'`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, ix := range readIndexes {
+		if !have[ix.name] {
+			if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+ix.name+` ON `+ix.columns); err != nil {
+				return fmt.Errorf("create index %s: %w", ix.name, err)
+			}
+		}
+	}
+	for _, name := range droppedIndexes {
+		if have[name] {
+			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+				return fmt.Errorf("drop index %s: %w", name, err)
+			}
+		}
 	}
 	return nil
 }

@@ -154,3 +154,91 @@ func TestInterruptedRunsMarked(t *testing.T) {
 		t.Fatalf("run a: %+v %v", r, err)
 	}
 }
+
+// indexNames answers the names of the index's own indexes (not SQLite's automatic ones).
+func indexNames(t *testing.T, st *Store) map[string]bool {
+	t.Helper()
+	rows, err := st.db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = true
+	}
+	return out
+}
+
+// An index recorded before the readers' indexes existed keeps its history: a reader reads it as it
+// is, and the next writer adds them (and drops the one they replace).
+func TestReadIndexesAddedByWriter(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := indexNames(t, st)
+	for _, ix := range readIndexes {
+		if !have[ix.name] {
+			t.Errorf("a new index lacks %s", ix.name)
+		}
+	}
+	// The layout before them.
+	for _, ix := range readIndexes {
+		if _, err := st.db.Exec(`DROP INDEX ` + ix.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.db.Exec(`CREATE INDEX cache_entries_by_project ON cache_entries (project)`); err != nil {
+		t.Fatal(err)
+	}
+	run := Run{ID: NewRunID(time.Now()), Started: time.Now(), PID: os.Getpid()}
+	if err := st.BeginRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutEntry(ctx, Entry{Hash: "h", TaskID: "p#t", Project: "p", Size: 10, Created: time.Now(), LastUsed: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	ro, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := ro.CountCache(ctx, "p", time.Unix(0, 0)); err != nil || c.Entries != 1 || c.TotalBytes != 10 {
+		t.Errorf("a reader of the old layout: %+v %v", c, err)
+	}
+	if got := indexNames(t, ro); got[readIndexes[0].name] {
+		t.Errorf("a reader created an index")
+	}
+	ro.Close()
+
+	st, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	have = indexNames(t, st)
+	for _, ix := range readIndexes {
+		if !have[ix.name] {
+			t.Errorf("the writer did not add %s", ix.name)
+		}
+	}
+	for _, name := range droppedIndexes {
+		if have[name] {
+			t.Errorf("the writer kept %s", name)
+		}
+	}
+	if st.Reset != "" {
+		t.Errorf("adding indexes reset the index: %s", st.Reset)
+	}
+	if runs, err := st.Runs(ctx, RunQuery{}); err != nil || len(runs) != 1 || runs[0].ID != run.ID {
+		t.Errorf("history after the writer added the indexes: %v %v", runs, err)
+	}
+}
