@@ -1,11 +1,8 @@
 package tools
 
 import (
-	"cmp"
 	"context"
 	"math"
-	"slices"
-	"time"
 
 	"github.com/vzn/vx/engine/history"
 )
@@ -101,96 +98,7 @@ func (e *Env) getRunHistory() Tool {
 			if err != nil {
 				return nil, historyError(err, "run history")
 			}
-			return boundHistory(h), nil
+			return h, nil
 		},
 	}
-}
-
-// How much of the engine's history getRunHistory answers, so that a large workspace never floods
-// an agent's context (a full run of 1,500 tasks would list every one of them in every run).
-const (
-	// runTasksListed: a run with at most this many tasks (in the scope) lists them all; a larger
-	// one lists only those that did not pass, as the run's footer does.
-	runTasksListed = 25
-	// footerTasksListed bounds the tasks that did not pass listed for one run.
-	footerTasksListed = 50
-	// taskStatsListed bounds the per-task statistics: failing tasks first, then the slowest.
-	taskStatsListed = 100
-)
-
-// RunHistory is getRunHistory's answer: history.History's, bounded.
-type RunHistory struct {
-	// Limit is the limit applied, so that a truncated list cannot read as an exhausted one.
-	Limit int          `json:"limit"`
-	Runs  []HistoryRun `json:"runs"`
-	// Tasks are the statistics of the tasks of those runs: the tasks that failed, then the
-	// others, each group slowest (by p50) first; at most taskStatsListed.
-	Tasks []history.TaskStats `json:"tasks"`
-	// OmittedTasks counts the tasks whose statistics were left out (narrow with project or task).
-	OmittedTasks int `json:"omittedTasks"`
-}
-
-// HistoryRun is one recent run of getRunHistory's answer.
-type HistoryRun struct {
-	RunID     string    `json:"runId"`
-	Status    string    `json:"status"`
-	OK        bool      `json:"ok"`
-	ExitCode  int       `json:"exitCode"`
-	StartedAt time.Time `json:"startedAt"`
-	WallMs    int64     `json:"wallMs"`
-	// Counts are the run's tasks (in the scope) by status.
-	Counts map[string]int `json:"counts"`
-	// Tasks are all the run's tasks (in the scope) when there are at most runTasksListed, else
-	// those that did not pass (failed, timed out, blocked, skipped, cancelled, or with sandbox
-	// violations), in the order they finished, at most footerTasksListed.
-	Tasks []history.HistoryTask `json:"tasks"`
-	// OmittedTasks counts the run's tasks left out of Tasks.
-	OmittedTasks int `json:"omittedTasks"`
-}
-
-// boundHistory keeps of h what an agent can read.
-func boundHistory(h *history.RunHistory) *RunHistory {
-	out := &RunHistory{Limit: h.Limit, Runs: make([]HistoryRun, 0, len(h.Runs))}
-	for _, r := range h.Runs {
-		hr := HistoryRun{RunID: r.RunID, Status: r.Status, OK: r.OK, ExitCode: r.ExitCode, StartedAt: r.StartedAt,
-			WallMs: r.WallMs, Counts: map[string]int{}, Tasks: r.Tasks}
-		for _, t := range r.Tasks {
-			hr.Counts[t.Status]++
-		}
-		if len(r.Tasks) > runTasksListed {
-			hr.Tasks = []history.HistoryTask{}
-			for _, t := range r.Tasks {
-				passed := (t.Status == history.StatusHit || t.Status == history.StatusMiss) && len(t.SandboxViolations) == 0
-				if !passed && len(hr.Tasks) < footerTasksListed {
-					hr.Tasks = append(hr.Tasks, t)
-				}
-			}
-		}
-		hr.OmittedTasks = len(r.Tasks) - len(hr.Tasks)
-		out.Runs = append(out.Runs, hr)
-	}
-	// The engine answers the statistics by task id; ranked, the ones worth a look come first.
-	out.Tasks = slices.Clone(h.Tasks)
-	slices.SortStableFunc(out.Tasks, func(a, b history.TaskStats) int {
-		if fa, fb := a.FailureMode != nil, b.FailureMode != nil; fa != fb {
-			if fa {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(p50Of(b), p50Of(a))
-	})
-	if len(out.Tasks) > taskStatsListed {
-		out.OmittedTasks = len(out.Tasks) - taskStatsListed
-		out.Tasks = out.Tasks[:taskStatsListed]
-	}
-	return out
-}
-
-// p50Of is a task's median duration, -1 when it never ran the command.
-func p50Of(s history.TaskStats) int64 {
-	if s.P50Ms == nil {
-		return -1
-	}
-	return *s.P50Ms
 }

@@ -100,26 +100,38 @@ func ClampLimit(limit int) int {
 	return limit
 }
 
-// List answers recent runs, newest first (limit clamped by ClampLimit).
+// List answers recent runs, newest first (limit clamped by ClampLimit). Each run's totals are
+// counted in the index, in one snapshot, rather than summed from its executions.
 func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
 	limit = ClampLimit(limit)
-	runs, err := st.Runs(ctx, store.RunQuery{Limit: limit})
+	out := &RunList{Limit: limit, Runs: []RunInfo{}}
+	err := st.Snapshot(ctx, func(sn *store.Snapshot) error {
+		runs, err := sn.Runs(ctx, store.RunQuery{Limit: limit})
+		if err != nil || len(runs) == 0 {
+			return err
+		}
+		w := store.Window{Oldest: runs[len(runs)-1].ID, Newest: runs[0].ID}
+		counts, err := sn.StatusCounts(ctx, w)
+		if err != nil {
+			return err
+		}
+		saved, err := sn.SavedByRun(ctx, w)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			s := Summarize(r, nil)
+			for status, n := range counts[r.ID] {
+				s.Totals.count(status, n)
+			}
+			s.Totals.SavedMs = saved[r.ID]
+			out.Runs = append(out.Runs, RunInfo{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode,
+				StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: nonNil(r.Args), Requested: s.Requested, Totals: s.Totals})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.ID
-	}
-	execs, err := st.ExecutionsOfRuns(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := &RunList{Limit: limit, Runs: make([]RunInfo, 0, len(runs))}
-	for _, r := range runs {
-		s := Summarize(r, execs[r.ID])
-		out.Runs = append(out.Runs, RunInfo{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode,
-			StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: nonNil(r.Args), Requested: s.Requested, Totals: s.Totals})
 	}
 	return out, nil
 }
@@ -222,15 +234,12 @@ func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Mas
 		}
 		runID = id
 	}
-	execs, err := st.Executions(ctx, runID)
+	execs, err := st.FailedExecutions(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	out := &Failures{RunID: runID, Failures: []Failure{}}
 	for _, e := range execs {
-		if e.Status != StatusFailed && e.Status != StatusTimedOut {
-			continue
-		}
 		f := Failure{TaskID: e.TaskID, Status: e.Status, ExitCode: e.ExitCode, TimedOut: e.TimedOut}
 		if data, err := st.CAS().Get(e.LogBlob); err == nil {
 			f.Output = m.String(string(data))

@@ -1,8 +1,10 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -26,24 +28,47 @@ type HistoryOptions struct {
 	Limit int
 }
 
-// RunHistory is getRunHistory's answer: recent runs with each task's outcome, and statistics per
-// task over the executions of those runs.
+// How much of the history History answers, so that a large workspace never floods a reader (an
+// agent's context): a full run of 1,500 tasks would list every one of them in every run.
+const (
+	// RunTasksListed: a run with at most this many tasks (in the scope) lists them all; a larger
+	// one lists only those that did not pass, as the run's footer does.
+	RunTasksListed = 25
+	// FooterTasksListed bounds the tasks that did not pass listed for one run.
+	FooterTasksListed = 50
+	// TaskStatsListed bounds the per-task statistics: failing tasks first, then the slowest.
+	TaskStatsListed = 100
+)
+
+// RunHistory is getRunHistory's answer: recent runs with their tasks' outcomes, and statistics
+// per task over the executions of those runs.
 type RunHistory struct {
 	// Limit is the limit applied, so that a truncated list cannot read as an exhausted one.
 	Limit int          `json:"limit"`
 	Runs  []HistoryRun `json:"runs"`
-	Tasks []TaskStats  `json:"tasks"`
+	// Tasks are the statistics of the tasks of those runs: the tasks that failed, then the
+	// others, each group slowest (by p50) first, then by task id; at most TaskStatsListed.
+	Tasks []TaskStats `json:"tasks"`
+	// OmittedTasks counts the tasks whose statistics were left out (narrow with project or task).
+	OmittedTasks int `json:"omittedTasks"`
 }
 
 // HistoryRun is one recent run.
 type HistoryRun struct {
-	RunID     string        `json:"runId"`
-	Status    string        `json:"status"`
-	OK        bool          `json:"ok"`
-	ExitCode  int           `json:"exitCode"`
-	StartedAt time.Time     `json:"startedAt"`
-	WallMs    int64         `json:"wallMs"`
-	Tasks     []HistoryTask `json:"tasks"`
+	RunID     string    `json:"runId"`
+	Status    string    `json:"status"`
+	OK        bool      `json:"ok"`
+	ExitCode  int       `json:"exitCode"`
+	StartedAt time.Time `json:"startedAt"`
+	WallMs    int64     `json:"wallMs"`
+	// Counts are the run's tasks (in the scope) by status.
+	Counts map[string]int `json:"counts"`
+	// Tasks are all the run's tasks (in the scope) when there are at most RunTasksListed, else
+	// those that did not pass (failed, timed out, blocked, skipped, cancelled, or with sandbox
+	// violations), in the order they finished, at most FooterTasksListed.
+	Tasks []HistoryTask `json:"tasks"`
+	// OmittedTasks counts the run's tasks left out of Tasks.
+	OmittedTasks int `json:"omittedTasks"`
 }
 
 // HistoryTask is one task of a recent run, with why it failed or was skipped where that applies.
@@ -78,7 +103,10 @@ type TaskStats struct {
 	LastStatus        string  `json:"lastStatus"`
 }
 
-// History answers recent runs and per-task statistics.
+// History answers recent runs and per-task statistics, bounded as the constants above say. It
+// reads the index in one snapshot and never decodes an execution it does not answer: the runs'
+// tasks are counted by status in the index, only the tasks listed are read whole, and the
+// statistics read the few columns they use.
 func History(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHistory, error) {
 	if opts.Task != "" {
 		if _, _, isID := graph.SplitTaskID(opts.Task); isID || opts.Task[0] == '#' || opts.Task[len(opts.Task)-1] == '#' {
@@ -86,115 +114,237 @@ func History(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHis
 		}
 	}
 	limit := ClampLimit(opts.Limit)
-	runs, err := st.Runs(ctx, store.RunQuery{Limit: limit, Project: opts.Project, Task: opts.Task})
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.ID
-	}
-	byRun, err := st.ExecutionsOfRuns(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := &RunHistory{Limit: limit, Runs: make([]HistoryRun, 0, len(runs)), Tasks: []TaskStats{}}
-	perTask := map[string][]store.Execution{}
-	for _, r := range runs {
-		all := byRun[r.ID]
-		s := Summarize(r, all)
-		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode, StartedAt: s.StartedAt,
-			WallMs: s.Totals.WallMs, Tasks: []HistoryTask{}}
-		for _, e := range all {
-			if (opts.Project != "" && e.Project != opts.Project) || (opts.Task != "" && e.Task != opts.Task) {
-				continue
-			}
-			ht := HistoryTask{TaskID: e.TaskID, Status: e.Status, ExitCode: e.ExitCode, DurationMs: e.Duration.Milliseconds(),
-				Hash: e.Hash, TimedOut: e.TimedOut, SandboxViolations: e.SandboxViolations, NotReady: e.NotReady}
-			if e.BlockedBy != "" {
-				b := e.BlockedBy
-				ht.BlockedBy = &b
-			}
-			hr.Tasks = append(hr.Tasks, ht)
-			perTask[e.TaskID] = append(perTask[e.TaskID], e)
+	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{}}
+	err := st.Snapshot(ctx, func(sn *store.Snapshot) error {
+		runs, err := sn.Runs(ctx, store.RunQuery{Limit: limit, Project: opts.Project, Task: opts.Task})
+		if err != nil || len(runs) == 0 {
+			return err
 		}
-		out.Runs = append(out.Runs, hr)
-	}
-	for _, id := range sortedKeys(perTask) {
-		out.Tasks = append(out.Tasks, Stats(id, perTask[id]))
+		w := store.Window{Oldest: runs[len(runs)-1].ID, Newest: runs[0].ID, Project: opts.Project, Task: opts.Task}
+		if out.Runs, err = historyRuns(ctx, sn, w, runs); err != nil {
+			return err
+		}
+		out.Tasks, out.OmittedTasks, err = windowStats(ctx, sn, w)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// Stats computes one task's statistics from its executions, newest first.
-func Stats(taskID string, execs []store.Execution) TaskStats {
-	s := TaskStats{TaskID: taskID, Executions: len(execs)}
-	if len(execs) > 0 {
-		s.LastStatus = execs[0].Status
+// historyRuns answers the runs of the window, each with its tasks counted by status and listed
+// as HistoryRun says.
+func historyRuns(ctx context.Context, sn *store.Snapshot, w store.Window, runs []store.Run) ([]HistoryRun, error) {
+	counts, err := sn.StatusCounts(ctx, w)
+	if err != nil {
+		return nil, err
 	}
-	var ran []time.Duration
-	passed, verdicts, hits, consulted := 0, 0, 0, 0
-	failed, timeouts := 0, 0
-	passKeys, failKeys := map[string]bool{}, map[string]bool{}
-	for _, e := range execs {
-		switch e.Status {
-		case StatusHit:
-			hits++
-			consulted++
-			passed++
-			verdicts++
-			passKeys[e.Hash] = true
-		case StatusMiss:
-			consulted++
-			passed++
-			verdicts++
-			passKeys[e.Hash] = true
-		case StatusFailed, StatusTimedOut:
-			consulted++
-			verdicts++
-			failed++
-			if e.Status == StatusTimedOut {
-				timeouts++
-			}
-			if e.Hash != "" {
-				failKeys[e.Hash] = true
-			}
+	total := func(runID string) int {
+		n := 0
+		for _, c := range counts[runID] {
+			n += c
 		}
-		if e.Status == StatusMiss || e.Status == StatusFailed || e.Status == StatusTimedOut {
-			ran = append(ran, e.Duration)
-			s.MaxPeakRssBytes = max(s.MaxPeakRssBytes, e.PeakRSSBytes)
-			s.MaxCpuParallelism = math.Max(s.MaxCpuParallelism, cpuParallelism(e))
+		return n
+	}
+	var whole, part []string
+	for _, r := range runs {
+		switch n := total(r.ID); {
+		case n == 0:
+		case n <= RunTasksListed:
+			whole = append(whole, r.ID)
+		default:
+			part = append(part, r.ID)
 		}
 	}
-	if len(ran) > 0 {
-		p50, p99 := percentile(ran, 50), percentile(ran, 99)
+	listed, err := sn.ListedExecutions(ctx, w, whole, part)
+	if err != nil {
+		return nil, err
+	}
+	byRun := map[string][]store.Listed{}
+	for _, e := range listed {
+		byRun[e.RunID] = append(byRun[e.RunID], e)
+	}
+	out := make([]HistoryRun, 0, len(runs))
+	for _, r := range runs {
+		ok, exitCode, wallMs := outcome(r)
+		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: ok, ExitCode: exitCode, StartedAt: r.Started.UTC(),
+			WallMs: wallMs, Counts: counts[r.ID], Tasks: []HistoryTask{}}
+		if hr.Counts == nil {
+			hr.Counts = map[string]int{}
+		}
+		for _, e := range byRun[r.ID] {
+			if len(hr.Tasks) == FooterTasksListed {
+				break
+			}
+			hr.Tasks = append(hr.Tasks, historyTask(e))
+		}
+		hr.OmittedTasks = total(r.ID) - len(hr.Tasks)
+		out = append(out, hr)
+	}
+	return out, nil
+}
+
+func historyTask(e store.Listed) HistoryTask {
+	ht := HistoryTask{TaskID: e.TaskID, Status: e.Status, ExitCode: e.ExitCode, DurationMs: e.Duration.Milliseconds(),
+		Hash: e.Hash, TimedOut: e.TimedOut, SandboxViolations: e.SandboxViolations, NotReady: e.NotReady}
+	if e.BlockedBy != "" {
+		b := e.BlockedBy
+		ht.BlockedBy = &b
+	}
+	return ht
+}
+
+// windowStats answers the statistics of the window's tasks, ranked (failing first, then by p50,
+// slowest first, then by task id) and cut to TaskStatsListed, and how many were cut.
+func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, int, error) {
+	byTask := map[string]*taskAcc{}
+	failing := false
+	err := sn.EachExecStat(ctx, w, func(e store.ExecStat) {
+		a := byTask[e.TaskID]
+		if a == nil {
+			// Newest run first: the first execution seen is the task's last status.
+			a = &taskAcc{lastStatus: e.Status}
+			byTask[e.TaskID] = a
+		}
+		a.add(e.Status, e.Duration, e.CPU, e.PeakRSSBytes)
+		failing = failing || a.failed > 0
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	flaky := map[string]bool{}
+	if failing {
+		if flaky, err = sn.FlakyTasks(ctx, w); err != nil {
+			return nil, 0, err
+		}
+	}
+	stats := make([]TaskStats, 0, len(byTask))
+	for _, id := range sortedKeys(byTask) {
+		stats = append(stats, byTask[id].stats(id, flaky[id]))
+	}
+	rankStats(stats)
+	omitted := 0
+	if len(stats) > TaskStatsListed {
+		omitted = len(stats) - TaskStatsListed
+		stats = stats[:TaskStatsListed]
+	}
+	return stats, omitted, nil
+}
+
+// rankStats orders statistics sorted by task id so that the ones worth a look come first: the
+// tasks that failed, then the others, each group slowest (by p50) first.
+func rankStats(stats []TaskStats) {
+	p50 := func(s TaskStats) int64 {
+		if s.P50Ms == nil {
+			return -1
+		}
+		return *s.P50Ms
+	}
+	slices.SortStableFunc(stats, func(a, b TaskStats) int {
+		if fa, fb := a.FailureMode != nil, b.FailureMode != nil; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(p50(b), p50(a))
+	})
+}
+
+// taskAcc accumulates one task's executions into its statistics.
+type taskAcc struct {
+	lastStatus string
+	executions int
+	// ran are the durations of the executions that ran the command (misses, failures, timeouts).
+	ran []time.Duration
+	// Executions that passed, reached a verdict, hit, consulted the cache, failed, timed out.
+	passed, verdicts, hits, consulted, failed, timeouts int
+
+	// The largest peak RSS and CPU parallelism of the executions that ran the command.
+	maxPeakRSS     int64
+	maxParallelism float64
+}
+
+func (a *taskAcc) add(status string, dur, cpu time.Duration, peakRSS int64) {
+	a.executions++
+	switch status {
+	case StatusHit:
+		a.hits++
+		a.consulted++
+		a.passed++
+		a.verdicts++
+	case StatusMiss:
+		a.consulted++
+		a.passed++
+		a.verdicts++
+	case StatusFailed, StatusTimedOut:
+		a.consulted++
+		a.verdicts++
+		a.failed++
+		if status == StatusTimedOut {
+			a.timeouts++
+		}
+	}
+	if status == StatusMiss || status == StatusFailed || status == StatusTimedOut {
+		a.ran = append(a.ran, dur)
+		a.maxPeakRSS = max(a.maxPeakRSS, peakRSS)
+		a.maxParallelism = math.Max(a.maxParallelism, parallelism(status, cpu, dur))
+	}
+}
+
+// stats answers the statistics; flaky says whether one cache key both passed and failed.
+func (a *taskAcc) stats(taskID string, flaky bool) TaskStats {
+	s := TaskStats{TaskID: taskID, Executions: a.executions, LastStatus: a.lastStatus,
+		MaxPeakRssBytes: a.maxPeakRSS, MaxCpuParallelism: a.maxParallelism}
+	if len(a.ran) > 0 {
+		p50, p99 := percentile(a.ran, 50), percentile(a.ran, 99)
 		s.P50Ms, s.P99Ms = &p50, &p99
 	}
-	if verdicts > 0 {
-		r := round3(float64(passed) / float64(verdicts))
+	if a.verdicts > 0 {
+		r := round3(float64(a.passed) / float64(a.verdicts))
 		s.SuccessRate = &r
 	}
-	if consulted > 0 {
-		r := round3(float64(hits) / float64(consulted))
+	if a.consulted > 0 {
+		r := round3(float64(a.hits) / float64(a.consulted))
 		s.HitRate = &r
 	}
-	if failed > 0 {
+	if a.failed > 0 {
 		mode := FailureDeterministic
-		flaky := false
-		for k := range failKeys {
-			if passKeys[k] {
-				flaky = true
-			}
-		}
 		switch {
 		case flaky:
 			mode = FailureFlaky
-		case timeouts == failed:
+		case a.timeouts == a.failed:
 			mode = FailureTimeout
 		}
 		s.FailureMode = &mode
 	}
 	return s
+}
+
+// Stats computes one task's statistics from its executions, newest first.
+func Stats(taskID string, execs []store.Execution) TaskStats {
+	var a taskAcc
+	if len(execs) > 0 {
+		a.lastStatus = execs[0].Status
+	}
+	passKeys, failKeys := map[string]bool{}, map[string]bool{}
+	for _, e := range execs {
+		a.add(e.Status, e.Duration, e.UserCPU+e.SysCPU, e.PeakRSSBytes)
+		switch e.Status {
+		case StatusHit, StatusMiss:
+			passKeys[e.Hash] = true
+		case StatusFailed, StatusTimedOut:
+			if e.Hash != "" {
+				failKeys[e.Hash] = true
+			}
+		}
+	}
+	flaky := false
+	for k := range failKeys {
+		flaky = flaky || passKeys[k]
+	}
+	return a.stats(taskID, flaky)
 }
 
 // percentile is the nearest-rank percentile in milliseconds.

@@ -86,32 +86,45 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 	for _, e := range execs {
 		t := taskResult(e)
 		s.Tasks = append(s.Tasks, t)
-		s.Totals.Tasks++
-		switch e.Status {
-		case StatusHit:
-			s.Totals.Hits++
+		s.Totals.count(e.Status, 1)
+		if e.Status == StatusHit {
 			s.Totals.SavedMs += t.SavedMs
-		case StatusMiss:
-			s.Totals.Misses++
-		case StatusFailed, StatusTimedOut:
-			s.Totals.Failed++
-		case StatusBlocked:
-			s.Totals.Blocked++
-		case StatusSkipped:
-			s.Totals.Skipped++
-		case StatusCancelled:
-			s.Totals.Cancelled++
 		}
 	}
-	if !run.Finished.IsZero() {
-		s.Totals.WallMs = run.Finished.Sub(run.Started).Milliseconds()
-	}
-	s.OK = run.Status == store.RunOK
-	s.ExitCode = run.ExitCode
-	if !s.OK && s.ExitCode == 0 && run.Status != store.RunRunning {
-		s.ExitCode = 1
-	}
+	s.OK, s.ExitCode, s.Totals.WallMs = outcome(run)
 	return s
+}
+
+// outcome answers what a run's row says of it: whether it succeeded, vx run's exit status (1 for a
+// run that ended otherwise without one), and its wall time (0 while it runs).
+func outcome(run store.Run) (ok bool, exitCode int, wallMs int64) {
+	ok, exitCode = run.Status == store.RunOK, run.ExitCode
+	if !ok && exitCode == 0 && run.Status != store.RunRunning {
+		exitCode = 1
+	}
+	if !run.Finished.IsZero() {
+		wallMs = run.Finished.Sub(run.Started).Milliseconds()
+	}
+	return ok, exitCode, wallMs
+}
+
+// count adds n tasks of a status.
+func (t *Totals) count(status string, n int) {
+	t.Tasks += n
+	switch status {
+	case StatusHit:
+		t.Hits += n
+	case StatusMiss:
+		t.Misses += n
+	case StatusFailed, StatusTimedOut:
+		t.Failed += n
+	case StatusBlocked:
+		t.Blocked += n
+	case StatusSkipped:
+		t.Skipped += n
+	case StatusCancelled:
+		t.Cancelled += n
+	}
 }
 
 func taskResult(e store.Execution) TaskResult {
@@ -134,11 +147,15 @@ func taskResult(e store.Execution) TaskResult {
 
 // cpuParallelism is CPU time over wall time, rounded to two decimals.
 func cpuParallelism(e store.Execution) float64 {
-	if e.Duration <= 0 || e.Status == StatusHit {
+	return parallelism(e.Status, e.UserCPU+e.SysCPU, e.Duration)
+}
+
+// parallelism is cpu over wall, rounded to two decimals; 0 for a hit (a restore, not the task).
+func parallelism(status string, cpu, wall time.Duration) float64 {
+	if wall <= 0 || status == StatusHit {
 		return 0
 	}
-	p := float64(e.UserCPU+e.SysCPU) / float64(e.Duration)
-	return math.Round(p*100) / 100
+	return math.Round(float64(cpu)/float64(wall)*100) / 100
 }
 
 func nonNil(s []string) []string {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -250,6 +249,10 @@ func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 	if s.db == nil {
 		return nil, nil
 	}
+	return runs(ctx, s.db, q)
+}
+
+func runs(ctx context.Context, db querier, q RunQuery) ([]Run, error) {
 	query := `SELECT ` + runCols + ` FROM runs`
 	var where []string
 	var args []any
@@ -279,7 +282,7 @@ func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 	if q.Limit > 0 {
 		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
@@ -399,7 +402,11 @@ func (s *Store) queryExecs(ctx context.Context, query string, args ...any) ([]Ex
 	if s.db == nil {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	return queryExecs(ctx, s.db, query, args...)
+}
+
+func queryExecs(ctx context.Context, db querier, query string, args ...any) ([]Execution, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read executions: %w", err)
 	}
@@ -418,31 +425,6 @@ func (s *Store) queryExecs(ctx context.Context, query string, args ...any) ([]Ex
 // Executions answers a run's task executions in the order they finished.
 func (s *Store) Executions(ctx context.Context, runID string) ([]Execution, error) {
 	return s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? ORDER BY ord`, runID)
-}
-
-// ExecutionsOfRuns answers the executions of several runs, grouped by run id.
-func (s *Store) ExecutionsOfRuns(ctx context.Context, runIDs []string) (map[string][]Execution, error) {
-	out := map[string][]Execution{}
-	if s.db == nil || len(runIDs) == 0 {
-		return out, nil
-	}
-	sorted := append([]string(nil), runIDs...)
-	sort.Strings(sorted)
-	execs, err := s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, ord`,
-		sorted[0], sorted[len(sorted)-1])
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, id := range runIDs {
-		want[id] = true
-	}
-	for _, e := range execs {
-		if want[e.RunID] {
-			out[e.RunID] = append(out[e.RunID], e)
-		}
-	}
-	return out, nil
 }
 
 // ExecQuery narrows TaskExecutions.
@@ -485,6 +467,11 @@ func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, e
 		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
 	}
 	return s.queryExecs(ctx, query, args...)
+}
+
+// FailedExecutions answers a run's executions that failed or timed out, in the order they finished.
+func (s *Store) FailedExecutions(ctx context.Context, runID string) ([]Execution, error) {
+	return s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? AND status IN ('failed', 'timedOut') ORDER BY ord`, runID)
 }
 
 // Execution answers one task's execution in one run; ok is false when that run did not record it.

@@ -82,6 +82,10 @@ var schema = []string{
 // write after that, whichever vx writes. A reader never creates them; where they are missing it
 // answers the same, only slower.
 var readIndexes = []struct{ name, columns string }{
+	// A window of recent runs read without touching the table: per run, its executions by status
+	// (and task name, for a run history narrowed to one), with what the statistics use; a row whose
+	// sandbox_violations is not '[]' did not pass, so it is listed.
+	{"executions_by_run", `executions (run_id, status, task, task_id, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, sandbox_violations)`},
 	// The last 24 hours of cache use: the executions of a status since a time, counted in the index.
 	{"executions_by_status", `executions (status, started_ms)`},
 	// The cache's entries and size, whole or of one project.
