@@ -5,6 +5,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/logtext"
 )
 
 type getFailuresArgs struct {
@@ -27,11 +28,12 @@ type FailedTask struct {
 	// ExitCode is null when the command was killed (a timeout) or could not start.
 	ExitCode *int `json:"exitCode"`
 	TimedOut bool `json:"timedOut"`
-	CutText
+	logtext.Text
 	Locations []Location `json:"locations"`
 }
 
-// getFailures answers a run's failed tasks from history.FailedTasks.
+// getFailures answers a run's failed tasks from history.FailedTasks, with the file locations each
+// output names. No CLI verb answers this document (`vx last --log` answers one task's output).
 func (e *Env) getFailures() Tool {
 	return Tool{
 		Name:  "getFailures",
@@ -82,8 +84,7 @@ func (e *Env) getFailures() Tool {
 			// The config gives each project's folder and the secrets; history does not need it, so
 			// a config that does not load costs only the project-relative paths.
 			ws, _ := e.Loader.Load(ctx)
-			m := e.secretsMasker()
-			failed, err := history.FailedTasks(ctx, st, args.RunID, m)
+			failed, err := history.FailedTasks(ctx, st, args.RunID, e.secretsMasker())
 			if err != nil {
 				return nil, historyError(err, "the failures of the run")
 			}
@@ -95,10 +96,9 @@ func (e *Env) getFailures() Tool {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				text := m.String(plainText(f.Output))
+				// Locations come from the whole output, not only from what the cut keeps.
 				out.Failures = append(out.Failures, FailedTask{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode,
-					TimedOut: f.TimedOut, CutText: cutOutput(text),
-					Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(text)})
+					TimedOut: f.TimedOut, Text: f.Text, Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(f.Plain)})
 			}
 			return out, nil
 		},

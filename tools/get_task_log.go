@@ -11,19 +11,8 @@ type getTaskLogArgs struct {
 	RunID  string `json:"runId" args:"nonempty"`
 }
 
-// TaskLog is getTaskLog's answer: `vx last --log TASKID [--run ID] --format json`'s document
-// (runId, taskId, status, source, output) with the output as plain text, cut as getFailures cuts
-// it, and two more fields saying how long the whole output is and how much was cut.
-type TaskLog struct {
-	RunID  string `json:"runId"`
-	TaskID string `json:"taskId"`
-	Status string `json:"status"`
-	// Source is "failure", "cache" or null when vx kept no log.
-	Source *string `json:"source"`
-	CutText
-}
-
-// getTaskLog answers what a task printed in a run, from history.Log as `vx last --log` does.
+// getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID
+// [--run ID] --format json`.
 func (e *Env) getTaskLog() Tool {
 	return Tool{
 		Name:  "getTaskLog",
@@ -34,7 +23,7 @@ func (e *Env) getTaskLog() Tool {
 			"output keeps its first 8 KiB and last 56 KiB around a marker line; outputBytes is the whole output's length and " +
 			"omittedBytes what was cut. runId is optional (default: the latest run that recorded the task): a whole run id or " +
 			"a unique prefix. For every failed task of a run at once, with the file locations they name, call getFailures. " +
-			"`vx last --log TASKID --format json`'s document plus outputBytes and omittedBytes. Reads the index only.",
+			"The same document as `vx last --log TASKID [--run ID] --format json`. Reads the index only.",
 		InputSchema: schema(map[string]any{
 			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#test)."},
 			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the latest run that recorded the task."},
@@ -62,13 +51,11 @@ func (e *Env) getTaskLog() Tool {
 				return nil, err
 			}
 			defer st.Close()
-			m := e.secretsMasker()
-			log, err := history.Log(ctx, st, args.TaskID, args.RunID, m)
+			log, err := history.Log(ctx, st, args.TaskID, args.RunID, e.secretsMasker())
 			if err != nil {
 				return nil, historyError(err, "the log of "+args.TaskID)
 			}
-			return &TaskLog{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
-				CutText: cutOutput(m.String(plainText(log.Output)))}, nil
+			return log, nil
 		},
 	}
 }

@@ -273,7 +273,9 @@ func TestMCPHistoryTools(t *testing.T) {
 	})
 
 	t.Run("getTaskLog", func(t *testing.T) {
-		// Plain logs: vx last --log's document, plus outputBytes and omittedBytes.
+		// vx last --log's document, whole: a plain log, a cached log replayed by a hit, a coloured
+		// failure log read as plain text, a blocked task's absent log, and a long log cut in the
+		// middle — one engine function answers both.
 		for _, tc := range []struct {
 			args map[string]any
 			cli  []string
@@ -281,28 +283,32 @@ func TestMCPHistoryTools(t *testing.T) {
 			{map[string]any{"taskId": "app#test"}, []string{"last", "--log", "app#test"}},
 			{map[string]any{"taskId": "lib#build"}, []string{"last", "--log", "lib#build"}},
 			{map[string]any{"taskId": "lib#build", "runId": runs[1][:22]}, []string{"last", "--log", "lib#build", "--run", runs[1][:22]}},
+			{map[string]any{"taskId": "lib#test"}, []string{"last", "--log", "lib#test"}},
+			{map[string]any{"taskId": "big#test"}, []string{"last", "--log", "big#test"}},
+			{map[string]any{"taskId": "big#test", "runId": runs[0]}, []string{"last", "--log", "big#test", "--run", runs[0]}},
 		} {
 			got, isErr := ask("getTaskLog", tc.args)
 			want := cliJSONEnv(t, dir, tc.cli...)
-			if isErr || string(without(t, got, "outputBytes", "omittedBytes")) != string(want) || !strings.Contains(string(got), `"omittedBytes":0`) {
-				t.Errorf("getTaskLog(%v) = %s\nvx %s = %s", tc.args, got, strings.Join(tc.cli, " "), want)
+			if isErr || string(compact(t, got)) != string(want) {
+				t.Errorf("getTaskLog(%v) = %.500s\nvx %s = %.500s", tc.args, got, strings.Join(tc.cli, " "), want)
 			}
 		}
-		// A coloured log reads as plain text; a blocked task has no log.
-		got, _ := ask("getTaskLog", map[string]any{"taskId": "lib#test"})
+		got, _ := ask("getTaskLog", map[string]any{"taskId": "lib#build"})
+		if !strings.Contains(string(got), `"omittedBytes":0`) || !strings.Contains(string(got), `"output":"lib built\n"`) {
+			t.Errorf("getTaskLog(lib#build) = %s", got)
+		}
+		got, _ = ask("getTaskLog", map[string]any{"taskId": "lib#test"})
 		l := decode[map[string]any](t, got)
 		if l["source"] != "failure" || l["status"] != "failed" || !strings.HasPrefix(l["output"].(string), "src/index.ts(1,14): error TS2322: bad token ***\n") {
 			t.Errorf("getTaskLog(lib#test) = %s", got)
 		}
 		got, _ = ask("getTaskLog", map[string]any{"taskId": "app#test"})
-		want := cliJSONEnv(t, dir, "last", "--log", "app#test")
-		if string(without(t, got, "outputBytes", "omittedBytes")) != string(want) || !strings.Contains(string(got), `"source":null`) {
-			t.Errorf("getTaskLog(app#test), blocked = %s\nCLI = %s", got, want)
+		if !strings.Contains(string(got), `"source":null`) || !strings.Contains(string(got), `"outputBytes":0`) {
+			t.Errorf("getTaskLog(app#test), blocked = %s", got)
 		}
 		// A long log is cut as getFailures cuts it, saying how long the whole is.
 		got, _ = ask("getTaskLog", map[string]any{"taskId": "big#test"})
-		whole := decode[map[string]any](t, cliJSONEnv(t, dir, "last", "--log", "big#test"))["output"].(string)
-		checkCut(t, "getTaskLog(big#test)", decode[map[string]any](t, got), whole)
+		checkCut(t, "getTaskLog(big#test)", decode[map[string]any](t, got), bigLog())
 	})
 
 	t.Run("getFailures", func(t *testing.T) {
@@ -326,8 +332,16 @@ func TestMCPHistoryTools(t *testing.T) {
 			t.Errorf("getFailures: lib#test = %v\nwant locations %v", lib, wantLoc)
 		}
 		big := byTask["big#test"]
-		whole := decode[map[string]any](t, cliJSONEnv(t, dir, "last", "--log", "big#test", "--run", runs[0]))["output"].(string)
-		checkCut(t, "getFailures: big#test", big, whole)
+		checkCut(t, "getFailures: big#test", big, bigLog())
+		// Each failure's output is the task's log as vx last --log (and getTaskLog) answer it.
+		for _, id := range []string{"lib#test", "big#test"} {
+			log := decode[map[string]any](t, cliJSONEnv(t, dir, "last", "--log", id, "--run", runs[0]))
+			for _, k := range []string{"output", "outputBytes", "omittedBytes"} {
+				if byTask[id][k] != log[k] {
+					t.Errorf("getFailures: %s %s = %.200v, vx last --log answers %.200v", id, k, byTask[id][k], log[k])
+				}
+			}
+		}
 		if fmt.Sprint(big["locations"]) != fmt.Sprint([]any{map[string]any{"file": filepath.Join(dir, "packages", "big", "src", "big.ts"), "line": 1.0, "col": 1.0}}) {
 			t.Errorf("getFailures: big#test locations = %v", big["locations"])
 		}
@@ -400,6 +414,17 @@ func TestMCPHistoryTools(t *testing.T) {
 	if n := strings.Count(string(got), `"runId"`); n != 3 {
 		t.Errorf("after every read, %d runs remain, want 3", n)
 	}
+}
+
+// bigLog is what big#test prints, the secret masked.
+func bigLog() string {
+	var b strings.Builder
+	b.WriteString("first line\n")
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	b.WriteString("last line ***\nsrc/big.ts:1:1: error: too big\n")
+	return b.String()
 }
 
 // checkCut checks a cut answer (output, outputBytes, omittedBytes) against the whole log.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
@@ -142,7 +143,8 @@ const (
 	LogFromCache   = "cache"
 )
 
-// TaskLog is `vx last --log TASKID --format json`: what a task printed in a run.
+// TaskLog is `vx last --log TASKID --format json` and getTaskLog's answer: what a task printed in
+// a run, as plain text, cut in the middle when long.
 type TaskLog struct {
 	RunID  string `json:"runId"`
 	TaskID string `json:"taskId"`
@@ -150,11 +152,13 @@ type TaskLog struct {
 	// Source is "failure" (the log of a failed run), "cache" (the cache entry's log, as a hit
 	// replays it), or null when vx kept none (an uncached pass, a skip, a pruned entry).
 	Source *string `json:"source"`
-	Output string  `json:"output"`
+	// Text is the output (empty when there is no log), how long the whole is and how much was cut.
+	logtext.Text
 }
 
 // Log answers a task's log in a run (runID whole or a prefix; "" for the latest run that recorded
-// the task). Output is masked with m as well (it was masked when stored).
+// the task): plain text (logtext.Plain), masked with m as well (it was masked when stored, and again
+// once escapes are gone, should a secret have been split by one), cut by logtext.Cut.
 func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker) (*TaskLog, error) {
 	if _, _, ok := graph.SplitTaskID(taskID); !ok {
 		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
@@ -196,17 +200,26 @@ func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Mas
 	}
 	src := e.LogSource
 	out.Source = &src
-	out.Output = m.String(string(data))
+	out.Text = logtext.Cut(plainMasked(string(data), m))
 	return out, nil
 }
 
-// Failure is one failed task of a run, with its whole (masked) output.
+// plainMasked is what a task printed as plain text, masked before and after the escapes go.
+func plainMasked(log string, m *mask.Masker) string {
+	return m.String(logtext.Plain(m.String(log)))
+}
+
+// Failure is one failed task of a run, with its output as plain text, cut when long.
 type Failure struct {
-	TaskID   string `json:"taskId"`
+	TaskID string `json:"taskId"`
+	// Status is failed or timedOut.
 	Status   string `json:"status"`
 	ExitCode *int   `json:"exitCode"`
 	TimedOut bool   `json:"timedOut"`
-	Output   string `json:"output"`
+	logtext.Text
+	// Plain is the whole output as plain text, masked, for a caller that scans it (getFailures
+	// finds the file locations it names); it is not part of the answer.
+	Plain string `json:"-"`
 }
 
 // Failures is a run's failed tasks.
@@ -216,7 +229,7 @@ type Failures struct {
 }
 
 // FailedTasks answers the failed tasks of a run (whole id or prefix; "" for the latest run that
-// did not end ok), each with its output masked with m.
+// did not end ok), each with its output as Log answers one.
 func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Masker) (*Failures, error) {
 	if runID == "" {
 		runs, err := st.Runs(ctx, store.RunQuery{Failed: true, Limit: 1})
@@ -242,8 +255,9 @@ func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Mas
 	for _, e := range execs {
 		f := Failure{TaskID: e.TaskID, Status: e.Status, ExitCode: e.ExitCode, TimedOut: e.TimedOut}
 		if data, err := st.CAS().Get(e.LogBlob); err == nil {
-			f.Output = m.String(string(data))
+			f.Plain = plainMasked(string(data), m)
 		}
+		f.Text = logtext.Cut(f.Plain)
 		out.Failures = append(out.Failures, f)
 	}
 	return out, nil

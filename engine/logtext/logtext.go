@@ -1,4 +1,7 @@
-package tools
+// Package logtext turns what a task printed into what vx answers of it: plain text (ANSI escapes
+// and progress-bar rewrites removed) and, when long, its head and tail around a marker saying what
+// was cut. `vx last --log`, getTaskLog and getFailures all answer a task's output through it.
+package logtext
 
 import (
 	"fmt"
@@ -6,19 +9,20 @@ import (
 	"unicode/utf8"
 )
 
-// How much of a long output getFailures and getTaskLog keep: the head says what started failing,
-// the tail holds the error and the summary a tool prints last.
+// How much of a long output Cut keeps: the head says what started failing, the tail holds the
+// error and the summary a tool prints last.
 const (
-	headBytes = 8 << 10
-	tailBytes = 56 << 10
+	HeadBytes = 8 << 10
+	TailBytes = 56 << 10
 	// snapBytes is how far a cut point moves back (head) or on (tail) to fall on a line break,
 	// so that the agent reads whole lines.
 	snapBytes = 1 << 10
 )
 
-// CutText is a task's output as an agent reads it: plain text, secrets masked, long output cut
-// in the middle.
-type CutText struct {
+// Text is a task's output as vx answers it: plain text, long output cut in the middle, and how long
+// the whole was. Its JSON fields are those of `vx last --log --format json`, getTaskLog and
+// getFailures.
+type Text struct {
 	// Output is the text kept: all of it, or its first 8 KiB and last 56 KiB around a marker line
 	// saying how much was cut.
 	Output string `json:"output"`
@@ -28,13 +32,13 @@ type CutText struct {
 	OmittedBytes int `json:"omittedBytes"`
 }
 
-// cutOutput keeps the first headBytes and the last tailBytes of s (snapped to line breaks
-// nearby, never splitting a UTF-8 sequence) and puts a marker line where the rest was.
-func cutOutput(s string) CutText {
-	if len(s) <= headBytes+tailBytes {
-		return CutText{Output: s, OutputBytes: len(s)}
+// Cut keeps the first HeadBytes and the last TailBytes of s (snapped to line breaks nearby, never
+// splitting a UTF-8 sequence) and puts a marker line where the rest was.
+func Cut(s string) Text {
+	if len(s) <= HeadBytes+TailBytes {
+		return Text{Output: s, OutputBytes: len(s)}
 	}
-	head := headBytes
+	head := HeadBytes
 	if nl := strings.LastIndexByte(s[:head], '\n'); nl >= head-snapBytes {
 		head = nl + 1
 	} else {
@@ -42,7 +46,7 @@ func cutOutput(s string) CutText {
 			head--
 		}
 	}
-	tail := len(s) - tailBytes
+	tail := len(s) - TailBytes
 	if nl := strings.IndexByte(s[tail:], '\n'); nl >= 0 && nl < snapBytes {
 		tail += nl + 1
 	} else {
@@ -60,14 +64,14 @@ func cutOutput(s string) CutText {
 	fmt.Fprintf(&b, "[… vx cut %d bytes (%d lines) from the middle of this output: the first %d and the last %d bytes are kept …]\n",
 		len(omitted), strings.Count(omitted, "\n"), head, len(s)-tail)
 	b.WriteString(s[tail:])
-	return CutText{Output: b.String(), OutputBytes: len(s), OmittedBytes: len(omitted)}
+	return Text{Output: b.String(), OutputBytes: len(s), OmittedBytes: len(omitted)}
 }
 
-// plainText turns what a task printed into what a reader of a terminal would have seen, as plain
+// Plain turns what a task printed into what a reader of a terminal would have seen, as plain
 // text: ANSI escape sequences (colours, cursor moves, OSC titles and links) are removed, a line
 // rewritten with carriage returns (a progress bar) keeps only its last state, CRLF becomes LF, and
 // other control characters but tabs are dropped. Text without any of these is returned as it is.
-func plainText(s string) string {
+func Plain(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
