@@ -2,16 +2,9 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/vzn/vx/engine/history"
-	"github.com/vzn/vx/engine/mask"
-	"github.com/vzn/vx/engine/store"
-	"github.com/vzn/vx/engine/vxerr"
-	"github.com/vzn/vx/engine/workspace"
 )
 
 type getCacheStatsArgs struct {
@@ -72,97 +65,4 @@ func (e *Env) getCacheStats() Tool {
 			return stats, nil
 		},
 	}
-}
-
-// The history tools (getCacheStats, getRunHistory, explainCacheKey, whyDidThisRerun, getTaskLog,
-// getFailures) share what follows: they read the state folder as `vx last` does, never the config
-// first, so that a broken config never hides history.
-
-// openState opens the workspace's state folder read-only: where there is no index it answers as an
-// empty one and creates nothing; an index of another version is refused by name.
-func (e *Env) openState(ctx context.Context) (*store.Store, error) {
-	root, err := e.Loader.Root()
-	if err != nil {
-		return nil, refusal(err)
-	}
-	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, e.getenv))
-	if err != nil {
-		var ve *store.VersionError
-		if errors.As(err, &ve) {
-			return nil, &Refusal{Msg: oneLine("read the state folder: " + ve.Error())}
-		}
-		return nil, fmt.Errorf("read the state folder: %w", err)
-	}
-	return st, nil
-}
-
-// secretsMasker masks the secrets of the workspace's tasks as of the last load of the config that
-// succeeded: every tools/call loads it first (the server's lister does), so this is the config as
-// it is now, or, while it does not load, as it last did. Logs were masked when stored; this second
-// pass covers a secret whose value changed since.
-func (e *Env) secretsMasker() *mask.Masker {
-	return e.Loader.Masker()
-}
-
-// historyError turns an engine error into a tool's: one the agent caused (a run id that names no
-// run, an ambiguous prefix, a task with no history) is a one-line refusal; any other is wrapped
-// with what was being read.
-func historyError(err error, what string) error {
-	var ue *vxerr.UsageError
-	if errors.As(err, &ue) || IsRefusal(err) {
-		return refusal(err)
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("read %s: %w", what, err)
-}
-
-// refusal makes err's message a one-line refusal.
-func refusal(err error) error {
-	return &Refusal{Msg: oneLine(err.Error())}
-}
-
-// Output schema fragments of the history tools.
-
-func outObject(props map[string]any, required ...string) map[string]any {
-	s := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
-}
-
-func outNullable(s map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range s {
-		out[k] = v
-	}
-	out["type"] = []any{s["type"], "null"}
-	return out
-}
-
-func outString(desc string) map[string]any { return described("string", desc) }
-func outInt(desc string) map[string]any    { return described("integer", desc) }
-func outNumber(desc string) map[string]any { return described("number", desc) }
-func outBool(desc string) map[string]any   { return described("boolean", desc) }
-
-func described(typ, desc string) map[string]any {
-	if desc == "" {
-		return map[string]any{"type": typ}
-	}
-	return map[string]any{"type": typ, "description": desc}
-}
-
-func outList(items map[string]any, desc string) map[string]any {
-	return map[string]any{"type": "array", "items": items, "description": desc}
-}
-
-// rawSchema encodes a schema built from the fragments above.
-func rawSchema(s map[string]any) json.RawMessage {
-	data, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return data
 }
