@@ -367,19 +367,13 @@ func P50s(ctx context.Context, st *store.Store, taskIDs []string) (map[string]in
 	if st.Empty() {
 		return out, nil
 	}
-	for _, id := range taskIDs {
-		execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: id, Limit: 50})
-		if err != nil {
-			return nil, err
-		}
-		var ran []time.Duration
-		for _, e := range execs {
-			if e.Status == StatusMiss || e.Status == StatusFailed {
-				ran = append(ran, e.Duration)
-			}
-		}
-		if len(ran) > 0 {
-			out[id] = percentile(ran, 50)
+	ran, err := st.RecentDurations(ctx, taskIDs, 50)
+	if err != nil {
+		return nil, err
+	}
+	for id, ds := range ran {
+		if len(ds) > 0 {
+			out[id] = percentile(ds, 50)
 		}
 	}
 	return out, nil
