@@ -96,7 +96,7 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		return l.last.WS, nil
 	}
 	cacheDir := CacheDir(root, l.opts.getenv)
-	if c := readResolved(cacheDir, root, l.opts.Version); c != nil && c.unchanged() {
+	if c := readResolved(cacheDir, root, l.opts.Version); c != nil {
 		c.WS.Index()
 		c.WS.Secrets = secretValues(c.SecretNames, l.opts.getenv)
 		l.last = c
@@ -208,16 +208,27 @@ func contentSum(path string) [sha256.Size]byte {
 func resolvedFile(cacheDir string) string { return filepath.Join(cacheDir, "config", "resolved.gob") }
 
 // readResolved reads the kept workspace; anything unreadable or of another version is a miss.
+// It answers only a workspace whose stamps all still match; the stamps are checked while the
+// workspace itself is decoded, the two halves of the file.
 func readResolved(cacheDir, root, version string) *loaded {
 	f, err := os.Open(resolvedFile(cacheDir))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	dec := gob.NewDecoder(bufio.NewReader(f))
 	var c loaded
-	if gob.NewDecoder(bufio.NewReader(f)).Decode(&c) != nil || c.Version != version || c.Root != root || c.WS == nil {
+	if dec.Decode(&c) != nil || c.Version != version || c.Root != root {
 		return nil
 	}
+	same := make(chan bool, 1)
+	go func() { same <- c.unchanged() }()
+	var ws graph.Workspace
+	err = dec.Decode(&ws)
+	if !<-same || err != nil {
+		return nil
+	}
+	c.WS = &ws
 	return &c
 }
 
@@ -235,13 +246,15 @@ func writeResolved(cacheDir string, c *loaded) {
 	if err != nil {
 		return
 	}
+	// The stamps first, then the workspace, so a reader checks the one while decoding the other.
 	// Secret values come from each process's environment; they are never written down.
 	noSecrets := *c.WS
 	noSecrets.Secrets = nil
-	kept := *c
-	kept.WS = &noSecrets
+	header := *c
+	header.WS = nil
 	w := bufio.NewWriter(tmp)
-	if gob.NewEncoder(w).Encode(&kept) != nil || w.Flush() != nil || tmp.Close() != nil {
+	enc := gob.NewEncoder(w)
+	if enc.Encode(&header) != nil || enc.Encode(&noSecrets) != nil || w.Flush() != nil || tmp.Close() != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return

@@ -254,3 +254,56 @@ func BenchmarkLoad500(b *testing.B) {
 		}
 	})
 }
+
+// A new process (a new Loader) reads the resolved workspace back from .vx/ while nothing changed,
+// without secret values, and evaluates again after an edit.
+func TestResolvedWorkspaceKeptOnDisk(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts": "export default { projects: ['a'], tasks: { build: { command: 'make', exec: { env: { T: { secret: 'TOKEN' } } } } } }\n",
+		"a/.keep":         "",
+	})
+	if err := os.Mkdir(filepath.Join(root, ".vx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	backdate(t, root)
+	getenv := func(k string) string {
+		if k == "TOKEN" {
+			return "hunter2-secret"
+		}
+		return ""
+	}
+	ctx := context.Background()
+	first, err := NewLoader(Options{Dir: root, Getenv: getenv}).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(resolvedFile(filepath.Join(root, ".vx")))
+	if err != nil || strings.Contains(string(data), "hunter2-secret") {
+		t.Fatalf("resolved.gob: %v, holds the secret: %v", err, strings.Contains(string(data), "hunter2-secret"))
+	}
+	if c := readResolved(filepath.Join(root, ".vx"), root, ""); c == nil {
+		t.Fatal("the kept workspace does not read back")
+	}
+	again, err := NewLoader(Options{Dir: root, Getenv: getenv}).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, _ := again.Task("a#build"); task == nil || task.Command != "make" || len(again.Secrets) != 1 || again.Secrets[0] != "hunter2-secret" {
+		t.Fatalf("read back: %+v, secrets %v", task, again.Secrets)
+	}
+	if again == first {
+		t.Fatal("a new loader answered the first loader's workspace")
+	}
+	writeTree(t, root, map[string]string{"vx.workspace.ts": "export default { projects: ['a'], tasks: { build: { command: 'make all' } } }\n"})
+	if c := readResolved(filepath.Join(root, ".vx"), root, ""); c != nil {
+		t.Fatal("a stale kept workspace read back")
+	}
+	edited, err := NewLoader(Options{Dir: root, Getenv: getenv}).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, _ := edited.Task("a#build"); task.Command != "make all" {
+		t.Errorf("after the edit: %q", task.Command)
+	}
+}
