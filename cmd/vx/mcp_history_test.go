@@ -722,10 +722,13 @@ const (
 	benchRuns     = 1000
 )
 
-var benchCalls = []struct {
+// benchCall is one measured tool call.
+type benchCall struct {
 	name, tool string
 	args       map[string]any
-}{
+}
+
+var benchCalls = []benchCall{
 	{"getCacheStats", "getCacheStats", map[string]any{}},
 	{"getCacheStats/project", "getCacheStats", map[string]any{"scope": map[string]any{"project": "p250"}}},
 	{"getRunHistory", "getRunHistory", map[string]any{}},
@@ -742,6 +745,12 @@ var benchCalls = []struct {
 // as the server does, and encodes its answer (the tool's own latency); "stdio" calls it through
 // `vx mcp` and the Go SDK client (the latency an agent sees, transport included).
 func BenchmarkMCPHistoryTools(b *testing.B) {
+	benchmarkTools(b, benchCalls)
+}
+
+// benchmarkTools writes the generated 500-project, 1,000-run workspace and measures each call, in
+// process ("handler") and through `vx mcp` ("stdio").
+func benchmarkTools(b *testing.B, calls []benchCall) {
 	dir := b.TempDir()
 	ctx := context.Background()
 	if err := writeBenchHistory(ctx, dir, benchProjects, benchRuns); err != nil {
@@ -758,7 +767,7 @@ func BenchmarkMCPHistoryTools(b *testing.B) {
 		Exe:    os.Args[0], Getenv: getenv, Stderr: io.Discard, Version: version,
 	}
 	reg := tools.All(env)
-	for _, c := range benchCalls {
+	for _, c := range calls {
 		tool, ok := reg.Lookup(ctx, c.tool)
 		if !ok {
 			b.Fatalf("no tool %s", c.tool)
@@ -793,7 +802,7 @@ func BenchmarkMCPHistoryTools(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	for _, c := range benchCalls {
+	for _, c := range calls {
 		callOnce := func() {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 			if err != nil || res.IsError {
