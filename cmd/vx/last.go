@@ -38,7 +38,7 @@ func (a *app) secretsMasker(ctx context.Context) *mask.Masker {
 }
 
 func (a *app) lastCmd() *cobra.Command {
-	var list bool
+	var list, full bool
 	var logTask, runID string
 	var limit int
 	cmd := &cobra.Command{
@@ -59,7 +59,11 @@ func (a *app) lastCmd() *cobra.Command {
 					return err
 				}
 				return a.emit(doc, func(w io.Writer) error {
-					_, err := io.WriteString(w, doc.Output)
+					out := doc.Output
+					if full {
+						out = doc.Whole()
+					}
+					_, err := io.WriteString(w, out)
 					return err
 				})
 			case list:
@@ -88,6 +92,7 @@ func (a *app) lastCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&list, "list", false, "list recent runs, newest first")
 	f.StringVar(&logTask, "log", "", "print the log of `TASKID` (project#task) in the run")
+	f.BoolVar(&full, "full", false, "with --log, print the whole log: text answers otherwise keep its first 8 KiB and last 56 KiB")
 	f.StringVar(&runID, "run", "", "the run: its `ID` or a unique prefix of it (default: the latest)")
 	f.IntVar(&limit, "limit", 0, "how many runs --list shows (1..500, default 20)")
 	return cmd

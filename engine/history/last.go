@@ -154,7 +154,12 @@ type TaskLog struct {
 	Source *string `json:"source"`
 	// Text is the output (empty when there is no log), how long the whole is and how much was cut.
 	logtext.Text
+	// whole is the output uncut, for a person who asks for all of it (`vx last --log --full`).
+	whole string
 }
+
+// Whole is the task's whole output, plain text and masked, never cut.
+func (l *TaskLog) Whole() string { return l.whole }
 
 // Log answers a task's log in a run (runID whole or a prefix; "" for the latest run that recorded
 // the task): plain text (logtext.Plain), masked with m as well (it was masked when stored, and again
@@ -200,7 +205,8 @@ func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Mas
 	}
 	src := e.LogSource
 	out.Source = &src
-	out.Text = logtext.Cut(plainMasked(string(data), m))
+	out.whole = plainMasked(string(data), m)
+	out.Text = logtext.Cut(out.whole)
 	return out, nil
 }
 
