@@ -458,12 +458,11 @@ func (s *Store) FlakyTasks(ctx context.Context) ([]string, error) {
 	if s.db == nil {
 		return out, nil
 	}
-	// Failures are few: find them (through executions_by_status), then look each one's key up
-	// among the same task's passes, rather than grouping every execution by task and key.
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
-		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE e.status IN ('failed', 'timedOut')) AND f.hash != ''
-		AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.hash = f.hash AND +p.status IN ('hit', 'miss'))
-		ORDER BY f.task_id`)
+	query := `SELECT DISTINCT task_id FROM key_outcomes WHERE passed AND failed ORDER BY task_id`
+	if !hasTable(ctx, s.db, "key_outcomes") {
+		query = flakyFromHistory
+	}
+	rows, err := s.db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("read flaky tasks: %w", err)
 	}
@@ -477,3 +476,11 @@ func (s *Store) FlakyTasks(ctx context.Context) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// flakyFromHistory finds the flaky tasks in an index without key_outcomes (recorded before it
+// existed and not yet opened by a writer): failures are few, so find them (through
+// executions_by_status), then look each one's key up among the same task's passes.
+const flakyFromHistory = `SELECT DISTINCT f.task_id FROM executions f
+	WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE e.status IN ('failed', 'timedOut')) AND f.hash != ''
+	AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.hash = f.hash AND +p.status IN ('hit', 'miss'))
+	ORDER BY f.task_id`

@@ -195,6 +195,9 @@ func (s *Store) setUp(ctx context.Context, db *sql.DB, reset bool) error {
 		if err := ensureReadIndexes(ctx, tx); err != nil {
 			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
 		}
+		if err := ensureKeyOutcomes(ctx, tx); err != nil {
+			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
+		}
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
 		}
@@ -221,6 +224,9 @@ func (s *Store) setUp(ctx context.Context, db *sql.DB, reset bool) error {
 		}
 	}
 	if err := ensureReadIndexes(ctx, tx); err != nil {
+		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
+	}
+	if err := ensureKeyOutcomes(ctx, tx); err != nil {
 		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)`,
@@ -270,6 +276,53 @@ func ensureReadIndexes(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+}
+
+// key_outcomes keeps, per task and cache key, whether an execution of it ever passed and ever
+// failed, so that the flaky tasks (one key both passed and failed) are read from a few thousand
+// rows rather than by looking every failure's key up among the whole history. A trigger keeps it
+// current on every recorded execution, whichever vx writes; a writer that finds it missing (an
+// index recorded before it existed) creates it and fills it from the history, once, inside its
+// opening transaction. A reader never creates it and, where it is missing, asks the history.
+const (
+	keyOutcomesTable = `CREATE TABLE IF NOT EXISTS key_outcomes (
+		task_id TEXT NOT NULL,
+		hash TEXT NOT NULL,
+		passed INTEGER NOT NULL DEFAULT 0,
+		failed INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (task_id, hash)
+	)`
+	keyOutcomesTrigger = `CREATE TRIGGER IF NOT EXISTS key_outcomes_record AFTER INSERT ON executions
+		WHEN NEW.hash != '' AND NEW.status IN ('hit', 'miss', 'failed', 'timedOut')
+		BEGIN
+			INSERT INTO key_outcomes (task_id, hash, passed, failed)
+			VALUES (NEW.task_id, NEW.hash, NEW.status IN ('hit', 'miss'), NEW.status IN ('failed', 'timedOut'))
+			ON CONFLICT (task_id, hash) DO UPDATE SET passed = max(passed, excluded.passed), failed = max(failed, excluded.failed);
+		END`
+	keyOutcomesFill = `INSERT OR REPLACE INTO key_outcomes (task_id, hash, passed, failed)
+		SELECT task_id, hash, max(status IN ('hit', 'miss')), max(status IN ('failed', 'timedOut'))
+		FROM executions WHERE hash != '' AND status IN ('hit', 'miss', 'failed', 'timedOut') GROUP BY task_id, hash`
+)
+
+// ensureKeyOutcomes creates key_outcomes, fills it from the history and installs its trigger
+// where the index lacks them.
+func ensureKeyOutcomes(ctx context.Context, tx *sql.Tx) error {
+	if hasTable(ctx, tx, "key_outcomes") {
+		return nil
+	}
+	for _, stmt := range []string{keyOutcomesTable, keyOutcomesFill, keyOutcomesTrigger} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("key outcomes: %w", err)
+		}
+	}
+	return nil
+}
+
+// hasTable reports whether the index has the named table.
+func hasTable(ctx context.Context, q querier, name string) bool {
+	var n int
+	_ = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n)
+	return n > 0
 }
 
 type querier interface {

@@ -242,3 +242,69 @@ func TestReadIndexesAddedByWriter(t *testing.T) {
 		t.Errorf("history after the writer added the indexes: %v %v", runs, err)
 	}
 }
+
+// The flaky tasks read from key_outcomes are those the history says; an index recorded before
+// key_outcomes existed answers from the history until a writer adds and fills the table.
+func TestFlakyTasksFromKeyOutcomes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := Run{ID: NewRunID(time.Now()), Started: time.Now(), PID: os.Getpid()}
+	if err := st.BeginRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	var execs []Execution
+	for i, e := range []struct{ task, hash, status string }{
+		{"a#test", "k1", "miss"}, {"a#test", "k1", "failed"}, // flaky: one key passed and failed
+		{"b#test", "k2", "miss"}, {"b#test", "k3", "failed"}, // deterministic: the key changed
+		{"c#test", "k4", "hit"}, {"c#test", "k4", "timedOut"}, // flaky by a timeout
+		{"d#test", "", "failed"}, {"d#test", "", "miss"}, // no key: never flaky
+	} {
+		execs = append(execs, Execution{RunID: run.ID, TaskID: e.task, Project: e.task[:1], Task: "test", Ord: i, Status: e.status, Hash: e.hash})
+	}
+	for i := range execs {
+		// One run records a task once: give each its own run.
+		execs[i].RunID = NewRunID(time.Now().Add(time.Duration(i) * time.Millisecond))
+		if err := st.BeginRun(ctx, Run{ID: execs[i].RunID, Started: time.Now(), PID: os.Getpid()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Record(ctx, Batch{Executions: execs}); err != nil {
+		t.Fatal(err)
+	}
+	want := "a#test c#test"
+	check := func(what string, s *Store) {
+		t.Helper()
+		got, err := s.FlakyTasks(ctx)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("%s: flaky = %v (%v), want %s", what, got, err, want)
+		}
+	}
+	check("through key_outcomes", st)
+	// The layout before key_outcomes.
+	if _, err := st.db.Exec(`DROP TABLE key_outcomes`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	ro, err := OpenReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a reader, from the history", ro)
+	if hasTable(ctx, ro.db, "key_outcomes") {
+		t.Error("a reader created key_outcomes")
+	}
+	ro.Close()
+	st, err = Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !hasTable(ctx, st.db, "key_outcomes") {
+		t.Fatal("the writer did not add key_outcomes")
+	}
+	check("after a writer filled key_outcomes", st)
+}
