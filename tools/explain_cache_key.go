@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 )
 
 type explainCacheKeyArgs struct {
@@ -41,17 +42,11 @@ func (e *Env) explainCacheKey() Tool {
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
-			if err := checkTaskID("taskId", args.TaskID); err != nil {
-				return nil, err
-			}
-			st, err := e.openState(ctx)
+			info, err := taskQuery(ctx, e, args.TaskID, "the cache entry of", func(st *store.Store) (*history.KeyInfo, error) {
+				return history.LatestEntry(ctx, st, args.TaskID)
+			})
 			if err != nil {
 				return nil, err
-			}
-			defer st.Close()
-			info, err := history.LatestEntry(ctx, st, args.TaskID)
-			if err != nil {
-				return nil, historyError(err, "the cache entry of "+args.TaskID)
 			}
 			if info.Found {
 				info.Command = e.secretsMasker().String(info.Command)

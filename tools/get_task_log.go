@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 )
 
 type getTaskLogArgs struct {
@@ -43,19 +44,9 @@ func (e *Env) getTaskLog() Tool {
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
-			if err := checkTaskID("taskId", args.TaskID); err != nil {
-				return nil, err
-			}
-			st, err := e.openState(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer st.Close()
-			log, err := history.Log(ctx, st, args.TaskID, args.RunID, e.secretsMasker())
-			if err != nil {
-				return nil, historyError(err, "the log of "+args.TaskID)
-			}
-			return log, nil
+			return taskQuery(ctx, e, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
+				return history.Log(ctx, st, args.TaskID, args.RunID, e.secretsMasker())
+			})
 		},
 	}
 }

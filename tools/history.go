@@ -104,3 +104,22 @@ func rawSchema(s map[string]any) json.RawMessage {
 	}
 	return data
 }
+
+// taskQuery answers a history question about one task: it checks the task id, opens the state
+// folder read-only, asks, and turns the engine's refusals into the tool's, naming what was asked.
+func taskQuery[T any](ctx context.Context, e *Env, taskID, what string, ask func(*store.Store) (T, error)) (T, error) {
+	var zero T
+	if err := checkTaskID("taskId", taskID); err != nil {
+		return zero, err
+	}
+	st, err := e.openState(ctx)
+	if err != nil {
+		return zero, err
+	}
+	defer st.Close()
+	v, err := ask(st)
+	if err != nil {
+		return zero, historyError(err, what+" "+taskID)
+	}
+	return v, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 )
 
 type whyDidThisRerunArgs struct {
@@ -61,17 +62,11 @@ func (e *Env) whyDidThisRerun() Tool {
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
-			if err := checkTaskID("taskId", args.TaskID); err != nil {
-				return nil, err
-			}
-			st, err := e.openState(ctx)
+			why, err := taskQuery(ctx, e, args.TaskID, "the key of", func(st *store.Store) (*history.Why, error) {
+				return history.Explain(ctx, st, args.TaskID, args.RunID)
+			})
 			if err != nil {
 				return nil, err
-			}
-			defer st.Close()
-			why, err := history.Explain(ctx, st, args.TaskID, args.RunID)
-			if err != nil {
-				return nil, historyError(err, "the key of "+args.TaskID)
 			}
 			maskWhy(why, e.secretsMasker().String)
 			return why, nil
