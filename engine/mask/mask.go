@@ -9,6 +9,10 @@ import (
 // Stars is what a secret value reads as.
 const Stars = "***"
 
+// minLineSecret is the shortest line of a multi-line secret masked on its own: shorter ones would
+// mask common text for little gain.
+const minLineSecret = 8
+
 // Masker replaces a fixed set of secret values. The zero value masks nothing.
 type Masker struct {
 	replacer *strings.Replacer
@@ -17,13 +21,26 @@ type Masker struct {
 
 // New returns a Masker for the given secret values; empty values are ignored. Longer secrets are
 // replaced first so a secret that contains another is masked whole.
+//
+// A secret that spans lines (a PEM key, say) is also masked line by line: output read a line at a
+// time (a task's live output) never holds it whole.
 func New(secrets ...string) *Masker {
 	var vals []string
 	seen := map[string]bool{}
-	for _, s := range secrets {
+	add := func(s string) {
 		if s != "" && !seen[s] {
 			seen[s] = true
 			vals = append(vals, s)
+		}
+	}
+	for _, s := range secrets {
+		add(s)
+		if strings.ContainsAny(s, "\r\n") {
+			for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+				if len(strings.TrimSpace(line)) >= minLineSecret {
+					add(line)
+				}
+			}
 		}
 	}
 	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
