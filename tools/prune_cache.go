@@ -2,12 +2,9 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/vzn/vx/engine/prune"
-	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -63,7 +60,8 @@ func (e *Env) pruneCache() Tool {
 			if err != nil {
 				return nil, &Refusal{Msg: oneLine(err.Error())}
 			}
-			st, err := openForPrune(ctx, workspace.CacheDir(root, e.getenv), opts.DryRun)
+			opts.Root = root
+			st, err := prune.Open(ctx, workspace.CacheDir(root, e.getenv), opts.DryRun)
 			if err != nil {
 				return nil, err
 			}
@@ -77,23 +75,6 @@ func (e *Env) pruneCache() Tool {
 	}
 }
 
-// openForPrune opens the state folder dir as vx cache prune does: read-only for a dry run or
-// where there is no index (nothing is then created), for writing otherwise.
-func openForPrune(ctx context.Context, dir string, dryRun bool) (*store.Store, error) {
-	var st *store.Store
-	var err error
-	_, statErr := os.Stat(store.IndexPath(dir))
-	if dryRun || errors.Is(statErr, os.ErrNotExist) {
-		st, err = store.OpenReadOnly(ctx, dir)
-	} else {
-		st, err = store.Open(ctx, dir, store.Options{})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open the state folder: %w", err)
-	}
-	return st, nil
-}
-
 var pruneOutputSchema = mustJSON(map[string]any{
 	"type":     "object",
 	"required": []string{"dryRun", "evicted", "bytesFreed", "orphans", "orphanBytes"},
@@ -103,8 +84,9 @@ var pruneOutputSchema = mustJSON(map[string]any{
 			"items": map[string]any{"type": "object", "properties": map[string]any{
 				"hash": map[string]any{"type": "string"}, "taskId": map[string]any{"type": "string"},
 				"size": map[string]any{"type": "integer"}, "lastUsed": map[string]any{"type": "string", "format": "date-time"}}}},
-		"bytesFreed":  map[string]any{"type": "integer", "description": "Bytes freed (or that would be): the evicted entries' blobs and the orphans."},
-		"orphans":     map[string]any{"type": "integer", "description": "Blobs no cache entry or history references."},
-		"orphanBytes": map[string]any{"type": "integer", "description": "Their size in bytes."},
+		"bytesFreed":     map[string]any{"type": "integer", "description": "Bytes freed (or that would be): the evicted entries' blobs and the orphans."},
+		"orphans":        map[string]any{"type": "integer", "description": "Blobs no cache entry or history references."},
+		"orphanBytes":    map[string]any{"type": "integer", "description": "Their size in bytes."},
+		"staleFileStats": map[string]any{"type": "integer", "description": "Stat-cache rows of files that no longer exist, removed (or that would be)."},
 	},
 })

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/prune"
-	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -49,17 +46,10 @@ func (a *app) cachePruneCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir := workspace.CacheDir(root, a.getenv)
-			var st *store.Store
-			_, statErr := os.Stat(store.IndexPath(dir))
-			if dryRun || errors.Is(statErr, os.ErrNotExist) {
-				// Nothing is written: a dry run, or no index at all (then nothing is created either).
-				st, err = store.OpenReadOnly(ctx, dir)
-			} else {
-				st, err = store.Open(ctx, dir, store.Options{})
-			}
+			opts.Root = root
+			st, err := prune.Open(ctx, workspace.CacheDir(root, a.getenv), dryRun)
 			if err != nil {
-				return fmt.Errorf("open the state folder: %w", err)
+				return err
 			}
 			defer st.Close()
 			res, err := prune.Prune(ctx, st, opts)

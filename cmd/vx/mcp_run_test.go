@@ -886,7 +886,7 @@ func TestMCPPruneCache(t *testing.T) {
 	dir := writeWorkspace(t, runToolsWorkspace(""))
 	s := startRunSession(t, dir)
 
-	const empty = `{"dryRun":%v,"evicted":[],"bytesFreed":0,"orphans":0,"orphanBytes":0}`
+	const empty = `{"dryRun":%v,"evicted":[],"bytesFreed":0,"orphans":0,"orphanBytes":0,"staleFileStats":0}`
 	for _, tc := range []struct {
 		args map[string]any
 		want string

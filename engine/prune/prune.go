@@ -5,7 +5,10 @@ package prune
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +33,9 @@ type Options struct {
 	DryRun bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Root is the workspace root the stat cache's paths are relative to: its rows for files that
+	// no longer exist are removed too. "" leaves the stat cache alone.
+	Root string
 }
 
 // Result is `vx cache prune --format json`.
@@ -41,6 +47,42 @@ type Result struct {
 	// Orphans counts blobs no entry references (and stale temporary files); OrphanBytes their size.
 	Orphans     int   `json:"orphans"`
 	OrphanBytes int64 `json:"orphanBytes"`
+	// StaleFileStats counts stat-cache rows of files that no longer exist (removed, or would be).
+	StaleFileStats int `json:"staleFileStats"`
+}
+
+// Open opens the state folder dir as a prune needs it: read-only for a dry run, or where there is
+// no index (then nothing is created), for writing otherwise. vx cache prune and the pruneCache
+// tool both open it here.
+func Open(ctx context.Context, dir string, dryRun bool) (*store.Store, error) {
+	var st *store.Store
+	var err error
+	_, statErr := os.Stat(store.IndexPath(dir))
+	if dryRun || errors.Is(statErr, os.ErrNotExist) {
+		st, err = store.OpenReadOnly(ctx, dir)
+	} else {
+		st, err = store.Open(ctx, dir, store.Options{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the state folder: %w", err)
+	}
+	return st, nil
+}
+
+// staleFileStats lists the stat cache's paths whose files are gone from root.
+func staleFileStats(ctx context.Context, st *store.Store, root string) ([]string, error) {
+	stats, err := st.FileStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for p := range stats {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); errors.Is(err, os.ErrNotExist) {
+			stale = append(stale, p)
+		}
+	}
+	sort.Strings(stale)
+	return stale, nil
 }
 
 // Evicted is one evicted cache entry.
@@ -133,6 +175,18 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 		res.OrphanBytes += b.Size
 	}
 	res.BytesFreed += res.OrphanBytes
+	var stale []string
+	if opts.Root != "" {
+		if stale, err = staleFileStats(ctx, st, opts.Root); err != nil {
+			return nil, err
+		}
+		res.StaleFileStats = len(stale)
+		if !opts.DryRun && len(stale) > 0 {
+			if err := st.DeleteFileStats(ctx, stale); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if opts.DryRun || (len(hashes) == 0 && len(orphans) == 0) {
 		return res, nil
 	}

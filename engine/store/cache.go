@@ -484,3 +484,32 @@ const flakyFromHistory = `SELECT DISTINCT f.task_id FROM executions f
 	WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE e.status IN ('failed', 'timedOut')) AND f.hash != ''
 	AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.hash = f.hash AND +p.status IN ('hit', 'miss'))
 	ORDER BY f.task_id`
+
+// DeleteFileStats removes stat-cache rows by path.
+func (s *Store) DeleteFileStats(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("trim stat cache: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `DELETE FROM file_stats WHERE path = ?`)
+	if err != nil {
+		return fmt.Errorf("trim stat cache: %w", err)
+	}
+	defer stmt.Close()
+	for _, p := range paths {
+		if _, err := stmt.ExecContext(ctx, p); err != nil {
+			return fmt.Errorf("trim stat cache: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("trim stat cache: %w", err)
+	}
+	return nil
+}
