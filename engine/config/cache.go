@@ -18,7 +18,8 @@ const cacheFormat = "1"
 // so a cached load reads and hashes them without running esbuild. It is used only when the state
 // folder already exists: evaluating config never creates .vx/.
 type bundleCache struct {
-	dir, root, version, phase string
+	// state is the workspace's state folder, "" for none; dir is state/config.
+	state, dir, root, version, phase string
 }
 
 type depFile struct {
@@ -27,7 +28,11 @@ type depFile struct {
 }
 
 func (c bundleCache) enabled() bool {
-	fi, err := os.Stat(filepath.Dir(c.dir))
+	// No state folder named (a session that caches nothing) is not the current folder.
+	if c.state == "" {
+		return false
+	}
+	fi, err := os.Stat(c.state)
 	return err == nil && fi.IsDir()
 }
 

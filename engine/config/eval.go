@@ -350,7 +350,7 @@ func (s *Session) CallStage(ctx context.Context, stage goja.Callable, tasks map[
 // bundle builds the entry points (or the stdin entry importing them) into one IIFE script, reusing
 // a cached bundle when every file it was built from is unchanged.
 func (s *Session) bundle(ctx context.Context, phase string, entries []string, stdin string) (string, error) {
-	c := bundleCache{dir: filepath.Join(s.opts.CacheDir, "config"), root: s.opts.Root, version: s.opts.Version, phase: phase}
+	c := bundleCache{state: s.opts.CacheDir, dir: filepath.Join(s.opts.CacheDir, "config"), root: s.opts.Root, version: s.opts.Version, phase: phase}
 	if code, inputs, ok := c.load(entries); ok {
 		s.inputs = append(s.inputs, inputs...)
 		return code, nil
