@@ -24,7 +24,8 @@ func (e *Env) pruneCache() Tool {
 			"used ones until the cache fits in maxSize, and removes blobs no entry references (orphans); run history and " +
 			"the failure logs it keeps are never removed. A DRY RUN unless dryRun is false: call it first as is to see what " +
 			"would go, then again with dryRun: false to remove it. Answers vx cache prune --format json on the cache the " +
-			"other tools read: dryRun, evicted (hash, taskId, size, lastUsed), bytesFreed, orphans, orphanBytes. Where " +
+			"other tools read: dryRun, evicted (hash, taskId, size, lastUsed), bytesFreed, orphans, orphanBytes, " +
+			"staleFileStats (stat-cache rows of files that are gone, removed too). Where " +
 			"there is no cache yet it answers an empty one and creates nothing. An evicted entry is rebuilt by the next " +
 			"run that needs it (a miss instead of a hit).",
 		InputSchema: schema(map[string]any{
@@ -77,7 +78,7 @@ func (e *Env) pruneCache() Tool {
 
 var pruneOutputSchema = mustJSON(map[string]any{
 	"type":     "object",
-	"required": []string{"dryRun", "evicted", "bytesFreed", "orphans", "orphanBytes"},
+	"required": []string{"dryRun", "evicted", "bytesFreed", "orphans", "orphanBytes", "staleFileStats"},
 	"properties": map[string]any{
 		"dryRun": map[string]any{"type": "boolean", "description": "true when nothing was removed (the answer says what would be)."},
 		"evicted": map[string]any{"type": "array", "description": "The cache entries evicted (or that would be), least recently used first.",

@@ -37,15 +37,8 @@ func (e *Env) load(ctx context.Context) (*graph.Workspace, error) {
 	if err != nil {
 		return nil, &Refusal{Msg: err.Error()}
 	}
-	if ws.MCP == nil {
-		return nil, errNoPlugin
-	}
 	return ws, nil
 }
-
-// errNoPlugin refuses calls in a workspace whose config imports @vzn/vx-mcp (so the server
-// started) but does not declare the plugin.
-var errNoPlugin = &Refusal{Msg: workspace.ConfigFileName + " does not declare plugins: [mcp()], so vx mcp serves nothing here"}
 
 // All returns the registry of every vx tool over env. Which tools are listed depends on the
 // workspace at the time of the call: runTasks is hidden under mcp({ run: false }).

@@ -65,8 +65,8 @@ func (a *app) cachePruneCmd() *cobra.Command {
 					fmt.Fprintf(w, "evict %s %s %d bytes, last used %s\n", short(e.Hash), e.TaskID, e.Size,
 						e.LastUsed.Local().Format(time.DateTime))
 				}
-				_, err := fmt.Fprintf(w, "%d entries evicted, %d orphan blobs (%d bytes): %s %d bytes\n",
-					len(res.Evicted), res.Orphans, res.OrphanBytes, verb, res.BytesFreed)
+				_, err := fmt.Fprintf(w, "%d entries evicted, %d orphan blobs (%d bytes), %d stale stat-cache rows: %s %d bytes\n",
+					len(res.Evicted), res.Orphans, res.OrphanBytes, res.StaleFileStats, verb, res.BytesFreed)
 				return err
 			})
 		},
