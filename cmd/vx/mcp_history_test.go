@@ -396,11 +396,7 @@ func TestMCPHistoryTools(t *testing.T) {
 			{"getFailures", map[string]any{"runId": ambiguous}, `is ambiguous: it starts`},
 			{"getFailures", map[string]any{"runId": 7}, `argument "runId" must be a non-empty string`},
 		} {
-			_, text, isErr := call(t, cs, tc.tool, tc.args)
-			texts = append(texts, text)
-			if !isErr || !strings.Contains(text, tc.want) || strings.Contains(text, "\n") {
-				t.Errorf("%s(%s) = %q (isError %v), want one line containing %q", tc.tool, argsText(tc.args), text, isErr, tc.want)
-			}
+			texts = append(texts, expectRefusal(t, cs, tc.tool, tc.args, tc.want))
 		}
 	})
 
@@ -453,11 +449,6 @@ func commonPrefix(ids []string) string {
 		}
 	}
 	return p
-}
-
-func argsText(args any) string {
-	data, _ := json.Marshal(args)
-	return string(data)
 }
 
 // With no .vx/ every tool answers from an empty index and creates nothing.

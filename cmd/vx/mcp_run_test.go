@@ -619,13 +619,20 @@ func TestMCPRunTasksPolicy(t *testing.T) {
 }
 
 // Cancelling a call (notifications/cancelled) stops the run and every process it started.
+// startSlowRunSession starts vx mcp on the run tools' workspace, whose slow tasks write their pids
+// to pidsFile in pidsDir (killed at cleanup whatever the test found).
+func startSlowRunSession(t *testing.T) (s *runSession, pidsDir, pidsFile string) {
+	t.Helper()
+	dir := writeWorkspace(t, runToolsWorkspace(""))
+	pidsDir = t.TempDir()
+	pidsFile = filepath.Join(pidsDir, "pids")
+	killRunLeftovers(t, pidsFile)
+	return startRunSession(t, dir, "PIDS_DIR="+pidsDir), pidsDir, pidsFile
+}
+
 func TestMCPRunTasksCancel(t *testing.T) {
 	t.Parallel()
-	dir := writeWorkspace(t, runToolsWorkspace(""))
-	pidsDir := t.TempDir()
-	pidsFile := filepath.Join(pidsDir, "pids")
-	killRunLeftovers(t, pidsFile)
-	s := startRunSession(t, dir, "PIDS_DIR="+pidsDir)
+	s, pidsDir, pidsFile := startSlowRunSession(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -648,7 +655,7 @@ func TestMCPRunTasksCancel(t *testing.T) {
 	expectRunGone(t, "after cancel", append(pids, runPid), 10*time.Second)
 
 	// The run was stopped, not killed: vx recorded it as cancelled. The server goes on.
-	if last := string(cliJSON(t, dir, "last")); !strings.Contains(last, `"status":"cancelled"`) {
+	if last := string(cliJSON(t, s.cmd.Dir, "last")); !strings.Contains(last, `"status":"cancelled"`) {
 		t.Errorf("vx last after the cancel = %s", last)
 	}
 	if r := mustCallRunTool(t, s.cs, "listTasks", map[string]any{}, ""); r.isError {
@@ -660,11 +667,7 @@ func TestMCPRunTasksCancel(t *testing.T) {
 // it started before the server exits.
 func TestMCPRunTasksEOF(t *testing.T) {
 	t.Parallel()
-	dir := writeWorkspace(t, runToolsWorkspace(""))
-	pidsDir := t.TempDir()
-	pidsFile := filepath.Join(pidsDir, "pids")
-	killRunLeftovers(t, pidsFile)
-	s := startRunSession(t, dir, "PIDS_DIR="+pidsDir)
+	s, pidsDir, pidsFile := startSlowRunSession(t)
 
 	done := make(chan error, 1)
 	go func() {
@@ -692,11 +695,7 @@ func TestMCPRunTasksEOF(t *testing.T) {
 // The `vx run` child killed with SIGKILL cannot stop its tasks: the server does.
 func TestMCPRunTasksChildKilled(t *testing.T) {
 	t.Parallel()
-	dir := writeWorkspace(t, runToolsWorkspace(""))
-	pidsDir := t.TempDir()
-	pidsFile := filepath.Join(pidsDir, "pids")
-	killRunLeftovers(t, pidsFile)
-	s := startRunSession(t, dir, "PIDS_DIR="+pidsDir)
+	s, pidsDir, pidsFile := startSlowRunSession(t)
 
 	done := make(chan runToolResult, 1)
 	go func() {

@@ -130,6 +130,18 @@ func compact(t *testing.T, data []byte) json.RawMessage {
 	return out
 }
 
+// expectRefusal calls a tool and checks that it refuses with one line containing want; it
+// returns the refusal's text.
+func expectRefusal(t *testing.T, cs *mcp.ClientSession, tool string, args any, want string) string {
+	t.Helper()
+	_, text, isErr := call(t, cs, tool, args)
+	if !isErr || !strings.Contains(text, want) || strings.Contains(text, "\n") {
+		data, _ := json.Marshal(args)
+		t.Errorf("%s(%s) = %q (isError %v), want one line containing %q", tool, data, text, isErr, want)
+	}
+	return text
+}
+
 // writeWorkspace lays out files under a new temp folder.
 func writeWorkspace(t *testing.T, files map[string]string) string {
 	t.Helper()
@@ -228,10 +240,7 @@ func TestMCPConfigTools(t *testing.T) {
 		{"getConfig", map[string]any{"filter": []string{}}, `argument "filter" must be a non-empty string or a list of them`},
 		{"getWorkspaceInfo", map[string]any{"verbose": true}, `unknown argument "verbose"`},
 	} {
-		_, text, isErr := call(t, cs, tc.tool, tc.args)
-		if !isErr || !strings.Contains(text, tc.want) || strings.Contains(text, "\n") {
-			t.Errorf("%s(%v) = %q (isError %v), want one line containing %q", tc.tool, tc.args, text, isErr, tc.want)
-		}
+		expectRefusal(t, cs, tc.tool, tc.args, tc.want)
 	}
 }
 
@@ -375,10 +384,7 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		{"searchDocs", map[string]any{"query": "x", "limit": "ten"}, `argument "limit" must be a finite number`},
 		{"checkLock", map[string]any{"write": true}, `unknown argument "write"`},
 	} {
-		_, text, isErr := call(t, cs, tc.tool, tc.args)
-		if !isErr || !strings.Contains(text, tc.want) || strings.Contains(text, "\n") {
-			t.Errorf("%s(%v) = %q (isError %v), want one line containing %q", tc.tool, tc.args, text, isErr, tc.want)
-		}
+		expectRefusal(t, cs, tc.tool, tc.args, tc.want)
 	}
 }
 

@@ -11,13 +11,13 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/prune"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -155,9 +155,9 @@ func Workers(flag int, getenv func(string) string) (Setting, error) {
 // KiB/MiB/GiB suffix), else half the machine's memory.
 func MemoryBudget(getenv func(string) string) (Setting, error) {
 	if v := getenv("VX_MEMORY_BUDGET"); v != "" {
-		n, err := ParseSize(v)
+		n, err := prune.ParseSize(v)
 		if err != nil {
-			return Setting{}, vxerr.Usagef("VX_MEMORY_BUDGET=%q: %v", v, err)
+			return Setting{}, vxerr.Usagef("VX_MEMORY_BUDGET: %v", err)
 		}
 		return Setting{Value: n, Source: "env"}, nil
 	}
@@ -166,27 +166,6 @@ func MemoryBudget(getenv func(string) string) (Setting, error) {
 		return Setting{Source: "default"}, nil
 	}
 	return Setting{Value: int64(si.Totalram) * int64(si.Unit) / 2, Source: "default"}, nil
-}
-
-// ParseSize reads a size: a number of bytes, or with a K, M, G (or KiB, MiB, GiB, KB, MB, GB) suffix,
-// all powers of 1024.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("not a size (write e.g. 512MiB, 2G or a number of bytes)")
-	}
-	return int64(n * float64(mult)), nil
 }
 
 func configEngine() string {
