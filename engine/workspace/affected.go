@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	gitrun "github.com/vzn/vx/engine/git"
+	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/vxerr"
 )
@@ -63,7 +63,7 @@ func owner(ws *graph.Workspace, file string) *graph.Project {
 // ChangedFiles lists the files (relative to root, slash-separated) changed since the merge-base
 // of HEAD with ref, plus uncommitted and untracked ones, and names the base it compared with.
 func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, error) {
-	if _, err := git(ctx, root, "rev-parse", "--is-inside-work-tree"); err != nil {
+	if _, err := git.Run(ctx, root, "rev-parse", "--is-inside-work-tree"); err != nil {
 		return nil, "", vxerr.Usagef("--affected needs a git repository at %s", root)
 	}
 	if ref == "" {
@@ -71,16 +71,16 @@ func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, erro
 	}
 	base := ""
 	if ref != "" {
-		mb, err := git(ctx, root, "merge-base", ref, "HEAD")
+		mb, err := git.Run(ctx, root, "merge-base", ref, "HEAD")
 		if err != nil {
-			if _, verr := git(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); verr != nil {
+			if _, verr := git.Run(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); verr != nil {
 				return nil, "", vxerr.Usagef("--affected=%s: no such git ref", ref)
 			}
 			return nil, "", fmt.Errorf("git merge-base %s HEAD: %w", ref, err)
 		}
 		base = strings.TrimSpace(mb)
 	}
-	prefix, _ := git(ctx, root, "rev-parse", "--show-prefix")
+	prefix, _ := git.Run(ctx, root, "rev-parse", "--show-prefix")
 	prefix = strings.TrimSpace(prefix)
 	seen := map[string]bool{}
 	var files []string
@@ -104,15 +104,15 @@ func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, erro
 		}
 	}
 	if base != "" {
-		out, err := git(ctx, root, "diff", "--name-only", "-z", "--no-renames", base, "--", ".")
+		out, err := git.Run(ctx, root, "diff", "--name-only", "-z", "--no-renames", base, "--", ".")
 		if err != nil {
 			return nil, "", fmt.Errorf("git diff: %w", err)
 		}
 		add(out)
-	} else if out, err := git(ctx, root, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--", "."); err == nil {
+	} else if out, err := git.Run(ctx, root, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--", "."); err == nil {
 		add(out)
 	}
-	out, err := git(ctx, root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ".")
+	out, err := git.Run(ctx, root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ".")
 	if err != nil {
 		return nil, "", fmt.Errorf("git ls-files: %w", err)
 	}
@@ -126,20 +126,17 @@ func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, erro
 
 // defaultBranch is origin's HEAD, else a local main or master, else "" (compare with HEAD).
 func defaultBranch(ctx context.Context, root string) string {
-	if out, err := git(ctx, root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"); err == nil {
+	if out, err := git.Run(ctx, root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"); err == nil {
 		return strings.TrimSpace(out)
 	}
 	for _, b := range []string{"main", "master"} {
-		if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err == nil {
+		if _, err := git.Run(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+b); err == nil {
 			return b
 		}
 	}
-	if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+	if _, err := git.Run(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
 		return "HEAD"
 	}
 	return ""
 }
 
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	return gitrun.Run(ctx, dir, args...)
-}
