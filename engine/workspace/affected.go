@@ -139,4 +139,3 @@ func defaultBranch(ctx context.Context, root string) string {
 	}
 	return ""
 }
-
