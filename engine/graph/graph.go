@@ -76,16 +76,33 @@ type Task struct {
 	TimeoutSpec string        `json:"-"`
 	// Sandbox is nil when the task declares none.
 	Sandbox *Sandbox `json:"sandbox"`
+	// Persistent marks a long-running task (a dev server, a watcher): never cached, never part of
+	// --all, refused by runTasks; a task depending on it gets it started first and stopped when
+	// every dependent has finished.
+	Persistent bool `json:"persistent,omitempty"`
+	// All is false for a task that --all leaves out (a clean-up script); it still runs by name.
+	All bool `json:"-"`
+	// IfScript, on a workspace task, gives the task only to projects whose package.json defines a
+	// script of the task's name (Turborepo's rule).
+	IfScript bool `json:"-"`
+	// Scripts holds the package.json scripts the command runs (`npm run build`, `pnpm build`, …):
+	// script name → its text. They enter the cache key and the lock.
+	Scripts map[string]string `json:"-"`
 	// Origins says where each field's value was set.
 	Origins Origins `json:"-"`
 }
 
 // TaskFields lists the fields a task declares, in the order answers show them.
-var TaskFields = []string{"command", "description", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox"}
+var TaskFields = []string{"command", "description", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox", "persistent", "all", "ifScript"}
+
+// FlagField reports whether a task field is one of the flags (persistent, all, ifScript) that
+// answers leave out while they keep their default.
+func FlagField(name string) bool { return name == "persistent" || name == "all" || name == "ifScript" }
 
 // Origins holds where each of a task's fields was set; a zero Origin is the built-in default.
 type Origins struct {
 	Command, Description, DependsOn, Inputs, Outputs, Env, Exec, Cache, Timeout, Sandbox Origin
+	Persistent, All, IfScript                                                            Origin
 }
 
 // field returns the slot of a field name, nil for an unknown name.
@@ -111,6 +128,12 @@ func (o *Origins) field(name string) *Origin {
 		return &o.Timeout
 	case "sandbox":
 		return &o.Sandbox
+	case "persistent":
+		return &o.Persistent
+	case "all":
+		return &o.All
+	case "ifScript":
+		return &o.IfScript
 	}
 	return nil
 }
@@ -159,6 +182,8 @@ type Project struct {
 	DependsOn []string `json:"dependsOn"`
 	// Tasks holds the project's tasks by task name.
 	Tasks map[string]*Task `json:"-"`
+	// Scripts holds the scripts of the project's package.json, by name.
+	Scripts map[string]string `json:"-"`
 	// NameOrigin says where the name came from.
 	NameOrigin Origin `json:"-"`
 }
@@ -219,6 +244,8 @@ type Workspace struct {
 	Plugins []Plugin `json:"plugins"`
 	// MCP is nil when the workspace does not declare mcp().
 	MCP *MCPOptions `json:"mcp,omitempty"`
+	// GlobalInputs are workspace-root globs whose files enter every task's key.
+	GlobalInputs []string `json:"globalInputs,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

@@ -31,7 +31,7 @@ const FileName = "vx.lock"
 const Version = 1
 
 // fieldOrder lists the fingerprint fields in the order drift is reported.
-var fieldOrder = []string{"command", "env", "exec.env", "inputs", "outputs", "dependsOn", "cache", "sandbox"}
+var fieldOrder = []string{"command", "scripts", "env", "exec.env", "inputs", "outputs", "dependsOn", "cache", "sandbox", "persistent", "all"}
 
 // Fingerprint is one task's resolved config as the lock records it.
 type Fingerprint struct {
@@ -46,6 +46,11 @@ type Fingerprint struct {
 	DependsOn []string       `json:"dependsOn"`
 	Cache     bool           `json:"cache"`
 	Sandbox   *graph.Sandbox `json:"sandbox"`
+	// Scripts holds the text of the package.json scripts the command runs, by name.
+	Scripts map[string]string `json:"scripts,omitempty"`
+	// Persistent is true for a long-running task; NotInAll for one --all leaves out.
+	Persistent bool `json:"persistent,omitempty"`
+	NotInAll   bool `json:"notInAll,omitempty"`
 }
 
 // File is the vx.lock document.
@@ -118,12 +123,15 @@ func Of(ws *graph.Workspace) File {
 
 func fingerprint(t *graph.Task) Fingerprint {
 	fp := Fingerprint{
-		Command:   t.Command,
-		Env:       sortedCopy(t.Env),
-		ExecEnv:   map[string]graph.EnvValue{},
-		Outputs:   nonNil(t.Outputs),
-		DependsOn: sortedCopy(t.DependsOn),
-		Cache:     t.Cache,
+		Command:    t.Command,
+		Env:        sortedCopy(t.Env),
+		ExecEnv:    map[string]graph.EnvValue{},
+		Outputs:    nonNil(t.Outputs),
+		DependsOn:  sortedCopy(t.DependsOn),
+		Cache:      t.Cache,
+		Scripts:    t.Scripts,
+		Persistent: t.Persistent,
+		NotInAll:   !t.All,
 	}
 	if t.Sandbox != nil {
 		// Empty lists are left out of the file, so they must read back as what they were written from.
@@ -338,6 +346,15 @@ func fieldValue(fp Fingerprint, field string) any {
 		return fp.Cache
 	case "sandbox":
 		return fp.Sandbox
+	case "scripts":
+		if fp.Scripts == nil {
+			return map[string]string{}
+		}
+		return fp.Scripts
+	case "persistent":
+		return fp.Persistent
+	case "all":
+		return !fp.NotInAll
 	}
 	return nil
 }

@@ -58,6 +58,12 @@ type Task struct {
 	Cache   bool              `json:"cache"`
 	Timeout string            `json:"timeout,omitempty"`
 	Sandbox *graph.Sandbox    `json:"sandbox"`
+	// Persistent marks a long-running task (never cached, never part of --all).
+	Persistent bool `json:"persistent,omitempty"`
+	// All is false (and only then present) for a task --all leaves out.
+	All *bool `json:"all,omitempty"`
+	// Scripts holds the package.json scripts the command runs, by name, with their text.
+	Scripts map[string]string `json:"scripts,omitempty"`
 	// Origins maps each field to where its value was set: "file:line", or "default".
 	Origins map[string]string `json:"origins"`
 }
@@ -137,7 +143,16 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		ID: t.ID, Name: t.Name, Description: m.String(t.Description), Command: m.String(t.Command),
 		DependsOn: t.DependsOn, Inputs: t.Inputs, Outputs: t.Outputs, Env: t.Env,
 		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
-		Sandbox: t.Sandbox, Origins: map[string]string{},
+		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent,
+	}
+	if !t.All {
+		td.All = new(false)
+	}
+	if len(t.Scripts) > 0 {
+		td.Scripts = map[string]string{}
+		for k, v := range t.Scripts {
+			td.Scripts[k] = m.String(v)
+		}
 	}
 	for k, v := range t.ExecEnv {
 		if v.Secret != "" {
@@ -148,7 +163,11 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		}
 	}
 	for _, field := range graph.TaskFields {
-		td.Origins[field] = t.Origins.Get(field).String()
+		o := t.Origins.Get(field)
+		if o.File == "" && graph.FlagField(field) {
+			continue // a flag left at its default is not worth a line
+		}
+		td.Origins[field] = o.String()
 	}
 	return td
 }
@@ -213,6 +232,15 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			if t.Timeout != "" {
 				line("timeout", t.Timeout)
+			}
+			if t.Persistent {
+				line("persistent", "true")
+			}
+			if t.All != nil {
+				line("all", "false")
+			}
+			for _, name := range sortedKeys(t.Scripts) {
+				fmt.Fprintf(&b, "      %-10s %s: %s\n", "script:", name, t.Scripts[name])
 			}
 			if t.Sandbox != nil {
 				line("sandbox", fmt.Sprintf("network=%v read=%s write=%s", t.Sandbox.Network, strings.Join(t.Sandbox.Read, ","), strings.Join(t.Sandbox.Write, ",")))

@@ -15,12 +15,13 @@ import (
 
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -32,6 +33,7 @@ type packageJSON struct {
 	DevDependencies      map[string]string `json:"devDependencies"`
 	PeerDependencies     map[string]string `json:"peerDependencies"`
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
+	Scripts              map[string]string `json:"scripts"`
 }
 
 // projectDir is a project folder found by the workspace's globs, before its config is read.
@@ -105,6 +107,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if ws.Plugins, ws.MCP, err = b.plugins(r, top); err != nil {
 		return nil, err
 	}
+	if ws.GlobalInputs, err = globalInputs(r, top); err != nil {
+		return nil, err
+	}
 	templates, err := b.templates(r, top)
 	if err != nil {
 		return nil, err
@@ -137,8 +142,41 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := findCycle(ws); err != nil {
 		return nil, err
 	}
+	for _, p := range ws.Projects {
+		for _, t := range p.Tasks {
+			t.Scripts = scriptsRun(t.Command, p.Scripts)
+			if t.Persistent {
+				t.Cache = false
+			}
+		}
+	}
 	ws.Secrets = secretValues(sortedKeys(b.allSecretNames(ws)), b.getenv)
 	return ws, nil
+}
+
+// globalInputs reads `globalInputs`: globs from the workspace root ("//" may be written, as in a
+// task's inputs, or left out), kept in the "//" spelling.
+func globalInputs(r reader, top map[string]any) ([]string, error) {
+	v, ok := top["globalInputs"]
+	if !ok {
+		return nil, nil
+	}
+	list, err := r.globs("globalInputs", v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for _, g := range list {
+		neg, rest := "", g
+		if x, ok := strings.CutPrefix(rest, "!"); ok {
+			neg, rest = "!", x
+		}
+		if !strings.HasPrefix(rest, pathglob.RootPrefix) {
+			rest = pathglob.RootPrefix + strings.TrimPrefix(rest, "./")
+		}
+		out = append(out, neg+rest)
+	}
+	return out, nil
 }
 
 // projectGlobs reads `projects`, defaulting to package.json workspaces.
@@ -383,6 +421,9 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 			Dir: d.rel, AbsDir: filepath.Join(b.root, filepath.FromSlash(d.rel)),
 			ConfigFile: d.confFile, Tags: []string{}, Tasks: map[string]*graph.Task{},
 		}
+		if d.pkg != nil && len(d.pkg.Scripts) > 0 {
+			p.Scripts = d.pkg.Scripts
+		}
 		p.Name, p.NameOrigin = path.Base(d.rel), graph.Origin{File: d.rel}
 		if d.rel == "." {
 			p.Name = filepath.Base(b.root)
@@ -475,10 +516,21 @@ func depNames(pkg *packageJSON) []string {
 }
 
 // projectTasks gives a project the templates it does not opt out of, with its overrides on top,
-// and the tasks only it declares.
+// and the tasks only it declares. The root project (the workspace folder itself) gets no
+// templates: it holds only the tasks its own vx.project.ts declares. A template marked ifScript
+// goes only to projects whose package.json has a script of its name, unless the project's own
+// config names the task.
 func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*taskSpec, overrides map[string]any) error {
 	names := map[string]bool{}
-	for n := range templates {
+	for n, tmpl := range templates {
+		if p.Dir == "." {
+			continue
+		}
+		if _, named := overrides[n]; !named && tmpl.set["ifScript"] && tmpl.ifScript {
+			if _, ok := p.Scripts[n]; !ok {
+				continue
+			}
+		}
 		names[n] = true
 	}
 	for n := range overrides {
@@ -486,6 +538,9 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 	}
 	for _, name := range sortedKeys(names) {
 		tmpl := templates[name]
+		if p.Dir == "." {
+			tmpl = nil
+		}
 		ov, hasOv := overrides[name]
 		if hasOv {
 			if err := checkTaskName(r, name); err != nil {
@@ -512,7 +567,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 				return r.errAt(join("tasks", name), "task %q has no command", name)
 			}
 		}
-		t := &graph.Task{ID: graph.TaskID(p.Name, name), Project: p.Name, Name: name, Cache: true}
+		t := &graph.Task{ID: graph.TaskID(p.Name, name), Project: p.Name, Name: name, Cache: true, All: true}
 		for _, spec := range []*taskSpec{tmpl, own} {
 			if spec != nil {
 				spec.applyTo(t)
@@ -557,6 +612,15 @@ func (s *taskSpec) applyTo(t *graph.Task) {
 	}
 	if s.set["sandbox"] {
 		t.Sandbox = s.sandbox
+	}
+	if s.set["persistent"] {
+		t.Persistent = s.persistent
+	}
+	if s.set["all"] {
+		t.All = s.all
+	}
+	if s.set["ifScript"] {
+		t.IfScript = s.ifScript
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -87,6 +88,21 @@ func (r reader) strings(keyPath string, v any) ([]string, error) {
 	return out, nil
 }
 
+// globs reads a list of path globs: relative to the project folder, or from the workspace root
+// when written "//path". A glob that climbs out with ".." is refused, naming the spelling to use.
+func (r reader) globs(keyPath string, v any) ([]string, error) {
+	list, err := r.strings(keyPath, v)
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range list {
+		if err := pathglob.Check(g); err != nil {
+			return nil, r.errAt(keyPath, "%s[%d]: %v", keyPath, i, err)
+		}
+	}
+	return list, nil
+}
+
 // duration reads a timeout: a Go duration string ("90s", "2m", "1h30m") or a number of milliseconds.
 func (r reader) duration(keyPath string, v any) (time.Duration, string, error) {
 	switch x := v.(type) {
@@ -113,7 +129,7 @@ func (r reader) duration(keyPath string, v any) (time.Duration, string, error) {
 }
 
 // taskFields lists the fields a task config may declare.
-var taskFields = []string{"command", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox", "description"}
+var taskFields = []string{"command", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox", "description", "persistent", "all", "ifScript"}
 
 // taskSpec is a task's config as declared in one file: only the fields that file set.
 type taskSpec struct {
@@ -130,6 +146,9 @@ type taskSpec struct {
 	timeout     time.Duration
 	timeoutSpec string
 	sandbox     *graph.Sandbox
+	persistent  bool
+	all         bool
+	ifScript    bool
 }
 
 // taskSpec reads one task's config at keyPath ("tasks.build").
@@ -160,12 +179,12 @@ func (r reader) taskSpec(keyPath string, v any) (*taskSpec, error) {
 				}
 			}
 		case "inputs":
-			ts.inputs, err = r.strings(kp, val)
+			ts.inputs, err = r.globs(kp, val)
 			if ts.inputs == nil {
 				ts.inputs = []string{}
 			}
 		case "outputs":
-			ts.outputs, err = r.strings(kp, val)
+			ts.outputs, err = r.globs(kp, val)
 		case "env":
 			ts.env, err = r.strings(kp, val)
 		case "exec":
@@ -176,6 +195,12 @@ func (r reader) taskSpec(keyPath string, v any) (*taskSpec, error) {
 			ts.timeout, ts.timeoutSpec, err = r.duration(kp, val)
 		case "sandbox":
 			ts.sandbox, err = r.sandbox(kp, val)
+		case "persistent":
+			ts.persistent, err = r.boolean(kp, val)
+		case "all":
+			ts.all, err = r.boolean(kp, val)
+		case "ifScript":
+			ts.ifScript, err = r.boolean(kp, val)
 		}
 		if err != nil {
 			return nil, err
@@ -260,12 +285,12 @@ func (r reader) sandbox(keyPath string, v any) (*graph.Sandbox, error) {
 			}
 		}
 		if rd, ok := m["read"]; ok {
-			if sb.Read, err = r.strings(join(keyPath, "read"), rd); err != nil {
+			if sb.Read, err = r.globs(join(keyPath, "read"), rd); err != nil {
 				return nil, err
 			}
 		}
 		if wr, ok := m["write"]; ok {
-			if sb.Write, err = r.strings(join(keyPath, "write"), wr); err != nil {
+			if sb.Write, err = r.globs(join(keyPath, "write"), wr); err != nil {
 				return nil, err
 			}
 		}

@@ -204,6 +204,10 @@ func contentSum(path string) [sha256.Size]byte {
 	return sum
 }
 
+// resolvedFormat versions the kept workspace's layout beside vx's own version: bump it when a
+// field of graph.Workspace, Project or Task changes, so that no process reads an older layout.
+const resolvedFormat = "2"
+
 // resolvedFile is where a resolved workspace is kept between processes.
 func resolvedFile(cacheDir string) string { return filepath.Join(cacheDir, "config", "resolved.gob") }
 
@@ -218,7 +222,7 @@ func readResolved(cacheDir, root, version string) *loaded {
 	defer f.Close()
 	dec := gob.NewDecoder(bufio.NewReader(f))
 	var c loaded
-	if dec.Decode(&c) != nil || c.Version != version || c.Root != root {
+	if dec.Decode(&c) != nil || c.Version != version+"/"+resolvedFormat || c.Root != root {
 		return nil
 	}
 	same := make(chan bool, 1)
@@ -251,6 +255,7 @@ func writeResolved(cacheDir string, c *loaded) {
 	noSecrets := *c.WS
 	noSecrets.Secrets = nil
 	header := *c
+	header.Version += "/" + resolvedFormat
 	header.WS = nil
 	w := bufio.NewWriter(tmp)
 	enc := gob.NewEncoder(w)

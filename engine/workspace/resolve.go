@@ -196,6 +196,12 @@ func taskMap(t *graph.Task) map[string]any {
 	if t.Sandbox != nil {
 		m["sandbox"] = map[string]any{"network": t.Sandbox.Network, "read": toAny(t.Sandbox.Read), "write": toAny(t.Sandbox.Write)}
 	}
+	if t.Persistent {
+		m["persistent"] = true
+	}
+	if !t.All {
+		m["all"] = false
+	}
 	return m
 }
 
@@ -232,7 +238,7 @@ func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string
 			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q with no command", id)}
 		}
 		old, _ := ws.Task(id)
-		t := &graph.Task{ID: id, Project: proj, Name: name, Cache: true}
+		t := &graph.Task{ID: id, Project: proj, Name: name, Cache: true, All: true}
 		if old != nil {
 			t.Origins = old.Origins
 		}
