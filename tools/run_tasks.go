@@ -111,6 +111,9 @@ func (e *Env) runTasks() Tool {
 // allows only the task names in it (a task id counts as its name), and all: true only when every
 // task it selects has an allowed name.
 func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
+	if err := refusePersistent(ctx, ws, args); err != nil {
+		return err
+	}
 	policy := ws.MCP
 	if policy == nil || policy.RunAll {
 		return nil
@@ -148,6 +151,30 @@ func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksA
 			"(allowed: %s): name the tasks instead", strings.Join(outside, ", "), allowed)
 	}
 	return nil
+}
+
+// refusePersistent refuses a run that asks for a persistent task (a dev server, a watcher) by
+// name: it would never finish, and an agent cannot wait on it. Such a task still runs as what
+// another task depends on, stopped when that one finishes.
+func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
+	if len(args.Tasks) == 0 {
+		return nil
+	}
+	sel, err := workspace.Select(ctx, ws, args.selectOptions())
+	if err != nil {
+		return nil // vx run refuses this selection with its own message; nothing will run
+	}
+	var servers []string
+	for _, id := range sel.Requested {
+		if t, ok := ws.Task(id); ok && t.Persistent {
+			servers = append(servers, id)
+		}
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	return Refusef("%s is persistent (a server or watcher that runs until stopped): an agent cannot wait on it; "+
+		"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
 }
 
 // childArgs is the `vx run` command line for args.

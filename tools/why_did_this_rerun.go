@@ -22,6 +22,8 @@ func (e *Env) whyDidThisRerun() Tool {
 	command := outNullable(outObject(map[string]any{"before": outString(""), "after": outString("")}, "before", "after"))
 	command["description"] = "The command before and after; null when it did not change."
 	env := outList(outString(""), "env and exec.env names whose value changed (values are never shown).")
+	packages := outList(outObject(map[string]any{"name": outString(""), "before": outString("Empty: added."), "after": outString("Empty: removed.")},
+		"name", "before", "after"), "External packages whose resolved version moved in the lockfile.")
 	return Tool{
 		Name:  "whyDidThisRerun",
 		Title: "Why a task re-executed",
@@ -51,8 +53,13 @@ func (e *Env) whyDidThisRerun() Tool {
 				"upstream": outList(outObject(map[string]any{"taskId": outString(""), "before": outString("Empty: added."), "after": outString("Empty: removed.")}), "Dependencies whose key moved."),
 				"outputs":  outBool("The declared outputs changed."),
 				"version":  outBool("vx's cache version changed."),
-			}, "files", "env", "command", "upstream", "outputs", "version"),
-			"roots": outList(outObject(map[string]any{"taskId": outString(""), "files": fileDiff, "env": env, "command": command}),
+				"scripts":  outList(outString(""), "package.json scripts the command runs whose text changed."),
+				"global":   fileDiff,
+				"packages": packages,
+				"lockfile": outBool("A lockfile vx cannot parse changed."),
+			}, "files", "env", "command", "upstream", "outputs", "version", "scripts", "global", "packages", "lockfile"),
+			"roots": outList(outObject(map[string]any{"taskId": outString(""), "files": fileDiff, "env": env, "command": command,
+				"scripts": outList(outString(""), ""), "packages": packages}),
 				"Under a moved upstream: the tasks whose own inputs moved, and what moved."),
 			"reason": outString("Why the task ran or hit, in one line."),
 		}, "taskId", "runId", "status", "hash", "previousRunId", "previousHash", "changed", "diff", "roots", "reason")),

@@ -981,3 +981,18 @@ func TestMCPPlanPruneEmptyWorkspace(t *testing.T) {
 		t.Errorf("planTasks or pruneCache created .vx: %v", err)
 	}
 }
+
+// runTasks refuses a persistent task asked for by name: an agent cannot wait on a server.
+func TestMCPRunTasksRefusesPersistent(t *testing.T) {
+	t.Parallel()
+	files := runToolsWorkspace("")
+	files["packages/app/vx.project.ts"] = "export default { tasks: { serve: { command: 'sleep 300', persistent: true } } }\n"
+	dir := writeWorkspace(t, files)
+	s := startRunSession(t, dir)
+	for _, args := range []map[string]any{{"tasks": []string{"serve"}}, {"tasks": []string{"build", "app#serve"}}} {
+		r := mustCallRunTool(t, s.cs, "runTasks", args, "")
+		if !r.isError || !strings.Contains(r.text, "app#serve is persistent") || strings.Contains(r.text, "\n") {
+			t.Errorf("runTasks(%v) = %q (isError %v), want a one-line refusal naming app#serve", args, r.text, r.isError)
+		}
+	}
+}

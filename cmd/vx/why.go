@@ -51,6 +51,14 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 	if len(d.Diff.Env) > 0 {
 		fmt.Fprintf(w, "  env changed: %s\n", strings.Join(d.Diff.Env, ", "))
 	}
+	for _, s := range d.Diff.Scripts {
+		fmt.Fprintf(w, "  script changed: %s\n", s)
+	}
+	writeFiles(w, "  global", d.Diff.Global)
+	writePackages(w, "", d.Diff.Packages)
+	if d.Diff.Lockfile {
+		fmt.Fprintf(w, "  lockfile changed (vx cannot read its format, so it stands for every package)\n")
+	}
 	for _, u := range d.Diff.Upstream {
 		fmt.Fprintf(w, "  upstream %s: %s → %s\n", u.TaskID, orNone(short(u.Before)), orNone(short(u.After)))
 	}
@@ -63,8 +71,18 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 		if len(r.Env) > 0 {
 			fmt.Fprintf(w, "    env changed: %s\n", strings.Join(r.Env, ", "))
 		}
+		for _, s := range r.Scripts {
+			fmt.Fprintf(w, "    script changed: %s\n", s)
+		}
+		writePackages(w, "  ", r.Packages)
 	}
 	return nil
+}
+
+func writePackages(w io.Writer, indent string, ps []history.PackageChange) {
+	for _, p := range ps {
+		fmt.Fprintf(w, "%s  package %s: %s → %s\n", indent, p.Name, orNone(p.Before), orNone(p.After))
+	}
 }
 
 func writeFiles(w io.Writer, indent string, f history.FileDiff) {

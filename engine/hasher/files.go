@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,13 +16,24 @@ import (
 
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/pathglob"
 )
 
-// Inputs lists the task's input files relative to its project folder, sorted. With no input globs
-// they are every file of the project git does not ignore (tracked or not), less the task's own
-// outputs; outside a git repository, every file of the project. With globs, the files they match
-// (a glob starting with "!" removes what it matches). The state folder is never an input.
+// Inputs lists the task's input files, sorted: relative to its project folder, or "//"-prefixed
+// and relative to the workspace root for a file outside the project that a "//" glob names.
+// Every input is a file git would show (tracked, or untracked and not ignored; outside a git
+// repository, every file), never under node_modules, never in the state folder, never in a
+// project nested inside this one, and never a file the task declares as an output. With no input
+// globs they are every such file of the project; with globs, those the globs match (a glob
+// starting with "!" removes what it matches).
 func (h *Hasher) Inputs(ctx context.Context, p *graph.Project, t *graph.Task) ([]string, error) {
+	outputs, err := pathglob.NewSet(p.Dir, t.Outputs)
+	if err != nil {
+		return nil, fmt.Errorf("outputs of %s: %w", t.ID, err)
+	}
+	keep := func(rootRel string) bool {
+		return !outputs.Match(rootRel) && !h.excluded(p, rootRel)
+	}
 	var files []string
 	if t.InputsDefault() {
 		all, err := h.projectFiles(ctx, p)
@@ -29,54 +41,142 @@ func (h *Hasher) Inputs(ctx context.Context, p *graph.Project, t *graph.Task) ([
 			return nil, err
 		}
 		for _, f := range all {
-			if !matchAny(t.Outputs, f) {
+			if keep(joinRel(p.Dir, f)) {
 				files = append(files, f)
 			}
 		}
-	} else {
-		var err error
-		if files, err = globFiles(p.AbsDir, t.Inputs); err != nil {
-			return nil, fmt.Errorf("inputs of %s: %w", t.ID, err)
+		return files, nil
+	}
+	inputs, err := pathglob.NewSet(p.Dir, t.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("inputs of %s: %w", t.ID, err)
+	}
+	if inputs.Empty() {
+		return []string{}, nil
+	}
+	own, err := h.projectFiles(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range own {
+		if rel := joinRel(p.Dir, f); inputs.Match(rel) && keep(rel) {
+			files = append(files, f)
 		}
 	}
-	out := files[:0]
-	for _, f := range files {
-		if !h.inStateDir(p, f) {
-			out = append(out, f)
+	if outside := outsideBases(p.Dir, inputs.Bases()); len(outside) > 0 {
+		others, err := h.rootFiles(ctx, outside)
+		if err != nil {
+			return nil, fmt.Errorf("inputs of %s: %w", t.ID, err)
+		}
+		prefix := p.Dir + "/"
+		for _, rel := range others {
+			if p.Dir != "." && (rel == p.Dir || strings.HasPrefix(rel, prefix)) {
+				continue // listed with the project's own files
+			}
+			if inputs.Match(rel) && !outputs.Match(rel) && !h.excluded(nil, rel) {
+				files = append(files, pathglob.RootPrefix+rel)
+			}
+		}
+	}
+	sort.Strings(files)
+	return slices.Compact(files), nil
+}
+
+// GlobalInputs lists the files the workspace's global input globs match, root-relative and
+// sorted, with the same rules as a task's inputs.
+func (h *Hasher) GlobalInputs(ctx context.Context, globs []string) ([]string, error) {
+	set, err := pathglob.NewSet(".", globs)
+	if err != nil {
+		return nil, fmt.Errorf("globalInputs: %w", err)
+	}
+	if set.Empty() {
+		return nil, nil
+	}
+	all, err := h.rootFiles(ctx, set.Bases())
+	if err != nil {
+		return nil, fmt.Errorf("globalInputs: %w", err)
+	}
+	var out []string
+	for _, rel := range all {
+		if set.Match(rel) && !h.excluded(nil, rel) {
+			out = append(out, rel)
 		}
 	}
 	return out, nil
 }
 
-func (h *Hasher) inStateDir(p *graph.Project, rel string) bool {
-	if h.opts.CacheDir == "" {
-		return false
+// excluded reports whether a root-relative file is never an input: under node_modules, in the
+// state folder, or (for project p) inside another project nested in p.
+func (h *Hasher) excluded(p *graph.Project, rootRel string) bool {
+	if underNodeModules(rootRel) {
+		return true
 	}
-	abs := filepath.Join(p.AbsDir, filepath.FromSlash(rel))
-	return abs == h.opts.CacheDir || strings.HasPrefix(abs, h.opts.CacheDir+string(filepath.Separator))
-}
-
-func matchAny(globs []string, rel string) bool {
-	for _, g := range globs {
-		if strings.HasPrefix(g, "!") {
-			continue
-		}
-		if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
-			return true
+	if h.stateRel != "" && (rootRel == h.stateRel || strings.HasPrefix(rootRel, h.stateRel+"/")) {
+		return true
+	}
+	if p != nil {
+		for _, nested := range h.nested[p.Dir] {
+			if strings.HasPrefix(rootRel, nested+"/") {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// globFiles answers the regular files under dir matched by globs, sorted, without duplicates.
-func globFiles(dir string, globs []string) ([]string, error) {
+// underNodeModules reports whether a slash path is, or lies in, a node_modules folder (or a
+// symlink of that name).
+func underNodeModules(rel string) bool {
+	for rest := rel; rest != ""; {
+		seg, after, _ := strings.Cut(rest, "/")
+		if seg == "node_modules" {
+			return true
+		}
+		rest = after
+	}
+	return false
+}
+
+// outsideBases answers the bases that may hold files outside the project folder dir.
+func outsideBases(dir string, bases []string) []string {
+	if dir == "." {
+		return nil // the root project's own listing is the whole workspace
+	}
+	var out []string
+	for _, b := range bases {
+		if b != dir && !strings.HasPrefix(b, dir+"/") {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// nestedDirs maps each project folder to the folders of the projects inside it.
+func nestedDirs(dirs []string) map[string][]string {
+	out := map[string][]string{}
+	for _, outer := range dirs {
+		for _, inner := range dirs {
+			if inner == outer {
+				continue
+			}
+			if outer == "." || strings.HasPrefix(inner, outer+"/") {
+				out[outer] = append(out[outer], inner)
+			}
+		}
+	}
+	return out
+}
+
+// GlobFiles answers the regular files and symlinks under dir matched by globs (relative, sorted),
+// never descending through a symlinked folder; outputs are collected with it.
+func GlobFiles(dir string, globs []string) ([]string, error) {
 	set := map[string]bool{}
 	fsys := os.DirFS(dir)
 	for _, g := range globs {
 		if strings.HasPrefix(g, "!") {
 			continue
 		}
-		matches, err := doublestar.Glob(fsys, strings.TrimPrefix(g, "./"), doublestar.WithFilesOnly())
+		matches, err := doublestar.Glob(fsys, strings.TrimPrefix(g, "./"), doublestar.WithFilesOnly(), doublestar.WithNoFollow())
 		if err != nil {
 			return nil, fmt.Errorf("glob %q: %w", g, err)
 		}
@@ -101,10 +201,6 @@ func globFiles(dir string, globs []string) ([]string, error) {
 	return out, nil
 }
 
-// GlobFiles answers the regular files under dir matched by globs (relative, sorted); outputs are
-// collected with it.
-func GlobFiles(dir string, globs []string) ([]string, error) { return globFiles(dir, globs) }
-
 // projectFiles answers the git-visible files of a project, relative to its folder, sorted. The
 // whole workspace is listed with one git call and split by project; a project whose tasks wrote
 // files since is listed again on its own.
@@ -118,7 +214,7 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	}
 	var err error
 	if !ok && !stale {
-		files, err = h.fromRootListing(ctx, p)
+		files, err = h.fromRootListing(ctx, p.Dir)
 	} else {
 		files, err = h.listDir(ctx, p.AbsDir)
 	}
@@ -132,33 +228,98 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	return files, nil
 }
 
-func (h *Hasher) fromRootListing(ctx context.Context, p *graph.Project) ([]string, error) {
+// rootList answers the listing of the whole workspace, taken once per hasher.
+func (h *Hasher) rootListing(ctx context.Context) ([]string, error) {
 	h.mu.Lock()
 	root := h.rootList
 	h.mu.Unlock()
-	if root == nil {
-		var err error
-		if root, err = h.listDir(ctx, h.opts.Root); err != nil {
-			return nil, err
-		}
-		h.mu.Lock()
-		h.rootList = root
-		h.mu.Unlock()
-	}
-	if p.Dir == "." || p.Dir == "" {
+	if root != nil {
 		return root, nil
 	}
-	prefix := p.Dir + "/"
-	i := sort.SearchStrings(root, prefix)
+	root, err := h.listDir(ctx, h.opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.rootList = root
+	h.mu.Unlock()
+	return root, nil
+}
+
+func (h *Hasher) fromRootListing(ctx context.Context, dir string) ([]string, error) {
+	root, err := h.rootListing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "." || dir == "" {
+		return root, nil
+	}
 	var out []string
-	for ; i < len(root) && strings.HasPrefix(root[i], prefix); i++ {
-		out = append(out, root[i][len(prefix):])
+	for _, f := range underPrefix(root, dir+"/") {
+		out = append(out, f[len(dir)+1:])
 	}
 	return out, nil
 }
 
+// underPrefix answers the entries of a sorted listing that start with prefix.
+func underPrefix(sorted []string, prefix string) []string {
+	i := sort.SearchStrings(sorted, prefix)
+	j := i
+	for j < len(sorted) && strings.HasPrefix(sorted[j], prefix) {
+		j++
+	}
+	return sorted[i:j]
+}
+
+// rootFiles answers the git-visible files under the root-relative folders bases, root-relative
+// and sorted. Before any task wrote files it is cut from the root listing; after, those folders
+// are listed again.
+func (h *Hasher) rootFiles(ctx context.Context, bases []string) ([]string, error) {
+	h.mu.Lock()
+	stale := h.rootStale
+	h.mu.Unlock()
+	var out []string
+	for _, b := range bases {
+		var files []string
+		if !stale {
+			root, err := h.rootListing(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if b == "." {
+				files = root
+			} else {
+				files = underPrefix(root, b+"/")
+				if i := sort.SearchStrings(root, b); i < len(root) && root[i] == b {
+					files = append([]string{b}, files...)
+				}
+			}
+		} else {
+			abs := filepath.Join(h.opts.Root, filepath.FromSlash(b))
+			fi, err := os.Lstat(abs)
+			switch {
+			case err != nil:
+				continue
+			case fi.IsDir():
+				listed, err := h.listDir(ctx, abs)
+				if err != nil {
+					return nil, err
+				}
+				for _, f := range listed {
+					files = append(files, joinRel(b, f))
+				}
+			default:
+				files = []string{b}
+			}
+		}
+		out = append(out, files...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
+}
+
 // listDir lists the files of dir that git does not ignore, relative to dir and sorted; outside a
-// git repository, every file under dir but .git and the state folder.
+// git repository, every file under dir but .git, node_modules and the state folder.
 func (h *Hasher) listDir(ctx context.Context, dir string) ([]string, error) {
 	h.mu.Lock()
 	gitOK := h.gitOK

@@ -28,7 +28,7 @@ import (
 
 // CacheVersion enters every cache key: changing how keys or cache entries are made changes it, so
 // entries of an older vx are never hit.
-const CacheVersion = "1"
+const CacheVersion = "2"
 
 // racyWindow is how close to the moment it was hashed a file's mtime may be before its stat cache
 // row is distrusted: a write within the same timestamp tick leaves size and mtime unchanged.
@@ -46,8 +46,18 @@ type Manifest struct {
 	// "secret:sha256:<hex>" of their value (never the value).
 	ExecEnv map[string]string `json:"execEnv"`
 	Outputs []string          `json:"outputs"`
-	// Files maps each input file (relative to the project folder) to its content's SHA-256.
+	// Scripts holds the text of the package.json scripts the command runs, by name.
+	Scripts map[string]string `json:"scripts,omitempty"`
+	// Files maps each input file (relative to the project folder; "//"-prefixed and relative to
+	// the workspace root when outside it) to its content's SHA-256 (a symlink: of its target text).
 	Files map[string]string `json:"files"`
+	// Global maps each file of the workspace's globalInputs (root-relative) to its SHA-256.
+	Global map[string]string `json:"global,omitempty"`
+	// Packages maps each external package the project resolves to (with the root's own
+	// dependencies) to its resolved version(s), read from the lockfile.
+	Packages map[string]string `json:"packages,omitempty"`
+	// Lockfile is the SHA-256 of a lockfile vx cannot parse, which then stands for every package.
+	Lockfile string `json:"lockfile,omitempty"`
 	// Deps maps each task this one depends on to its cache key.
 	Deps map[string]string `json:"deps"`
 }
@@ -91,6 +101,14 @@ type Options struct {
 	Debug io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Workspace, when set, gives the project folders (a project's inputs never include the files
+	// of a project nested inside it) and the global input globs; Root and CacheDir default to its.
+	Workspace *graph.Workspace
+	// Packages answers the external packages a project folder resolves to (package → versions);
+	// nil when the workspace has no lockfile vx reads.
+	Packages func(dir string) map[string]string
+	// LockfileHash stands for every package when the workspace's lockfile cannot be parsed.
+	LockfileHash string
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -103,8 +121,19 @@ type Hasher struct {
 	listings map[string][]string // project dir (root-relative) → git-visible files under it
 	stale    map[string]bool     // project dirs whose listing must be taken again
 	rootList []string            // the root listing, nil until taken; partitioned lazily
-	gitOK    *bool
-	debugMu  sync.Mutex
+	// rootStale is set once a task wrote files: the root listing no longer holds them.
+	rootStale bool
+	gitOK     *bool
+	debugMu   sync.Mutex
+	// stateRel is the state folder relative to the root ("" when outside it).
+	stateRel string
+	// nested maps each project folder to the folders of the projects inside it.
+	nested map[string][]string
+
+	globalGlobs []string
+	globalOnce  sync.Once
+	global      map[string]string
+	globalErr   error
 
 	// counters for benchmarks and the debug output
 	statted, hashed int
@@ -122,8 +151,27 @@ func New(opts Options) *Hasher {
 	if stats == nil {
 		stats = map[string]store.FileStat{}
 	}
-	return &Hasher{opts: opts, stats: stats, updates: map[string]store.FileStat{},
+	h := &Hasher{opts: opts, stats: stats, updates: map[string]store.FileStat{},
 		listings: map[string][]string{}, stale: map[string]bool{}}
+	if ws := opts.Workspace; ws != nil {
+		if h.opts.Root == "" {
+			h.opts.Root = ws.Root
+		}
+		if h.opts.CacheDir == "" {
+			h.opts.CacheDir = ws.CacheDir
+		}
+		dirs := make([]string, len(ws.Projects))
+		for i, p := range ws.Projects {
+			dirs[i] = p.Dir
+		}
+		h.nested = nestedDirs(dirs)
+		h.globalGlobs = ws.GlobalInputs
+	}
+	opts = h.opts
+	if rel, err := filepath.Rel(opts.Root, opts.CacheDir); err == nil && opts.CacheDir != "" && rel != "." && !strings.HasPrefix(rel, "..") {
+		h.stateRel = filepath.ToSlash(rel)
+	}
+	return h
 }
 
 // Updates answers the stat cache rows this hasher (re)computed, to be stored after the run.
@@ -149,6 +197,7 @@ func (h *Hasher) Counts() (statted, hashed int) {
 func (h *Hasher) Invalidate(projectDir string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.rootStale = true
 	for dir := range h.listings {
 		if dir == "." || dir == projectDir || strings.HasPrefix(projectDir, dir+"/") {
 			h.stale[dir] = true
@@ -160,10 +209,18 @@ func (h *Hasher) Invalidate(projectDir string) {
 // depends on (depKeys: task id → key; every dependency must be present).
 func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, depKeys map[string]string) (*Manifest, error) {
 	m := &Manifest{
-		Version: CacheVersion, TaskID: t.ID, Command: t.Command,
+		Version: CacheVersion, TaskID: t.ID, Command: t.Command, Scripts: t.Scripts,
 		Env: map[string]string{}, ExecEnv: map[string]string{}, Outputs: nonNil(t.Outputs),
-		Files: map[string]string{}, Deps: map[string]string{},
+		Files: map[string]string{}, Deps: map[string]string{}, Lockfile: h.opts.LockfileHash,
 	}
+	if h.opts.Packages != nil {
+		m.Packages = h.opts.Packages(p.Dir)
+	}
+	global, err := h.globalFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("hash %s: %w", t.ID, err)
+	}
+	m.Global = global
 	for _, name := range t.Env {
 		m.Env[name] = h.opts.Getenv(name)
 	}
@@ -189,7 +246,11 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sum, err := h.FileHash(joinRel(p.Dir, rel))
+		rootRel, outside := strings.CutPrefix(rel, "//")
+		if !outside {
+			rootRel = joinRel(p.Dir, rel)
+		}
+		sum, err := h.FileHash(rootRel)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue // listed by git but deleted from the work tree, or a nested repository
 		}
@@ -202,6 +263,34 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		h.debug(m)
 	}
 	return m, nil
+}
+
+// globalFiles hashes the workspace's global inputs, once per hasher: they are the same for every
+// task of a run.
+func (h *Hasher) globalFiles(ctx context.Context) (map[string]string, error) {
+	h.globalOnce.Do(func() {
+		if len(h.globalGlobs) == 0 {
+			return
+		}
+		files, err := h.GlobalInputs(ctx, h.globalGlobs)
+		if err != nil {
+			h.globalErr = err
+			return
+		}
+		h.global = map[string]string{}
+		for _, rel := range files {
+			sum, err := h.FileHash(rel)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
+				continue
+			}
+			if err != nil {
+				h.globalErr = err
+				return
+			}
+			h.global[rel] = sum
+		}
+	})
+	return h.global, h.globalErr
 }
 
 func (h *Hasher) debug(m *Manifest) {
@@ -217,8 +306,20 @@ func (h *Hasher) debug(m *Manifest) {
 		fmt.Fprintf(w, "vx hash %s: exec.env %s=%q\n", m.TaskID, k, m.ExecEnv[k])
 	}
 	fmt.Fprintf(w, "vx hash %s: outputs %q\n", m.TaskID, m.Outputs)
+	for _, k := range sortedKeys(m.Scripts) {
+		fmt.Fprintf(w, "vx hash %s: script %s %q\n", m.TaskID, k, m.Scripts[k])
+	}
 	for _, k := range sortedKeys(m.Files) {
 		fmt.Fprintf(w, "vx hash %s: file %s %s\n", m.TaskID, k, m.Files[k])
+	}
+	for _, k := range sortedKeys(m.Global) {
+		fmt.Fprintf(w, "vx hash %s: global %s %s\n", m.TaskID, k, m.Global[k])
+	}
+	for _, k := range sortedKeys(m.Packages) {
+		fmt.Fprintf(w, "vx hash %s: package %s %s\n", m.TaskID, k, m.Packages[k])
+	}
+	if m.Lockfile != "" {
+		fmt.Fprintf(w, "vx hash %s: lockfile %s\n", m.TaskID, m.Lockfile)
 	}
 	for _, k := range sortedKeys(m.Deps) {
 		fmt.Fprintf(w, "vx hash %s: dep %s %s\n", m.TaskID, k, m.Deps[k])
@@ -254,12 +355,20 @@ func joinRel(dir, rel string) string {
 // FileHash answers the SHA-256 of a file (root-relative, forward slashes), through the stat cache.
 func (h *Hasher) FileHash(rel string) (string, error) {
 	abs := filepath.Join(h.opts.Root, filepath.FromSlash(rel))
-	fi, err := os.Stat(abs)
+	fi, err := os.Lstat(abs)
 	if err != nil {
 		return "", err
 	}
 	if fi.IsDir() {
 		return "", errIsDir
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// A symlink is its target's text, as git records it: never followed out of the workspace.
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return "", err
+		}
+		return HashBytes([]byte("symlink\x00" + target)), nil
 	}
 	cur := statOf(fi)
 	h.mu.Lock()

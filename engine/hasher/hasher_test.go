@@ -71,7 +71,8 @@ func TestDefaultInputsFollowGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ignored.txt", "src/x.ts", "untracked.ts"}; !reflect.DeepEqual(files, want) {
+	// Globs see what git sees: the ignored file is not an input either.
+	if want := []string{"src/x.ts", "untracked.ts"}; !reflect.DeepEqual(files, want) {
 		t.Fatalf("glob inputs %v, want %v", files, want)
 	}
 }
@@ -169,4 +170,99 @@ func BenchmarkStatCache(b *testing.B) {
 			}
 		}
 	})
+}
+
+// gitRepo makes root a git repository with everything but what .gitignore ignores committed.
+func gitRepo(t *testing.T, root string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=a", "-c", "user.email=b", "commit", "-qm", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
+// TestGlobInputsSeeWhatGitSees: an explicit "**" sees neither node_modules (not even through a
+// symlink into it), nor ignored folders (coverage, caches), nor the task's own outputs, nor a
+// nested project's files; "//" globs reach root files; a symlink is hashed as its target text.
+func TestGlobInputsSeeWhatGitSees(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".gitignore", "node_modules/\ncoverage/\n.angular/\n.vx/\n")
+	write(t, root, "tsconfig.base.json", "{}")
+	write(t, root, "node_modules/dep/index.js", "dep")
+	write(t, root, "apps/web/src/main.ts", "main")
+	write(t, root, "apps/web/dist/main.js", "built")
+	write(t, root, "apps/web/coverage/lcov.info", "cov")
+	write(t, root, "apps/web/.angular/cache/x", "cache")
+	write(t, root, "apps/web/nested/package.json", "{}")
+	write(t, root, "apps/web/nested/n.ts", "n")
+	if err := os.Symlink(filepath.Join(root, "node_modules"), filepath.Join(root, "apps/web/node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(root, "apps/web/etc-link")); err != nil {
+		t.Fatal(err)
+	}
+	gitRepo(t, root)
+	ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx"), GlobalInputs: []string{"//tsconfig.base.json"},
+		Projects: []*graph.Project{
+			{Name: "web", Dir: "apps/web", AbsDir: filepath.Join(root, "apps/web")},
+			{Name: "nested", Dir: "apps/web/nested", AbsDir: filepath.Join(root, "apps/web/nested")},
+		}}
+	ws.Index()
+	p, _ := ws.Project("web")
+	task := &graph.Task{ID: "web#build", Inputs: []string{"**", "//tsconfig.base.json"}, Outputs: []string{"dist/**"}}
+	h := New(Options{Workspace: ws})
+	files, err := h.Inputs(context.Background(), p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"//tsconfig.base.json", "etc-link", "src/main.ts"}
+	if !reflect.DeepEqual(files, want) {
+		t.Fatalf("inputs %v, want %v", files, want)
+	}
+	m, err := h.Manifest(context.Background(), p, task, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Files["etc-link"]; got != HashBytes([]byte("symlink\x00/etc")) {
+		t.Fatalf("symlink hashed as %s, not as its target text", got)
+	}
+	if m.Files["//tsconfig.base.json"] != HashBytes([]byte("{}")) || m.Global["tsconfig.base.json"] != HashBytes([]byte("{}")) {
+		t.Fatalf("root file missing: files %v global %v", m.Files, m.Global)
+	}
+
+	// The default inputs follow the same rules.
+	task.Inputs = nil
+	files, err = h.Inputs(context.Background(), p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"etc-link", "src/main.ts"}; !reflect.DeepEqual(files, want) {
+		t.Fatalf("default inputs %v, want %v", files, want)
+	}
+}
+
+// TestRootProjectInputs: the root project's default inputs are the root's own files, not its
+// packages'.
+func TestRootProjectInputs(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "package.json", "{}")
+	write(t, root, "scripts/lint.sh", "lint")
+	write(t, root, "packages/a/a.ts", "a")
+	gitRepo(t, root)
+	ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx"), Projects: []*graph.Project{
+		{Name: "root", Dir: ".", AbsDir: root},
+		{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")},
+	}}
+	ws.Index()
+	p, _ := ws.Project("root")
+	files, err := New(Options{Workspace: ws}).Inputs(context.Background(), p, &graph.Task{ID: "root#lint"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"package.json", "scripts/lint.sh"}; !reflect.DeepEqual(files, want) {
+		t.Fatalf("root inputs %v, want %v", files, want)
+	}
 }

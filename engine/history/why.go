@@ -39,6 +39,23 @@ type Diff struct {
 	// Outputs is true when the declared outputs changed; Version when vx's cache version did.
 	Outputs bool `json:"outputs"`
 	Version bool `json:"version"`
+	// Scripts lists the package.json scripts the command runs whose text changed (or that were
+	// added or removed).
+	Scripts []string `json:"scripts"`
+	// Global lists the workspace's global input files (root-relative) that moved.
+	Global FileDiff `json:"global"`
+	// Packages lists the external packages whose resolved version moved in the lockfile.
+	Packages []PackageChange `json:"packages"`
+	// Lockfile is true when a lockfile vx cannot parse changed.
+	Lockfile bool `json:"lockfile"`
+}
+
+// PackageChange is an external package whose resolved version(s) moved; an empty side means it
+// was added or removed.
+type PackageChange struct {
+	Name   string `json:"name"`
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 // FileDiff lists input files (relative to the project) that were added, removed or modified.
@@ -67,6 +84,9 @@ type Root struct {
 	Files   FileDiff       `json:"files"`
 	Env     []string       `json:"env"`
 	Command *CommandChange `json:"command"`
+	// Scripts and Packages are the root's moved scripts and packages, when any moved.
+	Scripts  []string        `json:"scripts,omitempty"`
+	Packages []PackageChange `json:"packages,omitempty"`
 }
 
 // Explain answers why taskID ran as it did in runID (whole or a prefix; "" for the latest run that
@@ -171,8 +191,16 @@ func reason(w *Why) string {
 		return "vx's cache version changed"
 	case d.Command != nil:
 		return "the command changed"
+	case len(d.Scripts) > 0:
+		return "the package script it runs changed"
 	case len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified) > 0:
 		return "input files changed"
+	case len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0:
+		return "global input files changed"
+	case len(d.Packages) > 0:
+		return "resolved external packages changed"
+	case d.Lockfile:
+		return "the lockfile changed"
 	case len(d.Env) > 0:
 		return "environment changed"
 	case d.Outputs:
@@ -184,8 +212,12 @@ func reason(w *Why) string {
 }
 
 func emptyDiff() Diff {
-	return Diff{Files: FileDiff{Added: []string{}, Removed: []string{}, Modified: []string{}}, Env: []string{},
-		Upstream: []UpstreamChange{}}
+	return Diff{Files: emptyFiles(), Env: []string{}, Upstream: []UpstreamChange{}, Scripts: []string{},
+		Global: emptyFiles(), Packages: []PackageChange{}}
+}
+
+func emptyFiles() FileDiff {
+	return FileDiff{Added: []string{}, Removed: []string{}, Modified: []string{}}
 }
 
 func loadManifest(ctx context.Context, st *store.Store, hash string) (*hasher.Manifest, bool, error) {
@@ -223,10 +255,18 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		return nil
 	}
 	d := diffManifests(before, after)
-	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env) > 0 || d.Command != nil ||
-		d.Outputs || d.Version
+	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages) > 0 ||
+		d.Command != nil || d.Outputs || d.Version || d.Lockfile ||
+		len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
 	if own {
-		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command}
+		root := Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command}
+		if len(d.Scripts) > 0 {
+			root.Scripts = d.Scripts
+		}
+		if len(d.Packages) > 0 {
+			root.Packages = d.Packages
+		}
+		roots[u.TaskID] = root
 	}
 	for _, next := range d.Upstream {
 		if err := findRoots(ctx, st, next, roots, seen); err != nil {
@@ -236,23 +276,53 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 	return nil
 }
 
+// diffFiles lists what moved between two file → hash maps.
+func diffFiles(before, after map[string]string) FileDiff {
+	d := emptyFiles()
+	for p, h := range after {
+		if old, ok := before[p]; !ok {
+			d.Added = append(d.Added, p)
+		} else if old != h {
+			d.Modified = append(d.Modified, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			d.Removed = append(d.Removed, p)
+		}
+	}
+	sort.Strings(d.Added)
+	sort.Strings(d.Removed)
+	sort.Strings(d.Modified)
+	return d
+}
+
+// movedKeys lists the keys whose value differs between two maps (added and removed ones too).
+func movedKeys(before, after map[string]string) []string {
+	moved := []string{}
+	for k, v := range after {
+		if old, ok := before[k]; !ok || old != v {
+			moved = append(moved, k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			moved = append(moved, k)
+		}
+	}
+	sort.Strings(moved)
+	return moved
+}
+
 func diffManifests(before, after *hasher.Manifest) Diff {
 	d := emptyDiff()
-	for p, h := range after.Files {
-		if old, ok := before.Files[p]; !ok {
-			d.Files.Added = append(d.Files.Added, p)
-		} else if old != h {
-			d.Files.Modified = append(d.Files.Modified, p)
-		}
+	d.Files = diffFiles(before.Files, after.Files)
+	d.Global = diffFiles(before.Global, after.Global)
+	d.Scripts = movedKeys(before.Scripts, after.Scripts)
+	for _, name := range movedKeys(before.Packages, after.Packages) {
+		d.Packages = append(d.Packages, PackageChange{Name: name, Before: before.Packages[name], After: after.Packages[name]})
 	}
-	for p := range before.Files {
-		if _, ok := after.Files[p]; !ok {
-			d.Files.Removed = append(d.Files.Removed, p)
-		}
-	}
-	sort.Strings(d.Files.Added)
-	sort.Strings(d.Files.Removed)
-	sort.Strings(d.Files.Modified)
+	d.Lockfile = before.Lockfile != after.Lockfile
 	envNames := map[string]bool{}
 	for k, v := range after.Env {
 		if old, ok := before.Env[k]; !ok || old != v {

@@ -68,7 +68,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := hasher.New(hasher.Options{Root: o.Workspace.Root, CacheDir: o.Workspace.CacheDir, Stats: stats,
+	h := hasher.New(hasher.Options{Workspace: o.Workspace, Stats: stats,
 		Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {

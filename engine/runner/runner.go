@@ -112,6 +112,11 @@ type node struct {
 	ok         bool // hit or miss
 	key        string
 	exec       store.Execution
+	// A persistent task releases its dependents once its key is known (they run beside it), and
+	// is stopped through stop when the last of them has finished.
+	released bool
+	stop     context.CancelFunc
+	stopped  bool
 }
 
 // outcome is what a worker answers for one task.
@@ -124,9 +129,17 @@ type outcome struct {
 	replay   []byte // the log to show for a hit
 }
 
+// keyed says that a persistent task's key is known and its command is starting.
+type keyed struct {
+	n   *node
+	key string
+}
+
 type runState struct {
-	opts    Options
-	st      *store.Store
+	opts Options
+	st   *store.Store
+	// keyed receives persistent tasks as their commands start; nil outside schedule.
+	keyed   chan keyed
 	hasher  *hasher.Hasher
 	masker  *mask.Masker
 	display *display
@@ -181,7 +194,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	r := &runState{
 		opts: opts, st: st, enc: enc, dec: dec,
 		masker: mask.New(secrets...),
-		hasher: hasher.New(hasher.Options{Root: opts.Workspace.Root, CacheDir: opts.Workspace.CacheDir, Stats: stats,
+		hasher: hasher.New(hasher.Options{Workspace: opts.Workspace, Stats: stats,
 			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
 	}
 	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
@@ -290,6 +303,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 	dbctx := context.WithoutCancel(ctx)
 	workers := r.opts.Concurrency
 	results := make(chan outcome, len(nodes))
+	r.keyed = make(chan keyed, len(nodes))
 	var wg sync.WaitGroup
 	defer wg.Wait()
 
@@ -311,23 +325,61 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		}
 		batch = store.Batch{}
 	}
+	// stopServer stops a persistent task once every dependent it was started for has finished.
+	stopServer := func(d *node) {
+		if d.stop == nil || d.stopped || d.done {
+			return
+		}
+		for _, x := range d.dependents {
+			if !x.done {
+				return
+			}
+		}
+		d.stopped = true
+		d.stop()
+	}
 	finish := func(n *node, e store.Execution) {
 		n.done = true
 		n.exec = e
 		batch.Executions = append(batch.Executions, e)
 		r.display.finished(e)
 		r.event(taskEvent(e, r.display.doneCount(), len(nodes)))
+		for _, d := range n.deps {
+			if d.task.Persistent {
+				stopServer(d)
+			}
+		}
+	}
+	release := func(n *node) {
+		if n.released {
+			return
+		}
+		n.released = true
+		for _, d := range n.dependents {
+			if d.pending--; d.pending == 0 && !d.done {
+				heap.Push(ready, d)
+			}
+		}
 	}
 
 	lastFlush := r.opts.Now()
-	running, decided := 0, 0
+	running, servers, decided := 0, 0, 0
 	stopping := false
 	done := ctx.Done()
 	for decided < len(nodes) {
-		for !stopping && running < workers && ready.Len() > 0 {
+		for !stopping && ready.Len() > 0 && (running < workers || (*ready)[0].task.Persistent) {
 			n := heap.Pop(ready).(*node)
 			n.started = true
-			running++
+			taskCtx := ctx
+			if n.task.Persistent {
+				// A server takes no worker: it waits on its dependents, not the other way round.
+				servers++
+				var stop context.CancelFunc
+				taskCtx, stop = context.WithCancel(ctx)
+				n.stop = stop
+			} else {
+				running++
+			}
 			depKeys := make(map[string]string, len(n.deps))
 			for _, d := range n.deps {
 				depKeys[d.task.ID] = d.key
@@ -336,21 +388,51 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results <- r.execute(ctx, n, depKeys)
+				results <- r.execute(taskCtx, n, depKeys)
 			}()
 		}
-		if running == 0 {
+		if running == 0 && (ready.Len() == 0 || stopping) && servers > 0 {
+			// Nothing else can start (once every server has released its dependents): stop the
+			// servers that were started for dependents.
+			settled := true
+			for _, n := range nodes {
+				if n.stop != nil && !n.done && !n.released {
+					settled = stopping
+				}
+			}
+			for _, n := range nodes {
+				if settled && n.stop != nil && !n.done && !n.stopped && len(n.dependents) > 0 {
+					n.stopped = true
+					n.stop()
+				}
+			}
+		}
+		if running+servers == 0 {
 			break
 		}
 		select {
 		case <-done:
 			stopping, done = true, nil
 			continue
+		case k := <-r.keyed:
+			k.n.key = k.key
+			release(k.n)
 		case o := <-results:
-			running--
 			n := o.n
+			if n.task.Persistent {
+				servers--
+				n.stop()
+				if n.stopped && o.exec.Status == history.StatusCancelled && ctx.Err() == nil {
+					// Stopped by vx after its dependents finished: it served them and passed.
+					o.exec.Status = history.StatusMiss
+				}
+			} else {
+				running--
+			}
 			decided++
-			n.key = o.key
+			if n.key == "" {
+				n.key = o.key
+			}
 			if o.manifest != nil && o.exec.Status != history.StatusHit {
 				// A hit's manifest was kept when its entry was made.
 				batch.Manifests = append(batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: n.task.ID, Manifest: o.manifest})
@@ -365,11 +447,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 			switch o.exec.Status {
 			case history.StatusHit, history.StatusMiss:
 				n.ok = true
-				for _, d := range n.dependents {
-					if d.pending--; d.pending == 0 && !d.done {
-						heap.Push(ready, d)
-					}
-				}
+				release(n)
 			case history.StatusCancelled:
 			default:
 				decided += r.block(n, n.task.ID, finish)
@@ -392,7 +470,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		}
 		var waiting []string
 		for _, d := range n.deps {
-			if !d.ok {
+			if !d.ok && !d.released {
 				waiting = append(waiting, d.task.ID)
 			}
 		}

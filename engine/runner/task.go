@@ -69,6 +69,10 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 		}
 	}
 
+	if t.Persistent && r.keyed != nil {
+		r.keyed <- keyed{n: n, key: key} // its dependents start beside it now
+	}
+
 	// A miss: run the command.
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if t.Timeout > 0 {
