@@ -4,26 +4,132 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/store"
 )
 
+// An output's archive path is relative to its project folder, or "//"-prefixed and relative to the
+// workspace root for an output outside the project ("//dist/apps/web/main.js").
+
+// outputSet is a task's declared outputs, resolved against the workspace root.
+type outputSet struct {
+	root     string // absolute workspace root
+	dir      string // the project folder, root-relative
+	stateRel string // the state folder, root-relative ("" when outside the root)
+	set      *pathglob.Set
+	globs    []pathglob.Glob
+}
+
+func newOutputSet(ws *graph.Workspace, p *graph.Project, t *graph.Task) (*outputSet, error) {
+	set, err := pathglob.NewSet(p.Dir, t.Outputs)
+	if err != nil {
+		return nil, fmt.Errorf("outputs of %s: %w", t.ID, err)
+	}
+	globs, _ := pathglob.ParseAll(t.Outputs)
+	o := &outputSet{root: ws.Root, dir: p.Dir, set: set, globs: globs}
+	if rel, err := filepath.Rel(ws.Root, ws.CacheDir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		o.stateRel = filepath.ToSlash(rel)
+	}
+	return o, nil
+}
+
+// rootRel maps an archive path to its root-relative path; ok is false for a path that leaves the
+// workspace or is not clean.
+func (o *outputSet) rootRel(name string) (string, bool) {
+	rel, fromRoot := strings.CutPrefix(name, pathglob.RootPrefix)
+	if rel == "" || path.Clean(rel) != rel || path.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	if !fromRoot && o.dir != "." {
+		rel = o.dir + "/" + rel
+	}
+	return rel, true
+}
+
+// archiveName maps a root-relative path to its archive path.
+func (o *outputSet) archiveName(rootRel string) string {
+	switch {
+	case o.dir == ".":
+		return rootRel
+	case strings.HasPrefix(rootRel, o.dir+"/"):
+		return rootRel[len(o.dir)+1:]
+	}
+	return pathglob.RootPrefix + rootRel
+}
+
+// allowed reports whether a root-relative path is one the task declares as an output.
+func (o *outputSet) allowed(rootRel string) bool {
+	if o.stateRel != "" && (rootRel == o.stateRel || strings.HasPrefix(rootRel, o.stateRel+"/")) {
+		return false
+	}
+	return rootRel != ".git" && !strings.HasPrefix(rootRel, ".git/") && o.set.Match(rootRel)
+}
+
+// list answers the files and symlinks on disk matching the outputs, root-relative and sorted. It
+// never descends through a symlinked folder: a symlink is an output itself.
+func (o *outputSet) list() ([]string, error) {
+	fsys := os.DirFS(o.root)
+	found := map[string]bool{}
+	for _, g := range o.globs {
+		if g.Negated {
+			continue
+		}
+		matches, err := doublestar.Glob(fsys, g.FromRoot(o.dir), doublestar.WithFilesOnly(), doublestar.WithNoFollow())
+		if err != nil {
+			return nil, fmt.Errorf("glob %q: %w", g.String(), err)
+		}
+		for _, m := range matches {
+			if o.allowed(m) {
+				found[m] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(found))
+	for f := range found {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// linkInside reports whether a symlink at rootRel with target stays inside the workspace.
+func linkInside(rootRel, target string) bool {
+	if filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
+		return false // an absolute target names one machine's folders, and may lie anywhere
+	}
+	resolved := path.Clean(path.Join(path.Dir(rootRel), filepath.ToSlash(target)))
+	return resolved != ".." && !strings.HasPrefix(resolved, "../")
+}
+
 // archive packs the task's declared outputs as a tar.zst archive and lists them. No outputs
-// declared (or none found) answers a nil archive.
+// declared (or none found) answers a nil archive. A symlink is archived as a symlink, and only
+// when it points inside the workspace; one that points outside is left out with a notice.
 func (r *runState) archive(p *graph.Project, t *graph.Task) ([]byte, []store.OutputFile, error) {
 	if len(t.Outputs) == 0 {
 		return nil, nil, nil
 	}
-	paths, err := hasher.GlobFiles(p.AbsDir, t.Outputs)
+	o, err := newOutputSet(r.opts.Workspace, p, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, err := o.list()
 	if err != nil {
 		return nil, nil, fmt.Errorf("outputs of %s: %w", t.ID, err)
 	}
@@ -34,26 +140,34 @@ func (r *runState) archive(p *graph.Project, t *graph.Task) ([]byte, []store.Out
 	tw := tar.NewWriter(&buf)
 	files := make([]store.OutputFile, 0, len(paths))
 	for _, rel := range paths {
-		abs := filepath.Join(p.AbsDir, filepath.FromSlash(rel))
+		abs := filepath.Join(o.root, filepath.FromSlash(rel))
+		name := o.archiveName(rel)
 		fi, err := os.Lstat(abs)
 		if err != nil {
-			return nil, nil, fmt.Errorf("output %s of %s: %w", rel, t.ID, err)
+			return nil, nil, fmt.Errorf("output %s of %s: %w", name, t.ID, err)
 		}
-		f := store.OutputFile{Path: rel, Mode: uint32(fi.Mode().Perm())}
-		hdr := &tar.Header{Name: rel, Mode: int64(fi.Mode().Perm()), Format: tar.FormatPAX}
+		f := store.OutputFile{Path: name, Mode: uint32(fi.Mode().Perm())}
+		hdr := &tar.Header{Name: name, Mode: int64(fi.Mode().Perm()), Format: tar.FormatPAX}
 		var content []byte
-		if fi.Mode()&os.ModeSymlink != 0 {
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
 			if f.Link, err = os.Readlink(abs); err != nil {
-				return nil, nil, fmt.Errorf("output %s of %s: %w", rel, t.ID, err)
+				return nil, nil, fmt.Errorf("output %s of %s: %w", name, t.ID, err)
+			}
+			if !linkInside(rel, f.Link) {
+				r.display.notice(t.ID, fmt.Sprintf("vx: output %s is a symlink to %s, outside the workspace: not cached", name, f.Link))
+				continue
 			}
 			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, f.Link
-		} else {
+		case fi.Mode().IsRegular():
 			if content, err = os.ReadFile(abs); err != nil {
-				return nil, nil, fmt.Errorf("output %s of %s: %w", rel, t.ID, err)
+				return nil, nil, fmt.Errorf("output %s of %s: %w", name, t.ID, err)
 			}
 			f.Size = int64(len(content))
 			f.Hash = hasher.HashBytes(content)
 			hdr.Typeflag, hdr.Size = tar.TypeReg, f.Size
+		default:
+			continue // a socket, a fifo, a device: not an output vx can carry
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)
@@ -66,60 +180,162 @@ func (r *runState) archive(p *graph.Project, t *graph.Task) ([]byte, []store.Out
 	if err := tw.Close(); err != nil {
 		return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)
 	}
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
 	return r.enc.EncodeAll(buf.Bytes(), nil), files, nil
 }
 
-// restore brings a hit's outputs back where they differ from the archive and answers its log.
-// ok is false when a blob is missing or corrupt, or a file could not be written: then the task runs.
-func (r *runState) restore(ctx context.Context, p *graph.Project, e store.Entry) (log []byte, ok bool) {
-	log, err := r.st.CAS().Get(e.LogBlob)
+// errBadEntry is a cache entry whose archive does not hold what it lists, or lists what the task
+// does not declare: a miss, and the entry is removed.
+var errBadEntry = errors.New("cache entry does not match its archive or the task's outputs")
+
+// restore brings a hit's outputs back and answers its log; ok is false (a miss) when a blob is
+// missing or corrupt or the entry is bad (then it is removed), or a file could not be written.
+// After it, the files matching the task's outputs are exactly those the entry lists: what differs
+// is written (never through a symlink, only inside the declared outputs, each file's hash checked
+// as it is written) and stale files under the output globs are removed.
+func (r *runState) restore(ctx context.Context, p *graph.Project, t *graph.Task, e store.Entry) (log []byte, ok bool) {
+	o, err := newOutputSet(r.opts.Workspace, p, t)
 	if err != nil {
 		return nil, false
 	}
-	stale := map[string]bool{}
+	log, err = r.st.CAS().GetBounded(e.LogBlob, e.Size)
+	if err != nil {
+		return nil, false
+	}
+	listed := make(map[string]store.OutputFile, len(e.Outputs))
+	var budget int64
 	for _, f := range e.Outputs {
-		if !r.matches(p, f) {
-			stale[f.Path] = true
+		rel, ok := o.rootRel(f.Path)
+		if !ok || !o.allowed(rel) || (f.Link != "" && !linkInside(rel, f.Link)) {
+			r.dropEntry(ctx, e, fmt.Sprintf("lists %s, which is not one of the task's outputs", f.Path))
+			return nil, false
+		}
+		listed[rel] = f
+		budget += f.Size + 1024
+	}
+	defer r.hasher.Invalidate(p.Dir)
+	wrote, err := r.writeOutputs(ctx, o, e, listed, budget)
+	if err != nil {
+		if errors.Is(err, errBadEntry) {
+			r.dropEntry(ctx, e, err.Error())
+		} else if ctx.Err() == nil {
+			r.display.notice(e.TaskID, fmt.Sprintf("vx: restore: %v", err))
+		}
+		return nil, false
+	}
+	_ = wrote
+	if err := o.removeStale(listed); err != nil {
+		r.display.notice(e.TaskID, fmt.Sprintf("vx: restore: %v", err))
+		return nil, false
+	}
+	return log, true
+}
+
+// dropEntry removes a bad entry so that the task runs and stores a good one.
+func (r *runState) dropEntry(ctx context.Context, e store.Entry, why string) {
+	r.display.notice(e.TaskID, "vx: cache entry "+e.Hash[:min(12, len(e.Hash))]+" removed: "+why)
+	_ = r.st.DeleteEntries(context.WithoutCancel(ctx), []string{e.Hash})
+}
+
+// writeOutputs writes the listed outputs that differ from disk from the entry's archive.
+func (r *runState) writeOutputs(ctx context.Context, o *outputSet, e store.Entry, listed map[string]store.OutputFile, budget int64) (int, error) {
+	stale := map[string]bool{}
+	for rel, f := range listed {
+		if !r.matches(rel, f) {
+			stale[rel] = true
 		}
 	}
 	if len(stale) == 0 {
-		return log, true
+		return 0, nil
 	}
-	blob, err := r.st.CAS().Get(e.OutputsBlob)
+	blob, err := r.st.CAS().GetBounded(e.OutputsBlob, e.Size)
 	if err != nil {
-		return nil, false
+		return 0, fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
 	}
-	raw, err := r.dec.DecodeAll(blob, nil)
+	dec, err := zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(budget)+(1<<20)))
 	if err != nil {
-		return nil, false
+		return 0, err
 	}
-	defer r.hasher.Invalidate(p.Dir)
-	tr := tar.NewReader(bytes.NewReader(raw))
+	defer dec.Close()
+	// The archive can hold no more than what the entry lists: a bomb stops at that bound.
+	limited := &io.LimitedReader{R: dec, N: budget + (64 << 10)}
+	root, err := os.OpenRoot(o.root)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	w := &safeWriter{root: root, dirs: map[string]bool{}}
+	tr := tar.NewReader(limited)
+	seen := map[string]bool{}
 	for {
-		if ctx.Err() != nil {
-			return nil, false
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, false
+			return 0, fmt.Errorf("%w: %v", errBadEntry, err)
 		}
-		if !stale[hdr.Name] {
-			continue
+		rel, ok := o.rootRel(hdr.Name)
+		f, listedOK := listed[rel]
+		if !ok || !listedOK || seen[rel] {
+			return 0, fmt.Errorf("%w: archive entry %q", errBadEntry, hdr.Name)
 		}
-		if err := writeOutput(p.AbsDir, hdr, tr); err != nil {
-			r.display.notice(e.TaskID, fmt.Sprintf("vx: restore %s: %v", hdr.Name, err))
-			return nil, false
+		seen[rel] = true
+		switch {
+		case hdr.Typeflag == tar.TypeSymlink && f.Link != "" && hdr.Linkname == f.Link:
+			if stale[rel] {
+				if err := w.symlink(rel, f.Link); err != nil {
+					return 0, err
+				}
+			}
+		case hdr.Typeflag == tar.TypeReg && f.Link == "" && hdr.Size == f.Size:
+			if stale[rel] {
+				if err := w.file(rel, f, tr); err != nil {
+					return 0, err
+				}
+			}
+		default:
+			return 0, fmt.Errorf("%w: archive entry %q is not what the entry lists", errBadEntry, hdr.Name)
 		}
 	}
-	return log, true
+	for rel := range stale {
+		if !seen[rel] {
+			return 0, fmt.Errorf("%w: the archive lacks %s", errBadEntry, listed[rel].Path)
+		}
+	}
+	return len(stale), nil
 }
 
-// matches reports whether the output on disk is the archived one.
-func (r *runState) matches(p *graph.Project, f store.OutputFile) bool {
-	abs := filepath.Join(p.AbsDir, filepath.FromSlash(f.Path))
+// removeStale deletes the files under the output globs that the entry does not list.
+func (o *outputSet) removeStale(listed map[string]store.OutputFile) error {
+	onDisk, err := o.list()
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(o.root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, rel := range onDisk {
+		if _, ok := listed[rel]; ok {
+			continue
+		}
+		if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale output %s: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+// matches reports whether the output on disk (root-relative) is the archived one.
+func (r *runState) matches(rel string, f store.OutputFile) bool {
+	abs := filepath.Join(r.opts.Workspace.Root, filepath.FromSlash(rel))
 	fi, err := os.Lstat(abs)
 	if err != nil {
 		return false
@@ -131,51 +347,90 @@ func (r *runState) matches(p *graph.Project, f store.OutputFile) bool {
 	if !fi.Mode().IsRegular() || fi.Size() != f.Size || uint32(fi.Mode().Perm()) != f.Mode {
 		return false
 	}
-	sum, err := r.hasher.FileHash(joinRel(p.Dir, f.Path))
+	sum, err := r.hasher.FileHash(rel)
 	return err == nil && sum == f.Hash
 }
 
-func joinRel(dir, rel string) string {
-	if dir == "." || dir == "" {
-		return rel
-	}
-	return dir + "/" + rel
+// safeWriter writes restored outputs beneath the workspace root, never through a symlink: every
+// folder on a path is checked (and made) without following links, and files are written to a
+// temporary name and renamed over the target.
+type safeWriter struct {
+	root *os.Root
+	dirs map[string]bool // folders already checked
 }
 
-// writeOutput writes one archived file under dir through a temporary file and a rename.
-func writeOutput(dir string, hdr *tar.Header, src io.Reader) error {
-	clean := path.Clean(hdr.Name)
-	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return fmt.Errorf("archive path %q leaves the project", hdr.Name)
-	}
-	dst := filepath.Join(dir, filepath.FromSlash(clean))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	switch hdr.Typeflag {
-	case tar.TypeSymlink:
-		_ = os.Remove(dst)
-		return os.Symlink(hdr.Linkname, dst)
-	case tar.TypeReg:
-		tmp, err := os.CreateTemp(filepath.Dir(dst), ".vx-restore-*")
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(tmp, src)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp.Name(), os.FileMode(hdr.Mode).Perm())
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), dst)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-		return err
-	default:
+// parent makes sure the folders holding rel exist and none is a symlink.
+func (w *safeWriter) parent(rel string) error {
+	dir := path.Dir(rel)
+	if dir == "." || w.dirs[dir] {
 		return nil
 	}
+	if err := w.parent(dir); err != nil {
+		return err
+	}
+	fi, err := w.root.Lstat(filepath.FromSlash(dir))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := w.root.Mkdir(filepath.FromSlash(dir), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symlink: vx never restores through one", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is a file where the outputs need a folder", dir)
+	}
+	w.dirs[dir] = true
+	return nil
+}
+
+func (w *safeWriter) symlink(rel, target string) error {
+	if err := w.parent(rel); err != nil {
+		return err
+	}
+	name := filepath.FromSlash(rel)
+	if err := w.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return w.root.Symlink(target, name)
+}
+
+// file writes one regular file from src, checking its content against the recorded hash.
+func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
+	if err := w.parent(rel); err != nil {
+		return err
+	}
+	dir := path.Dir(rel)
+	var tmpName string
+	var tmp *os.File
+	for i := 0; ; i++ {
+		tmpName = filepath.FromSlash(path.Join(dir, fmt.Sprintf(".vx-restore-%d-%d", os.Getpid(), i)))
+		var err error
+		tmp, err = w.root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return err
+		}
+	}
+	sum := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, sum), io.LimitReader(src, f.Size+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && (n != f.Size || hex.EncodeToString(sum.Sum(nil)) != f.Hash) {
+		err = fmt.Errorf("%w: %s does not have its recorded content", errBadEntry, rel)
+	}
+	if err == nil {
+		err = w.root.Chmod(tmpName, os.FileMode(f.Mode).Perm())
+	}
+	if err == nil {
+		err = w.root.Rename(tmpName, filepath.FromSlash(rel))
+	}
+	if err != nil {
+		_ = w.root.Remove(tmpName)
+	}
+	return err
 }

@@ -56,7 +56,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 
 	if t.Cache && !r.opts.Force {
 		if entry, ok, err := r.st.Entry(ctx, key); err == nil && ok {
-			if logData, ok := r.restore(ctx, p, entry); ok {
+			if logData, ok := r.restore(ctx, p, t, entry); ok {
 				e.Status = history.StatusHit
 				e.CacheSource = history.CacheSourceLocal
 				e.ExitCode = intPtr(0)

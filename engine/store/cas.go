@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,6 +81,38 @@ func (c *CAS) Get(hash string) ([]byte, error) {
 	}
 	sum := sha256.Sum256(data)
 	if hex.EncodeToString(sum[:]) != hash {
+		return nil, ErrMissing
+	}
+	return data, nil
+}
+
+// GetBounded reads the blob named hash as Get does, but only from a regular file (never through a
+// symlink, never a device) of at most max bytes: anything else is ErrMissing.
+func (c *CAS) GetBounded(hash string, max int64) ([]byte, error) {
+	if hash == "" {
+		return nil, ErrMissing
+	}
+	f, err := openNoFollow(c.Path(hash))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
+		return nil, ErrMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", hash, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", hash, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, ErrMissing
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", hash, err)
+	}
+	sum := sha256.Sum256(data)
+	if int64(len(data)) > max || hex.EncodeToString(sum[:]) != hash {
 		return nil, ErrMissing
 	}
 	return data, nil
