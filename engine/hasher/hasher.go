@@ -7,6 +7,9 @@ package hasher
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,8 +17,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,16 +65,44 @@ type Manifest struct {
 	Lockfile string `json:"lockfile,omitempty"`
 	// Deps maps each task this one depends on to its cache key.
 	Deps map[string]string `json:"deps"`
+
+	// salted maps "env\x00NAME" and "exec\x00NAME" to the salted digest of a secret value that
+	// the stored form shows in place of the key digest.
+	salted map[string]string
 }
 
-// Key is the manifest's cache key: the SHA-256 of its JSON encoding.
-func (m *Manifest) Key() (string, []byte, error) {
+// Key is the manifest's cache key, the SHA-256 of its JSON encoding, and the manifest as it is
+// stored: there a secret's value reads as a digest salted with the workspace's own salt, where
+// the key holds one every checkout computes alike.
+func (m *Manifest) Key() (key string, stored []byte, err error) {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
 	}
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), data, nil
+	if stored, err = json.Marshal(m.storedForm()); err != nil {
+		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
+	}
+	return hex.EncodeToString(sum[:]), stored, nil
+}
+
+// storedForm is the manifest with every secret's key digest replaced by its salted digest.
+func (m *Manifest) storedForm() *Manifest {
+	if len(m.salted) == 0 {
+		return m
+	}
+	c := *m
+	c.Env, c.ExecEnv = maps.Clone(m.Env), maps.Clone(m.ExecEnv)
+	for field, digest := range m.salted {
+		kind, name, _ := strings.Cut(field, "\x00")
+		if kind == "env" {
+			c.Env[name] = digest
+		} else {
+			c.ExecEnv[name] = digest
+		}
+	}
+	c.salted = nil
+	return &c
 }
 
 // ParseManifest decodes a manifest kept in the index.
@@ -81,10 +114,24 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// SecretDigest is what a secret value reads as in a manifest.
-func SecretDigest(value string) string {
-	sum := sha256.Sum256([]byte(value))
-	return "secret:sha256:" + hex.EncodeToString(sum[:])
+// secretKeyIterations makes a guess at a secret from a cache key cost as much as a password
+// hash: the key's digest must be one every checkout computes alike, so it cannot be salted.
+const secretKeyIterations = 100_000
+
+// secretKeyDigest is what a secret value reads as in the manifest a key is computed from.
+func secretKeyDigest(value string) string {
+	sum, err := pbkdf2.Key(sha256.New, value, []byte("vx secret key digest"), secretKeyIterations, 32)
+	if err != nil {
+		panic(err) // only for a key length out of range
+	}
+	return "secret:pbkdf2:" + hex.EncodeToString(sum)
+}
+
+// secretSaltedDigest is what a secret value reads as wherever the manifest is stored or printed.
+func secretSaltedDigest(salt []byte, value string) string {
+	mac := hmac.New(sha256.New, salt)
+	mac.Write([]byte(value))
+	return "secret:salted:" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // Options configure a Hasher.
@@ -101,6 +148,8 @@ type Options struct {
 	Debug io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Salt is the workspace's secret salt (store.Salt); nil for a random one of this hasher's own.
+	Salt []byte
 	// Workspace, when set, gives the project folders (a project's inputs never include the files
 	// of a project nested inside it) and the global input globs; Root and CacheDir default to its.
 	Workspace *graph.Workspace
@@ -131,9 +180,14 @@ type Hasher struct {
 	nested map[string][]string
 
 	globalGlobs []string
-	globalOnce  sync.Once
-	global      map[string]string
-	globalErr   error
+	// secretNames and secretValues are every secret of the workspace, by variable and by value.
+	secretNames  map[string]bool
+	secretValues map[string]bool
+	keyDigests   map[string]string // secret value → key digest, computed once
+	salt         []byte
+	globalOnce   sync.Once
+	global       map[string]string
+	globalErr    error
 
 	// counters for benchmarks and the debug output
 	statted, hashed int
@@ -152,7 +206,8 @@ func New(opts Options) *Hasher {
 		stats = map[string]store.FileStat{}
 	}
 	h := &Hasher{opts: opts, stats: stats, updates: map[string]store.FileStat{},
-		listings: map[string][]string{}, stale: map[string]bool{}}
+		listings: map[string][]string{}, stale: map[string]bool{},
+		secretNames: map[string]bool{}, secretValues: map[string]bool{}, keyDigests: map[string]string{}}
 	if ws := opts.Workspace; ws != nil {
 		if h.opts.Root == "" {
 			h.opts.Root = ws.Root
@@ -166,6 +221,24 @@ func New(opts Options) *Hasher {
 		}
 		h.nested = nestedDirs(dirs)
 		h.globalGlobs = ws.GlobalInputs
+		for _, id := range ws.TaskIDs() {
+			t, _ := ws.Task(id)
+			for _, name := range t.SecretNames() {
+				h.secretNames[name] = true
+				if v := opts.Getenv(name); v != "" {
+					h.secretValues[v] = true
+				}
+			}
+		}
+		for _, v := range ws.Secrets {
+			if v != "" {
+				h.secretValues[v] = true
+			}
+		}
+	}
+	if h.salt = opts.Salt; h.salt == nil {
+		h.salt = make([]byte, 32)
+		_, _ = rand.Read(h.salt)
 	}
 	opts = h.opts
 	if rel, err := filepath.Rel(opts.Root, opts.CacheDir); err == nil && opts.CacheDir != "" && rel != "." && !strings.HasPrefix(rel, "..") {
@@ -222,11 +295,16 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 	}
 	m.Global = global
 	for _, name := range t.Env {
-		m.Env[name] = h.opts.Getenv(name)
+		v := h.opts.Getenv(name)
+		if h.isSecret(t, name, v) {
+			h.putSecret(m, "env", name, v)
+		} else {
+			m.Env[name] = v
+		}
 	}
 	for name, v := range t.ExecEnv {
 		if v.Secret != "" {
-			m.ExecEnv[name] = SecretDigest(h.opts.Getenv(v.Secret))
+			h.putSecret(m, "exec", name, h.opts.Getenv(v.Secret))
 		} else {
 			m.ExecEnv[name] = v.Value
 		}
@@ -265,6 +343,38 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 	return m, nil
 }
 
+// isSecret reports whether an env variable carries a secret: its name is one any task reads a
+// secret from, or its value is a secret's value.
+func (h *Hasher) isSecret(t *graph.Task, name, value string) bool {
+	if h.secretNames[name] || slices.Contains(t.SecretNames(), name) {
+		return true
+	}
+	return value != "" && h.secretValues[value]
+}
+
+// putSecret records a secret value in the manifest: its key digest, and the salted digest the
+// stored form shows.
+func (h *Hasher) putSecret(m *Manifest, kind, name, value string) {
+	h.mu.Lock()
+	digest, ok := h.keyDigests[value]
+	h.mu.Unlock()
+	if !ok {
+		digest = secretKeyDigest(value)
+		h.mu.Lock()
+		h.keyDigests[value] = digest
+		h.mu.Unlock()
+	}
+	if kind == "env" {
+		m.Env[name] = digest
+	} else {
+		m.ExecEnv[name] = digest
+	}
+	if m.salted == nil {
+		m.salted = map[string]string{}
+	}
+	m.salted[kind+"\x00"+name] = secretSaltedDigest(h.salt, value)
+}
+
 // globalFiles hashes the workspace's global inputs, once per hasher: they are the same for every
 // task of a run.
 func (h *Hasher) globalFiles(ctx context.Context) (map[string]string, error) {
@@ -294,6 +404,8 @@ func (h *Hasher) globalFiles(ctx context.Context) (map[string]string, error) {
 }
 
 func (h *Hasher) debug(m *Manifest) {
+	key, _, keyErr := m.Key()
+	m = m.storedForm() // never a secret's key digest: it can be guessed at offline
 	h.debugMu.Lock()
 	defer h.debugMu.Unlock()
 	w := h.opts.Debug
@@ -324,7 +436,7 @@ func (h *Hasher) debug(m *Manifest) {
 	for _, k := range sortedKeys(m.Deps) {
 		fmt.Fprintf(w, "vx hash %s: dep %s %s\n", m.TaskID, k, m.Deps[k])
 	}
-	if key, _, err := m.Key(); err == nil {
+	if keyErr == nil {
 		fmt.Fprintf(w, "vx hash %s: key %s\n", m.TaskID, key)
 	}
 }

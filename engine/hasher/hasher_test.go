@@ -120,7 +120,8 @@ func TestManifestKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	k1, data, _ := m.Key()
-	if strings.Contains(string(data), "sekret") || !strings.Contains(string(data), "secret:sha256:") {
+	if strings.Contains(string(data), "sekret") || strings.Contains(string(data), HashBytes([]byte("sekret"))) ||
+		!strings.Contains(string(data), "secret:salted:") {
 		t.Fatalf("manifest: %s", data)
 	}
 	env["TOK"] = "other"
@@ -264,5 +265,40 @@ func TestRootProjectInputs(t *testing.T) {
 	}
 	if want := []string{"package.json", "scripts/lint.sh"}; !reflect.DeepEqual(files, want) {
 		t.Fatalf("root inputs %v, want %v", files, want)
+	}
+}
+
+// A secret's value never reaches the stored manifest or the debug output, even where the task's
+// env also lists its variable; the key is the same in every checkout (whatever its salt), and the
+// stored digest differs between salts.
+func TestSecretInEnvStaysSecret(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "p/a.txt", "a")
+	p := &graph.Project{Name: "p", Dir: "p", AbsDir: filepath.Join(root, "p")}
+	task := &graph.Task{ID: "p#t", Command: "echo", Inputs: []string{}, Env: []string{"TOK", "COPY"},
+		ExecEnv: map[string]graph.EnvValue{"TOKEN": {Secret: "TOK"}}}
+	ws := &graph.Workspace{Root: root, Projects: []*graph.Project{p}}
+	p.Tasks = map[string]*graph.Task{"t": task}
+	ws.Index()
+	env := map[string]string{"TOK": "hunter2-weak", "COPY": "hunter2-weak"}
+	var keys, stored []string
+	for _, salt := range []string{"salt-one-0123456789", "salt-two-0123456789"} {
+		var debug strings.Builder
+		h := New(Options{Workspace: ws, Salt: []byte(salt), Debug: &debug, Getenv: func(k string) string { return env[k] }})
+		m, err := h.Manifest(context.Background(), p, task, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, data, _ := m.Key()
+		for _, where := range []string{string(data), debug.String()} {
+			if strings.Contains(where, "hunter2") || strings.Contains(where, HashBytes([]byte("hunter2-weak"))) ||
+				strings.Contains(where, secretKeyDigest("hunter2-weak")) {
+				t.Fatalf("the secret (or a digest of it without salt) was written: %s", where)
+			}
+		}
+		keys, stored = append(keys, key), append(stored, string(data))
+	}
+	if keys[0] != keys[1] || stored[0] == stored[1] {
+		t.Fatalf("keys %v (want equal), stored manifests equal: %v", keys, stored[0] == stored[1])
 	}
 }

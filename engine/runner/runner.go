@@ -175,6 +175,10 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	salt, err := store.Salt(st.Dir(), true)
+	if err != nil {
+		return nil, err
+	}
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
 	for _, n := range nodes {
 		for _, name := range n.task.SecretNames() {
@@ -194,7 +198,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	r := &runState{
 		opts: opts, st: st, enc: enc, dec: dec,
 		masker: mask.New(secrets...),
-		hasher: hasher.New(hasher.Options{Workspace: opts.Workspace, Stats: stats,
+		hasher: hasher.New(hasher.Options{Workspace: opts.Workspace, Stats: stats, Salt: salt,
 			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
 	}
 	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
