@@ -401,10 +401,16 @@ func (b *build) templates(r reader, top map[string]any) (map[string]*taskSpec, e
 }
 
 func checkTaskName(r reader, name string) error {
-	if name == "" || strings.ContainsAny(name, "#^ \t\n") {
-		return r.errAt(join("tasks", name), "%q is not a task name (no spaces, # or ^)", name)
+	if name == "" || strings.ContainsAny(name, "#^ \t\n") || hasControl(name) {
+		return r.errAt(join("tasks", name), "%q is not a task name (no spaces, control characters, # or ^)", name)
 	}
 	return nil
+}
+
+// hasControl reports whether s holds a control character (a terminal escape sequence starts with
+// one): names are printed to terminals, raw.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
 }
 
 // projects builds every project with its tasks: the templates, then the project's own fields on
@@ -429,6 +435,9 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 			p.Name = filepath.Base(b.root)
 		}
 		if d.pkg != nil && d.pkg.Name != "" {
+			if hasControl(d.pkg.Name) {
+				return nil, &vxerr.ConfigError{File: d.pkgFile, Msg: fmt.Sprintf("name %q holds a control character", d.pkg.Name)}
+			}
 			p.Name, p.NameOrigin = d.pkg.Name, graph.Origin{File: d.pkgFile}
 			byPkgName[d.pkg.Name] = ""
 			pkgDeps[p] = depNames(d.pkg)
@@ -444,7 +453,7 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 				if p.Name, err = r.str("name", v); err != nil {
 					return nil, err
 				}
-				if p.Name == "" || strings.ContainsAny(p.Name, "# \t\n") {
+				if p.Name == "" || strings.ContainsAny(p.Name, "# \t\n") || hasControl(p.Name) {
 					return nil, r.errAt("name", "%q is not a project name", p.Name)
 				}
 				p.NameOrigin = r.origin("name")
