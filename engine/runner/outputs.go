@@ -196,41 +196,63 @@ var errBadEntry = errors.New("cache entry does not match its archive or the task
 // is written (never through a symlink, only inside the declared outputs, each file's hash checked
 // as it is written) and stale files under the output globs are removed.
 func (r *runState) restore(ctx context.Context, p *graph.Project, t *graph.Task, e store.Entry) (log []byte, ok bool) {
-	o, err := newOutputSet(r.opts.Workspace, p, t)
+	log, err := r.st.CAS().GetBounded(e.LogBlob, e.Size)
 	if err != nil {
 		return nil, false
 	}
-	log, err = r.st.CAS().GetBounded(e.LogBlob, e.Size)
-	if err != nil {
-		return nil, false
+	defer r.hasher.Invalidate(p.Dir)
+	blob := func() ([]byte, error) { return r.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
+	err = extract(ctx, r.opts.Workspace, p, t, e.Outputs, blob, r.matches)
+	switch {
+	case err == nil:
+		return log, true
+	case errors.Is(err, errBadEntry):
+		r.dropEntry(ctx, e, err.Error())
+	case ctx.Err() == nil:
+		r.display.notice(e.TaskID, fmt.Sprintf("vx: restore: %v", err))
 	}
-	listed := make(map[string]store.OutputFile, len(e.Outputs))
+	return nil, false
+}
+
+// ExtractOutputs restores a cache entry's outputs — the files it lists and the archive (tar.zst)
+// holding them — for task t of project p, with every check a hit makes: only paths the task
+// declares as outputs, beneath the workspace and never through a symlink, no more bytes than the
+// listing says, each file's hash checked; then stale files under the output globs are removed.
+// An error wrapping ErrBadEntry means the entry itself is wrong.
+func ExtractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, archive []byte) error {
+	blob := func() ([]byte, error) { return archive, nil }
+	return extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false })
+}
+
+// ErrBadEntry is a cache entry whose archive does not hold what it lists, or that lists what the
+// task does not declare.
+var ErrBadEntry = errBadEntry
+
+// extract checks the listing against the task's outputs, writes what differs on disk (matches
+// says what does not) from the archive blob reads, and removes stale outputs.
+func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool) error {
+	o, err := newOutputSet(ws, p, t)
+	if err != nil {
+		return err
+	}
+	listed := make(map[string]store.OutputFile, len(files))
 	var budget int64
-	for _, f := range e.Outputs {
+	for _, f := range files {
 		rel, ok := o.rootRel(f.Path)
-		if !ok || !o.allowed(rel) || (f.Link != "" && !linkInside(rel, f.Link)) {
-			r.dropEntry(ctx, e, fmt.Sprintf("lists %s, which is not one of the task's outputs", f.Path))
-			return nil, false
+		if !ok || !o.allowed(rel) || (f.Link != "" && !linkInside(rel, f.Link)) || f.Size < 0 {
+			return fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
+		}
+		if _, dup := listed[rel]; dup {
+			return fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
 		}
 		listed[rel] = f
 		budget += f.Size + 1024
 	}
-	defer r.hasher.Invalidate(p.Dir)
-	wrote, err := r.writeOutputs(ctx, o, e, listed, budget)
-	if err != nil {
-		if errors.Is(err, errBadEntry) {
-			r.dropEntry(ctx, e, err.Error())
-		} else if ctx.Err() == nil {
-			r.display.notice(e.TaskID, fmt.Sprintf("vx: restore: %v", err))
-		}
-		return nil, false
+	if err := writeOutputs(ctx, o, listed, budget, blob, matches); err != nil {
+		return err
 	}
-	_ = wrote
-	if err := o.removeStale(listed); err != nil {
-		r.display.notice(e.TaskID, fmt.Sprintf("vx: restore: %v", err))
-		return nil, false
-	}
-	return log, true
+	return o.removeStale(listed)
 }
 
 // dropEntry removes a bad entry so that the task runs and stores a good one.
@@ -240,30 +262,31 @@ func (r *runState) dropEntry(ctx context.Context, e store.Entry, why string) {
 }
 
 // writeOutputs writes the listed outputs that differ from disk from the entry's archive.
-func (r *runState) writeOutputs(ctx context.Context, o *outputSet, e store.Entry, listed map[string]store.OutputFile, budget int64) (int, error) {
+func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, budget int64,
+	getBlob func() ([]byte, error), matches func(string, store.OutputFile) bool) error {
 	stale := map[string]bool{}
 	for rel, f := range listed {
-		if !r.matches(rel, f) {
+		if !matches(rel, f) {
 			stale[rel] = true
 		}
 	}
 	if len(stale) == 0 {
-		return 0, nil
+		return nil
 	}
-	blob, err := r.st.CAS().GetBounded(e.OutputsBlob, e.Size)
+	blob, err := getBlob()
 	if err != nil {
-		return 0, fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
+		return fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
 	}
 	dec, err := zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(budget)+(1<<20)))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer dec.Close()
 	// The archive can hold no more than what the entry lists: a bomb stops at that bound.
 	limited := &io.LimitedReader{R: dec, N: budget + (64 << 10)}
 	root, err := os.OpenRoot(o.root)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer root.Close()
 	w := &safeWriter{root: root, dirs: map[string]bool{}}
@@ -271,44 +294,44 @@ func (r *runState) writeOutputs(ctx context.Context, o *outputSet, e store.Entry
 	seen := map[string]bool{}
 	for {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return err
 		}
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("%w: %v", errBadEntry, err)
+			return fmt.Errorf("%w: %v", errBadEntry, err)
 		}
 		rel, ok := o.rootRel(hdr.Name)
 		f, listedOK := listed[rel]
 		if !ok || !listedOK || seen[rel] {
-			return 0, fmt.Errorf("%w: archive entry %q", errBadEntry, hdr.Name)
+			return fmt.Errorf("%w: archive entry %q", errBadEntry, hdr.Name)
 		}
 		seen[rel] = true
 		switch {
 		case hdr.Typeflag == tar.TypeSymlink && f.Link != "" && hdr.Linkname == f.Link:
 			if stale[rel] {
 				if err := w.symlink(rel, f.Link); err != nil {
-					return 0, err
+					return err
 				}
 			}
 		case hdr.Typeflag == tar.TypeReg && f.Link == "" && hdr.Size == f.Size:
 			if stale[rel] {
 				if err := w.file(rel, f, tr); err != nil {
-					return 0, err
+					return err
 				}
 			}
 		default:
-			return 0, fmt.Errorf("%w: archive entry %q is not what the entry lists", errBadEntry, hdr.Name)
+			return fmt.Errorf("%w: archive entry %q is not what the entry lists", errBadEntry, hdr.Name)
 		}
 	}
 	for rel := range stale {
 		if !seen[rel] {
-			return 0, fmt.Errorf("%w: the archive lacks %s", errBadEntry, listed[rel].Path)
+			return fmt.Errorf("%w: the archive lacks %s", errBadEntry, listed[rel].Path)
 		}
 	}
-	return len(stale), nil
+	return nil
 }
 
 // removeStale deletes the files under the output globs that the entry does not list.
