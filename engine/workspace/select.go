@@ -446,13 +446,11 @@ func (s *selector) rangeText() string {
 
 // RebaseFilters rewrites the folders written in filters (./PATH, {PATH}) from relative to dir
 // (a folder relative to the workspace root) to relative to the root, as Select reads them: the CLI
-// reads a path on its command line from the folder it was started in. Other filters, and those
-// that do not parse, come back as they were.
-func RebaseFilters(filters []string, dir string) []string {
+// reads a path on its command line from the folder it was started in. A folder outside the
+// workspace is refused as written; other filters, and those that do not parse (Select names
+// what is wrong with them), come back as they were.
+func RebaseFilters(filters []string, dir string) ([]string, error) {
 	dir = path.Clean(dir)
-	if dir == "." || dir == "" {
-		return filters
-	}
 	out := make([]string, len(filters))
 	for i, f := range filters {
 		out[i] = f
@@ -461,12 +459,18 @@ func RebaseFilters(filters []string, dir string) []string {
 			continue
 		}
 		rebased := path.Join(dir, f[s.dirAt:s.dirEnd])
-		if rebased != "." && rebased != ".." && !strings.HasPrefix(rebased, "../") {
+		if rebased == ".." || strings.HasPrefix(rebased, "../") {
+			return nil, vxerr.Usagef("--filter %q: the folder %s is outside the workspace", f, f[s.dirAt:s.dirEnd])
+		}
+		if dir == "." {
+			continue
+		}
+		if rebased != "." {
 			rebased = "./" + rebased
 		}
 		out[i] = f[:s.dirAt] + rebased + f[s.dirEnd:]
 	}
-	return out
+	return out, nil
 }
 
 // projectClosure lists the projects name depends on (or, reversed, that depend on it), transitively.

@@ -165,16 +165,24 @@ func TestSelectAllLeavesOutPersistentAndNotAll(t *testing.T) {
 }
 
 func TestRebaseFilters(t *testing.T) {
-	got := RebaseFilters([]string{"web", "./web", "..", "../ui...", "!./x/*", "...{./web}[main]", "{../*}", "[HEAD^]", "bad,form"}, "apps")
+	got, err := RebaseFilters([]string{"web", "./web", "..", "../ui...", "!./x/*", "...{./web}[main]", "{../*}", "[HEAD^]", "bad,form"}, "apps")
 	want := []string{"web", "./apps/web", ".", "./ui...", "!./apps/x/*", "...{./apps/web}[main]", "{./*}", "[HEAD^]", "bad,form"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("RebaseFilters from apps = %q, want %q", got, want)
+	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("RebaseFilters from apps = %q (err %v), want %q", got, err, want)
 	}
-	if got := RebaseFilters([]string{"./x"}, "."); got[0] != "./x" {
-		t.Errorf("RebaseFilters from the root changed ./x to %s", got[0])
+	if got, err := RebaseFilters([]string{"./x"}, "."); err != nil || got[0] != "./x" {
+		t.Errorf("RebaseFilters from the root changed ./x to %s (err %v)", got[0], err)
+	}
+	if _, err := RebaseFilters([]string{"web", "!{../../../x}"}, "apps/web"); err == nil ||
+		err.Error() != `--filter "!{../../../x}": the folder ../../../x is outside the workspace` {
+		t.Errorf("a folder outside the workspace: err = %v", err)
 	}
 	ws := filterWorkspace(t.TempDir())
-	if got, err := selected(t, ws, RebaseFilters([]string{"../ui"}, "packages/core")...); err != nil || got != "ui" {
+	rebased, err := RebaseFilters([]string{"../ui"}, "packages/core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := selected(t, ws, rebased...); err != nil || got != "ui" {
 		t.Errorf("../ui from packages/core = %q (err %v), want ui", got, err)
 	}
 }
