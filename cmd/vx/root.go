@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +28,9 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
+		Version:           version,
 	})
+	root.SetVersionTemplate("vx {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.dir, "chdir", "C", "", "run as if vx was started in `DIR`")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error, off (env VX_LOG)")
@@ -37,14 +41,15 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 
 	for _, c := range []*cobra.Command{
 		a.runCmd(), a.showCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
-		a.initCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(),
+		a.initCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
 	} {
 		c.GroupID = groupBuiltin
 		root.AddCommand(withUsage(c))
 	}
 
 	verb := firstVerb(args)
-	if verb == "mcp" || verb == "" || verb == "help" || hasHelpFlag(args) {
+	// The plugin verbs cost a config load: only help and the verbs themselves pay it.
+	if verb == "mcp" || (verb == "" && !hasVersionFlag(args)) || verb == "help" || hasHelpFlag(args) {
 		a.dir = chdirFlag(args)
 		// To serve, importing @vzn/vx-mcp is enough to start (the config is then evaluated per
 		// call, and answers with its error if it does not declare mcp()); help evaluates it.
@@ -65,6 +70,24 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 		}
 	}
 	return root
+}
+
+// versionCmd is `vx version`, which prints what `vx --version` does.
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the vx version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			doc := struct {
+				Version string `json:"version"`
+			}{version}
+			return a.emit(doc, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "vx %s\n", version)
+				return err
+			})
+		},
+	}
 }
 
 // declaresMCP reports whether the workspace declares the mcp() plugin. A config that does not load
@@ -117,6 +140,15 @@ func chdirFlag(args []string) string {
 		}
 	}
 	return ""
+}
+
+func hasVersionFlag(args []string) bool {
+	for _, a := range args {
+		if a == "-v" || a == "--version" {
+			return true
+		}
+	}
+	return false
 }
 
 func hasHelpFlag(args []string) bool {

@@ -31,7 +31,10 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `Run tasks (names like build, or ids like app#build) and everything they depend on, in
 dependency order on a pool of workers. A task whose cache key (command, env, input files, the keys
 of its dependencies) has a cache entry is restored instead of run. Task output goes to stderr,
-each line prefixed with its task id; the run summary goes to stdout.`,
+each line prefixed with its task id; the run summary goes to stdout.
+
+Started in a project's folder (or below it), without --filter, vx run works on that project, as if
+given --filter NAME: its tasks and what they depend on.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !all {
 				return vxerr.Usagef("vx run: name the tasks to run, or --all")
@@ -41,14 +44,22 @@ each line prefixed with its task id; the run summary goes to stdout.`,
 			if err != nil {
 				return err
 			}
-			so := sel.options()
+			so, err := a.selectOptions(ws, &sel)
+			if err != nil {
+				return err
+			}
+			// In a project's folder, vx run is about that project, as turbo's is; an explicit
+			// --filter says otherwise. Silent, as turbo is: docs/cli.md says so.
+			if p := a.folderProject(ws); p != nil && len(sel.filters) == 0 {
+				so.Filters = append([]string{p.Name}, so.Filters...)
+			}
 			so.Tasks, so.All = args, all
 			selection, err := workspace.Select(ctx, ws, so)
 			if err != nil {
 				return err
 			}
 			if len(selection.TaskIDs) == 0 {
-				return vxerr.Usagef("vx run: no task matches %s", describeSelection(args, all, sel))
+				return vxerr.Usagef("vx run: no task matches %s", describeSelection(args, all, so))
 			}
 			workers, _, err := runner.Workers(concurrency, a.getenv)
 			if err != nil {
@@ -74,7 +85,7 @@ each line prefixed with its task id; the run summary goes to stdout.`,
 				if dry == "json" {
 					return writeJSON(a.stdout, plan)
 				}
-				return a.emit(plan, func(w io.Writer) error { return writePlanText(w, plan) })
+				return a.emit(plan, plan.WriteText)
 			}
 			if eventsFD > 0 {
 				events := os.NewFile(uintptr(eventsFD), "events")
@@ -114,7 +125,7 @@ each line prefixed with its task id; the run summary goes to stdout.`,
 	}
 	sel.register(cmd)
 	f := cmd.Flags()
-	f.BoolVar(&all, "all", false, "run every task of the selected projects")
+	f.BoolVar(&all, "all", false, "run every task of the selected projects, except persistent tasks and tasks marked all: false")
 	f.BoolVar(&force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
 	f.BoolVar(&bail, "bail", false, "start no new task after the first failure")
 	f.IntVar(&concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
@@ -127,15 +138,15 @@ each line prefixed with its task id; the run summary goes to stdout.`,
 	return cmd
 }
 
-func describeSelection(args []string, all bool, sel selectFlags) string {
+func describeSelection(args []string, all bool, so workspace.SelectOptions) string {
 	what := strings.Join(args, " ")
 	if all {
 		what = "--all"
 	}
-	for _, f := range sel.filters {
+	for _, f := range so.Filters {
 		what += " --filter " + f
 	}
-	if sel.affected != "" {
+	if so.Affected {
 		what += " --affected"
 	}
 	return what
@@ -213,19 +224,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-func writePlanText(w io.Writer, p *runner.Plan) error {
-	for _, t := range p.Tasks {
-		p50 := "-"
-		if t.P50Ms != nil {
-			p50 = ms(*t.P50Ms)
-		}
-		fmt.Fprintf(w, "%-4s %-30s %s p50 %s\n", t.Cache, t.TaskID, short(t.Hash), p50)
-	}
-	fmt.Fprintf(w, "predicted: wall %s, work %s on %d workers; critical path %s\n", ms(p.WallMs), ms(p.WorkMs), p.Workers,
-		strings.Join(p.CriticalPath, " → "))
-	return nil
 }
 
 func short(h string) string {

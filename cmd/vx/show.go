@@ -1,8 +1,12 @@
 package main
 
 import (
+	"path/filepath"
+	"strings"
+
 	"github.com/spf13/cobra"
 
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/show"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -10,27 +14,86 @@ import (
 // selectFlags are the selection flags every selecting verb shares.
 type selectFlags struct {
 	filters  []string
+	excludes []string
 	affected string
 }
 
 const affectedDefault = "\x00default"
 
 func (f *selectFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&f.filters, "filter", nil, "narrow to projects: a name, a glob, tag:NAME, NAME... (with its dependencies), ...NAME (with its dependents); repeatable")
-	cmd.Flags().StringVar(&f.affected, "affected", "", "narrow to projects with files changed since the merge-base with `REF` (default: the default branch), uncommitted and untracked files, and their dependents")
-	cmd.Flags().Lookup("affected").NoOptDefVal = affectedDefault
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.filters, "filter", nil, "narrow to projects: a name, a glob, tag:NAME, ./PATH or {PATH} (project folders), [REF] (changed since REF); "+
+		"NAME... adds its dependencies, ...NAME its dependents, NAME^... and ...^NAME only those; !F excludes; repeatable")
+	fl.StringArrayVar(&f.excludes, "exclude", nil, "leave out the projects `F` selects, as --filter '!F' does; repeatable")
+	fl.StringVar(&f.affected, "affected", "", "narrow to projects with files changed since the merge-base with `REF` (default: the default branch), uncommitted and untracked files, and their dependents")
+	fl.Lookup("affected").NoOptDefVal = affectedDefault
 }
 
-// options converts the flags to selection options.
-func (f *selectFlags) options() workspace.SelectOptions {
-	opts := workspace.SelectOptions{Filters: f.filters}
+// given reports whether any --filter or --exclude was given.
+func (f *selectFlags) given() bool { return len(f.filters)+len(f.excludes) > 0 }
+
+// selectOptions converts the flags to selection options: --exclude F is the filter !F, and the
+// folders the filters name are read from the working folder, not the root.
+func (a *app) selectOptions(ws *graph.Workspace, f *selectFlags) (workspace.SelectOptions, error) {
+	filters := append([]string(nil), f.filters...)
+	for _, x := range f.excludes {
+		filters = append(filters, "!"+x)
+	}
+	if rel, ok := a.relDir(ws); ok {
+		var err error
+		if filters, err = workspace.RebaseFilters(filters, rel); err != nil {
+			return workspace.SelectOptions{}, err
+		}
+	}
+	opts := workspace.SelectOptions{Filters: filters}
 	if f.affected != "" {
 		opts.Affected = true
 		if f.affected != affectedDefault {
 			opts.AffectedRef = f.affected
 		}
 	}
-	return opts
+	return opts, nil
+}
+
+// relDir is the working folder relative to the workspace root, slash-separated; ok is false
+// when it lies outside (-C names a folder of another tree, say).
+func (a *app) relDir(ws *graph.Workspace) (string, bool) {
+	wd, err := filepath.Abs(a.workDir())
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(ws.Root, wd)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		// The same folder may be spelled through a symbolic link.
+		root, rerr := filepath.EvalSymlinks(ws.Root)
+		real, werr := filepath.EvalSymlinks(wd)
+		if rerr != nil || werr != nil {
+			return "", false
+		}
+		if rel, err = filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// folderProject is the project whose folder holds the working folder (the deepest one), nil at
+// the workspace root, outside every project, or in the root project alone.
+func (a *app) folderProject(ws *graph.Workspace) *graph.Project {
+	rel, ok := a.relDir(ws)
+	if !ok || rel == "." {
+		return nil
+	}
+	var best *graph.Project
+	for _, p := range ws.Projects {
+		if p.Dir == "." || (rel != p.Dir && !strings.HasPrefix(rel, p.Dir+"/")) {
+			continue
+		}
+		if best == nil || len(p.Dir) > len(best.Dir) {
+			best = p
+		}
+	}
+	return best
 }
 
 func (a *app) showCmd() *cobra.Command {
@@ -44,7 +107,11 @@ func (a *app) showCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := show.Options{Select: sel.options()}
+			so, err := a.selectOptions(ws, &sel)
+			if err != nil {
+				return err
+			}
+			opts := show.Options{Select: so}
 			if len(args) == 1 {
 				opts.Target = args[0]
 			}

@@ -84,12 +84,13 @@ type HistoryTask struct {
 	NotReady          []string `json:"notReady,omitempty"`
 }
 
-// TaskStats are one task's statistics. Durations count executions that ran the command (a hit's
-// duration is a restore, not the task's).
+// TaskStats are one task's statistics. Durations count executions that ran the command and passed
+// (a hit's duration is a restore, a failure's says little of the task's).
 type TaskStats struct {
 	TaskID     string `json:"taskId"`
 	Executions int    `json:"executions"`
-	// P50Ms and P99Ms are null when the task never ran in the window.
+	// P50Ms and P99Ms are the duration percentiles of the executions that ran the command and
+	// passed (CountsForDuration); null when none did in the window.
 	P50Ms *int64 `json:"p50Ms"`
 	P99Ms *int64 `json:"p99Ms"`
 	// SuccessRate is passes over executions that reached a verdict; HitRate hits over executions
@@ -256,8 +257,8 @@ func rankStats(stats []TaskStats) {
 type taskAcc struct {
 	lastStatus string
 	executions int
-	// ran are the durations of the executions that ran the command (misses, failures, timeouts).
-	ran []time.Duration
+	// timed are the durations of the executions that count for the percentiles (CountsForDuration).
+	timed []time.Duration
 	// Executions that passed, reached a verdict, hit, consulted the cache, failed, timed out.
 	passed, verdicts, hits, consulted, failed, timeouts int
 
@@ -286,8 +287,10 @@ func (a *taskAcc) add(status string, dur, cpu time.Duration, peakRSS int64) {
 			a.timeouts++
 		}
 	}
+	if CountsForDuration(status) {
+		a.timed = append(a.timed, dur)
+	}
 	if status == StatusMiss || status == StatusFailed || status == StatusTimedOut {
-		a.ran = append(a.ran, dur)
 		a.maxPeakRSS = max(a.maxPeakRSS, peakRSS)
 		a.maxParallelism = math.Max(a.maxParallelism, parallelism(status, cpu, dur))
 	}
@@ -297,8 +300,8 @@ func (a *taskAcc) add(status string, dur, cpu time.Duration, peakRSS int64) {
 func (a *taskAcc) stats(taskID string, flaky bool) TaskStats {
 	s := TaskStats{TaskID: taskID, Executions: a.executions, LastStatus: a.lastStatus,
 		MaxPeakRssBytes: a.maxPeakRSS, MaxCpuParallelism: a.maxParallelism}
-	if len(a.ran) > 0 {
-		p50, p99 := percentile(a.ran, 50), percentile(a.ran, 99)
+	if len(a.timed) > 0 {
+		p50, p99 := percentile(a.timed, 50), percentile(a.timed, 99)
 		s.P50Ms, s.P99Ms = &p50, &p99
 	}
 	if a.verdicts > 0 {
@@ -347,6 +350,12 @@ func Stats(taskID string, execs []store.Execution) TaskStats {
 	return a.stats(taskID, flaky)
 }
 
+// CountsForDuration is the one definition of which executions a task's duration statistics
+// (p50, p99: the plan's predictions, the history's statistics, the scheduler's priorities) are
+// taken from: those that ran the command and passed, a miss. A hit ran nothing, and a failure
+// or a timeout stopped anywhere: counting them made a 5 s build's p50 read 72 ms.
+func CountsForDuration(status string) bool { return status == StatusMiss }
+
 // percentile is the nearest-rank percentile in milliseconds.
 func percentile(ds []time.Duration, p int) int64 {
 	sorted := append([]time.Duration(nil), ds...)
@@ -360,20 +369,31 @@ func percentile(ds []time.Duration, p int) int64 {
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
-// P50s answers, for each task id, the median duration of its last executions that ran the command
-// (up to 50), for planning. Tasks that never ran are absent.
+// P50Window is how many of a task's last executions P50s looks at.
+const P50Window = 50
+
+// P50s answers, for each task id, the median duration of those of its last P50Window executions
+// that count for durations (CountsForDuration), for planning. Tasks with none are absent.
 func P50s(ctx context.Context, st *store.Store, taskIDs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	if st.Empty() {
 		return out, nil
 	}
-	ran, err := st.RecentDurations(ctx, taskIDs, 50)
-	if err != nil {
-		return nil, err
-	}
-	for id, ds := range ran {
-		if len(ds) > 0 {
-			out[id] = percentile(ds, 50)
+	for _, id := range taskIDs {
+		// store.RecentDurations reads two columns, but keeps failures: each task's rows are read
+		// whole until it answers only what CountsForDuration keeps.
+		execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: id, Limit: P50Window})
+		if err != nil {
+			return nil, err
+		}
+		var timed []time.Duration
+		for _, e := range execs {
+			if CountsForDuration(e.Status) {
+				timed = append(timed, e.Duration)
+			}
+		}
+		if len(timed) > 0 {
+			out[id] = percentile(timed, 50)
 		}
 	}
 	return out, nil

@@ -3,7 +3,11 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
@@ -123,6 +127,39 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	plan.CriticalPath = criticalPath(nodes, cost)
 	return plan, nil
 }
+
+// WriteText prints the plan for people: a line a task (predicted cache status, task id, the key's
+// first 12 characters, p50) in columns as wide as their longest value, then the prediction.
+func (p *Plan) WriteText(w io.Writer) error {
+	statusWidth, idWidth := 0, 0
+	for _, t := range p.Tasks {
+		statusWidth = max(statusWidth, utf8.RuneCountInString(t.Cache))
+		idWidth = max(idWidth, utf8.RuneCountInString(t.TaskID))
+	}
+	var b strings.Builder
+	for _, t := range p.Tasks {
+		p50 := "-"
+		if t.P50Ms != nil {
+			p50 = millis(*t.P50Ms)
+		}
+		hash := t.Hash
+		if len(hash) > 12 {
+			hash = hash[:12]
+		}
+		fmt.Fprintf(&b, "%s  %s  %-12s  p50 %s\n", pad(t.Cache, statusWidth), pad(t.TaskID, idWidth), hash, p50)
+	}
+	fmt.Fprintf(&b, "predicted: wall %s, work %s on %d workers; critical path %s\n", millis(p.WallMs), millis(p.WorkMs), p.Workers,
+		strings.Join(p.CriticalPath, " → "))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// pad pads s with spaces to width characters.
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
+}
+
+func millis(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
 
 func nonNil(s []string) []string {
 	if s == nil {

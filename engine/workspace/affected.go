@@ -16,10 +16,27 @@ import (
 // that depends on one of them, each with the reason. A change to the workspace config or the root
 // package.json affects every project.
 func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, error) {
-	files, base, err := ChangedFiles(ctx, ws.Root, ref)
+	asker := gitAsker{noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)}
+	files, base, err := changedFiles(ctx, ws.Root, ref, "", asker)
 	if err != nil {
 		return nil, err
 	}
+	out := changedProjects(ws, files, base)
+	direct := sortedKeys(out)
+	for _, name := range direct {
+		for _, dep := range projectClosure(ws, name, true) {
+			if _, ok := out[dep]; !ok {
+				out[dep] = fmt.Sprintf("depends on %s, which is affected", name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// changedProjects answers the projects holding one of the changed files (the file's deepest
+// project), each with the reason naming the file and base. A change to the workspace config or
+// the root package.json touches every project.
+func changedProjects(ws *graph.Workspace, files []string, base string) map[string]string {
 	out := map[string]string{}
 	for _, f := range files {
 		if f == ConfigFileName || f == "package.json" {
@@ -36,15 +53,7 @@ func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]
 			}
 		}
 	}
-	direct := sortedKeys(out)
-	for _, name := range direct {
-		for _, dep := range projectClosure(ws, name, true) {
-			if _, ok := out[dep]; !ok {
-				out[dep] = fmt.Sprintf("depends on %s, which is affected", name)
-			}
-		}
-	}
-	return out, nil
+	return out
 }
 
 // owner is the project whose folder holds the file (the deepest one).
@@ -63,20 +72,51 @@ func owner(ws *graph.Workspace, file string) *graph.Project {
 // ChangedFiles lists the files (relative to root, slash-separated) changed since the merge-base
 // of HEAD with ref, plus uncommitted and untracked ones, and names the base it compared with.
 func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, error) {
+	return changedFiles(ctx, root, ref, "", gitAsker{
+		noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)})
+}
+
+// gitAsker holds the refusals a git question answers with, each naming the flag that asked it.
+type gitAsker struct {
+	noRepo string // "… needs a git repository" (the root follows)
+	noRef  string // "…: no such git ref"
+}
+
+// changedFiles lists the files (relative to root, slash-separated) changed between the
+// merge-base of from and to and to, and names the range. With to "", it compares the merge-base
+// of from and HEAD with the working tree, uncommitted and untracked files included; with from ""
+// too, it compares with the default branch.
+func changedFiles(ctx context.Context, root, from, to string, asker gitAsker) ([]string, string, error) {
 	if _, err := git.Run(ctx, root, "rev-parse", "--is-inside-work-tree"); err != nil {
-		return nil, "", vxerr.Usagef("--affected needs a git repository at %s", root)
+		return nil, "", vxerr.Usagef("%s at %s", asker.noRepo, root)
 	}
-	if ref == "" {
-		ref = defaultBranch(ctx, root)
+	// A ref is never an option: git would read "--output=…" as one.
+	if strings.HasPrefix(from, "-") {
+		return nil, "", vxerr.Usagef("%s", asker.noRef)
+	}
+	if strings.HasPrefix(to, "-") {
+		return nil, "", vxerr.Usagef("%s %s", asker.noRef, to)
+	}
+	if from == "" {
+		from = defaultBranch(ctx, root)
+	}
+	head := to
+	if head == "" {
+		head = "HEAD"
+	} else if !isCommit(ctx, root, to) {
+		return nil, "", vxerr.Usagef("%s %s", asker.noRef, to)
 	}
 	base := ""
-	if ref != "" {
-		mb, err := git.Run(ctx, root, "merge-base", ref, "HEAD")
+	if from != "" {
+		mb, err := git.Run(ctx, root, "merge-base", from, head)
 		if err != nil {
-			if _, verr := git.Run(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); verr != nil {
-				return nil, "", vxerr.Usagef("--affected=%s: no such git ref", ref)
+			if !isCommit(ctx, root, from) {
+				if to != "" {
+					return nil, "", vxerr.Usagef("%s %s", asker.noRef, from)
+				}
+				return nil, "", vxerr.Usagef("%s", asker.noRef)
 			}
-			return nil, "", fmt.Errorf("git merge-base %s HEAD: %w", ref, err)
+			return nil, "", fmt.Errorf("git merge-base %s %s: %w", from, head, err)
 		}
 		base = strings.TrimSpace(mb)
 	}
@@ -103,25 +143,42 @@ func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, erro
 			}
 		}
 	}
-	if base != "" {
-		out, err := git.Run(ctx, root, "diff", "--name-only", "-z", "--no-renames", base, "--", ".")
+	diff := []string{"diff", "--name-only", "-z", "--no-renames"}
+	switch {
+	case to != "":
+		out, err := git.Run(ctx, root, append(diff, base, to, "--", ".")...)
 		if err != nil {
 			return nil, "", fmt.Errorf("git diff: %w", err)
 		}
 		add(out)
-	} else if out, err := git.Run(ctx, root, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--", "."); err == nil {
+		return files, from + "..." + to, nil
+	case base != "":
+		out, err := git.Run(ctx, root, append(diff, base, "--", ".")...)
+		if err != nil {
+			return nil, "", fmt.Errorf("git diff: %w", err)
+		}
 		add(out)
+	default:
+		if out, err := git.Run(ctx, root, append(diff, "HEAD", "--", ".")...); err == nil {
+			add(out)
+		}
 	}
 	out, err := git.Run(ctx, root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ".")
 	if err != nil {
 		return nil, "", fmt.Errorf("git ls-files: %w", err)
 	}
 	add(out)
-	label := ref
+	label := from
 	if label == "" {
 		label = "HEAD"
 	}
 	return files, label, nil
+}
+
+// isCommit reports whether ref names a commit.
+func isCommit(ctx context.Context, root, ref string) bool {
+	_, err := git.Run(ctx, root, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	return err == nil
 }
 
 // defaultBranch is origin's HEAD, else a local main or master, else "" (compare with HEAD).

@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"path"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -12,24 +14,14 @@ import (
 	"github.com/vzn/vx/engine/vxerr"
 )
 
-// Select picks the projects and tasks a verb works on: the filters' projects (all when none),
-// narrowed to the affected ones under --affected, then the named tasks (or all of them) in those
-// projects, and everything those tasks depend on.
+// Select picks the projects and tasks a verb works on: the filters' projects (all when none, or
+// when every filter is an exclusion) less the excluded ones, narrowed to the affected ones under
+// --affected, then the named tasks (or, under --all, every task of those projects that --all
+// takes) and everything those tasks depend on.
 func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Selection, error) {
-	projects := map[string]bool{}
-	if len(opts.Filters) == 0 {
-		for _, p := range ws.Projects {
-			projects[p.Name] = true
-		}
-	}
-	for _, f := range opts.Filters {
-		names, err := filterProjects(ws, f)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range names {
-			projects[n] = true
-		}
+	projects, err := filterProjects(ctx, ws, opts.Filters)
+	if err != nil {
+		return nil, err
 	}
 	sel := &Selection{Projects: []string{}, Requested: []string{}, TaskIDs: []string{}}
 	if opts.Affected {
@@ -62,6 +54,11 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 		for _, pn := range sel.Projects {
 			p, _ := ws.Project(pn)
 			for _, tn := range p.TaskNames() {
+				// A dev server or a watcher never ends, and a task marked all: false (a clean-up)
+				// is not wanted by accident: --all leaves them out; naming them still runs them.
+				if t := p.Tasks[tn]; t.Persistent || !t.All {
+					continue
+				}
 				requested[graph.TaskID(pn, tn)] = true
 			}
 		}
@@ -103,63 +100,377 @@ func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts S
 	return ids, nil
 }
 
-// filterProjects resolves one --filter value to project names.
-func filterProjects(ws *graph.Workspace, f string) ([]string, error) {
-	if strings.TrimSpace(f) == "" {
-		return nil, vxerr.Usagef("--filter needs a value (a project name, a glob, tag:NAME, NAME... or ...NAME)")
+// filterProjects resolves the --filter values to the set of project names: the union of what the
+// including filters select (every project when there is none), less what the exclusions select.
+// Every value is parsed before any is resolved, so that a malformed one is named before git runs.
+func filterProjects(ctx context.Context, ws *graph.Workspace, filters []string) (map[string]bool, error) {
+	var include, exclude []*selector
+	for _, f := range filters {
+		s, err := parseFilter(f)
+		if err != nil {
+			return nil, err
+		}
+		if s.dir == ".." || strings.HasPrefix(s.dir, "../") {
+			return nil, vxerr.Usagef("--filter %q: the folder %s is outside the workspace", f, s.dir)
+		}
+		if s.exclude {
+			exclude = append(exclude, s)
+		} else {
+			include = append(include, s)
+		}
 	}
-	withDeps, withDependents := false, false
-	pat := f
-	if strings.HasSuffix(pat, "...") {
-		withDeps, pat = true, strings.TrimSuffix(pat, "...")
+	projects := map[string]bool{}
+	if len(include) == 0 {
+		for _, p := range ws.Projects {
+			projects[p.Name] = true
+		}
 	}
-	if strings.HasPrefix(pat, "...") {
-		withDependents, pat = true, strings.TrimPrefix(pat, "...")
+	r := &resolver{ctx: ctx, ws: ws, changed: map[[2]string]map[string]string{}}
+	for _, s := range include {
+		names, err := r.resolve(s)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			projects[n] = true
+		}
 	}
-	var base []string
+	for _, s := range exclude {
+		names, err := r.resolve(s)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			delete(projects, n)
+		}
+	}
+	return projects, nil
+}
+
+// selector is one parsed --filter value, in Turborepo's grammar (which pnpm's is too):
+//
+//	[!] [...[^]] ( ./PATH | NAME? {PATH}? ([REF] | [REF...REF] | ...[REF])? ) [[^]...]
+//
+// NAME is a glob of project names or tag:NAME; PATH a glob of project folders; REF a git ref.
+type selector struct {
+	raw string
+	// exclude (!) removes what the selector selects from what the others select.
+	exclude bool
+	// withDeps (X...) adds the projects the matched ones depend on, withDependents (...X) the
+	// projects that depend on them; excludeSelf (X^... or ...^X) leaves the matched ones out.
+	withDeps, withDependents, excludeSelf bool
+	// name is a glob of project names, or tag:NAME; "" matches every project.
+	name string
+	// dir is a glob of project folders relative to the workspace root ("" for none); dirAt and
+	// dirEnd say where it is written in raw, so that RebaseFilters can rewrite it.
+	dir           string
+	dirAt, dirEnd int
+	// fromRef (and toRef, for a range) keep the projects with files changed since fromRef.
+	fromRef, toRef string
+	// matchDeps (NAME...[REF]) keeps a matched project when it or any project it depends on
+	// changed, instead of only when it changed itself.
+	matchDeps bool
+}
+
+// selectorBody is what a filter holds inside its ! and ... marks: a name, a {folder} and a git
+// range, each optional, in that order. A name cannot start or end with a dot, so that ./PATH and
+// NAME... read unambiguously.
+var selectorBody = regexp.MustCompile(`^(?P<name>[^.](?:[^{}\[\]]*[^{}\[\].])?)?(?:\{(?P<dir>[^}]*)\})?(?P<commits>(?:\.\.\.)?\[[^\]]*\])?$`)
+
+// filterForms says, in one line, what a filter can be; errors about a malformed one end with it.
+const filterForms = "write NAME, a glob, tag:NAME, ./PATH, {PATH}, [REF], or NAME{PATH}[REF], with ... or ^... after and ... or ...^ before, ! first to exclude"
+
+// parseFilter parses one --filter value, naming what is wrong with a malformed one.
+func parseFilter(raw string) (*selector, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, vxerr.Usagef("--filter needs a value (a project name, a glob, tag:NAME, ./PATH, [REF], NAME... or ...NAME)")
+	}
+	unsupported := func(why string) error {
+		return vxerr.Usagef("--filter %q: unsupported form (%s)", raw, why)
+	}
+	s := &selector{raw: raw}
+	body, at := raw, 0
+	if strings.HasPrefix(body, "!") {
+		s.exclude, body, at = true, body[1:], 1
+	}
+	if strings.HasSuffix(body, "^...") {
+		s.withDeps, s.excludeSelf, body = true, true, strings.TrimSuffix(body, "^...")
+	} else if strings.HasSuffix(body, "...") {
+		s.withDeps, body = true, strings.TrimSuffix(body, "...")
+	}
+	if strings.HasPrefix(body, "...^") {
+		s.withDependents, s.excludeSelf, body, at = true, true, body[4:], at+4
+	} else if strings.HasPrefix(body, "...") {
+		s.withDependents, body, at = true, body[3:], at+3
+	}
 	switch {
-	case strings.HasPrefix(pat, "tag:"):
-		tag := strings.TrimPrefix(pat, "tag:")
-		for _, p := range ws.Projects {
-			for _, t := range p.Tags {
-				if t == tag {
-					base = append(base, p.Name)
-					break
-				}
+	case body == "":
+		return nil, vxerr.Usagef("--filter %q names no project: %s", raw, filterForms)
+	case strings.HasPrefix(body, "!"):
+		return nil, unsupported("! goes first, once: !NAME, !./PATH, !...NAME")
+	case body == "." || body == ".." || strings.HasPrefix(body, "./") || strings.HasPrefix(body, "../"):
+		// A path: the whole body, globs included (turbo reads it so too).
+		if strings.Contains(body, "...[") || strings.HasSuffix(body, "}") {
+			return nil, unsupported("a path with a git range or braces: write {./PATH}[REF] or {./PATH}...[REF]")
+		}
+		if err := s.setDir(body, at, unsupported); err != nil {
+			return nil, err
+		}
+		return s, nil
+	case strings.HasPrefix(body, "/"):
+		return nil, unsupported("an absolute path: write it relative, ./PATH")
+	}
+	m := selectorBody.FindStringSubmatchIndex(body)
+	if m == nil {
+		switch {
+		case strings.Contains(body, ","):
+			return nil, unsupported("a comma-separated list: repeat --filter, once per project")
+		case strings.Count(body, "{") > 1 || strings.Count(body, "[") > 1:
+			return nil, unsupported("one {PATH} and one [REF] at most")
+		case strings.HasPrefix(body, ".") && !strings.HasPrefix(body, "..."):
+			return nil, unsupported("a path starts with ./ or ../")
+		}
+		return nil, unsupported(filterForms)
+	}
+	group := func(name string) (string, int, int, bool) {
+		i := selectorBody.SubexpIndex(name)
+		start, end := m[2*i], m[2*i+1]
+		if start < 0 {
+			return "", 0, 0, false
+		}
+		return body[start:end], start, end, true
+	}
+	if name, _, _, ok := group("name"); ok {
+		switch {
+		case strings.Contains(name, ","):
+			return nil, unsupported("a comma-separated list: repeat --filter, once per project")
+		case strings.Contains(name, "^"):
+			return nil, unsupported("^ goes with ...: NAME^... for what NAME depends on, ...^NAME for what depends on it")
+		case strings.Contains(name, "!"):
+			return nil, unsupported("! goes first, once: !NAME")
+		case name == "tag:":
+			return nil, vxerr.Usagef("--filter %q: tag: needs a tag name (tag:NAME)", raw)
+		case !strings.HasPrefix(name, "tag:") && !doublestar.ValidatePattern(name):
+			return nil, vxerr.Usagef("--filter %q is not a project name or glob", raw)
+		}
+		s.name = name
+	}
+	if dir, start, _, ok := group("dir"); ok {
+		if dir == "" {
+			return nil, unsupported("an empty {}: write {PATH}")
+		}
+		if strings.HasPrefix(dir, "/") {
+			return nil, unsupported("an absolute path: write it relative, {./PATH}")
+		}
+		if err := s.setDir(dir, at+start, unsupported); err != nil {
+			return nil, err
+		}
+	}
+	if commits, _, _, ok := group("commits"); ok {
+		if rest, found := strings.CutPrefix(commits, "..."); found {
+			if s.name == "" && s.dir == "" {
+				return nil, unsupported("...[REF] after a NAME or {PATH} only: NAME...[REF] keeps NAME when it or what it depends on changed")
+			}
+			s.matchDeps, commits = true, rest
+		}
+		inner := strings.TrimSuffix(strings.TrimPrefix(commits, "["), "]")
+		from, to, isRange := strings.Cut(inner, "...")
+		switch {
+		case strings.TrimSpace(inner) == "":
+			return nil, unsupported("an empty []: write [REF]")
+		case from == "" || (isRange && to == ""):
+			return nil, unsupported("a range needs both ends: [FROM...TO]")
+		case strings.ContainsAny(inner, " \t"):
+			return nil, unsupported("a git ref holds no space")
+		case strings.HasPrefix(from, "-") || strings.HasPrefix(to, "-"):
+			return nil, unsupported("a git ref does not start with -")
+		}
+		s.fromRef, s.toRef = from, to
+	}
+	return s, nil
+}
+
+// setDir records a folder glob written at raw[at:], cleaned and relative to the workspace root.
+func (s *selector) setDir(p string, at int, unsupported func(string) error) error {
+	clean := path.Clean(p)
+	if !doublestar.ValidatePattern(clean) {
+		return unsupported(fmt.Sprintf("%s is not a folder or a glob of folders", p))
+	}
+	s.dir, s.dirAt, s.dirEnd = clean, at, at+len(p)
+	return nil
+}
+
+// matchesName reports whether the project matches the selector's name part.
+func (s *selector) matchesName(p *graph.Project) bool {
+	if s.name == "" {
+		return true
+	}
+	if tag, ok := strings.CutPrefix(s.name, "tag:"); ok {
+		for _, t := range p.Tags {
+			if t == tag {
+				return true
 			}
 		}
-	default:
-		if !doublestar.ValidatePattern(pat) || pat == "" {
-			return nil, vxerr.Usagef("--filter %q is not a project name or glob", f)
+		return false
+	}
+	ok, _ := doublestar.Match(s.name, p.Name)
+	return ok
+}
+
+// inFolder reports whether the project folder dir matches the glob, or lies below a folder that
+// does: "./packages" and "./packages/*" both select packages/web, "." every project.
+func inFolder(glob, dir string) bool {
+	for d := dir; ; d = path.Dir(d) {
+		if ok, _ := doublestar.Match(glob, d); ok {
+			return true
 		}
-		for _, p := range ws.Projects {
-			if ok, _ := doublestar.Match(pat, p.Name); ok {
-				base = append(base, p.Name)
-			}
+		if d == "." || d == "/" {
+			return false
+		}
+	}
+}
+
+// resolver resolves selectors against one workspace, asking git once per range.
+type resolver struct {
+	ctx     context.Context
+	ws      *graph.Workspace
+	changed map[[2]string]map[string]string
+}
+
+// resolve answers the names of the projects a selector selects, sorted. A selector that selects
+// nothing is refused, saying why when the reason is not the name.
+func (r *resolver) resolve(s *selector) ([]string, error) {
+	base := map[string]bool{}
+	for _, p := range r.ws.Projects {
+		if s.matchesName(p) && (s.dir == "" || inFolder(s.dir, p.Dir)) {
+			base[p.Name] = true
 		}
 	}
 	if len(base) == 0 {
-		return nil, vxerr.Usagef("--filter %q matches no project", f)
+		return nil, r.noMatch(s)
+	}
+	if s.fromRef != "" {
+		changed, err := r.changedSince(s)
+		if err != nil {
+			return nil, err
+		}
+		for n := range base {
+			keep := changed[n] != "" && !(s.matchDeps && s.excludeSelf)
+			if !keep && s.matchDeps {
+				for _, d := range projectClosure(r.ws, n, false) {
+					if changed[d] != "" {
+						keep = true
+						break
+					}
+				}
+			}
+			if !keep {
+				delete(base, n)
+			}
+		}
+		if len(base) == 0 {
+			why := "no project changed since " + s.rangeText()
+			if s.name != "" || s.dir != "" {
+				why = "none of the projects it names changed since " + s.rangeText()
+			}
+			return nil, vxerr.Usagef("--filter %q matches no project: %s", s.raw, why)
+		}
 	}
 	out := map[string]bool{}
-	for _, n := range base {
-		out[n] = true
+	if !s.excludeSelf {
+		for n := range base {
+			out[n] = true
+		}
 	}
-	if withDeps {
-		for _, n := range base {
-			for _, d := range projectClosure(ws, n, false) {
+	for n := range base {
+		if s.withDeps {
+			for _, d := range projectClosure(r.ws, n, false) {
+				out[d] = true
+			}
+		}
+		if s.withDependents {
+			for _, d := range projectClosure(r.ws, n, true) {
 				out[d] = true
 			}
 		}
 	}
-	if withDependents {
-		for _, n := range base {
-			for _, d := range projectClosure(ws, n, true) {
-				out[d] = true
-			}
+	if len(out) == 0 {
+		what := "depends on no project"
+		if s.withDependents {
+			what = "has no dependents"
 		}
+		return nil, vxerr.Usagef("--filter %q matches no project: %s %s", s.raw, strings.Join(sortedKeys(base), ", "), what)
 	}
 	return sortedKeys(out), nil
+}
+
+// noMatch is the refusal of a selector whose name and folder match no project. A name that is a
+// project's folder gets a hint to write it as a path.
+func (r *resolver) noMatch(s *selector) error {
+	if s.name != "" && s.dir == "" && !strings.HasPrefix(s.name, "tag:") && strings.Contains(s.name, "/") {
+		clean := path.Clean(s.name)
+		for _, p := range r.ws.Projects {
+			if inFolder(clean, p.Dir) {
+				return vxerr.Usagef("--filter %q matches no project name (for the folder, write ./%s)", s.raw, clean)
+			}
+		}
+	}
+	return vxerr.Usagef("--filter %q matches no project", s.raw)
+}
+
+// changedSince answers the projects with files changed in the selector's git range, each with
+// the file that made it, computing each range once.
+func (r *resolver) changedSince(s *selector) (map[string]string, error) {
+	k := [2]string{s.fromRef, s.toRef}
+	if c, ok := r.changed[k]; ok {
+		return c, nil
+	}
+	files, _, err := changedFiles(r.ctx, r.ws.Root, s.fromRef, s.toRef, gitAsker{
+		noRepo: fmt.Sprintf("--filter %q needs a git repository", s.raw),
+		noRef:  fmt.Sprintf("--filter %q: no such git ref", s.raw),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := changedProjects(r.ws, files, s.rangeText())
+	r.changed[k] = c
+	return c, nil
+}
+
+func (s *selector) rangeText() string {
+	if s.toRef != "" {
+		return s.fromRef + "..." + s.toRef
+	}
+	return s.fromRef
+}
+
+// RebaseFilters rewrites the folders written in filters (./PATH, {PATH}) from relative to dir
+// (a folder relative to the workspace root) to relative to the root, as Select reads them: the CLI
+// reads a path on its command line from the folder it was started in. A folder outside the
+// workspace is refused as written; other filters, and those that do not parse (Select names
+// what is wrong with them), come back as they were.
+func RebaseFilters(filters []string, dir string) ([]string, error) {
+	dir = path.Clean(dir)
+	out := make([]string, len(filters))
+	for i, f := range filters {
+		out[i] = f
+		s, err := parseFilter(f)
+		if err != nil || s.dir == "" {
+			continue
+		}
+		rebased := path.Join(dir, f[s.dirAt:s.dirEnd])
+		if rebased == ".." || strings.HasPrefix(rebased, "../") {
+			return nil, vxerr.Usagef("--filter %q: the folder %s is outside the workspace", f, f[s.dirAt:s.dirEnd])
+		}
+		if dir == "." {
+			continue
+		}
+		if rebased != "." {
+			rebased = "./" + rebased
+		}
+		out[i] = f[:s.dirAt] + rebased + f[s.dirEnd:]
+	}
+	return out, nil
 }
 
 // projectClosure lists the projects name depends on (or, reversed, that depend on it), transitively.

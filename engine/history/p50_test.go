@@ -1,0 +1,53 @@
+package history
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// The plan's p50 and the history's take the same executions: those that ran and passed.
+func TestP50CountsOnlyPassedRuns(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	var execs []store.Execution
+	for i, e := range []struct {
+		status string
+		d      time.Duration
+	}{
+		{StatusMiss, 5 * time.Second}, {StatusFailed, 70 * time.Millisecond}, {StatusFailed, 72 * time.Millisecond},
+		{StatusTimedOut, time.Minute}, {StatusHit, 3 * time.Millisecond}, {StatusMiss, 4 * time.Second},
+		{StatusFailed, 75 * time.Millisecond},
+	} {
+		id := store.NewRunID(now.Add(time.Duration(i) * time.Second))
+		if err := st.BeginRun(ctx, store.Run{ID: id, Started: now}); err != nil {
+			t.Fatal(err)
+		}
+		x := exec(id, "build", e.status, "k", e.d)
+		if err := st.Record(ctx, store.Batch{Executions: []store.Execution{x}}); err != nil {
+			t.Fatal(err)
+		}
+		execs = append([]store.Execution{x}, execs...)
+	}
+	p50s, err := P50s(ctx, st, []string{"p#build", "p#never"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p50s["p#build"] != 4000 {
+		t.Errorf("plan p50 = %d ms, want 4000 (the failures, the timeout and the hit do not count)", p50s["p#build"])
+	}
+	if _, ok := p50s["p#never"]; ok {
+		t.Error("a task that never ran has a p50")
+	}
+	s := Stats("p#build", execs)
+	if s.P50Ms == nil || *s.P50Ms != 4000 || *s.P99Ms != 5000 {
+		t.Errorf("history p50 %v p99 %v, want 4000 and 5000", s.P50Ms, s.P99Ms)
+	}
+}
