@@ -117,9 +117,9 @@ func schema(props map[string]any, required ...string) json.RawMessage {
 // Schema fragments shared by the tools.
 var (
 	filterSchema = map[string]any{"type": "string", "minLength": 1,
-		"description": "Narrow to projects, as vx --filter: a project name, a glob of names, tag:NAME, NAME... (it and its dependencies) or ...NAME (it and its dependents)."}
+		"description": "Narrow to projects, as vx --filter: a project name, a glob of names, tag:NAME, ./PATH or {PATH} (folders from the workspace root), [REF] (changed since a git ref), NAME... / ...NAME (with its dependencies / dependents; ^ leaves NAME out), !F to exclude."}
 	filterListSchema = map[string]any{
-		"description": "--filter values: one, or a list of them (they add up). Each is a project name, a glob of names, tag:NAME, NAME... or ...NAME.",
+		"description": "--filter values: one, or a list of them (they add up). Each is a project name, a glob of names, tag:NAME, ./PATH or {PATH} (from the workspace root), [REF], NAME... or ...NAME (^ leaves NAME out), or !F to exclude.",
 		"oneOf": []any{
 			map[string]any{"type": "string", "minLength": 1},
 			map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},

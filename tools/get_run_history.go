@@ -26,7 +26,7 @@ func (e *Env) getRunHistory() Tool {
 			"most 25 (in the scope), else only those that did not pass, as the run's footer lists them (at most 50; omittedTasks " +
 			"counts the rest). Each task row has status, exitCode, durationMs, key (hash) and, where it applies, why it failed " +
 			"or was skipped: blockedBy, timedOut, sandboxViolations, notReady. Then statistics per task over those runs: " +
-			"executions, p50Ms/p99Ms of the executions that ran the command, successRate, hitRate, failureMode (flaky only when " +
+			"executions, p50Ms/p99Ms of the executions that ran the command and passed, successRate, hitRate, failureMode (flaky only when " +
 			"one cache key both passed and failed; timeout; deterministic), maxPeakRssBytes and maxCpuParallelism (CPU time " +
 			"over wall time) — failing tasks first, then the slowest, at most 100 (omittedTasks counts the rest). Call it to " +
 			"find slow or flaky tasks, or what ran recently. project narrows to one project; task to one task name in every " +
@@ -63,7 +63,7 @@ func (e *Env) getRunHistory() Tool {
 			"tasks": outList(outObject(map[string]any{
 				"taskId":            outString("project#task."),
 				"executions":        outInt("Executions in the runs answered."),
-				"p50Ms":             nullInt("Median duration of the executions that ran the command; null when none did."),
+				"p50Ms":             nullInt("Median duration of the executions that ran the command and passed; null when none did."),
 				"p99Ms":             nullInt("99th percentile of the same."),
 				"successRate":       nullNum("Passes over executions that reached a verdict, 0..1."),
 				"hitRate":           nullNum("Hits over executions that consulted the cache, 0..1."),

@@ -379,19 +379,12 @@ func P50s(ctx context.Context, st *store.Store, taskIDs []string) (map[string]in
 	if st.Empty() {
 		return out, nil
 	}
-	for _, id := range taskIDs {
-		// store.RecentDurations reads two columns, but keeps failures: each task's rows are read
-		// whole until it answers only what CountsForDuration keeps.
-		execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: id, Limit: P50Window})
-		if err != nil {
-			return nil, err
-		}
-		var timed []time.Duration
-		for _, e := range execs {
-			if CountsForDuration(e.Status) {
-				timed = append(timed, e.Duration)
-			}
-		}
+	// store.RecentDurations reads two columns of the executions CountsForDuration keeps.
+	recent, err := st.RecentDurations(ctx, taskIDs, P50Window)
+	if err != nil {
+		return nil, err
+	}
+	for id, timed := range recent {
 		if len(timed) > 0 {
 			out[id] = percentile(timed, 50)
 		}

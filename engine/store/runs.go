@@ -492,7 +492,8 @@ func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (m
 	if s.db == nil || len(taskIDs) == 0 {
 		return out, nil
 	}
-	stmt, err := s.prepared(ctx, `SELECT status, duration_ms FROM executions WHERE task_id = ? ORDER BY run_id DESC, ord DESC LIMIT ?`)
+	// The one definition of a timed execution (history.CountsForDuration): the command ran and passed.
+	stmt, err := s.prepared(ctx, `SELECT status, duration_ms FROM executions WHERE task_id = ? AND status = 'miss' ORDER BY run_id DESC, ord DESC LIMIT ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read recent durations: %w", err)
 	}
@@ -508,9 +509,7 @@ func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (m
 				rows.Close()
 				return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
 			}
-			if status == "miss" || status == "failed" {
-				out[id] = append(out[id], time.Duration(ms)*time.Millisecond)
-			}
+			out[id] = append(out[id], time.Duration(ms)*time.Millisecond)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -82,8 +82,10 @@ type SelectOptions struct {
 	Tasks []string
 	// All selects every task of the selected projects.
 	All bool
-	// Filters are --filter values: a project name, a glob of names, tag:NAME, NAME... (it and its
-	// dependencies), ...NAME (it and its dependents). Several filters add up.
+	// Filters are --filter values: a project name, a glob of names, tag:NAME, ./PATH or {PATH}
+	// folders (from the workspace root; the CLI rebases them on its working folder), [REF] git
+	// ranges, with NAME... / ...NAME (dependencies / dependents, ^ to leave NAME out) and !F to
+	// exclude (see docs/cli.md). Several filters add up.
 	Filters []string
 	// Affected narrows to projects holding files changed since the merge-base with AffectedRef
 	// (default: the default branch, else HEAD), uncommitted and untracked files, and their dependents.
