@@ -165,15 +165,32 @@ type taskOutput struct {
 
 func (d *display) taskWriter(id string) *taskOutput { return &taskOutput{d: d, id: id} }
 
+// maxLineBytes caps a line printed whole: output without newlines is printed in pieces of about
+// this size, so that printing stays linear in time and bounded in memory.
+const maxLineBytes = 64 << 10
+
+// lineCarry is what a split line keeps back unprinted: at least as long as any secret, so that a
+// secret never straddles a split before it was masked.
+const lineCarry = 4 << 10
+
 // Write implements io.Writer.
 func (o *taskOutput) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.keep(p)
-	o.partial = append(o.partial, p...)
-	if i := bytes.LastIndexByte(o.partial, '\n'); i >= 0 {
-		o.d.replay(o.id, o.partial[:i+1])
-		o.partial = append(o.partial[:0], o.partial[i+1:]...)
+	// Only the new bytes are searched: the partial line before them holds no newline.
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		o.partial = append(o.partial, p[:i+1]...)
+		o.d.replay(o.id, o.partial)
+		o.partial = append(o.partial[:0], p[i+1:]...)
+	} else {
+		o.partial = append(o.partial, p...)
+	}
+	if len(o.partial) > maxLineBytes {
+		masked := o.d.masker.Bytes(o.partial)
+		cut := len(masked) - lineCarry
+		o.d.replay(o.id, append(masked[:cut:cut], '\n'))
+		o.partial = append(o.partial[:0], masked[cut:]...)
 	}
 	return len(p), nil
 }
@@ -189,7 +206,9 @@ func (o *taskOutput) keep(p []byte) {
 		return
 	}
 	o.tail = append(o.tail, p...)
-	if over := len(o.tail) - half; over > 0 {
+	// The tail is trimmed to its last half only once it holds twice that: each byte is moved
+	// at most once, where trimming on every write copied the whole tail every time.
+	if over := len(o.tail) - half; over > half {
 		o.dropped += int64(over)
 		o.tail = append(o.tail[:0], o.tail[over:]...)
 	}
@@ -209,9 +228,14 @@ func (o *taskOutput) flush() {
 func (o *taskOutput) log() []byte {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := append([]byte(nil), o.head...)
-	if o.dropped > 0 {
-		out = append(out, fmt.Sprintf("\n[vx: %d bytes cut]\n", o.dropped)...)
+	tail := o.tail
+	dropped := o.dropped
+	if over := len(tail) - maxLogBytes/2; over > 0 {
+		tail, dropped = tail[over:], dropped+int64(over)
 	}
-	return append(out, o.tail...)
+	out := append([]byte(nil), o.head...)
+	if dropped > 0 {
+		out = append(out, fmt.Sprintf("\n[vx: %d bytes cut]\n", dropped)...)
+	}
+	return append(out, tail...)
 }

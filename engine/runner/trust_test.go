@@ -274,3 +274,33 @@ func TestRestoreNeverWritesThroughAFolderLink(t *testing.T) {
 		t.Fatal("the restore wrote through the dist symlink")
 	}
 }
+
+// Output without newlines is printed in capped pieces: linear in time, bounded in memory, and a
+// secret is masked even where the output is split.
+func TestOutputWithoutNewlines(t *testing.T) {
+	f := newFixture(t)
+	p := f.project("p")
+	// 8 MB with no newline, the secret at a 64 KiB boundary and at the very end.
+	f.task(p, "spew", `head -c 65530 /dev/zero | tr '\0' x; printf '%s' "$TOKEN"; head -c 8000000 /dev/zero | tr '\0' y; printf '%s' "$TOKEN"`, func(t *graph.Task) {
+		t.Inputs = []string{}
+		t.Cache = false
+		t.ExecEnv = map[string]graph.EnvValue{"TOKEN": {Secret: "TOKEN"}}
+	})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, out := f.run([]string{"p#spew"}, nil)
+	runtime.ReadMemStats(&after)
+	if !s.OK {
+		t.Fatalf("run: %s", statuses(s))
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Fatal("the secret was printed where the output was split")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 200<<20 {
+		t.Fatalf("8 MB of output without newlines allocated %d MB", grew>>20)
+	}
+	if n := strings.Count(out, "p#spew | "); n < 100 {
+		t.Fatalf("the output was printed in %d pieces, want it split at a fixed size", n)
+	}
+}
