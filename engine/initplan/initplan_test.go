@@ -37,7 +37,7 @@ func planJSON(t *testing.T, p *Plan) []byte {
 
 // TestGoldenPlans plans each fixture dry and compares the plan with testdata/NAME.plan.json
 // (go test -update rewrites them).
-func TestGoldenPlans(t *testing.T) {
+func TestInitGoldenPlans(t *testing.T) {
 	for _, name := range []string{"turbo-starter", "turbo-kitchen-sink", "nx-integrated", "nx-acme", "plain-scripts"} {
 		t.Run(name, func(t *testing.T) {
 			dir := fixture(t, name)
@@ -66,7 +66,7 @@ func TestGoldenPlans(t *testing.T) {
 	}
 }
 
-func TestTurboPlan(t *testing.T) {
+func TestInitTurboPlan(t *testing.T) {
 	p, err := Init(Options{Dir: filepath.Join(fixture(t, "turbo-starter"), "apps", "web"), Dry: true})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestTurboPlan(t *testing.T) {
 	}
 }
 
-func TestNxNonRunCommandsExecutorIsTodo(t *testing.T) {
+func TestInitNxNonRunCommandsExecutorIsTodo(t *testing.T) {
 	p, err := Init(Options{Dir: fixture(t, "nx-integrated"), Dry: true})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestNxNonRunCommandsExecutorIsTodo(t *testing.T) {
 	}
 }
 
-func TestWriteKeepsAndForces(t *testing.T) {
+func TestInitWriteKeepsAndForces(t *testing.T) {
 	dir := fixture(t, "plain-scripts")
 	p, err := Init(Options{Dir: dir})
 	if err != nil {
@@ -165,13 +165,13 @@ func TestWriteKeepsAndForces(t *testing.T) {
 	}
 }
 
-func TestBadMode(t *testing.T) {
+func TestInitBadMode(t *testing.T) {
 	if _, err := Init(Options{Dir: t.TempDir(), Mode: "bazel"}); err == nil || !strings.Contains(err.Error(), `--mode "bazel"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-func TestModeNeedsItsConfig(t *testing.T) {
+func TestInitModeNeedsItsConfig(t *testing.T) {
 	dir := fixture(t, "plain-scripts")
 	for _, mode := range []string{ModeTurbo, ModeNx} {
 		if _, err := Init(Options{Dir: dir, Mode: mode, Dry: true}); err == nil || !strings.Contains(err.Error(), "--mode "+mode+": no ") {
@@ -192,7 +192,7 @@ func TestModeNeedsItsConfig(t *testing.T) {
 	}
 }
 
-func TestEmptyFolder(t *testing.T) {
+func TestInitEmptyFolder(t *testing.T) {
 	p, err := Init(Options{Dir: t.TempDir(), Dry: true})
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestEmptyFolder(t *testing.T) {
 	}
 }
 
-func TestPnpmWorkspaceGlobs(t *testing.T) {
+func TestInitPnpmWorkspaceGlobs(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"packages:\n  - 'apps/*'\n  - \"packages/*\" # ui\n  - '!**/test/**'\n", "apps/*|packages/*|!**/test/**"},
 		{"# c\npackages: [apps/*, 'libs/**']\ncatalog:\n  react: ^19\n", "apps/*|libs/**"},
@@ -221,7 +221,7 @@ func TestPnpmWorkspaceGlobs(t *testing.T) {
 	}
 }
 
-func TestStripJSONC(t *testing.T) {
+func TestInitStripJSONC(t *testing.T) {
 	in := `{
   // comment "with quotes"
   "a": "http://x/*y*/", /* block */
@@ -236,7 +236,7 @@ func TestStripJSONC(t *testing.T) {
 	}
 }
 
-func TestPackageJSONWorkspacesForms(t *testing.T) {
+func TestInitPackageJSONWorkspacesForms(t *testing.T) {
 	for _, raw := range []string{`["a/*"]`, `{"packages": ["a/*"], "nohoist": []}`} {
 		p := packageJSON{Workspaces: json.RawMessage(raw)}
 		got, err := p.workspaceGlobs("package.json")
@@ -264,7 +264,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 
 // TestNxPackageBased covers a package-based Nx repository: package.json scripts are targets, the
 // package.json nx block configures them, includedScripts limits them, targetDefaults apply.
-func TestNxPackageBased(t *testing.T) {
+func TestInitNxPackageBased(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json": `{"name": "root", "workspaces": ["packages/*"]}`,
 		"bun.lock":     "",
@@ -304,7 +304,7 @@ func TestNxPackageBased(t *testing.T) {
 	}
 }
 
-func TestDuplicatePackageNames(t *testing.T) {
+func TestInitDuplicatePackageNames(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json":   `{"workspaces": ["a", "b"]}`,
 		"a/package.json": `{"name": "x", "scripts": {"build": "true"}}`,
@@ -324,7 +324,7 @@ func TestDuplicatePackageNames(t *testing.T) {
 
 // TestTurboPackageConfig covers a package's own turbo.json, a package-specific task and Turborepo 1's
 // pipeline with an env dependency.
-func TestTurboPackageConfig(t *testing.T) {
+func TestInitTurboPackageConfig(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json":      `{"workspaces": ["packages/*"]}`,
 		"package-lock.json": `{}`,

@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -223,7 +224,11 @@ func (b *builder) pruneDependsOn() {
 				}
 				kept = append(kept, d)
 			case owner == nil:
-				kept = append(kept, d) // a template's own task: each project that lacks it overrides
+				// A template's own task: kept when some package has it (each that lacks it
+				// overrides), dropped when none does.
+				if slices.ContainsFunc(b.projects, func(p *project) bool { return !p.isRoot() && p.tasks[d] != nil }) {
+					kept = append(kept, d)
+				}
 			default:
 				if owner.tasks[d] == nil || d == id[strings.LastIndexByte(id, '#')+1:] {
 					continue // as the source tool does: a task the project lacks is no dependency

@@ -27,7 +27,7 @@ func hasNote(p *Plan, part string) bool {
 
 // TestKitchenSink checks the shapes the issue names on the kitchen-sink fixture, beside its golden
 // plan: where they break, the failure says which.
-func TestKitchenSink(t *testing.T) {
+func TestInitKitchenSink(t *testing.T) {
 	p, files := planFiles(t, fixture(t, "turbo-kitchen-sink"))
 	ws := files["vx.workspace.ts"]
 	for _, want := range []string{
@@ -85,7 +85,7 @@ func TestKitchenSink(t *testing.T) {
 	}
 }
 
-func TestNxAcme(t *testing.T) {
+func TestInitNxAcme(t *testing.T) {
 	p, files := planFiles(t, fixture(t, "nx-acme"))
 	ws := files["vx.workspace.ts"]
 	for _, want := range []string{
@@ -134,7 +134,7 @@ func TestNxAcme(t *testing.T) {
 	}
 }
 
-func TestLongRunningAndCleanup(t *testing.T) {
+func TestInitLongRunningAndCleanup(t *testing.T) {
 	for _, tc := range []struct {
 		name, cmd string
 		long      bool
@@ -183,7 +183,7 @@ func TestLongRunningAndCleanup(t *testing.T) {
 
 // TestTurboConfigPlaces finds the Turborepo config as turbo.jsonc, or where a script's
 // --root-turbo-json names it (in either spelling), over a turbo.json at the root.
-func TestTurboConfigPlaces(t *testing.T) {
+func TestInitTurboConfigPlaces(t *testing.T) {
 	pkgs := map[string]string{
 		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc"}}`,
 		"package-lock.json":       `{}`,
@@ -225,7 +225,7 @@ func jsonString(s string) string {
 
 // TestTurboRootTasks covers root tasks: a task of the root project with the root script, a
 // dependency on one, and a root task whose script runs turbo itself.
-func TestTurboRootTasks(t *testing.T) {
+func TestInitTurboRootTasks(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json": `{"name": "mono", "workspaces": ["packages/*"],
 			"scripts": {"build": "turbo run build", "format": "prettier --check .", "check": "turbo run check"}}`,
@@ -257,7 +257,7 @@ func TestTurboRootTasks(t *testing.T) {
 
 // TestProjectGlobs keeps the workspace globs, excludes what vx alone would take for a project and
 // keeps the declared exclusions; a glob that mostly matches other folders gives way to the folders.
-func TestProjectGlobs(t *testing.T) {
+func TestInitProjectGlobs(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json":                  `{"workspaces": {"packages": ["apps/*", "packages/*", "tools/**", "!packages/old"]}}`,
 		"apps/a/package.json":           `{"name": "a"}`,
@@ -280,7 +280,7 @@ func TestProjectGlobs(t *testing.T) {
 }
 
 // TestTodosGrouped gives one todo for a finding in several projects, naming them.
-func TestTodosGrouped(t *testing.T) {
+func TestInitTodosGrouped(t *testing.T) {
 	files := map[string]string{"nx.json": `{}`, "package.json": `{"name": "r"}`}
 	for _, n := range []string{"a", "b", "c"} {
 		files["libs/"+n+"/project.json"] = `{"name": "` + n + `", "targets": {"build": {"executor": "@nx/js:tsc"}}}`
@@ -305,7 +305,7 @@ func TestTodosGrouped(t *testing.T) {
 }
 
 // TestNxInputForms covers the Nx input forms one at a time.
-func TestNxInputForms(t *testing.T) {
+func TestInitNxInputForms(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json": `{"name": "r"}`,
 		"nx.json": `{"namedInputs": {"src": ["{projectRoot}/src/**/*", {"env": "MODE"}]},
@@ -328,5 +328,51 @@ func TestNxInputForms(t *testing.T) {
 		if !strings.Contains(a, want) {
 			t.Errorf("libs/a/vx.project.ts lacks %q:\n%s", want, a)
 		}
+	}
+}
+
+// TestTurboSinglePackage runs turbo.json's tasks in the root when the repository is one package:
+// the root project holds them all.
+func TestInitTurboSinglePackage(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json":      `{"name": "solo", "scripts": {"build": "tsc", "test": "vitest run", "dev": "tsc -w"}}`,
+		"package-lock.json": `{}`,
+		"turbo.json":        `{"tasks": {"build": {"outputs": ["dist/**"]}, "test": {"dependsOn": ["build", "lint"]}, "dev": {"persistent": true, "cache": false}}}`,
+	})
+	p, files := planFiles(t, dir)
+	if !strings.Contains(files["vx.workspace.ts"], "projects: ['.'],") || !strings.Contains(files["vx.workspace.ts"], "tasks: {},") {
+		t.Errorf("vx.workspace.ts:\n%s", files["vx.workspace.ts"])
+	}
+	root := files["vx.project.ts"]
+	for _, want := range []string{
+		"build: { command: 'npm run build', outputs: ['dist/**'] },",
+		"test: { command: 'npm run test', dependsOn: ['build'] },",
+		"dev: { command: 'npm run dev', cache: false, persistent: true },",
+	} {
+		if !strings.Contains(root, want) {
+			t.Errorf("vx.project.ts lacks %q:\n%s", want, root)
+		}
+	}
+	if hasNote(p, "no package has a script for") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+}
+
+// TestTemplateDependsOnNoTask drops from a template a dependency on a task no package has, and
+// keeps one some package has (a package without it overrides).
+func TestInitTemplateDependsOnNoTask(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json":            `{"workspaces": ["packages/*"]}`,
+		"package-lock.json":       `{}`,
+		"turbo.json":              `{"tasks": {"build": {}, "test": {"dependsOn": ["build", "codegen"]}, "codegen": {}}}`,
+		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc", "test": "vitest"}}`,
+		"packages/b/package.json": `{"name": "b", "scripts": {"test": "vitest"}}`,
+	})
+	_, files := planFiles(t, dir)
+	if ws := files["vx.workspace.ts"]; !strings.Contains(ws, "test: { command: 'npm run test', dependsOn: ['build'], ifScript: true },") {
+		t.Errorf("vx.workspace.ts:\n%s", ws)
+	}
+	if b := files["packages/b/vx.project.ts"]; !strings.Contains(b, "test: { dependsOn: [] },") {
+		t.Errorf("packages/b/vx.project.ts:\n%s", b)
 	}
 }

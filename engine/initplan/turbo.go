@@ -198,10 +198,10 @@ func (b *builder) fromTurbo(file, script string) error {
 	}
 
 	for _, p := range b.projects {
-		if p.isRoot() {
-			continue
-		}
 		pkg := r.packages[p.dir]
+		if pkg == nil {
+			continue // the root project of root tasks; in a single-package repository the root is the package
+		}
 		defs := map[string]turboTask{}
 		overrides := map[string]turboTask{}
 		for n, t := range generic {
@@ -250,7 +250,7 @@ func (b *builder) fromTurbo(file, script string) error {
 	for _, name := range sortedKeys(generic) {
 		var holders []*taskSpec
 		for _, p := range b.projects {
-			if t := p.tasks[name]; t != nil && !p.isRoot() {
+			if t := p.tasks[name]; t != nil && r.packages[p.dir] != nil {
 				holders = append(holders, t)
 			}
 		}
