@@ -35,7 +35,7 @@ func planJSON(t *testing.T, p *Plan) []byte {
 	return buf.Bytes()
 }
 
-// TestGoldenPlans plans each fixture dry and compares the plan with testdata/NAME.plan.json
+// TestInitGoldenPlans plans each fixture dry and compares the plan with testdata/NAME.plan.json
 // (go test -update rewrites them).
 func TestInitGoldenPlans(t *testing.T) {
 	for _, name := range []string{"turbo-starter", "turbo-kitchen-sink", "nx-integrated", "nx-acme", "plain-scripts"} {
@@ -262,7 +262,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// TestNxPackageBased covers a package-based Nx repository: package.json scripts are targets, the
+// TestInitNxPackageBased covers a package-based Nx repository: package.json scripts are targets, the
 // package.json nx block configures them, includedScripts limits them, targetDefaults apply.
 func TestInitNxPackageBased(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
@@ -322,7 +322,7 @@ func TestInitDuplicatePackageNames(t *testing.T) {
 	}
 }
 
-// TestTurboPackageConfig covers a package's own turbo.json, a package-specific task and Turborepo 1's
+// TestInitTurboPackageConfig covers a package's own turbo.json, a package-specific task and Turborepo 1's
 // pipeline with an env dependency.
 func TestInitTurboPackageConfig(t *testing.T) {
 	dir := writeFiles(t, map[string]string{

@@ -12,7 +12,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestPlansLoad writes each fixture's plan and loads it as vx does: the config is valid, and every
+// TestInitPlansLoad writes each fixture's plan and loads it as vx does: the config is valid, and every
 // project resolves to exactly the tasks the plan says (the templates reach who they should, ifScript
 // and the root project included).
 func TestInitPlansLoad(t *testing.T) {

@@ -290,7 +290,8 @@ func shellWord(s string) string {
 // written, so packages added later are found; one that also matches a few other folders (as a
 // package manager ignores a folder without package.json, where vx would make it a project) is kept
 // with a `!` exclusion for each; one that matches mostly other folders (`packages/**`) is replaced
-// by the project folders it matches. The declared `!` globs are kept.
+// by the project folders it matches. A glob that matches no folder yet is kept; the declared `!`
+// globs are kept.
 func projectGlobs(root string, declared, dirs []string) []string {
 	isProject := map[string]bool{}
 	for _, d := range dirs {
@@ -333,6 +334,8 @@ func projectGlobs(root string, declared, dirs []string) []string {
 			}
 		}
 		switch {
+		case len(mine) == 0 && len(others) == 0:
+			out = addUnique(out, g) // no folder yet: kept for the packages to come
 		case len(mine) == 0:
 			continue
 		case len(others) == 0 || !strings.Contains(g, "**") && len(others) < len(mine):

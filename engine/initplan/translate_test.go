@@ -25,7 +25,7 @@ func hasNote(p *Plan, part string) bool {
 	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, part) })
 }
 
-// TestKitchenSink checks the shapes the issue names on the kitchen-sink fixture, beside its golden
+// TestInitKitchenSink checks the shapes the issue names on the kitchen-sink fixture, beside its golden
 // plan: where they break, the failure says which.
 func TestInitKitchenSink(t *testing.T) {
 	p, files := planFiles(t, fixture(t, "turbo-kitchen-sink"))
@@ -181,7 +181,7 @@ func TestInitLongRunningAndCleanup(t *testing.T) {
 	}
 }
 
-// TestTurboConfigPlaces finds the Turborepo config as turbo.jsonc, or where a script's
+// TestInitTurboConfigPlaces finds the Turborepo config as turbo.jsonc, or where a script's
 // --root-turbo-json names it (in either spelling), over a turbo.json at the root.
 func TestInitTurboConfigPlaces(t *testing.T) {
 	pkgs := map[string]string{
@@ -223,7 +223,7 @@ func jsonString(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
 }
 
-// TestTurboRootTasks covers root tasks: a task of the root project with the root script, a
+// TestInitTurboRootTasks covers root tasks: a task of the root project with the root script, a
 // dependency on one, and a root task whose script runs turbo itself.
 func TestInitTurboRootTasks(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
@@ -255,11 +255,12 @@ func TestInitTurboRootTasks(t *testing.T) {
 	}
 }
 
-// TestProjectGlobs keeps the workspace globs, excludes what vx alone would take for a project and
-// keeps the declared exclusions; a glob that mostly matches other folders gives way to the folders.
+// TestInitProjectGlobs keeps the workspace globs (one that matches nothing yet too), excludes what vx
+// alone would take for a project and keeps the declared exclusions; a glob that mostly matches
+// other folders gives way to the folders.
 func TestInitProjectGlobs(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"package.json":                  `{"workspaces": {"packages": ["apps/*", "packages/*", "tools/**", "!packages/old"]}}`,
+		"package.json":                  `{"workspaces": {"packages": ["apps/*", "packages/*", "tools/**", "libs/*", "!packages/old"]}}`,
 		"apps/a/package.json":           `{"name": "a"}`,
 		"apps/b/package.json":           `{"name": "b"}`,
 		"apps/notes/README.md":          "",
@@ -270,7 +271,7 @@ func TestInitProjectGlobs(t *testing.T) {
 		"tools/cli/test/fixtures/x.txt": "",
 	})
 	p, files := planFiles(t, dir)
-	want := "projects: ['apps/*', 'packages/*', 'tools/cli', '!packages/old', '!apps/notes'],"
+	want := "projects: ['apps/*', 'packages/*', 'tools/cli', 'libs/*', '!packages/old', '!apps/notes'],"
 	if !strings.Contains(files["vx.workspace.ts"], want) {
 		t.Errorf("want %s in\n%s", want, files["vx.workspace.ts"])
 	}
@@ -279,7 +280,7 @@ func TestInitProjectGlobs(t *testing.T) {
 	}
 }
 
-// TestTodosGrouped gives one todo for a finding in several projects, naming them.
+// TestInitTodosGrouped gives one todo for a finding in several projects, naming them.
 func TestInitTodosGrouped(t *testing.T) {
 	files := map[string]string{"nx.json": `{}`, "package.json": `{"name": "r"}`}
 	for _, n := range []string{"a", "b", "c"} {
@@ -304,7 +305,7 @@ func TestInitTodosGrouped(t *testing.T) {
 	}
 }
 
-// TestNxInputForms covers the Nx input forms one at a time.
+// TestInitNxInputForms covers the Nx input forms one at a time.
 func TestInitNxInputForms(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"package.json": `{"name": "r"}`,
@@ -331,7 +332,7 @@ func TestInitNxInputForms(t *testing.T) {
 	}
 }
 
-// TestTurboSinglePackage runs turbo.json's tasks in the root when the repository is one package:
+// TestInitTurboSinglePackage runs turbo.json's tasks in the root when the repository is one package:
 // the root project holds them all.
 func TestInitTurboSinglePackage(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
@@ -358,7 +359,7 @@ func TestInitTurboSinglePackage(t *testing.T) {
 	}
 }
 
-// TestTemplateDependsOnNoTask drops from a template a dependency on a task no package has, and
+// TestInitTemplateDependsOnNoTask drops from a template a dependency on a task no package has, and
 // keeps one some package has (a package without it overrides).
 func TestInitTemplateDependsOnNoTask(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
