@@ -10,11 +10,12 @@ func (a *app) initCmd() *cobra.Command {
 	var opts initplan.Options
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Adopt vx in a JavaScript monorepo: write vx.workspace.ts from turbo.json, nx.json or the package scripts",
-		Long: `Plan vx's config for the repository here — from turbo.json, from nx.json and project.json, or
-from the scripts the packages share — and write it: vx.workspace.ts and, where a project differs,
-its vx.project.ts. What cannot be translated is listed as a todo naming its file and key.
-An existing file is kept unless --force; --dry writes nothing.`,
+		Short: "Adopt vx in a JavaScript monorepo: write vx.workspace.ts from Turborepo, Nx or the package scripts",
+		Long: `Plan vx's config for the repository here — from Turborepo's config (turbo.json, turbo.jsonc, or
+where a script's --root-turbo-json points), from nx.json and project.json, or from the scripts the
+packages share — and write it: vx.workspace.ts and, where a project differs or the root runs tasks
+of its own, its vx.project.ts. What cannot be translated is listed as a todo naming its file and
+key. An existing file is kept unless --force; --dry writes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Dir = a.workDir()

@@ -94,6 +94,9 @@ type Todo struct {
 	Key string `json:"key"`
 	// Message says what was left out and what to do.
 	Message string `json:"message"`
+	// Projects names the projects the todo applies to, when it is one project's or several's: one
+	// todo stands for the same finding in each of them.
+	Projects []string `json:"projects,omitempty"`
 }
 
 // Init plans vx's config for the repository around opts.Dir and, unless opts.Dry, writes it.
@@ -115,9 +118,10 @@ func Init(opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	turboFile, turboScript := r.turboConfig()
 	if mode == ModeAuto {
 		switch {
-		case exists(filepath.Join(root, "turbo.json")):
+		case turboFile != "":
 			mode = ModeTurbo
 		case exists(filepath.Join(root, "nx.json")):
 			mode = ModeNx
@@ -125,15 +129,16 @@ func Init(opts Options) (*Plan, error) {
 			mode = ModeScripts
 		}
 	}
-	for m, file := range map[string]string{ModeTurbo: "turbo.json", ModeNx: "nx.json"} {
-		if mode == m && !exists(filepath.Join(root, file)) {
-			return nil, vxerr.Usagef("--mode %s: no %s in %s", m, file, root)
-		}
+	switch {
+	case mode == ModeTurbo && turboFile == "":
+		return nil, vxerr.Usagef("--mode turbo: no turbo.json or turbo.jsonc in %s, and no package.json script names --root-turbo-json", root)
+	case mode == ModeNx && !exists(filepath.Join(root, "nx.json")):
+		return nil, vxerr.Usagef("--mode nx: no nx.json in %s", root)
 	}
 	b := newBuilder(r, mode)
 	switch mode {
 	case ModeTurbo:
-		err = b.fromTurbo()
+		err = b.fromTurbo(turboFile, turboScript)
 	case ModeNx:
 		err = b.fromNx()
 	default:
@@ -152,10 +157,10 @@ func Init(opts Options) (*Plan, error) {
 }
 
 // rootMarkers are the files that mark the root of a JavaScript monorepo, looked for upward.
-var rootMarkers = []string{"turbo.json", "nx.json", "pnpm-workspace.yaml"}
+var rootMarkers = []string{"turbo.json", "turbo.jsonc", "nx.json", "pnpm-workspace.yaml"}
 
 // findRoot is the folder vx init works on: the vx workspace around dir when there is one, else the
-// nearest ancestor that is a monorepo root (turbo.json, nx.json, pnpm-workspace.yaml, or a package.json
+// nearest ancestor that is a monorepo root (turbo.json(c), nx.json, pnpm-workspace.yaml, or a package.json
 // with workspaces), else dir itself.
 func findRoot(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -232,8 +237,11 @@ func next(root string, plan *Plan, dry bool) []string {
 		cmds = append(cmds, "vx run "+t)
 	}
 	cmds = append(cmds, "vx lock")
-	if !gitignores(root, ".vx") {
+	if ignored, endsInNewline := gitignores(root, ".vx"); !ignored && endsInNewline {
 		cmds = append(cmds, "echo .vx/ >> .gitignore")
+	} else if !ignored {
+		// echo would glue .vx/ onto the last line.
+		cmds = append(cmds, `printf '\n.vx/\n' >> .gitignore`)
 	}
 	paths := make([]string, 0, len(plan.Files)+1)
 	for _, f := range plan.Files {
@@ -259,19 +267,20 @@ func firstTask(plan *Plan) string {
 	return first
 }
 
-// gitignores reports whether the root .gitignore names the folder.
-func gitignores(root, folder string) bool {
+// gitignores reports whether the root .gitignore names the folder, and whether a line appended to
+// the file starts a line of its own: there is no file, or it is empty or ends in a newline.
+func gitignores(root, folder string) (ignored, endsInNewline bool) {
 	data, err := os.ReadFile(filepath.Join(root, ".gitignore"))
 	if err != nil {
-		return false
+		return false, true
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if strings.Trim(line, "/") == folder {
-			return true
+			return true, true
 		}
 	}
-	return false
+	return false, len(data) == 0 || data[len(data)-1] == '\n'
 }
 
 // writeFileAtomic writes data to a temp file beside path and renames it over path, so a reader sees

@@ -3,6 +3,7 @@ package initplan
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -23,6 +24,10 @@ type taskSpec struct {
 	ExecEnv map[string]string
 	// NoCache is true for a task that never hits the cache (cache: false).
 	NoCache bool
+	// Persistent is true for a dev server or a watcher (persistent: true).
+	Persistent bool
+	// NotInAll is true for a task `vx run --all` leaves out, such as a clean-up (all: false).
+	NotInAll bool
 }
 
 // project is one project of the planned config.
@@ -37,7 +42,18 @@ type project struct {
 	source    string
 	tags      []string
 	dependsOn []string
-	tasks     map[string]*taskSpec
+	// scripts are the scripts of the package.json in the project folder, as vx reads them for
+	// ifScript; nil without one.
+	scripts map[string]string
+	tasks   map[string]*taskSpec
+}
+
+// isRoot reports whether the project is the workspace folder itself, which vx gives no template.
+func (p *project) isRoot() bool { return p.dir == "." }
+
+func (p *project) hasScript(name string) bool {
+	_, ok := p.scripts[name]
+	return ok
 }
 
 // builder collects projects, todos and notes while a source config is translated.
@@ -47,19 +63,41 @@ type builder struct {
 	sources  []string // files the workspace config was translated from
 	globs    []string // the projects globs of vx.workspace.ts
 	projects []*project
-	todos    []Todo
-	notes    []string
-	seen     map[string]bool // todos and notes already given
-	// template forces a workspace template for these task names (defined once in the source config).
-	template map[string]bool
+	// globalInputs are the workspace's globalInputs ("//…" globs).
+	globalInputs []string
+	// fixed holds the templates the source config defines once for every package (turbo.json's
+	// tasks): they are the workspace templates whatever the packages override.
+	fixed map[string]*taskSpec
+	// ifScript holds the template names that go only to projects with a script of that name.
+	ifScript map[string]bool
+	// nxGlobal holds the Nx inputs ("{workspaceRoot}/…") that became globalInputs.
+	nxGlobal map[string]bool
+	// plain holds the specs no project config shaped: a package script with the workspace's
+	// defaults only (Nx targetDefaults). Among specs shared equally, a plain one is the template.
+	plain map[*taskSpec]bool
+
+	todos []*Todo
+	notes []*noteEntry
+	seen  map[string]bool // todos and notes already given
+	// groups finds the todo or note that gathers one finding across projects or items.
+	todoGroups map[string]*Todo
+	noteGroups map[string]*noteEntry
+}
+
+// noteEntry is a note, or a note that lists items (grouped: one line, not one per item).
+type noteEntry struct {
+	text  string
+	items []string
 }
 
 func newBuilder(r *repo, mode string) *builder {
-	return &builder{repo: r, mode: mode, seen: map[string]bool{}, template: map[string]bool{}}
+	return &builder{repo: r, mode: mode, seen: map[string]bool{}, fixed: map[string]*taskSpec{},
+		ifScript: map[string]bool{}, plain: map[*taskSpec]bool{}, todoGroups: map[string]*Todo{}, noteGroups: map[string]*noteEntry{}}
 }
 
+// todo records something that could not be translated, once.
 func (b *builder) todo(file, key, format string, args ...any) {
-	t := Todo{File: file, Key: key, Message: fmt.Sprintf(format, args...)}
+	t := &Todo{File: file, Key: key, Message: fmt.Sprintf(format, args...)}
 	id := t.File + "\x00" + t.Key + "\x00" + t.Message
 	if !b.seen[id] {
 		b.seen[id] = true
@@ -67,12 +105,48 @@ func (b *builder) todo(file, key, format string, args ...any) {
 	}
 }
 
+// projectTodo records a todo of one project. The same key and message in several projects is one
+// todo naming them all; its file is the first project's.
+func (b *builder) projectTodo(p *project, file, key, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	id := key + "\x00" + msg
+	if t, ok := b.todoGroups[id]; ok {
+		if !containsString(t.Projects, p.name) {
+			t.Projects = append(t.Projects, p.name)
+		}
+		return
+	}
+	t := &Todo{File: file, Key: key, Message: msg, Projects: []string{p.name}}
+	b.todoGroups[id] = t
+	b.todos = append(b.todos, t)
+}
+
 func (b *builder) note(format string, args ...any) {
 	n := fmt.Sprintf(format, args...)
 	if !b.seen[n] {
 		b.seen[n] = true
+		b.notes = append(b.notes, &noteEntry{text: n})
+	}
+}
+
+// noteItem adds item to the note headed head: one note lists every item given under one head.
+func (b *builder) noteItem(head, item string) {
+	n, ok := b.noteGroups[head]
+	if !ok {
+		n = &noteEntry{text: head}
+		b.noteGroups[head] = n
 		b.notes = append(b.notes, n)
 	}
+	if !containsString(n.items, item) {
+		n.items = append(n.items, item)
+	}
+}
+
+func (n *noteEntry) String() string {
+	if len(n.items) == 0 {
+		return n.text
+	}
+	return n.text + ": " + strings.Join(n.items, "; ")
 }
 
 // packageProjects makes a project of every workspace package, named as vx names it (package.json
@@ -87,8 +161,38 @@ func (b *builder) packageProjects() {
 		if other := b.projectByName(name); other != nil {
 			b.todo(path.Join(dir, "package.json"), "name", "%s is also the name of %s: vx needs each project's name to be unique — set name in one's vx.project.ts", name, other.dir)
 		}
-		b.projects = append(b.projects, &project{dir: dir, name: name, source: path.Join(dir, "package.json"), tasks: map[string]*taskSpec{}})
+		b.projects = append(b.projects, &project{dir: dir, name: name, source: path.Join(dir, "package.json"),
+			scripts: pkg.Scripts, tasks: map[string]*taskSpec{}})
 	}
+}
+
+// rootName is the name vx gives the root project: its package.json name, else its folder's.
+func (b *builder) rootName() string {
+	if b.repo.rootPkg != nil && b.repo.rootPkg.Name != "" {
+		return b.repo.rootPkg.Name
+	}
+	return filepath.Base(b.repo.root)
+}
+
+// rootProject returns the root project, making it (and adding '.' to projects) the first time.
+func (b *builder) rootProject(source string) *project {
+	for _, p := range b.projects {
+		if p.isRoot() {
+			return p
+		}
+	}
+	p := &project{dir: ".", name: b.rootName(), source: source, tasks: map[string]*taskSpec{}}
+	if b.repo.rootPkg != nil {
+		p.scripts = b.repo.rootPkg.Scripts
+	}
+	if other := b.projectByName(p.name); other != nil {
+		b.todo("package.json", "name", "%s is also the name of %s: vx needs each project's name to be unique — set name in one's vx.project.ts", p.name, other.dir)
+	}
+	b.projects = append(b.projects, p)
+	if !containsString(b.globs, ".") {
+		b.globs = append([]string{"."}, b.globs...)
+	}
+	return p
 }
 
 // projectByName finds a project by its vx name.
@@ -103,50 +207,57 @@ func (b *builder) projectByName(name string) *project {
 
 // pruneDependsOn drops the task dependencies vx would refuse: a task of the same project, or of a
 // named project, that does not exist (Turborepo and Nx skip those silently). ^task stays: it means
-// the task in each dependency that has it.
+// the task in each dependency that has it. The fixed templates lose their references to a named
+// project's missing task too.
 func (b *builder) pruneDependsOn() {
+	prune := func(owner *project, id string, deps []string) []string {
+		var kept []string
+		for _, d := range deps {
+			switch {
+			case strings.HasPrefix(d, "^"):
+				kept = append(kept, d)
+			case strings.Contains(d, "#"):
+				proj, task, _ := strings.Cut(d, "#")
+				if q := b.projectByName(proj); q == nil || q.tasks[task] == nil {
+					b.noteItem("dependsOn dropped, the project named has no such task", id+" → "+d)
+					continue
+				}
+				kept = append(kept, d)
+			case owner == nil:
+				// A template's own task: kept when some package has it (each that lacks it
+				// overrides), dropped when none does.
+				if slices.ContainsFunc(b.projects, func(p *project) bool { return !p.isRoot() && p.tasks[d] != nil }) {
+					kept = append(kept, d)
+				}
+			default:
+				if owner.tasks[d] == nil || d == id[strings.LastIndexByte(id, '#')+1:] {
+					continue // as the source tool does: a task the project lacks is no dependency
+				}
+				kept = append(kept, d)
+			}
+		}
+		return kept
+	}
 	for _, p := range b.projects {
 		for _, name := range sortedKeys(p.tasks) {
 			t := p.tasks[name]
-			kept := t.DependsOn[:0]
-			for _, d := range t.DependsOn {
-				switch {
-				case strings.HasPrefix(d, "^"):
-					kept = append(kept, d)
-				case strings.Contains(d, "#"):
-					proj, task, _ := strings.Cut(d, "#")
-					if q := b.projectByName(proj); q == nil || q.tasks[task] == nil {
-						b.note("%s: dependsOn %s dropped: that project has no such task", p.name+"#"+name, d)
-						continue
-					}
-					kept = append(kept, d)
-				default:
-					if p.tasks[d] == nil || d == name {
-						continue // as the source tool does: a task the project lacks is no dependency
-					}
-					kept = append(kept, d)
-				}
-			}
-			if len(kept) == 0 {
-				kept = nil
-			}
-			t.DependsOn = kept
+			t.DependsOn = prune(p, p.name+"#"+name, t.DependsOn)
 		}
+	}
+	for _, name := range sortedKeys(b.fixed) {
+		t := b.fixed[name]
+		t.DependsOn = prune(nil, name, t.DependsOn)
 	}
 }
 
 // plan factors the projects' tasks into workspace templates and project overrides and renders them.
 func (b *builder) plan() *Plan {
 	sort.Slice(b.projects, func(i, j int) bool { return b.projects[i].dir < b.projects[j].dir })
+	b.checkGlobs()
 	templates := b.templates()
+	b.tsconfigNotes()
 
-	plan := &Plan{Mode: b.mode, PackageManager: b.repo.pm, Projects: []PlannedProject{}, Todos: b.todos, Notes: b.notes}
-	if plan.Todos == nil {
-		plan.Todos = []Todo{}
-	}
-	if plan.Notes == nil {
-		plan.Notes = []string{}
-	}
+	plan := &Plan{Mode: b.mode, PackageManager: b.repo.pm, Projects: []PlannedProject{}, Todos: []Todo{}, Notes: []string{}}
 	plan.Files = append(plan.Files, File{Path: workspace.ConfigFileName, Text: b.renderWorkspace(templates)})
 	for _, p := range b.projects {
 		plan.Projects = append(plan.Projects, PlannedProject{Name: p.name, Dir: p.dir, Tasks: sortedKeys(p.tasks)})
@@ -154,239 +265,76 @@ func (b *builder) plan() *Plan {
 			plan.Files = append(plan.Files, File{Path: path.Join(p.dir, workspace.ProjectConfigFileName), Text: text})
 		}
 	}
+	for _, t := range b.todos {
+		plan.Todos = append(plan.Todos, *t)
+	}
+	for _, n := range b.notes {
+		plan.Notes = append(plan.Notes, n.String())
+	}
 	return plan
 }
 
-// templates picks, for each task name, the workspace template: the spec most projects share (the
-// first project's among equals). A task name becomes a template when the source config defines it
-// once for all (turbo.json, nx.json targetDefaults, shared scripts) or when two or more projects have
-// it; a task of one project only is declared in that project's config.
+// templates picks, for each task name, the workspace template. A template the source config
+// defines once for every package (turbo.json) is that one. Otherwise it is the spec that most
+// packages share, when two or more share it exactly, or else the plain spec (a package script
+// with the workspace's defaults, shaped by no project's config) when two or more projects have
+// the task: a task that each project defines its own way stays in each project's config, never
+// one project's made everyone's. The root project takes no template, so its tasks never count.
+//
+// A template goes only to the projects whose package.json has a script of its name (ifScript)
+// when it comes from Turborepo, whose rule that is, or when every project that has the task has
+// that script: then no project needs `false` to leave it out.
 func (b *builder) templates() map[string]*taskSpec {
-	byName := map[string][]*taskSpec{}
+	byName := map[string][]*project{}
 	for _, p := range b.projects {
-		for name, t := range p.tasks {
-			byName[name] = append(byName[name], t)
+		if p.isRoot() {
+			continue
+		}
+		for name := range p.tasks {
+			byName[name] = append(byName[name], p)
 		}
 	}
 	out := map[string]*taskSpec{}
 	for _, name := range sortedKeys(byName) {
-		specs := byName[name]
-		if len(specs) < 2 && !b.template[name] {
+		holders := byName[name]
+		if t, ok := b.fixed[name]; ok {
+			out[name] = t
+			b.ifScript[name] = true
 			continue
 		}
-		best, bestCount := specs[0], 0
-		for _, s := range specs {
+		var best *taskSpec
+		bestCount := 0
+		for _, p := range holders {
 			n := 0
-			for _, o := range specs {
-				if reflect.DeepEqual(s, o) {
+			for _, o := range holders {
+				if reflect.DeepEqual(p.tasks[name], o.tasks[name]) {
 					n++
 				}
 			}
-			if n > bestCount {
-				best, bestCount = s, n
+			if n > bestCount || n == bestCount && b.plain[p.tasks[name]] && !b.plain[best] {
+				best, bestCount = p.tasks[name], n
 			}
 		}
+		if bestCount < 2 && !(b.plain[best] && len(holders) >= 2) {
+			continue
+		}
 		out[name] = best
+		allScripts := true
+		for _, p := range holders {
+			allScripts = allScripts && p.hasScript(name)
+		}
+		b.ifScript[name] = allScripts
 	}
 	return out
 }
 
-// renderWorkspace writes vx.workspace.ts.
-func (b *builder) renderWorkspace(templates map[string]*taskSpec) string {
-	var w tsWriter
-	w.line("// vx config, written by `vx init` from %s. It is yours now: edit it freely.", strings.Join(b.sources, ", "))
-	w.line("// The manual: `vx docs config`; see what it resolves to: `vx show`.")
-	w.line("import { defineWorkspace } from '@vzn/vx/config'")
-	w.line("import { mcp } from '@vzn/vx-mcp'")
-	w.line("")
-	w.line("export default defineWorkspace({")
-	w.indent++
-	w.line("projects: %s,", tsList(b.globs))
-	w.line("plugins: [mcp()],")
-	if len(templates) == 0 {
-		w.line("tasks: {},")
-	} else {
-		w.line("tasks: {")
-		w.indent++
-		for _, name := range sortedKeys(templates) {
-			w.task(name, templates[name], nil)
-		}
-		w.indent--
-		w.line("},")
-	}
-	w.indent--
-	w.line("})")
-	return w.String()
-}
-
-// renderProject writes a project's vx.project.ts; ok is false when the project needs none.
-func (b *builder) renderProject(p *project, templates map[string]*taskSpec) (string, bool) {
-	var tasks tsWriter
-	tasks.indent = 2
-	names := map[string]bool{}
-	for n := range p.tasks {
-		names[n] = true
-	}
-	for n := range templates {
-		names[n] = true
-	}
-	for _, name := range sortedKeys(names) {
-		t, tmpl := p.tasks[name], templates[name]
-		switch {
-		case t == nil:
-			tasks.line("%s: false,", tsKey(name))
-		case tmpl == nil:
-			tasks.task(name, t, nil)
-		case !reflect.DeepEqual(t, tmpl):
-			tasks.task(name, t, tmpl)
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
 		}
 	}
-	if !p.setName && len(p.tags) == 0 && len(p.dependsOn) == 0 && tasks.Len() == 0 {
-		return "", false
-	}
-	var w tsWriter
-	w.line("// vx project config, written by `vx init` from %s.", p.source)
-	w.line("// Tasks here override the workspace's field by field; `false` leaves a workspace task out.")
-	w.line("import { defineProject } from '@vzn/vx/config'")
-	w.line("")
-	w.line("export default defineProject({")
-	w.indent++
-	if p.setName {
-		w.line("name: %s,", tsString(p.name))
-	}
-	if len(p.tags) > 0 {
-		w.line("tags: %s,", tsList(p.tags))
-	}
-	if len(p.dependsOn) > 0 {
-		w.line("dependsOn: %s,", tsList(p.dependsOn))
-	}
-	if tasks.Len() == 0 {
-		w.line("tasks: {},")
-	} else {
-		w.line("tasks: {")
-		w.WriteString(tasks.String())
-		w.line("},")
-	}
-	w.indent--
-	w.line("})")
-	return w.String(), true
-}
-
-// tsWriter builds TypeScript source with two-space indentation.
-type tsWriter struct {
-	strings.Builder
-	indent int
-}
-
-func (w *tsWriter) line(format string, args ...any) {
-	if format == "" {
-		w.WriteByte('\n')
-		return
-	}
-	w.WriteString(strings.Repeat("  ", w.indent))
-	fmt.Fprintf(w, format, args...)
-	w.WriteByte('\n')
-}
-
-// task writes one task entry; with base, only the fields that differ from it.
-func (w *tsWriter) task(name string, t, base *taskSpec) {
-	if base == nil {
-		base = &taskSpec{}
-	}
-	var fields []string
-	if t.Description != base.Description {
-		fields = append(fields, "description: "+tsString(t.Description))
-	}
-	if t.Command != base.Command {
-		fields = append(fields, "command: "+tsString(t.Command))
-	}
-	if !slices.Equal(t.DependsOn, base.DependsOn) {
-		fields = append(fields, "dependsOn: "+tsList(t.DependsOn))
-	}
-	if !slices.Equal(t.Inputs, base.Inputs) || (t.Inputs == nil) != (base.Inputs == nil) {
-		inputs := t.Inputs
-		if inputs == nil {
-			inputs = []string{"**"} // every file: the nearest an override gets to the default
-		}
-		fields = append(fields, "inputs: "+tsList(inputs))
-	}
-	if !slices.Equal(t.Outputs, base.Outputs) {
-		fields = append(fields, "outputs: "+tsList(t.Outputs))
-	}
-	if !slices.Equal(t.Env, base.Env) {
-		fields = append(fields, "env: "+tsList(t.Env))
-	}
-	if !reflect.DeepEqual(t.ExecEnv, base.ExecEnv) && len(t.ExecEnv) > 0 {
-		var kv []string
-		for _, k := range sortedKeys(t.ExecEnv) {
-			kv = append(kv, tsKey(k)+": "+tsString(t.ExecEnv[k]))
-		}
-		fields = append(fields, "exec: { env: { "+strings.Join(kv, ", ")+" } }")
-	}
-	if t.NoCache != base.NoCache {
-		fields = append(fields, fmt.Sprintf("cache: %t", !t.NoCache))
-	}
-	oneLine := tsKey(name) + ": { " + strings.Join(fields, ", ") + " },"
-	if len(fields) <= 2 && len(oneLine)+2*w.indent <= 100 {
-		w.line("%s", oneLine)
-		return
-	}
-	w.line("%s: {", tsKey(name))
-	w.indent++
-	for _, f := range fields {
-		w.line("%s,", f)
-	}
-	w.indent--
-	w.line("},")
-}
-
-// tsString quotes s as a single-quoted TypeScript string.
-func tsString(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for _, r := range s {
-		switch r {
-		case '\\':
-			b.WriteString(`\\`)
-		case '\'':
-			b.WriteString(`\'`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
-
-func tsList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, s := range items {
-		quoted[i] = tsString(s)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
-// tsKey writes an object key: bare when it is an identifier, else quoted.
-func tsKey(k string) string {
-	if k == "" {
-		return "''"
-	}
-	for i, r := range k {
-		if !(r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-			return tsString(k)
-		}
-	}
-	return k
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -401,7 +349,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // addUnique appends the items not yet in list.
 func addUnique(list []string, items ...string) []string {
 	for _, it := range items {
-		if !slices.Contains(list, it) {
+		if !containsString(list, it) {
 			list = append(list, it)
 		}
 	}

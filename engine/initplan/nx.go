@@ -134,6 +134,9 @@ func (b *builder) fromNx() error {
 	for dir := range r.packages {
 		dirs[dir] = true
 	}
+	if r.rootPkg != nil && r.rootPkg.Nx != nil {
+		dirs["."] = true // the root package.json with an nx block is the root project
+	}
 	if projectJSONs > 0 {
 		b.sources = append(b.sources, "project.json files")
 	}
@@ -164,11 +167,7 @@ func (b *builder) fromNx() error {
 		}
 		b.todo("nx.json", fmt.Sprintf("plugins[%d]", i), "targets the plugin %s infers (from its tool's config files) are not translated: declare the commands you need in vx.project.ts", name)
 	}
-	for name := range nx.TargetDefaults {
-		if !strings.Contains(name, ":") {
-			b.template[name] = true
-		}
-	}
+	b.nxGlobalInputs(&nx)
 	cacheable := map[string]bool{}
 	for _, tro := range nx.TasksRunnerOptions {
 		for _, op := range tro.Options.CacheableOperations {
@@ -193,13 +192,16 @@ func (b *builder) readNxProject(dir string, nx *nxJSON) (*nxProject, error) {
 		np.namedInputs[name], np.namedInputsFile[name] = in, "nx.json"
 	}
 	pkg := r.packages[dir]
-	if pkg == nil {
+	if dir == "." {
+		pkg = r.rootPkg
+	}
+	if pkg == nil && dir != "." {
 		var p packageJSON
 		ok, err := readJSON(r.root, path.Join(dir, "package.json"), &p)
 		if err != nil {
 			return nil, err
 		}
-		if ok && dir != "." {
+		if ok {
 			pkg = &p
 		}
 	}
@@ -210,6 +212,7 @@ func (b *builder) readNxProject(dir string, nx *nxJSON) (*nxProject, error) {
 	}
 	if pkg != nil {
 		np.scripts = pkg.Scripts
+		np.project.scripts = pkg.Scripts
 		if !ok {
 			np.file = path.Join(dir, "package.json")
 		}
@@ -257,7 +260,7 @@ func (b *builder) readNxProject(dir string, nx *nxJSON) (*nxProject, error) {
 	np.tags = np.config.Tags
 	for _, d := range np.config.ImplicitDependencies {
 		if strings.HasPrefix(d, "!") || strings.Contains(d, "*") {
-			b.todo(np.file, "implicitDependencies", "%q: vx dependsOn names projects; list them by name", d)
+			b.projectTodo(np.project, np.file, "implicitDependencies", "%q: vx dependsOn names projects; list them by name", d)
 			continue
 		}
 		np.dependsOn = append(np.dependsOn, d)
@@ -269,11 +272,16 @@ func (b *builder) readNxProject(dir string, nx *nxJSON) (*nxProject, error) {
 func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool) {
 	targets := map[string]nxTarget{}
 	included := np.config.IncludedScripts
-	for name := range np.scripts {
+	for name, cmd := range np.scripts {
 		if included != nil && !slices.Contains(*included, name) {
 			continue
 		}
 		if lifecycleScripts[name] || isHook(name, np.scripts) {
+			continue
+		}
+		if np.isRoot() && included == nil && runsTool(cmd, "nx", "turbo", "lerna") {
+			// `"build": "nx run-many -t build"`: how the repository ran Nx, which vx replaces.
+			b.noteItem("root scripts that run nx itself are no tasks of the root project (vx runs the projects' tasks)", name)
 			continue
 		}
 		opts, _ := json.Marshal(name)
@@ -296,10 +304,7 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 		if c, ok := t.Configurations[t.DefaultConfiguration]; ok {
 			maps.Copy(opts, c)
 		}
-		if t.Continuous != nil && *t.Continuous {
-			b.todo(np.file, key+".continuous", "a continuous target (a server or watcher): vx has no long-running tasks yet")
-			continue
-		}
+		continuous := t.Continuous != nil && *t.Continuous
 		executor := t.Executor
 		if executor == "" && t.Command != "" {
 			executor = "nx:run-commands"
@@ -310,50 +315,68 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 				opts["script"], _ = json.Marshal(name)
 			}
 		}
-		spec := &taskSpec{}
+		spec := &taskSpec{Persistent: continuous}
+		var script string
 		switch executor {
 		case "nx:run-commands":
 			cmd, ok := b.nxRunCommands(np, key, t, opts)
 			if !ok {
 				continue
 			}
-			spec.Command = cmd
+			spec.Command, script = cmd, cmd
 			spec.ExecEnv = nxEnv(opts)
 			if _, ok := opts["envFile"]; ok {
-				b.todo(np.file, key+".options.envFile", "vx does not read env files: list the variables in exec.env")
+				b.projectTodo(np.project, np.file, key+".options.envFile", "vx does not read env files: list the variables in exec.env")
 			}
 		case "nx:run-script":
-			var script string
-			_ = json.Unmarshal(opts["script"], &script)
-			if script == "" {
-				b.todo(np.file, key+".options.script", "nx:run-script without a script name")
+			var name string
+			_ = json.Unmarshal(opts["script"], &name)
+			if name == "" {
+				b.projectTodo(np.project, np.file, key+".options.script", "nx:run-script without a script name")
 				continue
 			}
-			if isLongRunning(script, np.scripts[script]) && t.Cache == nil {
-				b.todo(np.file, key, "a server or watcher: vx has no long-running tasks yet — run `%s` directly", b.repo.run(script))
-				continue
-			}
-			spec.Command = b.repo.run(script)
+			spec.Command, script = b.repo.run(name), np.scripts[name]
 		case "nx:noop":
 			continue
 		case "":
-			b.todo(np.file, key, "the target names no executor or command (a plugin may infer it): declare its command in vx.project.ts")
+			b.projectTodo(np.project, np.file, key, "the target names no executor or command (a plugin may infer it): declare its command in vx.project.ts")
 			continue
 		default:
-			b.todo(np.file, key+".executor", "the executor %s has no vx equivalent: declare the command it runs (the tool's own CLI) in vx.project.ts", executor)
+			also := ""
+			if continuous {
+				also = ", with persistent: true (a continuous target)"
+			}
+			b.projectTodo(np.project, np.file, key+".executor", "the executor %s has no vx equivalent: declare the command it runs (the tool's own CLI) in vx.project.ts%s", executor, also)
 			continue
 		}
-		spec.DependsOn = b.nxDependsOn(np.file, key+".dependsOn", t.DependsOn)
-		if t.Inputs != nil {
-			globs, env := b.nxInputs(np, np.file, key+".inputs", t.Inputs, map[string]bool{})
-			spec.Inputs, spec.Env = normalizeInputs(globs), env
+		if !spec.Persistent && isLongRunning(name, script) {
+			spec.Persistent = true
+			b.noteItem(notePersistent, np.name+"#"+name)
 		}
+		spec.DependsOn = b.nxDependsOn(np.file, key+".dependsOn", t.DependsOn)
+		inputs := t.Inputs
+		if inputs == nil {
+			inputs = []json.RawMessage{json.RawMessage(`"default"`)} // Nx's inputs when a target names none
+		}
+		var set nxInputSet
+		b.nxInputs(np, np.file, key+".inputs", inputs, map[string]bool{}, &set)
+		spec.Inputs, spec.Env = b.nxInputGlobs(&set), set.env
 		spec.Outputs = b.nxOutputs(np, key+".outputs", t.Outputs, opts)
 		cached := cacheable[name]
 		if t.Cache != nil {
 			cached = *t.Cache
 		}
 		spec.NoCache = !cached
+		if isCleanup(name, script) {
+			spec.NotInAll = true
+			if !spec.NoCache {
+				spec.NoCache = true
+			}
+			b.noteItem(noteCleanupNoCache, np.name+"#"+name)
+		}
+		if _, own := np.config.Targets[name]; !own && executor == "nx:run-script" {
+			b.plain[spec] = true
+		}
 		np.tasks[name] = spec
 	}
 }
@@ -489,31 +512,96 @@ func (b *builder) nxDependsOn(file, key string, entries []json.RawMessage) []str
 	return out
 }
 
-// nxInputs expands Nx inputs into vx input globs (relative to the project) and env names.
-// file and key say where items are written, for todos.
-func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMessage, expanding map[string]bool) (globs, env []string) {
+// nxInputSet is what a target's Nx inputs come to.
+type nxInputSet struct {
+	// whole is true when the inputs take in every file of the project ({projectRoot}/**/*).
+	whole bool
+	// globs are project globs ("src/**", "!**/*.spec.ts") and root globs ("//jest.preset.js").
+	globs []string
+	env   []string
+}
+
+// nxWholeProject lists the Nx spellings of every file of the project.
+var nxWholeProject = map[string]bool{"{projectRoot}": true, "{projectRoot}/": true, "{projectRoot}/**": true, "{projectRoot}/**/*": true}
+
+// nxGlobalInputs makes globalInputs of the workspace files that nx.json's default named input takes
+// in (through sharedGlobals, as a rule): every target that names no inputs, or names default, has
+// them in its hash.
+func (b *builder) nxGlobalInputs(nx *nxJSON) {
+	b.nxGlobal = map[string]bool{}
+	var walk func(name string, seen map[string]bool)
+	walk = func(name string, seen map[string]bool) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		for _, it := range nx.NamedInputs[name] {
+			var s string
+			if json.Unmarshal(it, &s) != nil {
+				var obj struct {
+					Fileset string `json:"fileset"`
+				}
+				_ = json.Unmarshal(it, &obj)
+				s = obj.Fileset
+			}
+			bare := strings.TrimPrefix(s, "!")
+			switch {
+			case strings.HasPrefix(bare, "{workspaceRoot}"):
+				b.nxGlobal[s] = true
+				g := rootGlob(strings.TrimPrefix(bare, "{workspaceRoot}"))
+				if strings.HasPrefix(s, "!") {
+					g = "!" + g
+				}
+				b.addGlobalInput(g)
+			case nx.NamedInputs[s] != nil:
+				walk(s, seen)
+			}
+		}
+	}
+	walk("default", map[string]bool{})
+	if len(b.globalInputs) > 0 {
+		b.note("nx.json: the workspace files of the default named input (%s) became globalInputs: they are in nearly every target's hash", strings.Join(b.globalInputs, ", "))
+	}
+}
+
+// nxInputs expands Nx inputs into set. file and key say where items are written, for todos.
+func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMessage, expanding map[string]bool, set *nxInputSet) {
 	for _, it := range items {
 		var s string
 		if json.Unmarshal(it, &s) != nil {
 			var obj struct {
-				Fileset string `json:"fileset"`
-				Env     string `json:"env"`
-				Runtime string `json:"runtime"`
-				Input   string `json:"input"`
+				Fileset                   string          `json:"fileset"`
+				Env                       string          `json:"env"`
+				Runtime                   string          `json:"runtime"`
+				Input                     string          `json:"input"`
+				Projects                  json.RawMessage `json:"projects"`
+				Dependencies              bool            `json:"dependencies"`
+				ExternalDependencies      []string        `json:"externalDependencies"`
+				DependentTasksOutputFiles string          `json:"dependentTasksOutputFiles"`
 			}
 			_ = json.Unmarshal(it, &obj)
 			switch {
 			case obj.Fileset != "":
 				s = obj.Fileset
 			case obj.Env != "":
-				env = addUnique(env, obj.Env)
+				set.env = addUnique(set.env, obj.Env)
 				continue
 			case obj.Runtime != "":
-				b.todo(file, key, "runtime input %q: vx keys tasks on files and env, not on a command's output", obj.Runtime)
+				b.noteItem("Nx runtime inputs were not translated (vx keys a task on files and env, not on a command's output)", obj.Runtime)
 				continue
+			case obj.ExternalDependencies != nil:
+				b.noteItem("Nx externalDependencies inputs were not translated (vx keys each task on the lockfile's versions of its project's dependencies)", strings.Join(obj.ExternalDependencies, ", "))
+				continue
+			case obj.DependentTasksOutputFiles != "":
+				b.noteItem("Nx dependentTasksOutputFiles inputs were not translated (vx keys a task on the keys of the tasks it depends on)", obj.DependentTasksOutputFiles)
+				continue
+			case obj.Input != "" && (obj.Dependencies || len(obj.Projects) > 0 && string(obj.Projects) != `"self"`):
+				b.noteItem("Nx dependency inputs were dropped (vx keys a task on the keys of the tasks it depends on)", "^"+obj.Input)
+				continue
+			case obj.Input != "":
+				s = obj.Input
 			default:
-				// externalDependencies, dependentTasksOutputFiles and inputs of other projects: vx
-				// keys a task on its dependencies' keys already.
+				b.projectTodo(np.project, file, key, "an input vx cannot read: %s", string(it))
 				continue
 			}
 		}
@@ -521,58 +609,68 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 		bare := strings.TrimPrefix(s, "!")
 		switch {
 		case strings.HasPrefix(s, "^"):
-			// the dependencies' inputs: vx keys a task on its dependencies' keys already
-		case strings.HasPrefix(bare, "{projectRoot}"):
-			g := strings.TrimPrefix(strings.TrimPrefix(bare, "{projectRoot}"), "/")
-			if g == "" {
-				g = "**"
-			}
+			b.noteItem("Nx dependency inputs were dropped (vx keys a task on the keys of the tasks it depends on)", s)
+		case nxWholeProject[bare] && !neg:
+			set.whole = true
+		case strings.HasPrefix(bare, "{projectRoot}/"):
+			g := strings.TrimPrefix(bare, "{projectRoot}/")
 			if neg {
 				g = "!" + g
 			}
-			globs = addUnique(globs, g)
+			set.globs = addUnique(set.globs, g)
 		case strings.HasPrefix(bare, "{workspaceRoot}"):
-			b.todo(file, key, "%q is outside the project: vx inputs are globs inside the project folder", s)
+			if b.nxGlobal[s] {
+				continue // in globalInputs already
+			}
+			g := rootGlob(strings.TrimPrefix(bare, "{workspaceRoot}"))
+			if neg {
+				g = "!" + g
+			}
+			set.globs = addUnique(set.globs, g)
 		case np.namedInputs[s] != nil:
 			if expanding[s] {
 				continue
 			}
 			expanding[s] = true
-			g, e := b.nxInputs(np, np.namedInputsFile[s], "namedInputs."+s, np.namedInputs[s], expanding)
+			b.nxInputs(np, np.namedInputsFile[s], "namedInputs."+s, np.namedInputs[s], expanding, set)
 			delete(expanding, s)
-			globs, env = addUnique(globs, g...), addUnique(env, e...)
 		case s == "default":
-			globs = addUnique(globs, "**")
+			set.whole = true // Nx's default when nx.json does not define it: every file of the project
 		default:
-			b.todo(file, key, "named input %q is not defined in nx.json or the project", s)
+			b.projectTodo(np.project, file, key, "named input %q is not defined in nx.json or the project", s)
 		}
 	}
-	return globs, env
 }
 
-// normalizeInputs maps inputs that mean every file of the project to nil, vx's default.
-func normalizeInputs(globs []string) []string {
-	if len(globs) == 0 {
-		return nil
+// nxInputGlobs turns an input set into vx inputs. Every file of the project is vx's default (no
+// inputs); what Nx adds to it or takes from it vx's default cannot say: a root file goes to
+// globalInputs (the key is wider, never narrower), an exclusion is dropped, both with a note.
+func (b *builder) nxInputGlobs(set *nxInputSet) []string {
+	if !set.whole {
+		if set.globs == nil {
+			return []string{} // no file of the project: only env and the upstream keys
+		}
+		return set.globs
 	}
-	for i, g := range globs {
-		if g == "**/*" {
-			globs[i] = "**"
+	for _, g := range set.globs {
+		switch {
+		case strings.HasPrefix(g, "!"):
+			b.noteItem("Nx exclusions from a project's whole file set were dropped (vx's default inputs cannot exclude files: the key is wider, never narrower)", g)
+		case strings.HasPrefix(g, "//"):
+			b.addGlobalInput(g)
+			b.noteItem("workspace files beside a project's whole file set became globalInputs (vx's default inputs cannot be extended; a global input moves every task's key)", g)
 		}
 	}
-	globs = slices.Compact(globs)
-	if len(globs) == 1 && globs[0] == "**" {
-		return nil
-	}
-	return globs
+	return nil
 }
 
-// nxOutputs translates Nx outputs (paths from the workspace root, with tokens) into vx output globs
-// relative to the project folder.
+// nxOutputs translates Nx outputs (paths from the workspace root, with tokens) into vx output globs:
+// relative to the project folder inside it, from the root ("//dist/apps/web/**") outside it.
 func (b *builder) nxOutputs(np *nxProject, key string, outputs []string, opts map[string]json.RawMessage) []string {
 	var out []string
 	for _, o := range outputs {
-		p := strings.ReplaceAll(o, "{projectRoot}", np.dir)
+		neg := strings.HasPrefix(o, "!")
+		p := strings.ReplaceAll(strings.TrimPrefix(o, "!"), "{projectRoot}", np.dir)
 		p = strings.ReplaceAll(p, "{projectName}", np.name)
 		p = strings.TrimPrefix(strings.ReplaceAll(p, "{workspaceRoot}", "."), "./")
 		for strings.Contains(p, "{options.") {
@@ -583,7 +681,7 @@ func (b *builder) nxOutputs(np *nxProject, key string, outputs []string, opts ma
 			}
 			var v string
 			if json.Unmarshal(opts[p[start+len("{options."):start+end]], &v) != nil || v == "" {
-				b.todo(np.file, key, "%q names an option the target does not set", o)
+				b.projectTodo(np.project, np.file, key, "%q names an option the target does not set: declare the output in vx.project.ts", o)
 				p = ""
 				break
 			}
@@ -593,21 +691,26 @@ func (b *builder) nxOutputs(np *nxProject, key string, outputs []string, opts ma
 			continue
 		}
 		p = path.Clean(p)
-		rel := p
+		if !strings.ContainsAny(p, "*?[{") && !hasExtension(p) {
+			p += "/**"
+		}
+		g := p
 		if np.dir != "." {
-			var ok bool
-			rel, ok = strings.CutPrefix(p, np.dir+"/")
-			if !ok {
-				b.todo(np.file, key, "%q is outside the project folder: vx outputs are globs inside it — have the tool write under %s, or leave it uncached", o, np.dir)
-				continue
+			rel, inside := strings.CutPrefix(p, np.dir+"/")
+			if inside {
+				g = rel
+			} else {
+				g = rootGlob(p)
 			}
 		}
-		if !strings.ContainsAny(rel, "*?[{") && !hasExtension(rel) {
-			rel += "/**"
+		if neg {
+			g = "!" + g
 		}
-		out = addUnique(out, rel)
+		out = addUnique(out, g)
 	}
-	sort.Strings(out)
+	sort.SliceStable(out, func(i, j int) bool {
+		return !strings.HasPrefix(out[i], "!") && strings.HasPrefix(out[j], "!")
+	})
 	return out
 }
 

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -157,7 +157,7 @@ func cleanGlob(g string) string {
 }
 
 // matchDirs lists the folders matched by the positive globs, less those matched by a negated one,
-// that hold marker (a file name), skipping node_modules; sorted.
+// that hold marker (a file name), skipping node_modules and dot folders as vx does; sorted.
 func matchDirs(root string, globs []string, marker string) ([]string, error) {
 	fsys := os.DirFS(root)
 	found := map[string]bool{}
@@ -174,7 +174,7 @@ func matchDirs(root string, globs []string, marker string) ([]string, error) {
 		}
 		for _, m := range matches {
 			dir := path.Dir(m)
-			if !inNodeModules(dir) {
+			if !skipFolder(dir) {
 				found[dir] = true
 			}
 		}
@@ -193,15 +193,6 @@ func matchDirs(root string, globs []string, marker string) ([]string, error) {
 	}
 	sort.Strings(dirs)
 	return dirs, nil
-}
-
-func inNodeModules(dir string) bool {
-	for _, seg := range strings.Split(dir, "/") {
-		if seg == "node_modules" {
-			return true
-		}
-	}
-	return false
 }
 
 func exists(p string) bool {
@@ -294,16 +285,34 @@ func shellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// projectGlobs turns the declared workspace globs into vx projects globs. A glob that matches only
-// project folders is kept as written, so packages added later are found; one that also matches other
-// folders (or what a negated glob excluded) is replaced by the project folders it matches.
+// projectGlobs turns the declared workspace globs into vx projects globs that cover every
+// project folder in dirs and nothing else. A glob that matches only project folders is kept as
+// written, so packages added later are found; one that also matches a few other folders (as a
+// package manager ignores a folder without package.json, where vx would make it a project) is kept
+// with a `!` exclusion for each; one that matches mostly other folders (`packages/**`) is replaced
+// by the project folders it matches. A glob that matches no folder yet is kept; the declared `!`
+// globs are kept.
 func projectGlobs(root string, declared, dirs []string) []string {
 	isProject := map[string]bool{}
 	for _, d := range dirs {
 		isProject[d] = true
 	}
+	var negs []string
+	for _, g := range declared {
+		if n, ok := strings.CutPrefix(g, "!"); ok {
+			negs = append(negs, n)
+		}
+	}
+	excluded := func(d string) bool {
+		for _, n := range negs {
+			if ok, _ := doublestar.Match(n, d); ok {
+				return true
+			}
+		}
+		return false
+	}
 	covered := map[string]bool{}
-	var out []string
+	var out, extra []string
 	fsys := os.DirFS(root)
 	for _, g := range declared {
 		if strings.HasPrefix(g, "!") {
@@ -313,31 +322,36 @@ func projectGlobs(root string, declared, dirs []string) []string {
 		if err != nil {
 			continue
 		}
-		clean := true
-		var mine []string
+		var mine, others []string
 		for _, m := range matches {
-			if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(m))); err != nil || !fi.IsDir() || inNodeModules(m) {
+			if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(m))); err != nil || !fi.IsDir() || skipFolder(m) || excluded(m) {
 				continue
 			}
 			if isProject[m] {
 				mine = append(mine, m)
 			} else {
-				clean = false
+				others = append(others, m)
 			}
 		}
-		if clean && len(mine) > 0 {
-			if !slices.Contains(out, g) {
-				out = append(out, g)
+		switch {
+		case len(mine) == 0 && len(others) == 0:
+			out = addUnique(out, g) // no folder yet: kept for the packages to come
+		case len(mine) == 0:
+			continue
+		case len(others) == 0 || !strings.Contains(g, "**") && len(others) < len(mine):
+			out = addUnique(out, g)
+			for _, o := range others {
+				extra = addUnique(extra, "!"+o)
 			}
 			for _, m := range mine {
 				covered[m] = true
 			}
-			continue
-		}
-		for _, m := range mine {
-			if !covered[m] {
-				covered[m] = true
-				out = append(out, m)
+		default:
+			for _, m := range mine {
+				if !covered[m] {
+					covered[m] = true
+					out = append(out, m)
+				}
 			}
 		}
 	}
@@ -346,10 +360,26 @@ func projectGlobs(root string, declared, dirs []string) []string {
 			out = append(out, d)
 		}
 	}
+	if len(out) > 0 {
+		for _, n := range negs {
+			out = addUnique(out, "!"+n)
+		}
+		out = append(out, extra...)
+	}
 	if out == nil {
 		out = []string{}
 	}
 	return out
+}
+
+// skipFolder reports whether vx's projects globs pass over a folder: node_modules and dot folders.
+func skipFolder(rel string) bool {
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "node_modules" || strings.HasPrefix(seg, ".") && seg != "." {
+			return true
+		}
+	}
+	return false
 }
 
 // dirGlobs makes projects globs for folders found by walking (Nx project.json folders): "parent/*"
@@ -393,4 +423,33 @@ func dirGlobs(root string, dirs []string) []string {
 		out = []string{}
 	}
 	return out
+}
+
+// turboFlag finds the config file a turbo command names with --root-turbo-json.
+var turboFlag = regexp.MustCompile(`--root-turbo-json(?:=|\s+)("[^"]+"|'[^']+'|[^\s;&|]+)`)
+
+// turboConfig finds the repository's Turborepo config: the file a root package.json script names
+// with --root-turbo-json (and that script's name), else turbo.json, else turbo.jsonc; "" when
+// there is none.
+func (r *repo) turboConfig() (file, script string) {
+	if r.rootPkg != nil {
+		for _, name := range sortedKeys(r.rootPkg.Scripts) {
+			cmd := r.rootPkg.Scripts[name]
+			if !strings.Contains(cmd, "turbo") {
+				continue
+			}
+			if m := turboFlag.FindStringSubmatch(cmd); m != nil {
+				file := path.Clean(strings.Trim(m[1], `"'`))
+				if !strings.HasPrefix(file, "../") && !path.IsAbs(file) && exists(filepath.Join(r.root, filepath.FromSlash(file))) {
+					return file, name
+				}
+			}
+		}
+	}
+	for _, f := range []string{"turbo.json", "turbo.jsonc"} {
+		if exists(filepath.Join(r.root, f)) {
+			return f, ""
+		}
+	}
+	return "", ""
 }

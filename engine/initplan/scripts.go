@@ -2,45 +2,10 @@ package initplan
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
-
-// lifecycleScripts are run by the package manager itself around installs and publishes, never as tasks.
-var lifecycleScripts = map[string]bool{
-	"preinstall": true, "install": true, "postinstall": true, "prepare": true, "prepublish": true,
-	"prepublishOnly": true, "prepack": true, "postpack": true, "publish": true, "postpublish": true,
-	"preversion": true, "version": true, "postversion": true, "dependencies": true,
-}
-
-// longRunningScripts are script names that start a server or a watcher.
-var longRunningScripts = map[string]bool{
-	"dev": true, "start": true, "serve": true, "watch": true, "preview": true, "storybook": true,
-}
-
-// watchFlag finds a command that watches rather than finishes.
-var watchFlag = regexp.MustCompile(`(^|\s)(--watch|-w|watch)(\s|$)|\bnext dev\b|\bvite( |$)|\bnodemon\b`)
-
-// isLongRunning reports whether a script is a server or a watcher rather than a task that ends.
-func isLongRunning(name, command string) bool {
-	return longRunningScripts[name] || watchFlag.MatchString(command)
-}
-
-// isHook reports whether name is a pre/post hook of another script the package has: the package
-// manager runs it around that script.
-func isHook(name string, scripts map[string]string) bool {
-	for _, p := range []string{"pre", "post"} {
-		if base, ok := strings.CutPrefix(name, p); ok && base != "" {
-			if _, has := scripts[base]; has {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // fromScripts makes tasks of the scripts the packages share, run through the package manager.
 func (b *builder) fromScripts() error {
@@ -55,8 +20,7 @@ func (b *builder) fromScripts() error {
 
 	holders := map[string][]*project{}
 	for _, p := range b.projects {
-		pkg := r.packages[p.dir]
-		for name := range pkg.Scripts {
+		for name := range p.scripts {
 			holders[name] = append(holders[name], p)
 		}
 	}
@@ -64,29 +28,28 @@ func (b *builder) fromScripts() error {
 	for _, name := range sortedKeys(holders) {
 		ps := holders[name]
 		first := ps[0]
-		file := path.Join(first.dir, "package.json")
-		cmd := r.packages[first.dir].Scripts[name]
 		switch {
 		case lifecycleScripts[name]:
 			continue
-		case isHook(name, r.packages[first.dir].Scripts):
+		case isHook(name, first.scripts):
 			continue
 		case len(ps) < 2 && len(b.projects) > 1:
 			lone = append(lone, fmt.Sprintf("%s (%s)", name, first.name))
 			continue
-		case isLongRunning(name, cmd):
-			also := ""
-			if len(ps) > 1 {
-				also = fmt.Sprintf(" (%d packages have it)", len(ps))
-			}
-			b.todo(file, "scripts."+name, "a server or watcher%s: vx has no long-running tasks yet — run `%s` directly", also, r.run(name))
-			continue
 		}
-		b.template[name] = true
 		for _, p := range ps {
 			t := &taskSpec{Command: r.run(name)}
 			if name == "build" {
 				t.DependsOn = []string{"^build"}
+			}
+			script := p.scripts[name]
+			if isLongRunning(name, script) {
+				t.Persistent = true
+				b.noteItem(notePersistent, byName(p.name+"#"+name, name, isLongRunning(name, "")))
+			}
+			if isCleanup(name, script) {
+				t.NotInAll, t.NoCache = true, true
+				b.noteItem(noteCleanupNoCache, byName(p.name+"#"+name, name, isCleanup(name, "")))
 			}
 			p.tasks[name] = t
 		}
@@ -116,6 +79,6 @@ func (b *builder) workspaceProjects() {
 		name = filepath.Base(r.root)
 	}
 	r.packages["."] = r.rootPkg
-	b.projects = append(b.projects, &project{dir: ".", name: name, source: "package.json", tasks: map[string]*taskSpec{}})
+	b.projects = append(b.projects, &project{dir: ".", name: name, source: "package.json", scripts: r.rootPkg.Scripts, tasks: map[string]*taskSpec{}})
 	b.globs = []string{"."}
 }

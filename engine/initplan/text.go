@@ -35,7 +35,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if len(p.Todos) > 0 {
 		fmt.Fprintf(&b, "\nTo do (not translated):\n")
 		for _, t := range p.Todos {
-			fmt.Fprintf(&b, "  %s %s: %s\n", t.File, t.Key, t.Message)
+			fmt.Fprintf(&b, "  %s %s: %s", t.File, t.Key, t.Message)
+			if len(t.Projects) > 1 {
+				fmt.Fprintf(&b, " (%d projects: %s)", len(t.Projects), strings.Join(t.Projects, ", "))
+			}
+			b.WriteByte('\n')
 		}
 	}
 	if len(p.Notes) > 0 {

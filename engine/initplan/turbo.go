@@ -134,19 +134,28 @@ func (b *builder) turboTasks(file string, tj *turboJSON) (map[string]turboTask, 
 	return out, nil
 }
 
-// fromTurbo translates turbo.json: each task becomes a vx task in every package that has the script
-// of that name, run through the package manager.
-func (b *builder) fromTurbo() error {
+// turboRoot is how Turborepo names the workspace root in a glob.
+const turboRoot = "$TURBO_ROOT$"
+
+// fromTurbo translates the Turborepo config in file (named by the package.json script script, or
+// found at the root). Each task of it becomes a workspace template that goes to every package with
+// the script of that name (ifScript), run through the package manager; a package's own config
+// (`pkg#task`, or its turbo.json) stays in that package's vx.project.ts; a root task (`//#task`)
+// becomes a task of the root project.
+func (b *builder) fromTurbo(file, script string) error {
 	r := b.repo
 	var tj turboJSON
-	if _, err := readJSON(r.root, "turbo.json", &tj); err != nil {
+	if _, err := readJSON(r.root, file, &tj); err != nil {
 		return err
 	}
-	b.sources = append(b.sources, "turbo.json")
+	b.sources = append(b.sources, file)
+	if script != "" {
+		b.note("Turborepo's config is %s, as the package.json script %s names it (--root-turbo-json)", file, script)
+	}
 	b.workspaceProjects()
 	b.noteWorkspace()
 
-	tasks, err := b.turboTasks("turbo.json", &tj)
+	tasks, err := b.turboTasks(file, &tj)
 	if err != nil {
 		return err
 	}
@@ -155,21 +164,22 @@ func (b *builder) fromTurbo() error {
 		key = "pipeline"
 	}
 	for _, g := range tj.GlobalDependencies {
-		b.todo("turbo.json", "globalDependencies", "%q: vx inputs are globs inside each project; a file outside them does not enter the cache key — move or list it where a task reads it", g)
+		b.addGlobalInput(rootGlob(strings.TrimPrefix(strings.Replace(g, turboRoot, "", 1), "/")))
 	}
-	globalEnv := b.turboEnv("turbo.json", "globalEnv", tj.GlobalEnv)
+	globalEnv := b.turboEnv(file, "globalEnv", tj.GlobalEnv)
 	if len(tj.GlobalPassThroughEnv) > 0 {
-		b.note("turbo.json globalPassThroughEnv (%s): vx passes its environment to every task, so nothing needed translating", strings.Join(tj.GlobalPassThroughEnv, ", "))
+		b.note("%s globalPassThroughEnv (%s): vx passes its environment to every task, so nothing needed translating", file, strings.Join(tj.GlobalPassThroughEnv, ", "))
 	}
 
-	// Generic tasks, and package-specific ones ("web#build") that replace them for one package.
+	// Generic tasks, package-specific ones ("web#build") that replace them for one package, and
+	// root tasks ("//#lint").
 	generic := map[string]turboTask{}
 	specific := map[string]map[string]turboTask{} // package name -> task -> def
 	for _, name := range sortedKeys(tasks) {
 		pkg, task, isSpecific := strings.Cut(name, "#")
 		switch {
 		case isSpecific && (pkg == "" || pkg == "//"):
-			b.todo("turbo.json", key+"."+name, "a root task: vx runs tasks in projects; make the root a project ('.' in projects) or run it outside vx")
+			b.turboRootTask(file, key, name, task, tasks[name], globalEnv)
 		case isSpecific:
 			if specific[pkg] == nil {
 				specific[pkg] = map[string]turboTask{}
@@ -177,18 +187,21 @@ func (b *builder) fromTurbo() error {
 			specific[pkg][task] = tasks[name]
 		default:
 			generic[name] = tasks[name]
-			b.template[name] = true
+			where := func(field string) (string, string) { return file, key + "." + name + "." + field }
+			b.fixed[name] = b.turboSpec(where, name, name, generic[name], globalEnv, "")
 		}
 	}
 	for pkg := range specific {
 		if b.projectByName(pkg) == nil {
-			b.todo("turbo.json", key+"."+pkg+"#…", "no workspace package is named %s", pkg)
+			b.todo(file, key+"."+pkg+"#…", "no workspace package is named %s", pkg)
 		}
 	}
 
-	persistentSeen := map[string]bool{}
 	for _, p := range b.projects {
 		pkg := r.packages[p.dir]
+		if pkg == nil {
+			continue // the root project of root tasks; in a single-package repository the root is the package
+		}
 		defs := map[string]turboTask{}
 		overrides := map[string]turboTask{}
 		for n, t := range generic {
@@ -198,11 +211,15 @@ func (b *builder) fromTurbo() error {
 			defs[n] = t
 		}
 		// A package's own turbo.json ("extends": ["//"]) overrides the root's tasks field by field.
-		pkgFile := path.Join(p.dir, "turbo.json")
-		var ptj turboJSON
-		if ok, err := readJSON(r.root, pkgFile, &ptj); err != nil {
-			return err
-		} else if ok {
+		pkgFile := ""
+		for _, f := range []string{"turbo.json", "turbo.jsonc"} {
+			var ptj turboJSON
+			if ok, err := readJSON(r.root, path.Join(p.dir, f), &ptj); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+			pkgFile = path.Join(p.dir, f)
 			ptasks, err := b.turboTasks(pkgFile, &ptj)
 			if err != nil {
 				return err
@@ -210,11 +227,12 @@ func (b *builder) fromTurbo() error {
 			for n, t := range ptasks {
 				defs[n], overrides[n] = defs[n].merge(t), t
 			}
+			break
 		}
 		for _, name := range sortedKeys(defs) {
-			def := defs[name]
-			if _, ok := pkg.Scripts[name]; !ok {
-				continue // turbo runs a task only where the package has the script
+			script, ok := pkg.Scripts[name]
+			if !ok {
+				continue // Turborepo runs a task only where the package has the script
 			}
 			// where says which file and key declared a field of this task, for todos.
 			where := func(field string) (string, string) {
@@ -222,40 +240,73 @@ func (b *builder) fromTurbo() error {
 					return pkgFile, "tasks." + name + "." + field
 				}
 				if _, ok := specific[p.name][name]; ok {
-					return "turbo.json", key + "." + p.name + "#" + name + "." + field
+					return file, key + "." + p.name + "#" + name + "." + field
 				}
-				return "turbo.json", key + "." + name + "." + field
+				return file, key + "." + name + "." + field
 			}
-			if deref(def.Persistent) || deref(def.Interactive) {
-				what := "persistent"
-				if !deref(def.Persistent) {
-					what = "interactive"
-				}
-				file, at := where(what)
-				if !persistentSeen[file+at] {
-					persistentSeen[file+at] = true
-					b.todo(file, at, "a %s task (a dev server or watcher): vx has no long-running tasks yet — run `%s` directly", what, r.run(name))
-				}
-				continue
-			}
-			if def.With != nil {
-				file, at := where("with")
-				b.todo(file, at, "vx does not start sidecar tasks; run %s alongside yourself", strings.Join(*def.With, ", "))
-			}
-			p.tasks[name] = b.turboSpec(where, name, def, globalEnv)
+			p.tasks[name] = b.turboSpec(where, p.name+"#"+name, name, defs[name], globalEnv, script)
 		}
 	}
 	for _, name := range sortedKeys(generic) {
-		if !slices.ContainsFunc(b.projects, func(p *project) bool { return p.tasks[name] != nil }) && !deref(generic[name].Persistent) {
-			b.note("turbo.json %s.%s: no package has the script %s, so no project has the task", key, name, name)
+		var holders []*taskSpec
+		for _, p := range b.projects {
+			if t := p.tasks[name]; t != nil && r.packages[p.dir] != nil {
+				holders = append(holders, t)
+			}
+		}
+		if len(holders) == 0 {
+			b.noteItem(fmt.Sprintf("%s tasks no package has a script for, so no project has them", file), name)
+			continue
+		}
+		// What every package's script is (a server, a clean-up) the template says once.
+		t := b.fixed[name]
+		if allSpecs(holders, func(s *taskSpec) bool { return s.Persistent }) {
+			t.Persistent = true
+		}
+		if allSpecs(holders, func(s *taskSpec) bool { return s.NotInAll }) {
+			t.NotInAll = true
+		}
+		if allSpecs(holders, func(s *taskSpec) bool { return s.NoCache }) {
+			t.NoCache = true
 		}
 	}
 	b.pruneDependsOn()
 	return nil
 }
 
-// turboSpec translates one turbo task definition; where names the file and key of a field.
-func (b *builder) turboSpec(where func(field string) (file, key string), name string, def turboTask, globalEnv []string) *taskSpec {
+func allSpecs(specs []*taskSpec, ok func(*taskSpec) bool) bool {
+	for _, s := range specs {
+		if !ok(s) {
+			return false
+		}
+	}
+	return len(specs) > 0
+}
+
+// turboRootTask makes a root task ("//#lint") a task of the root project: Turborepo runs it with
+// the root package.json's script of that name.
+func (b *builder) turboRootTask(file, key, id, name string, def turboTask, globalEnv []string) {
+	var scripts map[string]string
+	if b.repo.rootPkg != nil {
+		scripts = b.repo.rootPkg.Scripts
+	}
+	script, ok := scripts[name]
+	if !ok {
+		b.noteItem(fmt.Sprintf("%s root tasks left out: the root package.json has no script of their name", file), id)
+		return
+	}
+	if runsTool(script, "turbo") {
+		b.todo(file, key+"."+id, "the root script %s runs turbo itself: give the root task a script that does the work", name)
+		return
+	}
+	where := func(field string) (string, string) { return file, key + "." + id + "." + field }
+	rp := b.rootProject(file)
+	rp.tasks[name] = b.turboSpec(where, rp.name+"#"+name, name, def, globalEnv, script)
+}
+
+// turboSpec translates one turbo task definition; where names the file and key of a field, id the
+// task for notes. script is the package's script of the task's name; "" for a template.
+func (b *builder) turboSpec(where func(field string) (file, key string), id, name string, def turboTask, globalEnv []string, script string) *taskSpec {
 	t := &taskSpec{Command: b.repo.run(name), Description: deref(def.Description), NoCache: def.Cache != nil && !*def.Cache}
 	env := append([]string{}, globalEnv...)
 	for _, d := range deref(def.DependsOn) {
@@ -263,10 +314,8 @@ func (b *builder) turboSpec(where func(field string) (file, key string), name st
 			env = addUnique(env, v) // Turborepo 1's env dependency
 			continue
 		}
-		if strings.HasPrefix(d, "//#") {
-			file, at := where("dependsOn")
-			b.todo(file, at, "%s is a root task, which vx does not run; the dependency was left out", d)
-			continue
+		if task, ok := strings.CutPrefix(d, "//#"); ok {
+			d = b.rootName() + "#" + task
 		}
 		t.DependsOn = addUnique(t.DependsOn, d)
 	}
@@ -275,10 +324,23 @@ func (b *builder) turboSpec(where func(field string) (file, key string), name st
 		file, at := where("inputs")
 		withDefault := slices.Contains(inputs, "$TURBO_DEFAULT$")
 		for _, in := range inputs {
+			neg := strings.HasPrefix(in, "!")
+			atRoot := strings.Contains(in, turboRoot)
+			if atRoot {
+				in = rootGlob(strings.Replace(strings.TrimPrefix(in, "!"), turboRoot, "", 1))
+				if neg {
+					in = "!" + in
+				}
+			}
 			switch {
 			case in == "$TURBO_DEFAULT$":
-			case strings.Contains(in, "$TURBO_ROOT$"):
-				b.todo(file, at, "%q is outside the project: vx inputs are globs inside the project folder", in)
+			case withDefault && atRoot && !neg:
+				// A root file beside the default: vx's default cannot be extended, but a global
+				// input moves the key as this one did (and every other task's with it).
+				b.addGlobalInput(in)
+				b.noteItem("root files beside $TURBO_DEFAULT$ became globalInputs (vx's default inputs cannot be extended; a global input moves every task's key)", in)
+			case withDefault && neg:
+				b.noteItem("exclusions beside $TURBO_DEFAULT$ were dropped (vx's default inputs cannot exclude files: the key is wider, never narrower)", file+" "+at+" "+in)
 			case withDefault:
 				// vx's default cannot be extended, and '**' would take in outputs and node_modules.
 				b.todo(file, at, "%q beside $TURBO_DEFAULT$ was left out: vx's default inputs (every file git does not ignore) cannot be extended — to key on it, list the task's inputs in full", in)
@@ -289,10 +351,12 @@ func (b *builder) turboSpec(where func(field string) (file, key string), name st
 	}
 	if def.Outputs != nil && len(*def.Outputs) > 0 {
 		for _, o := range *def.Outputs {
-			if strings.Contains(o, "$TURBO_ROOT$") {
-				file, at := where("outputs")
-				b.todo(file, at, "%q is outside the project: vx outputs are globs inside the project folder", o)
-				continue
+			if strings.Contains(o, turboRoot) {
+				neg := strings.HasPrefix(o, "!")
+				o = rootGlob(strings.Replace(strings.TrimPrefix(o, "!"), turboRoot, "", 1))
+				if neg {
+					o = "!" + o
+				}
 			}
 			t.Outputs = append(t.Outputs, o)
 		}
@@ -307,7 +371,45 @@ func (b *builder) turboSpec(where func(field string) (file, key string), name st
 		file, at := where("passThroughEnv")
 		b.note("%s %s (%s): vx passes its environment to every task, so nothing needed translating", file, at, strings.Join(*def.PassThroughEnv, ", "))
 	}
+	if def.With != nil {
+		file, at := where("with")
+		b.todo(file, at, "vx does not start sidecar tasks; run %s alongside yourself", strings.Join(*def.With, ", "))
+	}
+	if deref(def.Interactive) {
+		file, at := where("interactive")
+		b.todo(file, at, "an interactive task: vx gives a task no terminal input — run `%s` directly when it asks for some", b.repo.run(name))
+	}
+	t.Persistent = deref(def.Persistent)
+	if !t.Persistent && script != "" && isLongRunning(name, script) {
+		t.Persistent = true
+		b.noteItem(notePersistent, byName(id, name, isLongRunning(name, "")))
+	}
+	if script != "" && isCleanup(name, script) {
+		t.NotInAll = true
+		if !t.NoCache {
+			t.NoCache = true
+			b.noteItem(noteCleanupNoCache, byName(id, name, isCleanup(name, "")))
+		} else {
+			b.noteItem(noteCleanup, byName(id, name, isCleanup(name, "")))
+		}
+	}
 	return t
+}
+
+// Notes that list the tasks a rule of vx init changed.
+const (
+	notePersistent     = "persistent: true for scripts that serve or watch (by name, or by a command such as --watch, next dev, vite, nodemon)"
+	noteCleanup        = "all: false for clean-up scripts (vx run --all leaves them out)"
+	noteCleanupNoCache = "all: false and cache: false for clean-up scripts (vx run --all leaves them out; a clean-up must run each time)"
+)
+
+// byName names a task in a note: by its name alone when the rule went by the name, so that one
+// item stands for every project; else by its id.
+func byName(id, name string, nameRule bool) string {
+	if nameRule {
+		return name
+	}
+	return id
 }
 
 // turboEnv keeps the plain variable names of a turbo env list; wildcards and exclusions are todos.
