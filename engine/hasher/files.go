@@ -25,7 +25,7 @@ import (
 // repository, every file), never under node_modules, never in the state folder, never in a
 // project nested inside this one, and never a file the task declares as an output. With no input
 // globs they are every such file of the project; with globs, those the globs match (a glob
-// starting with "!" removes what it matches).
+// starting with "!" removes what it matches; '$default' among them stands for the default).
 func (h *Hasher) Inputs(ctx context.Context, p *graph.Project, t *graph.Task) ([]string, error) {
 	outputs, err := pathglob.NewSet(p.Dir, t.Outputs)
 	if err != nil {
@@ -59,7 +59,8 @@ func (h *Hasher) Inputs(ctx context.Context, p *graph.Project, t *graph.Task) ([
 		return nil, err
 	}
 	for _, f := range own {
-		if rel := joinRel(p.Dir, f); inputs.Match(rel) && keep(rel) {
+		rel := joinRel(p.Dir, f)
+		if (inputs.Match(rel) || inputs.WithDefault() && !inputs.Excluded(rel)) && keep(rel) {
 			files = append(files, f)
 		}
 	}

@@ -302,3 +302,24 @@ func TestSecretInEnvStaysSecret(t *testing.T) {
 		t.Fatalf("keys %v (want equal), stored manifests equal: %v", keys, stored[0] == stored[1])
 	}
 }
+
+// '$default' among the inputs is every file of the project, less the exclusions, plus the globs.
+func TestDefaultInputsExtended(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "tsconfig.base.json", "{}")
+	write(t, root, "p/src/a.ts", "a")
+	write(t, root, "p/README.md", "r")
+	write(t, root, "p/tests/a.test.ts", "t")
+	gitRepo(t, root)
+	ws := &graph.Workspace{Root: root, Projects: []*graph.Project{{Name: "p", Dir: "p", AbsDir: filepath.Join(root, "p")}}}
+	ws.Index()
+	p, _ := ws.Project("p")
+	task := &graph.Task{ID: "p#build", Inputs: []string{"$default", "!**/*.md", "!tests/**", "//tsconfig.base.json"}}
+	files, err := New(Options{Workspace: ws}).Inputs(context.Background(), p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"//tsconfig.base.json", "src/a.ts"}; !reflect.DeepEqual(files, want) {
+		t.Fatalf("inputs %v, want %v", files, want)
+	}
+}

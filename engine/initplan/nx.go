@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/vzn/vx/engine/pathglob"
 )
 
 // nxJSON holds the fields of nx.json that vx init reads.
@@ -643,8 +645,8 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 }
 
 // nxInputGlobs turns an input set into vx inputs. Every file of the project is vx's default (no
-// inputs); what Nx adds to it or takes from it vx's default cannot say: a root file goes to
-// globalInputs (the key is wider, never narrower), an exclusion is dropped, both with a note.
+// inputs); what Nx adds to it or takes from it is written beside '$default'. A root file reached
+// through the whole file set (Nx's sharedGlobals in `default`) goes to globalInputs, as Nx means it.
 func (b *builder) nxInputGlobs(set *nxInputSet) []string {
 	if !set.whole {
 		if set.globs == nil {
@@ -652,16 +654,18 @@ func (b *builder) nxInputGlobs(set *nxInputSet) []string {
 		}
 		return set.globs
 	}
+	var extra []string
 	for _, g := range set.globs {
-		switch {
-		case strings.HasPrefix(g, "!"):
-			b.noteItem("Nx exclusions from a project's whole file set were dropped (vx's default inputs cannot exclude files: the key is wider, never narrower)", g)
-		case strings.HasPrefix(g, "//"):
+		if strings.HasPrefix(g, "//") {
 			b.addGlobalInput(g)
-			b.noteItem("workspace files beside a project's whole file set became globalInputs (vx's default inputs cannot be extended; a global input moves every task's key)", g)
+			continue
 		}
+		extra = append(extra, g)
 	}
-	return nil
+	if len(extra) == 0 {
+		return nil
+	}
+	return append([]string{pathglob.Default}, extra...)
 }
 
 // nxOutputs translates Nx outputs (paths from the workspace root, with tokens) into vx output globs:

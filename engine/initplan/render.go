@@ -65,6 +65,9 @@ func (b *builder) renderProject(p *project, templates map[string]*taskSpec) (str
 		case t == nil:
 		case tmpl == nil:
 			tasks.task(name, t, nil, false)
+		case reaches && b.ifScript[name] && sameWithoutMissingSiblings(p, t, tmpl):
+			// vx drops an ifScript template's dependsOn on a sibling task the project lacks,
+			// as the pruned spec does: nothing to override.
 		case !reaches || !reflect.DeepEqual(t, tmpl):
 			if t.Inputs == nil && tmpl.Inputs != nil {
 				b.noteItem("vx's default inputs cannot be written in an override of a template's inputs: these tasks list every file of the project but node_modules and their outputs, ignored files too — narrow them if that is too wide", p.name+"#"+name)
@@ -105,6 +108,24 @@ func (b *builder) renderProject(p *project, templates map[string]*taskSpec) (str
 	w.indent--
 	w.line("})")
 	return w.String(), true
+}
+
+// sameWithoutMissingSiblings reports whether t is the template but for dependsOn entries naming
+// tasks of the same project that p does not have.
+func sameWithoutMissingSiblings(p *project, t, tmpl *taskSpec) bool {
+	var deps []string
+	for _, d := range tmpl.DependsOn {
+		if strings.HasPrefix(d, "^") || strings.Contains(d, "#") || p.tasks[d] != nil {
+			deps = append(deps, d)
+		}
+	}
+	pruned := *tmpl
+	pruned.DependsOn = deps
+	mine := *t
+	if len(mine.DependsOn) == 0 && len(deps) == 0 {
+		mine.DependsOn, pruned.DependsOn = nil, nil
+	}
+	return reflect.DeepEqual(&mine, &pruned)
 }
 
 // tsWriter builds TypeScript source with two-space indentation.

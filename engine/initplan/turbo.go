@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/vzn/vx/engine/pathglob"
 )
 
 // turboJSON is a turbo.json: Turborepo 2 (tasks) or 1 (pipeline).
@@ -320,10 +321,8 @@ func (b *builder) turboSpec(where func(field string) (file, key string), id, nam
 		t.DependsOn = addUnique(t.DependsOn, d)
 	}
 	if def.Inputs != nil && len(*def.Inputs) > 0 {
-		inputs := *def.Inputs
-		file, at := where("inputs")
-		withDefault := slices.Contains(inputs, "$TURBO_DEFAULT$")
-		for _, in := range inputs {
+		// $TURBO_DEFAULT$ is vx's '$default': the project's files, extended or narrowed by the rest.
+		for _, in := range *def.Inputs {
 			neg := strings.HasPrefix(in, "!")
 			atRoot := strings.Contains(in, turboRoot)
 			if atRoot {
@@ -332,21 +331,10 @@ func (b *builder) turboSpec(where func(field string) (file, key string), id, nam
 					in = "!" + in
 				}
 			}
-			switch {
-			case in == "$TURBO_DEFAULT$":
-			case withDefault && atRoot && !neg:
-				// A root file beside the default: vx's default cannot be extended, but a global
-				// input moves the key as this one did (and every other task's with it).
-				b.addGlobalInput(in)
-				b.noteItem("root files beside $TURBO_DEFAULT$ became globalInputs (vx's default inputs cannot be extended; a global input moves every task's key)", in)
-			case withDefault && neg:
-				b.noteItem("exclusions beside $TURBO_DEFAULT$ were dropped (vx's default inputs cannot exclude files: the key is wider, never narrower)", file+" "+at+" "+in)
-			case withDefault:
-				// vx's default cannot be extended, and '**' would take in outputs and node_modules.
-				b.todo(file, at, "%q beside $TURBO_DEFAULT$ was left out: vx's default inputs (every file git does not ignore) cannot be extended — to key on it, list the task's inputs in full", in)
-			default:
-				t.Inputs = append(t.Inputs, in)
+			if in == "$TURBO_DEFAULT$" {
+				in = pathglob.Default
 			}
+			t.Inputs = append(t.Inputs, in)
 		}
 	}
 	if def.Outputs != nil && len(*def.Outputs) > 0 {

@@ -16,6 +16,11 @@ import (
 // RootPrefix starts a glob that names a path from the workspace root.
 const RootPrefix = "//"
 
+// Default, among a task's inputs, stands for the default inputs (every file of the project that
+// git would show), so that a task can add files to them or take files from them:
+// ['$default', '!**/*.md', '//tsconfig.base.json'] — Turborepo's $TURBO_DEFAULT$.
+const Default = "$default"
+
 // Glob is one parsed glob.
 type Glob struct {
 	// Negated is true for a glob written with a leading "!".
@@ -28,6 +33,9 @@ type Glob struct {
 
 // Parse reads one glob; it refuses what Check refuses.
 func Parse(g string) (Glob, error) {
+	if g == Default {
+		return Glob{Pattern: Default}, nil
+	}
 	var out Glob
 	rest := g
 	if r, ok := strings.CutPrefix(rest, "!"); ok {
@@ -107,6 +115,8 @@ func ParseAll(globs []string) ([]Glob, error) {
 // patterns match, the negated ones remove.
 type Set struct {
 	include, exclude []string
+	// withDefault is set when the list holds Default.
+	withDefault bool
 }
 
 // NewSet resolves globs for a project in dir. Globs that do not parse are refused.
@@ -117,6 +127,10 @@ func NewSet(dir string, globs []string) (*Set, error) {
 	}
 	s := &Set{}
 	for _, g := range parsed {
+		if g.Pattern == Default {
+			s.withDefault = true
+			continue
+		}
 		if g.Negated {
 			s.exclude = append(s.exclude, g.FromRoot(dir))
 		} else {
@@ -127,7 +141,21 @@ func NewSet(dir string, globs []string) (*Set, error) {
 }
 
 // Empty reports whether the set can match nothing.
-func (s *Set) Empty() bool { return len(s.include) == 0 }
+func (s *Set) Empty() bool { return len(s.include) == 0 && !s.withDefault }
+
+// WithDefault reports whether the list holds Default: the default inputs, less what the negated
+// patterns remove, plus what the positive ones match.
+func (s *Set) WithDefault() bool { return s.withDefault }
+
+// Excluded reports whether a negated pattern removes the root-relative slash path rel.
+func (s *Set) Excluded(rel string) bool {
+	for _, p := range s.exclude {
+		if ok, _ := doublestar.Match(p, rel); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // Match reports whether the root-relative slash path rel is matched.
 func (s *Set) Match(rel string) bool {
@@ -138,22 +166,19 @@ func (s *Set) Match(rel string) bool {
 			break
 		}
 	}
-	if !hit {
-		return false
-	}
-	for _, p := range s.exclude {
-		if ok, _ := doublestar.Match(p, rel); ok {
-			return false
-		}
-	}
-	return true
+	return hit && !s.Excluded(rel)
 }
 
-// Bases answers the folders (root-relative) under which the set's files can lie: the fixed
-// leading part of each positive pattern. "." means the whole workspace.
+// Bases answers the folders (or, for a literal path, the file) under which the set's files can
+// lie, root-relative: the fixed leading part of each positive pattern. "." means the whole
+// workspace.
 func (s *Set) Bases() []string {
 	var out []string
 	for _, p := range s.include {
+		if !strings.ContainsAny(p, "*?[{\\") {
+			out = append(out, p) // a literal path is its own base
+			continue
+		}
 		base, _ := doublestar.SplitPattern(p)
 		out = append(out, base)
 	}

@@ -49,6 +49,11 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 				}
 			default:
 				exists := p.Tasks[spec] != nil
+				if !exists && t.IfScript && t.Origins.DependsOn.File == ws.ConfigFile {
+					// A template given only where the script exists waits on its sibling only
+					// where that exists too, as Turborepo does.
+					continue
+				}
 				if !exists && !lenient {
 					return bad("project %s has no task %q", p.Name, spec)
 				}
