@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -153,11 +154,8 @@ type Options struct {
 	// Workspace, when set, gives the project folders (a project's inputs never include the files
 	// of a project nested inside it) and the global input globs; Root and CacheDir default to its.
 	Workspace *graph.Workspace
-	// Packages answers the external packages a project folder resolves to (package → versions);
-	// nil when the workspace has no lockfile vx reads.
-	Packages func(dir string) map[string]string
-	// LockfileHash stands for every package when the workspace's lockfile cannot be parsed.
-	LockfileHash string
+	// Warn receives a one-line warning for the user (a lockfile vx cannot parse); nil drops it.
+	Warn func(msg string)
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -178,6 +176,10 @@ type Hasher struct {
 	stateRel string
 	// nested maps each project folder to the folders of the projects inside it.
 	nested map[string][]string
+
+	lockOnce sync.Once
+	lock     *lockfile.Lockfile
+	lockErr  error
 
 	globalGlobs []string
 	// secretNames and secretValues are every secret of the workspace, by variable and by value.
@@ -284,10 +286,10 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 	m := &Manifest{
 		Version: CacheVersion, TaskID: t.ID, Command: t.Command, Scripts: t.Scripts,
 		Env: map[string]string{}, ExecEnv: map[string]string{}, Outputs: nonNil(t.Outputs),
-		Files: map[string]string{}, Deps: map[string]string{}, Lockfile: h.opts.LockfileHash,
+		Files: map[string]string{}, Deps: map[string]string{},
 	}
-	if h.opts.Packages != nil {
-		m.Packages = h.opts.Packages(p.Dir)
+	if err := h.putPackages(m, p); err != nil {
+		return nil, fmt.Errorf("hash %s: %w", t.ID, err)
 	}
 	global, err := h.globalFiles(ctx)
 	if err != nil {
@@ -373,6 +375,54 @@ func (h *Hasher) putSecret(m *Manifest, kind, name, value string) {
 		m.salted = map[string]string{}
 	}
 	m.salted[kind+"\x00"+name] = secretSaltedDigest(h.salt, value)
+}
+
+// putPackages records the external packages the project resolves to, with the root's own, from
+// the workspace's lockfile (read once per hasher); a lockfile vx cannot parse stands whole.
+func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
+	h.lockOnce.Do(func() {
+		file := lockfile.Find(h.opts.Root)
+		if file == "" {
+			return
+		}
+		h.lock, h.lockErr = lockfile.Read(h.opts.Root, file)
+		if h.lock != nil && h.lock.Unparsed && h.opts.Warn != nil {
+			h.opts.Warn(fmt.Sprintf("%v: its whole content enters every task's key", h.lock.Err))
+		}
+	})
+	switch {
+	case h.lockErr != nil:
+		return h.lockErr
+	case h.lock == nil:
+		return nil
+	case h.lock.Unparsed:
+		m.Lockfile = h.lock.Hash
+		return nil
+	}
+	own := h.lock.Packages(p.Dir)
+	if p.Dir == "." {
+		m.Packages = own
+		return nil
+	}
+	// The root package.json's own dependencies (the build tools) belong to every project.
+	root := h.lock.Packages(".")
+	m.Packages = make(map[string]string, len(own)+len(root))
+	maps.Copy(m.Packages, root)
+	for name, v := range own {
+		if r, ok := m.Packages[name]; ok && r != v {
+			m.Packages[name] = joinVersions(r, v)
+		} else {
+			m.Packages[name] = v
+		}
+	}
+	return nil
+}
+
+// joinVersions merges two ", "-joined version lists, sorted and without repeats.
+func joinVersions(a, b string) string {
+	vs := append(strings.Split(a, ", "), strings.Split(b, ", ")...)
+	slices.Sort(vs)
+	return strings.Join(slices.Compact(vs), ", ")
 }
 
 // globalFiles hashes the workspace's global inputs, once per hasher: they are the same for every

@@ -198,7 +198,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	r := &runState{
 		opts: opts, st: st, enc: enc, dec: dec,
 		masker: mask.New(secrets...),
-		hasher: hasher.New(hasher.Options{Workspace: opts.Workspace, Stats: stats, Salt: salt,
+		hasher: hasher.New(hasher.Options{Workspace: opts.Workspace, Stats: stats, Salt: salt, Warn: opts.Notice,
 			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
 	}
 	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
