@@ -645,8 +645,9 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 }
 
 // nxInputGlobs turns an input set into vx inputs. Every file of the project is vx's default (no
-// inputs); what Nx adds to it or takes from it is written beside '$default'. A root file reached
-// through the whole file set (Nx's sharedGlobals in `default`) goes to globalInputs, as Nx means it.
+// inputs); what Nx adds to it or takes from it is written beside '$default'. A root file of nx.json's
+// default named input (sharedGlobals) is a global input already (nxGlobalInputs); other root files
+// stay the task's own.
 func (b *builder) nxInputGlobs(set *nxInputSet) []string {
 	if !set.whole {
 		if set.globs == nil {
@@ -656,9 +657,8 @@ func (b *builder) nxInputGlobs(set *nxInputSet) []string {
 	}
 	var extra []string
 	for _, g := range set.globs {
-		if strings.HasPrefix(g, "//") {
-			b.addGlobalInput(g)
-			continue
+		if strings.HasPrefix(g, "//") && slices.Contains(b.globalInputs, g) {
+			continue // nx.json's default named input: a global input already
 		}
 		extra = append(extra, g)
 	}

@@ -90,8 +90,9 @@ func TestInitNxAcme(t *testing.T) {
 	ws := files["vx.workspace.ts"]
 	for _, want := range []string{
 		"projects: ['.', 'apps/*', 'libs/*'],",
-		// sharedGlobals, used by default, and the workspace files beside default
-		"globalInputs: ['//babel.config.json', '//.eslintrc.json', '//jest.preset.js'],",
+		// sharedGlobals, used by default; the workspace files a target adds stay its own
+		"globalInputs: ['//babel.config.json'],",
+		"test: { command: 'vitest run', inputs: ['$default', '//jest.preset.js'] },",
 		// production is {projectRoot}/**/* less some files: vx's '$default' less the same files
 		"inputs: ['$default', '!**/*.spec.ts', '!tsconfig.spec.json', '!vite.config.ts'],",
 	} {
