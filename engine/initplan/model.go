@@ -142,9 +142,16 @@ func (b *builder) noteItem(head, item string) {
 	}
 }
 
+// noteItemsShown bounds the items a note lists: past it the note names the first ones and counts
+// the rest, so that a repository of hundreds of projects gets notes a person (or an agent) reads.
+const noteItemsShown = 12
+
 func (n *noteEntry) String() string {
 	if len(n.items) == 0 {
 		return n.text
+	}
+	if len(n.items) > noteItemsShown {
+		return fmt.Sprintf("%s: %s; and %d more", n.text, strings.Join(n.items[:noteItemsShown], "; "), len(n.items)-noteItemsShown)
 	}
 	return n.text + ": " + strings.Join(n.items, "; ")
 }
