@@ -214,10 +214,14 @@ func (s *Session) run(ctx context.Context, name, code string) (exports *goja.Obj
 	if err != nil {
 		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("bundle does not compile: %v", err)}
 	}
+	// The IIFE assigns its exports to the global __vx: clear the last bundle's first, so that a
+	// bundle that assigns nothing is not read as the one before it.
+	if err := s.vm.Set("__vx", goja.Undefined()); err != nil {
+		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("config bundle: %v", err)}
+	}
 	if _, err := s.guard(ctx, func() (goja.Value, error) { return s.vm.RunProgram(compiled) }); err != nil {
 		return nil, err
 	}
-	// The IIFE assigns its exports to the global __vx.
 	obj, ok := s.vm.Get("__vx").(*goja.Object)
 	if !ok {
 		return nil, &vxerr.ConfigError{Msg: "config bundle exported nothing"}
