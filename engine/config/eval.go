@@ -40,6 +40,9 @@ type Options struct {
 	Version string
 	// Timeout bounds each phase's run; zero means DefaultTimeout.
 	Timeout time.Duration
+	// MemoryLimit bounds, in bytes, how far the Go heap may grow during each phase's run; zero
+	// means DefaultMemoryLimit.
+	MemoryLimit uint64
 }
 
 // Module is one evaluated config file.
@@ -68,6 +71,9 @@ type Session struct {
 	// inputs are the absolute paths of every file the bundles were built from.
 	inputs []string
 	pos    *positions
+	// watch is the running evaluation's, nil between evaluations; only the goroutine running
+	// JavaScript reads or sets it.
+	watch *watch
 }
 
 // NewSession starts an evaluation session.
@@ -75,13 +81,18 @@ func NewSession(opts Options) *Session {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.MemoryLimit == 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
+	}
 	vm := goja.New()
 	vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
 	c := newConsole(opts.Console)
 	c.install(vm)
 	installBuiltins(vm)
-	return &Session{opts: opts, vm: vm, console: c, pos: newPositions(),
+	s := &Session{opts: opts, vm: vm, console: c, pos: newPositions(),
 		smaps: map[string]*sourcemap.Consumer{}, direct: map[string]bool{}}
+	s.guardAmplifiers()
+	return s
 }
 
 // Inputs returns the absolute paths of every file the session's bundles were built from,
@@ -229,16 +240,13 @@ func (s *Session) run(ctx context.Context, name, code string) (exports *goja.Obj
 	return obj, nil
 }
 
-// guard runs f with the timeout and the context able to interrupt it, and turns a JS exception
-// into a positioned config error.
+// guard runs f with the timeout, the memory limit and the context able to interrupt it, and
+// turns a JS exception into a positioned config error.
 func (s *Session) guard(ctx context.Context, f func() (goja.Value, error)) (goja.Value, error) {
-	timer := time.AfterFunc(s.opts.Timeout, func() {
-		s.vm.Interrupt(fmt.Sprintf("config ran longer than %s and was interrupted", s.opts.Timeout))
-	})
-	stop := context.AfterFunc(ctx, func() { s.vm.Interrupt("config evaluation cancelled") })
+	s.watch = startWatch(ctx, s.vm, s.opts.Timeout, s.opts.MemoryLimit)
 	v, err := f()
-	timer.Stop()
-	stop()
+	s.watch.end()
+	s.watch = nil
 	s.vm.ClearInterrupt()
 	if err != nil {
 		return nil, s.jsError(err)
