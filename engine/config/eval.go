@@ -243,15 +243,23 @@ func (s *Session) run(ctx context.Context, name, code string) (exports *goja.Obj
 // guard runs f with the timeout, the memory limit and the context able to interrupt it, and
 // turns a JS exception into a positioned config error.
 func (s *Session) guard(ctx context.Context, f func() (goja.Value, error)) (goja.Value, error) {
-	s.watch = startWatch(ctx, s.vm, s.opts.Timeout, s.opts.MemoryLimit)
-	v, err := f()
-	s.watch.end()
-	s.watch = nil
-	s.vm.ClearInterrupt()
+	v, err := s.watched(ctx, f)
 	if err != nil {
 		return nil, s.jsError(err)
 	}
 	return v, nil
+}
+
+// watched runs f under a watch that can interrupt it, and ends the watch — however f ends —
+// before the runtime is used again.
+func (s *Session) watched(ctx context.Context, f func() (goja.Value, error)) (goja.Value, error) {
+	s.watch = startWatch(ctx, s.vm, s.opts.Timeout, s.opts.MemoryLimit)
+	defer func() {
+		s.watch.end()
+		s.watch = nil
+		s.vm.ClearInterrupt()
+	}()
+	return f()
 }
 
 // jsError turns a goja error into a *vxerr.ConfigError naming the TypeScript file:line:col.
