@@ -3,6 +3,11 @@
 // 2025-11-25 through the initialize handshake and the stateless 2026-07-28 one
 // (server/discover, the revision in each request's _meta, resultType on results).
 //
+// On a connection that negotiates a handshake revision, tools/list and tools/call
+// are refused (-32600) until initialize was answered; a stateless request, which
+// names its revision in params._meta, needs no handshake. An id is echoed byte for
+// byte, so one that is not valid UTF-8 (which no JSON reply could carry) is refused.
+//
 // One reader goroutine reads frames and answers the control messages itself —
 // ping, notifications/cancelled, initialize, server/discover — so they never wait
 // behind work; tools/list and tools/call go through an unbounded queue to a

@@ -176,6 +176,7 @@ func TestToolsListCursor(t *testing.T) {
 	// A page size above the tool count lists all at once, and a cursor of the
 	// page before the last still works.
 	s2 := startSession(t, nil)
+	initialize(s2, "2025-06-18")
 	_, r = listTools(t, s2, `"cursor":"ZWNobw"`) // after "echo"
 	var ts []listedTool
 	r.field(t, "tools", &ts)
@@ -418,6 +419,7 @@ func TestCancelledGetsNoReply(t *testing.T) {
 
 func TestDuplicateInFlightID(t *testing.T) {
 	s := startSession(t, nil)
+	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"sleep","arguments":{"ms":300}}}`)
 	r := s.call(`{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"echo"}}`)
 	wantError(t, r, `"d"`, -32600, "already in flight")
@@ -513,6 +515,7 @@ func TestProgress(t *testing.T) {
 
 func TestOversizeLine(t *testing.T) {
 	s := startSession(t, func(c *actor.Config) { c.MaxLineBytes = 1024 })
+	initialize(s, "2025-11-25")
 	big := strings.Repeat("x", 5000)
 	r := s.call(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"s":"` + big + `"}}}`)
 	wantError(t, r, "7", -32600, "exceeds the 1024-byte limit")
@@ -532,6 +535,7 @@ func TestOversizeLine(t *testing.T) {
 
 func TestEOFCancelsInFlight(t *testing.T) {
 	s := startSession(t, nil)
+	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	if r := s.recvMsg(); string(r.ID) != "2" {
@@ -567,6 +571,7 @@ func TestLastLineWithoutNewline(t *testing.T) {
 
 func TestContextEndStopsServe(t *testing.T) {
 	s := startSession(t, nil)
+	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	time.Sleep(20 * time.Millisecond)
 	s.cancel() // as SIGTERM does through signal.NotifyContext
@@ -597,6 +602,7 @@ func TestBrokenReplyStream(t *testing.T) {
 		errc <- actor.Serve(context.Background(), actor.Config{In: inR, Out: failingWriter{}, Tools: toolsRegistry()})
 	}()
 	go func() {
+		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`+"\n")
 		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`+"\n")
 		_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
 	}()

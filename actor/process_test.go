@@ -86,6 +86,8 @@ func TestProcessLineLimit(t *testing.T) {
 
 func TestProcessRawFrames(t *testing.T) {
 	p := actortest.Start(t)
+	p.Send(t, initLine)
+	recvReply(t, p)
 	for _, tc := range []struct {
 		line string
 		want string // the exact reply line
@@ -156,6 +158,8 @@ func TestProcessCancelRacingReply(t *testing.T) {
 
 func TestProcessSIGTERM(t *testing.T) {
 	p := actortest.Start(t)
+	p.Send(t, initLine)
+	recvReply(t, p)
 	p.Send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	p.Send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	recvReply(t, p)
@@ -173,6 +177,8 @@ func TestProcessSIGTERM(t *testing.T) {
 
 func TestProcessEOF(t *testing.T) {
 	p := actortest.Start(t)
+	p.Send(t, initLine)
+	recvReply(t, p)
 	p.Send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	p.Send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	recvReply(t, p)
@@ -214,9 +220,14 @@ func TestProcessBrokenPipe(t *testing.T) {
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
+	replies := bufio.NewReader(stdoutR)
+	io.WriteString(stdin, initLine+"\n")
+	if line, err := replies.ReadString('\n'); err != nil || !strings.Contains(line, `"id":0`) {
+		t.Fatalf("initialize reply %q: %v", line, err)
+	}
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
-	line, err := bufio.NewReader(stdoutR).ReadString('\n')
+	line, err := replies.ReadString('\n')
 	if err != nil || !strings.Contains(line, `"id":2`) {
 		t.Fatalf("first reply %q: %v", line, err)
 	}

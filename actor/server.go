@@ -287,9 +287,9 @@ func (s *server) handleFrame(line []byte) {
 			s.send(outItem{data: appendError(nil, nil, wireError(fmt.Errorf("%w: %v", ErrInternal, r), s.mask))})
 		}
 	}()
-	switch firstByte(line) {
-	case 0: // a blank line between frames
-	case '[':
+	switch {
+	case blank(line): // between frames
+	case firstByte(line) == '[':
 		s.handleBatch(line)
 	default:
 		if item, ok := s.handleMessage(line, nil); ok {
@@ -377,6 +377,12 @@ func (s *server) handleMessage(raw json.RawMessage, b *batch) (item outItem, ok 
 			stateless:         s.statelessFor(Rev20260728),
 		}, nil)
 	case "tools/list", "tools/call":
+		// A handshake revision serves the tools only once initialize was answered; a
+		// stateless request names its revision itself and needs none.
+		if rev == "" {
+			return reply(nil, fmt.Errorf("%w: %s before initialize (send initialize first, or name protocol version %s in params._meta)",
+				ErrInvalidRequest, msg.method, Rev20260728))
+		}
 	default:
 		return reply(nil, fmt.Errorf("%w: %q", ErrMethodNotFound, msg.method))
 	}
@@ -405,8 +411,8 @@ func (s *server) handleMessage(raw json.RawMessage, b *batch) (item outItem, ok 
 }
 
 // revisionOf returns the revision a request is made under: the one its _meta
-// names (the stateless revision), else the one initialize negotiated, else the
-// newest handshake revision. It also returns the request's progress token.
+// names (the stateless revision), else the one initialize negotiated, else ""
+// (no handshake yet). It also returns the request's progress token.
 func (s *server) revisionOf(msg message) (rev string, progressToken json.RawMessage, err error) {
 	version, progressToken := readMeta(msg.params)
 	switch {
@@ -416,9 +422,6 @@ func (s *server) revisionOf(msg message) (rev string, progressToken json.RawMess
 		return "", nil, unsupportedRevision(version)
 	}
 	s.update(func(st *state) { rev = st.revision })
-	if rev == "" {
-		rev = handshakeRevisions[0]
-	}
 	return rev, progressToken, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // message is one JSON-RPC request or notification as the server reads it.
@@ -36,11 +38,18 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-// validID reports whether raw is a JSON string or number: the ids MCP allows.
+// blank reports whether b holds only JSON whitespace: a line between frames. A NUL byte is not
+// whitespace (firstByte answers 0 for it as for nothing at all).
+func blank(b []byte) bool {
+	return len(bytes.TrimLeft(b, " \t\r\n")) == 0
+}
+
+// validID reports whether raw is a JSON string or number, the ids MCP allows, in valid UTF-8: an
+// id is echoed byte for byte, and a reply must be valid UTF-8 to be JSON.
 func validID(raw json.RawMessage) bool {
 	switch c := firstByte(raw); {
 	case c == '"', c == '-', c >= '0' && c <= '9':
-		return true
+		return utf8.Valid(raw)
 	}
 	return false
 }
@@ -50,10 +59,13 @@ func validID(raw json.RawMessage) bool {
 func idKey(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
+		// Decoding turns each lone surrogate into U+FFFD: such an id is keyed as written, so
+		// that "\ud800" and "\udbff" stay two requests.
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if json.Unmarshal(raw, &s) == nil && !strings.ContainsRune(s, utf8.RuneError) {
 			return "s" + s
 		}
+		return "r" + string(raw)
 	}
 	if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 		return "n" + strconv.FormatInt(i, 10)
@@ -81,6 +93,9 @@ func parseMessage(raw json.RawMessage) (msg message, id json.RawMessage, rerr er
 			return msg, nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err), true
 		}
 		return msg, nil, fmt.Errorf("%w: not JSON", ErrParse), true
+	}
+	if w.ID != nil && !utf8.Valid(w.ID) {
+		return msg, nil, fmt.Errorf(`%w: "id" is not valid UTF-8`, ErrInvalidRequest), true
 	}
 	if w.ID != nil && validID(w.ID) {
 		id = w.ID

@@ -11,20 +11,31 @@ import (
 )
 
 // cacheFormat versions the bundle cache layout; bump it when the bundle or dep file changes shape.
-const cacheFormat = "1"
+const cacheFormat = "2"
 
 // bundleCache keeps built bundles in dir by a key over vx's version, the entries and the content
 // of every file the bundle was built from. A dep file per phase remembers which files those were,
 // so a cached load reads and hashes them without running esbuild. It is used only when the state
 // folder already exists: evaluating config never creates .vx/.
+//
+// The dep file also holds the bundle's own hash, and a bundle that does not match it — cut short,
+// damaged, edited — is a miss, bundled again, as any other: a kept file never stands between a
+// config and its evaluation.
 type bundleCache struct {
 	// state is the workspace's state folder, "" for none; dir is state/config.
 	state, dir, root, version, phase string
 }
 
 type depFile struct {
-	Key    string   `json:"key"`
+	Key string `json:"key"`
+	// Sum is the SHA-256 of the bundle file's content.
+	Sum    string   `json:"sum"`
 	Inputs []string `json:"inputs"` // relative to the root, or absolute outside it
+}
+
+func bundleSum(code []byte) string {
+	sum := sha256.Sum256(code)
+	return hex.EncodeToString(sum[:])
 }
 
 func (c bundleCache) enabled() bool {
@@ -79,7 +90,7 @@ func (c bundleCache) load(entries []string) (code string, inputs []string, ok bo
 		return "", nil, false
 	}
 	data, err := os.ReadFile(filepath.Join(c.dir, key+".js"))
-	if err != nil {
+	if err != nil || bundleSum(data) != dep.Sum {
 		return "", nil, false
 	}
 	return string(data), inputs, true
@@ -110,7 +121,7 @@ func (c bundleCache) store(entries, inputs []string, code string) {
 	for i, in := range inputs {
 		rel[i] = c.rel(in)
 	}
-	data, _ := json.Marshal(depFile{Key: key, Inputs: rel})
+	data, _ := json.Marshal(depFile{Key: key, Sum: bundleSum([]byte(code)), Inputs: rel})
 	_ = writeAtomic(c.depPath(), data)
 }
 

@@ -40,6 +40,9 @@ type Options struct {
 	Version string
 	// Timeout bounds each phase's run; zero means DefaultTimeout.
 	Timeout time.Duration
+	// MemoryLimit bounds, in bytes, how far the Go heap may grow during each phase's run; zero
+	// means DefaultMemoryLimit.
+	MemoryLimit uint64
 }
 
 // Module is one evaluated config file.
@@ -68,6 +71,9 @@ type Session struct {
 	// inputs are the absolute paths of every file the bundles were built from.
 	inputs []string
 	pos    *positions
+	// watch is the running evaluation's, nil between evaluations; only the goroutine running
+	// JavaScript reads or sets it.
+	watch *watch
 }
 
 // NewSession starts an evaluation session.
@@ -75,13 +81,18 @@ func NewSession(opts Options) *Session {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.MemoryLimit == 0 {
+		opts.MemoryLimit = DefaultMemoryLimit
+	}
 	vm := goja.New()
 	vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
 	c := newConsole(opts.Console)
 	c.install(vm)
 	installBuiltins(vm)
-	return &Session{opts: opts, vm: vm, console: c, pos: newPositions(),
+	s := &Session{opts: opts, vm: vm, console: c, pos: newPositions(),
 		smaps: map[string]*sourcemap.Consumer{}, direct: map[string]bool{}}
+	s.guardAmplifiers()
+	return s
 }
 
 // Inputs returns the absolute paths of every file the session's bundles were built from,
@@ -214,10 +225,14 @@ func (s *Session) run(ctx context.Context, name, code string) (exports *goja.Obj
 	if err != nil {
 		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("bundle does not compile: %v", err)}
 	}
+	// The IIFE assigns its exports to the global __vx: clear the last bundle's first, so that a
+	// bundle that assigns nothing is not read as the one before it.
+	if err := s.vm.Set("__vx", goja.Undefined()); err != nil {
+		return nil, &vxerr.ConfigError{Msg: fmt.Sprintf("config bundle: %v", err)}
+	}
 	if _, err := s.guard(ctx, func() (goja.Value, error) { return s.vm.RunProgram(compiled) }); err != nil {
 		return nil, err
 	}
-	// The IIFE assigns its exports to the global __vx.
 	obj, ok := s.vm.Get("__vx").(*goja.Object)
 	if !ok {
 		return nil, &vxerr.ConfigError{Msg: "config bundle exported nothing"}
@@ -225,21 +240,26 @@ func (s *Session) run(ctx context.Context, name, code string) (exports *goja.Obj
 	return obj, nil
 }
 
-// guard runs f with the timeout and the context able to interrupt it, and turns a JS exception
-// into a positioned config error.
+// guard runs f with the timeout, the memory limit and the context able to interrupt it, and
+// turns a JS exception into a positioned config error.
 func (s *Session) guard(ctx context.Context, f func() (goja.Value, error)) (goja.Value, error) {
-	timer := time.AfterFunc(s.opts.Timeout, func() {
-		s.vm.Interrupt(fmt.Sprintf("config ran longer than %s and was interrupted", s.opts.Timeout))
-	})
-	stop := context.AfterFunc(ctx, func() { s.vm.Interrupt("config evaluation cancelled") })
-	v, err := f()
-	timer.Stop()
-	stop()
-	s.vm.ClearInterrupt()
+	v, err := s.watched(ctx, f)
 	if err != nil {
 		return nil, s.jsError(err)
 	}
 	return v, nil
+}
+
+// watched runs f under a watch that can interrupt it, and ends the watch — however f ends —
+// before the runtime is used again.
+func (s *Session) watched(ctx context.Context, f func() (goja.Value, error)) (goja.Value, error) {
+	s.watch = startWatch(ctx, s.vm, s.opts.Timeout, s.opts.MemoryLimit)
+	defer func() {
+		s.watch.end()
+		s.watch = nil
+		s.vm.ClearInterrupt()
+	}()
+	return f()
 }
 
 // jsError turns a goja error into a *vxerr.ConfigError naming the TypeScript file:line:col.

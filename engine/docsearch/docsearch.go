@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vzn/vx/docs"
 	"github.com/vzn/vx/engine/vxerr"
@@ -25,6 +26,10 @@ const (
 	DefaultLimit = 10
 	MaxLimit     = 100
 )
+
+// MaxQueryChars is the longest query searched, in characters. A question is a few words; a longer
+// query is refused before it is scanned, since every word of it is looked for in every section.
+const MaxQueryChars = 1000
 
 // Weights of where a query word is found. A word in the section's own heading outweighs any number
 // of mentions in its text.
@@ -125,8 +130,14 @@ func (idx *Index) Sections() []Section { return idx.sections }
 // Search returns the sections holding every word of query (case-insensitive; a word matches any word
 // of the manual it begins, including a camelCase part, so "cach" finds "cache" and "tasks" finds
 // "runTasks"), best first: a word in a section's heading ranks it above mentions in the text. No
-// match is an empty list, not an error; a query with no words is a usage error.
+// match is an empty list, not an error; a query with no words, or of more than MaxQueryChars
+// characters, is a usage error.
 func (idx *Index) Search(query string, limit int) (*Result, error) {
+	if len(query) > MaxQueryChars { // bytes: no query of fewer bytes has more characters
+		if n := utf8.RuneCountInString(query); n > MaxQueryChars {
+			return nil, vxerr.Usagef("docs: the query has %d characters, more than the %d a query may have", n, MaxQueryChars)
+		}
+	}
 	words := dedupe(tokens(query))
 	if len(words) == 0 {
 		return nil, vxerr.Usagef("docs: the query %q has no words to look for", query)

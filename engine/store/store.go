@@ -19,7 +19,9 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"golang.org/x/sys/unix"
+	"modernc.org/sqlite" // also the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SchemaVersion is the version of the index layout this vx reads and writes. An index of another
@@ -104,12 +106,29 @@ func (s *Store) Now() time.Time { return s.now() }
 // IndexPath is the index file of a state folder.
 func IndexPath(dir string) string { return filepath.Join(dir, IndexFile) }
 
-func dsn(path string, readOnly bool) string {
+// openMode is how a connection opens the index.
+type openMode int
+
+const (
+	// forWriting opens it read-write, in WAL mode.
+	forWriting openMode = iota
+	// forReading opens it read-only, sharing the WAL with a writer at work: SQLite needs to
+	// create the -shm (and -wal) file beside the index for that, so the folder must be writable.
+	forReading
+	// asImmutable opens it read-only as a file nothing changes: no lock, no -shm, no -wal, not a
+	// byte written. Sound only where no writer can be at work, such as a folder no one may write.
+	asImmutable
+)
+
+func dsn(path string, mode openMode) string {
 	q := fmt.Sprintf("_busy_timeout=%d", busyTimeout.Milliseconds())
-	if readOnly {
-		q += "&mode=ro"
-	} else {
+	switch mode {
+	case forWriting:
 		q += "&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	case forReading:
+		q += "&mode=ro"
+	case asImmutable:
+		q += "&mode=ro&immutable=1"
 	}
 	return "file:" + path + "?" + q
 }
@@ -125,7 +144,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: now}
 	path := IndexPath(dir)
-	db, err := openDB(ctx, path, false)
+	db, err := openDB(ctx, path, forWriting)
 	if err == nil {
 		err = s.setUp(ctx, db, opts.ResetOtherVersion)
 		if err != nil {
@@ -142,7 +161,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			_ = os.Rename(path+suffix, aside+suffix)
 		}
-		if db, err = openDB(ctx, path, false); err != nil {
+		if db, err = openDB(ctx, path, forWriting); err != nil {
 			return nil, err
 		}
 		if err = s.setUp(ctx, db, true); err != nil {
@@ -155,8 +174,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn(path, readOnly))
+func openDB(ctx context.Context, path string, mode openMode) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn(path, mode))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -379,6 +398,7 @@ func dropAll(ctx context.Context, tx *sql.Tx) error {
 
 // OpenReadOnly opens the state folder dir for reading. When dir or its index does not exist it
 // answers as an empty index and creates nothing; an index of another version is a *VersionError.
+// A folder that may not be written is read without writing anything (see openForReading).
 func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
 	s := &Store{dir: dir, readOnly: true, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: time.Now}
 	path := IndexPath(dir)
@@ -387,7 +407,7 @@ func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db, err := openDB(ctx, path, true)
+	db, err := openForReading(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -410,6 +430,57 @@ func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
 	}
 	s.db = db
 	return s, nil
+}
+
+// openForReading opens the index read-only. Where the folder is writable it shares the WAL with
+// any writer at work, as SQLite's readers do. Where it is not — another user's checkout, a CI
+// cache restored read-only (chmod -R a-w, which root too is held to here, though no permission
+// stops root) — SQLite cannot create the -shm file a WAL reader needs, and no writer can be at
+// work there: the index is opened immutable, and nothing is written. The same happens when the
+// shared open is refused for want of write permission (a -shm file of another user's).
+//
+// One case keeps the shared open in a read-only folder: a -wal that still holds commits (its
+// writer died before checkpointing them), which an immutable open would not see; a reader that
+// may write nothing there falls back to immutable and misses them until the next vx run.
+func openForReading(ctx context.Context, path string) (*sql.DB, error) {
+	if writableFolder(filepath.Dir(path)) || walHoldsCommits(path) {
+		db, err := openDB(ctx, path, forReading)
+		if err == nil || !refusedForWriting(err) {
+			return db, err
+		}
+	}
+	return openDB(ctx, path, asImmutable)
+}
+
+// writableFolder reports whether this process may create files in dir, and whether dir means to
+// let anyone: root passes every permission check, but a folder without a write bit is read-only
+// by intent.
+func writableFolder(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o222 == 0 {
+		return false
+	}
+	return unix.Access(dir, unix.W_OK) == nil
+}
+
+// walHoldsCommits reports whether the index's -wal file holds frames not yet in the index file.
+func walHoldsCommits(path string) bool {
+	fi, err := os.Stat(path + "-wal")
+	return err == nil && fi.Size() > 0
+}
+
+// refusedForWriting reports whether SQLite refused to open the index because it could not write
+// beside it: read-only (SQLITE_READONLY and its extended codes), cannot open, or not permitted.
+func refusedForWriting(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return true
+	}
+	return false
 }
 
 // Close closes the index.

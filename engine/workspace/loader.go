@@ -6,10 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -43,6 +47,8 @@ type loaded struct {
 	// SecretNames are the secrets the tasks read: their values come from the environment of
 	// each process, never from the cache.
 	SecretNames []string
+	// EmptyLists numbers the kept workspace's empty lists (see emptyLists); written with it.
+	EmptyLists []uint32
 	// broken marks a kept workspace whose config has since failed to load: it serves only masking.
 	broken bool
 }
@@ -206,7 +212,7 @@ func contentSum(path string) [sha256.Size]byte {
 
 // resolvedFormat versions the kept workspace's layout beside vx's own version: bump it when a
 // field of graph.Workspace, Project or Task changes, so that no process reads an older layout.
-const resolvedFormat = "2"
+const resolvedFormat = "3"
 
 // resolvedFile is where a resolved workspace is kept between processes.
 func resolvedFile(cacheDir string) string { return filepath.Join(cacheDir, "config", "resolved.gob") }
@@ -229,10 +235,10 @@ func readResolved(cacheDir, root, version string) *loaded {
 	go func() { same <- c.unchanged() }()
 	var ws graph.Workspace
 	err = dec.Decode(&ws)
-	if !<-same || err != nil {
+	if !<-same || err != nil || !restoreEmptyLists(&ws, c.EmptyLists) {
 		return nil
 	}
-	c.WS = &ws
+	c.WS, c.EmptyLists = &ws, nil
 	return &c
 }
 
@@ -257,6 +263,7 @@ func writeResolved(cacheDir string, c *loaded) {
 	header := *c
 	header.Version += "/" + resolvedFormat
 	header.WS = nil
+	header.EmptyLists = emptyLists(&noSecrets)
 	w := bufio.NewWriter(tmp)
 	enc := gob.NewEncoder(w)
 	if enc.Encode(&header) != nil || enc.Encode(&noSecrets) != nil || w.Flush() != nil || tmp.Close() != nil {
@@ -267,6 +274,145 @@ func writeResolved(cacheDir string, c *loaded) {
 	if os.Rename(tmp.Name(), resolvedFile(cacheDir)) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// gob writes an empty slice as it writes a nil one — not at all — so a kept `inputs: []` (no
+// files) would read back as nil (every file of the project) and `env: []` print null: a task's
+// key would change between processes. Every slice of the workspace is numbered in one fixed
+// walk; the kept form lists the numbers of the empty, non-nil ones, and reading it back makes
+// them empty again. The walk covers every exported field of every type the workspace holds, so
+// a field added later is kept right with no change here.
+
+// listWalk numbers the slices reachable from a value: struct fields in order, slice elements in
+// order, map values by sorted key. A nil slice and an empty one both have no elements, so the
+// numbering of a workspace and of its decoded copy agree.
+type listWalk struct {
+	holds map[reflect.Type]bool // whether a type can hold a slice, memoised
+	next  uint32
+	// restoring is set while the walk sets slices: map values are then written back.
+	restoring bool
+	visit     func(n uint32, list reflect.Value)
+}
+
+// holdsLists reports whether a value of type t can hold a slice that gob would encode. A type
+// with its own gob encoding is left to it.
+func (w *listWalk) holdsLists(t reflect.Type) bool {
+	if held, ok := w.holds[t]; ok {
+		return held
+	}
+	w.holds[t] = false // a type holding itself holds what its other fields hold
+	if t.Implements(reflect.TypeFor[gob.GobEncoder]()) || reflect.PointerTo(t).Implements(reflect.TypeFor[gob.GobEncoder]()) {
+		return false
+	}
+	held := false
+	switch t.Kind() {
+	case reflect.Slice:
+		held = true
+	case reflect.Pointer, reflect.Array, reflect.Map:
+		held = w.holdsLists(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && w.holdsLists(f.Type) {
+				held = true
+			}
+		}
+	}
+	w.holds[t] = held
+	return held
+}
+
+// walk visits the slices reachable from v in their fixed order.
+func (w *listWalk) walk(v reflect.Value) {
+	if !w.holdsLists(v.Type()) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			w.walk(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				w.walk(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice {
+			w.visit(w.next, v)
+			w.next++
+		}
+		for i := range v.Len() {
+			w.walk(v.Index(i))
+		}
+	case reflect.Map:
+		type entry struct {
+			order string
+			key   reflect.Value
+		}
+		entries := make([]entry, 0, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := it.Key()
+			if k.Kind() == reflect.String {
+				entries = append(entries, entry{k.String(), k})
+			} else {
+				entries = append(entries, entry{fmt.Sprint(k.Interface()), k})
+			}
+		}
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.order, b.order) })
+		for _, e := range entries {
+			val := v.MapIndex(e.key)
+			if val.Kind() == reflect.Pointer {
+				w.walk(val)
+				continue
+			}
+			// A map value cannot be set in place: walk a copy, and write it back when restoring.
+			cp := reflect.New(val.Type()).Elem()
+			cp.Set(val)
+			w.walk(cp)
+			if w.restoring {
+				v.SetMapIndex(e.key, cp)
+			}
+		}
+	}
+}
+
+// emptyLists answers the numbers of ws's empty, non-nil slices, in walk order.
+func emptyLists(ws *graph.Workspace) []uint32 {
+	var empty []uint32
+	w := &listWalk{holds: map[reflect.Type]bool{}, visit: func(n uint32, list reflect.Value) {
+		if list.Len() == 0 && !list.IsNil() {
+			empty = append(empty, n)
+		}
+	}}
+	w.walk(reflect.ValueOf(ws).Elem())
+	return empty
+}
+
+// restoreEmptyLists makes the numbered slices of a decoded ws empty again; false when the numbers
+// do not fit it (a damaged file).
+func restoreEmptyLists(ws *graph.Workspace, empty []uint32) bool {
+	ok := true
+	// One empty slice per type serves them all: an append to it allocates anew.
+	shared := map[reflect.Type]reflect.Value{}
+	w := &listWalk{holds: map[reflect.Type]bool{}, restoring: true, visit: func(n uint32, list reflect.Value) {
+		if len(empty) == 0 || empty[0] != n {
+			return
+		}
+		empty = empty[1:]
+		if list.Len() > 0 || !list.CanSet() {
+			ok = false
+			return
+		}
+		e, found := shared[list.Type()]
+		if !found {
+			e = reflect.MakeSlice(list.Type(), 0, 0)
+			shared[list.Type()] = e
+		}
+		list.Set(e)
+	}}
+	w.walk(reflect.ValueOf(ws).Elem())
+	return ok && len(empty) == 0
 }
 
 // secretValues reads the named secrets from the environment, for masking.
