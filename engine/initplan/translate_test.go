@@ -380,3 +380,18 @@ func TestInitTemplateDependsOnNoTask(t *testing.T) {
 		t.Errorf("packages/b/vx.project.ts written:\n%s", b)
 	}
 }
+
+// An explicit persistent: false in turbo.json stays false, whatever the task's name.
+func TestInitTurboExplicitNotPersistent(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json":            `{"workspaces": ["packages/*"]}`,
+		"package-lock.json":       `{}`,
+		"turbo.json":              `{"tasks": {"dev": {"cache": false, "persistent": false}, "serve": {"cache": false}}}`,
+		"packages/a/package.json": `{"name": "a", "scripts": {"dev": "tsc", "serve": "vite"}}`,
+	})
+	_, files := planFiles(t, dir)
+	ws := files["vx.workspace.ts"]
+	if !strings.Contains(ws, "dev: { command: 'npm run dev', cache: false, ifScript: true },") || !strings.Contains(ws, "persistent: true") {
+		t.Errorf("vx.workspace.ts:\n%s", ws)
+	}
+}

@@ -368,7 +368,9 @@ func (b *builder) turboSpec(where func(field string) (file, key string), id, nam
 		b.todo(file, at, "an interactive task: vx gives a task no terminal input — run `%s` directly when it asks for some", b.repo.run(name))
 	}
 	t.Persistent = deref(def.Persistent)
-	if !t.Persistent && script != "" && isLongRunning(name, script) {
+	// An explicit persistent: false is the author's word (create-t3-turbo's dev runs tsc under
+	// turbo watch); only a task that says nothing is judged by its name and script.
+	if def.Persistent == nil && script != "" && isLongRunning(name, script) {
 		t.Persistent = true
 		b.noteItem(notePersistent, byName(id, name, isLongRunning(name, "")))
 	}
