@@ -56,6 +56,9 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 	}
 	writeFiles(w, "  global", d.Diff.Global)
 	writePackages(w, "", d.Diff.Packages)
+	for _, p := range d.Diff.Through {
+		fmt.Fprintf(w, "  files changed in %s (a dependency without the task)\n", p)
+	}
 	if d.Diff.Lockfile {
 		fmt.Fprintf(w, "  lockfile changed (vx cannot read its format, so it stands for every package)\n")
 	}

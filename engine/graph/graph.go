@@ -60,6 +60,9 @@ type Task struct {
 	DependsOnSpec []string `json:"-"`
 	// DependsOn holds the resolved task ids this task waits for, sorted.
 	DependsOn []string `json:"dependsOn"`
+	// Through holds, sorted, the projects a `^task` dependency passed through because they lack
+	// the task: their files enter this task's key. Nil for none.
+	Through []string `json:"-"`
 	// Inputs are globs relative to the project folder. Nil means the default: every file of the
 	// project that git does not ignore.
 	Inputs []string `json:"inputs"`

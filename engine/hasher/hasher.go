@@ -66,6 +66,9 @@ type Manifest struct {
 	Lockfile string `json:"lockfile,omitempty"`
 	// Deps maps each task this one depends on to its cache key.
 	Deps map[string]string `json:"deps"`
+	// Through maps each project a `^task` dependency passed through (it lacks the task) to a
+	// digest of its files.
+	Through map[string]string `json:"through,omitempty"`
 
 	// salted maps "env\x00NAME" and "exec\x00NAME" to the salted digest of a secret value that
 	// the stored form shows in place of the key digest.
@@ -318,6 +321,16 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		}
 		m.Deps[d] = k
 	}
+	for _, name := range t.Through {
+		digest, err := h.projectDigest(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("hash %s: %w", t.ID, err)
+		}
+		if m.Through == nil {
+			m.Through = map[string]string{}
+		}
+		m.Through[name] = digest
+	}
 	files, err := h.Inputs(ctx, p, t)
 	if err != nil {
 		return nil, err
@@ -375,6 +388,35 @@ func (h *Hasher) putSecret(m *Manifest, kind, name, value string) {
 		m.salted = map[string]string{}
 	}
 	m.salted[kind+"\x00"+name] = secretSaltedDigest(h.salt, value)
+}
+
+// projectDigest hashes the files of a project (its default inputs: what git would show, less
+// node_modules and nested projects) into one digest, once per hasher and project listing.
+func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error) {
+	ws := h.opts.Workspace
+	if ws == nil {
+		return "", fmt.Errorf("project %s: no workspace", name)
+	}
+	p, ok := ws.Project(name)
+	if !ok {
+		return "", fmt.Errorf("no project %s", name)
+	}
+	files, err := h.Inputs(ctx, p, &graph.Task{ID: name + "#"})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.New()
+	for _, rel := range files {
+		fh, err := h.FileHash(joinRel(p.Dir, rel))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(sum, "%s\x00%s\n", rel, fh)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
 // putPackages records the external packages the project resolves to, with the root's own, from
@@ -485,6 +527,9 @@ func (h *Hasher) debug(m *Manifest) {
 	}
 	for _, k := range sortedKeys(m.Deps) {
 		fmt.Fprintf(w, "vx hash %s: dep %s %s\n", m.TaskID, k, m.Deps[k])
+	}
+	for _, k := range sortedKeys(m.Through) {
+		fmt.Fprintf(w, "vx hash %s: through %s %s\n", m.TaskID, k, m.Through[k])
 	}
 	if keyErr == nil {
 		fmt.Fprintf(w, "vx hash %s: key %s\n", m.TaskID, key)

@@ -48,6 +48,9 @@ type Diff struct {
 	Packages []PackageChange `json:"packages"`
 	// Lockfile is true when a lockfile vx cannot parse changed.
 	Lockfile bool `json:"lockfile"`
+	// Through lists the projects a `^task` dependency passes through (they lack the task) whose
+	// files changed.
+	Through []string `json:"through"`
 }
 
 // PackageChange is an external package whose resolved version(s) moved; an empty side means it
@@ -199,6 +202,8 @@ func reason(w *Why) string {
 		return "global input files changed"
 	case len(d.Packages) > 0:
 		return "resolved external packages changed"
+	case len(d.Through) > 0:
+		return "files of a dependency without the task changed"
 	case d.Lockfile:
 		return "the lockfile changed"
 	case len(d.Env) > 0:
@@ -213,7 +218,7 @@ func reason(w *Why) string {
 
 func emptyDiff() Diff {
 	return Diff{Files: emptyFiles(), Env: []string{}, Upstream: []UpstreamChange{}, Scripts: []string{},
-		Global: emptyFiles(), Packages: []PackageChange{}}
+		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}}
 }
 
 func emptyFiles() FileDiff {
@@ -255,7 +260,7 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		return nil
 	}
 	d := diffManifests(before, after)
-	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages) > 0 ||
+	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through) > 0 ||
 		d.Command != nil || d.Outputs || d.Version || d.Lockfile ||
 		len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
 	if own {
@@ -323,6 +328,7 @@ func diffManifests(before, after *hasher.Manifest) Diff {
 		d.Packages = append(d.Packages, PackageChange{Name: name, Before: before.Packages[name], After: after.Packages[name]})
 	}
 	d.Lockfile = before.Lockfile != after.Lockfile
+	d.Through = movedKeys(before.Through, after.Through)
 	envNames := map[string]bool{}
 	for k, v := range after.Env {
 		if old, ok := before.Env[k]; !ok || old != v {

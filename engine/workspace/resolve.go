@@ -22,6 +22,7 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 		t, _ := ws.Task(id)
 		p, _ := ws.Project(t.Project)
 		deps := map[string]bool{}
+		through := map[string]bool{}
 		for _, spec := range t.DependsOnSpec {
 			bad := func(format string, args ...any) error {
 				o := t.Origins.DependsOn
@@ -29,12 +30,7 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 			}
 			switch {
 			case strings.HasPrefix(spec, "^"):
-				name := spec[1:]
-				for _, dp := range p.DependsOn {
-					if dproj, _ := ws.Project(dp); dproj.Tasks[name] != nil {
-						deps[graph.TaskID(dp, name)] = true
-					}
-				}
+				upstream(ws, p, spec[1:], deps, through)
 			case strings.Contains(spec, "#"):
 				proj, name, _ := graph.SplitTaskID(spec)
 				dproj, ok := ws.Project(proj)
@@ -64,6 +60,10 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 		}
 		delete(deps, t.ID)
 		t.DependsOn = sortedKeys(deps)
+		t.Through = nil
+		if len(through) > 0 {
+			t.Through = sortedKeys(through)
+		}
 		if t.Outputs == nil {
 			t.Outputs = []string{}
 		}
@@ -75,6 +75,34 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 		}
 	}
 	return nil
+}
+
+// upstream resolves `^name` for project p: name in each project p depends on; where one lacks
+// the task, name in that one's own dependencies, and so on down (as Turborepo and Nx do), the
+// projects passed through noted in through: their files enter the task's key, since what they
+// hold (a shared tsconfig, sources bundled by a dependent) reaches the task with no task of
+// their own to carry it.
+func upstream(ws *graph.Workspace, p *graph.Project, name string, deps, through map[string]bool) {
+	seen := map[string]bool{p.Name: true}
+	queue := append([]string(nil), p.DependsOn...)
+	for len(queue) > 0 {
+		dp := queue[0]
+		queue = queue[1:]
+		if seen[dp] {
+			continue
+		}
+		seen[dp] = true
+		dproj, ok := ws.Project(dp)
+		if !ok {
+			continue
+		}
+		if dproj.Tasks[name] != nil {
+			deps[graph.TaskID(dp, name)] = true
+			continue
+		}
+		through[dp] = true
+		queue = append(queue, dproj.DependsOn...)
+	}
 }
 
 // missingRefs says what resolveDeps does with a reference to a task that does not exist.
