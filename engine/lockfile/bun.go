@@ -3,8 +3,9 @@ package lockfile
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // bunLock is bun.lock, the text lockfile of bun 1.2 and later (JSON with trailing commas).
@@ -38,7 +39,9 @@ const bunMaxVersion = 2
 
 func parseBun(data []byte, base string) (*graph, error) {
 	var lock bunLock
-	clean, err := stripJSONC(data)
+	// bun.lock is JSON with trailing commas (JSONC): hujson reads it.
+	// (The newline ends a last-line comment, which hujson would take for a cut-off file.)
+	clean, err := hujson.Standardize(append(append([]byte(nil), data...), '\n'))
 	if err == nil {
 		err = json.Unmarshal(clean, &lock)
 	}
@@ -151,50 +154,3 @@ func bunPath(key string) []string {
 	}
 	return names
 }
-
-// stripJSONC turns bun.lock's JSON with trailing commas (and any comments) into JSON; strings are
-// left alone.
-func stripJSONC(src []byte) ([]byte, error) {
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; {
-		case c == '"':
-			start := i
-			for i++; i < len(src) && src[i] != '"'; i++ {
-				if src[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(src) {
-				return nil, errors.New("unterminated string")
-			}
-			out = append(out, src[start:i+1]...)
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			out = append(out, '\n')
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := bytes.Index(src[i+2:], []byte("*/"))
-			if end < 0 {
-				return nil, errors.New("unterminated comment")
-			}
-			i += end + 3
-			out = append(out, ' ')
-		case c == ']' || c == '}':
-			j := len(out) - 1
-			for j >= 0 && isJSONSpace(out[j]) {
-				j--
-			}
-			if j >= 0 && out[j] == ',' {
-				out = append(out[:j], out[j+1:]...)
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

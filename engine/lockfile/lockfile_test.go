@@ -3,7 +3,6 @@ package lockfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"maps"
@@ -377,22 +376,6 @@ func TestBunPath(t *testing.T) {
 		if got := bunPath(key); !reflect.DeepEqual(got, want) {
 			t.Errorf("bunPath(%q) = %q, want %q", key, got, want)
 		}
-	}
-}
-
-func TestStripJSONC(t *testing.T) {
-	in := `{"a": [1, 2,], // c
-	"b": "x,]" /* d */, "c": {"d": "\"",},}`
-	got, err := stripJSONC([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(got, &v); err != nil {
-		t.Fatalf("%s: %v", got, err)
-	}
-	if v["b"] != "x,]" || v["c"].(map[string]any)["d"] != `"` {
-		t.Errorf("%s", got)
 	}
 }
 
