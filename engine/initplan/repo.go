@@ -1,7 +1,6 @@
 package initplan
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"go.yaml.in/yaml/v3"
 )
 
 // packageJSON holds the fields of a package.json that vx init reads.
@@ -200,79 +200,16 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// pnpmWorkspaceGlobs reads the packages list of a pnpm-workspace.yaml. The file's format is YAML, but
-// the packages key is always a list of strings, in block form ("  - 'apps/*'") or flow form
-// ("packages: [apps/*, 'packages/*']"); the other keys (catalogs, settings) are skipped.
+// pnpmWorkspaceGlobs reads the packages list of a pnpm-workspace.yaml; the other keys (catalogs,
+// settings) are not read.
 func pnpmWorkspaceGlobs(text string) ([]string, error) {
-	var globs []string
-	inPackages := false
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for n := 1; sc.Scan(); n++ {
-		line := stripYAMLComment(sc.Text())
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" {
-			continue
-		}
-		topLevel := line[0] != ' ' && line[0] != '\t' && line[0] != '-'
-		if topLevel {
-			key, rest, ok := strings.Cut(trimmed, ":")
-			inPackages = ok && strings.TrimSpace(key) == "packages"
-			rest = strings.TrimSpace(rest)
-			if !inPackages || rest == "" {
-				continue
-			}
-			if !strings.HasPrefix(rest, "[") || !strings.HasSuffix(rest, "]") {
-				return nil, fmt.Errorf("line %d: packages is not a list", n)
-			}
-			for _, item := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(rest, "["), "]"), ",") {
-				if item = unquoteYAML(strings.TrimSpace(item)); item != "" {
-					globs = append(globs, item)
-				}
-			}
-			inPackages = false
-			continue
-		}
-		if !inPackages {
-			continue
-		}
-		item, ok := strings.CutPrefix(trimmed, "-")
-		if !ok {
-			return nil, fmt.Errorf("line %d: packages holds something other than a list of globs", n)
-		}
-		if item = unquoteYAML(strings.TrimSpace(item)); item != "" {
-			globs = append(globs, item)
-		}
+	var ws struct {
+		Packages []string `yaml:"packages"`
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+	if err := yaml.Unmarshal([]byte(text), &ws); err != nil {
+		return nil, fmt.Errorf("packages must be a list of globs: %w", err)
 	}
-	return globs, nil
-}
-
-// stripYAMLComment removes a # comment that is not inside quotes.
-func stripYAMLComment(line string) string {
-	var quote byte
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
-			return line[:i]
-		}
-	}
-	return line
-}
-
-func unquoteYAML(s string) string {
-	if len(s) >= 2 && (s[0] == '\'' || s[0] == '"') && s[len(s)-1] == s[0] {
-		return s[1 : len(s)-1]
-	}
-	return s
+	return ws.Packages, nil
 }
 
 // shellWord quotes s for sh when it holds anything but plain word characters.
