@@ -95,64 +95,65 @@ type Task struct {
 	Origins Origins `json:"-"`
 }
 
-// TaskFields lists the fields a task declares, in the order answers show them.
-var TaskFields = []string{"command", "description", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox", "persistent", "all", "ifScript"}
-
-// FlagField reports whether a task field is one of the flags (persistent, all, ifScript) that
-// answers leave out while they keep their default.
-func FlagField(name string) bool { return name == "persistent" || name == "all" || name == "ifScript" }
-
-// Origins holds where each of a task's fields was set; a zero Origin is the built-in default.
-type Origins struct {
-	Command, Description, DependsOn, Inputs, Outputs, Env, Exec, Cache, Timeout, Sandbox Origin
-	Persistent, All, IfScript                                                            Origin
+// TaskField describes one field a task may declare in config. TaskFields is the one list of them:
+// the config reader, the origins, vx show and the lock all go by it.
+type TaskField struct {
+	// Name is the field's key in config ("dependsOn").
+	Name string
+	// Flag marks a boolean that answers leave out while it keeps its default.
+	Flag bool
+	// Lock is the field's name in vx.lock ("exec.env"), "" for a field the lock does not audit.
+	Lock string
 }
 
-// field returns the slot of a field name, nil for an unknown name.
-func (o *Origins) field(name string) *Origin {
-	switch name {
-	case "command":
-		return &o.Command
-	case "description":
-		return &o.Description
-	case "dependsOn":
-		return &o.DependsOn
-	case "inputs":
-		return &o.Inputs
-	case "outputs":
-		return &o.Outputs
-	case "env":
-		return &o.Env
-	case "exec":
-		return &o.Exec
-	case "cache":
-		return &o.Cache
-	case "timeout":
-		return &o.Timeout
-	case "sandbox":
-		return &o.Sandbox
-	case "persistent":
-		return &o.Persistent
-	case "all":
-		return &o.All
-	case "ifScript":
-		return &o.IfScript
+// TaskFields lists the fields a task declares, in the order answers (and vx.lock's drift) show them.
+var TaskFields = []TaskField{
+	{Name: "command", Lock: "command"},
+	{Name: "description"},
+	{Name: "env", Lock: "env"},
+	{Name: "exec", Lock: "exec.env"},
+	{Name: "inputs", Lock: "inputs"},
+	{Name: "outputs", Lock: "outputs"},
+	{Name: "dependsOn", Lock: "dependsOn"},
+	{Name: "cache", Lock: "cache"},
+	{Name: "timeout"},
+	{Name: "sandbox", Lock: "sandbox"},
+	{Name: "persistent", Flag: true, Lock: "persistent"},
+	{Name: "all", Flag: true, Lock: "all"},
+	{Name: "ifScript", Flag: true},
+}
+
+// TaskFieldIndex answers the position of a field in TaskFields, -1 for an unknown name.
+func TaskFieldIndex(name string) int {
+	for i, f := range TaskFields {
+		if f.Name == name {
+			return i
+		}
 	}
-	return nil
+	return -1
 }
+
+// Origins holds where each of a task's fields was set, in the order of TaskFields; a zero Origin
+// is the built-in default.
+type Origins struct {
+	byField [taskFieldCount]Origin
+}
+
+// taskFieldCount is len(TaskFields), as a constant for the Origins array (a test keeps them equal).
+const taskFieldCount = 13
 
 // Get returns where the field was set.
 func (o *Origins) Get(name string) Origin {
-	if f := o.field(name); f != nil {
-		return *f
+	if i := TaskFieldIndex(name); i >= 0 {
+		return o.byField[i]
 	}
 	return Origin{}
 }
 
 // Set records where the field was set; unknown names are ignored.
 func (o *Origins) Set(name string, origin Origin) {
-	if f := o.field(name); f != nil {
-		*f = origin
+	if i := TaskFieldIndex(name); i >= 0 {
+		o.byField[i] = origin
 	}
 }
 
@@ -308,8 +309,7 @@ func TaskID(project, task string) string { return project + "#" + task }
 func (o Origins) GobEncode() ([]byte, error) {
 	var b []byte
 	prev := "\x00" // no file: the first origin always writes its file
-	for _, f := range TaskFields {
-		og := o.Get(f)
+	for _, og := range o.byField {
 		if og.File == prev {
 			b = binary.AppendUvarint(b, 0) // same file as the origin before
 		} else {
@@ -334,7 +334,7 @@ func (o *Origins) GobDecode(b []byte) error {
 		return v, nil
 	}
 	var file string
-	for _, f := range TaskFields {
+	for i := range o.byField {
 		n, err := next()
 		if err != nil {
 			return err
@@ -353,7 +353,7 @@ func (o *Origins) GobDecode(b []byte) error {
 		if err != nil {
 			return err
 		}
-		o.Set(f, Origin{File: file, Line: int(line), Col: int(col)})
+		o.byField[i] = Origin{File: file, Line: int(line), Col: int(col)}
 	}
 	return nil
 }

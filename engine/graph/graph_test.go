@@ -28,3 +28,19 @@ func TestOriginsGobRoundTrip(t *testing.T) {
 		t.Error("truncated origins decoded")
 	}
 }
+
+// The origins hold one slot per task field.
+func TestOriginsHoldEveryField(t *testing.T) {
+	if taskFieldCount != len(TaskFields) {
+		t.Fatalf("taskFieldCount %d, TaskFields has %d", taskFieldCount, len(TaskFields))
+	}
+	var o Origins
+	for i, f := range TaskFields {
+		o.Set(f.Name, Origin{File: f.Name, Line: i + 1})
+	}
+	data, _ := o.GobEncode()
+	var back Origins
+	if err := back.GobDecode(data); err != nil || back != o {
+		t.Fatalf("origins read back as %+v (%v), want %+v", back, err, o)
+	}
+}

@@ -30,8 +30,20 @@ const FileName = "vx.lock"
 // Version is the lock file format version. A lock of another version is refused by name.
 const Version = 1
 
-// fieldOrder lists the fingerprint fields in the order drift is reported.
-var fieldOrder = []string{"command", "scripts", "env", "exec.env", "inputs", "outputs", "dependsOn", "cache", "sandbox", "persistent", "all"}
+// fieldOrder lists the fingerprint fields in the order drift is reported: the task fields the lock
+// audits (graph.TaskFields), and after the command the package scripts it runs.
+var fieldOrder = func() []string {
+	var order []string
+	for _, f := range graph.TaskFields {
+		if f.Lock != "" {
+			order = append(order, f.Lock)
+		}
+		if f.Name == "command" {
+			order = append(order, "scripts")
+		}
+	}
+	return order
+}()
 
 // Fingerprint is one task's resolved config as the lock records it.
 type Fingerprint struct {

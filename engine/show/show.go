@@ -163,11 +163,11 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		}
 	}
 	for _, field := range graph.TaskFields {
-		o := t.Origins.Get(field)
-		if o.File == "" && graph.FlagField(field) {
+		o := t.Origins.Get(field.Name)
+		if o.File == "" && field.Flag {
 			continue // a flag left at its default is not worth a line
 		}
-		td.Origins[field] = o.String()
+		td.Origins[field.Name] = o.String()
 	}
 	return td
 }

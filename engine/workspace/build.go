@@ -392,7 +392,7 @@ func (b *build) templates(r reader, top map[string]any) (map[string]*taskSpec, e
 		if err != nil {
 			return nil, err
 		}
-		if !ts.set["command"] {
+		if !ts.declares("command") {
 			return nil, r.errAt(join("tasks", name), "task %q has no command", name)
 		}
 		out[name] = ts
@@ -535,7 +535,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 		if p.Dir == "." {
 			continue
 		}
-		if _, named := overrides[n]; !named && tmpl.set["ifScript"] && tmpl.ifScript {
+		if _, named := overrides[n]; !named && tmpl.declares("ifScript") && tmpl.task.IfScript {
 			if _, ok := p.Scripts[n]; !ok {
 				continue
 			}
@@ -572,7 +572,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 			if own, err = r.taskSpec(join("tasks", name), ov); err != nil {
 				return err
 			}
-			if tmpl == nil && !own.set["command"] {
+			if tmpl == nil && !own.declares("command") {
 				return r.errAt(join("tasks", name), "task %q has no command", name)
 			}
 		}
@@ -585,52 +585,6 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 		p.Tasks[name] = t
 	}
 	return nil
-}
-
-// applyTo sets on t every field this spec declared.
-func (s *taskSpec) applyTo(t *graph.Task) {
-	for field, o := range s.origins {
-		t.Origins.Set(field, o)
-	}
-	if s.set["command"] {
-		t.Command = s.command
-	}
-	if s.set["description"] {
-		t.Description = s.description
-	}
-	if s.set["dependsOn"] {
-		t.DependsOnSpec = s.dependsOn
-	}
-	if s.set["inputs"] {
-		t.Inputs = s.inputs
-	}
-	if s.set["outputs"] {
-		t.Outputs = s.outputs
-	}
-	if s.set["env"] {
-		t.Env = s.env
-	}
-	if s.set["exec"] {
-		t.ExecEnv = s.execEnv
-	}
-	if s.set["cache"] {
-		t.Cache = s.cache
-	}
-	if s.set["timeout"] {
-		t.Timeout, t.TimeoutSpec = s.timeout, s.timeoutSpec
-	}
-	if s.set["sandbox"] {
-		t.Sandbox = s.sandbox
-	}
-	if s.set["persistent"] {
-		t.Persistent = s.persistent
-	}
-	if s.set["all"] {
-		t.All = s.all
-	}
-	if s.set["ifScript"] {
-		t.IfScript = s.ifScript
-	}
 }
 
 // reader returns a reader of one config file that records the secret names it meets.

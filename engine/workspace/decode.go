@@ -128,32 +128,111 @@ func (r reader) duration(keyPath string, v any) (time.Duration, string, error) {
 	return 0, "", r.errAt(keyPath, "%s must be a duration string or a number of milliseconds, not %s", keyPath, jsType(v))
 }
 
-// taskFields lists the fields a task config may declare.
-var taskFields = []string{"command", "dependsOn", "inputs", "outputs", "env", "exec", "cache", "timeout", "sandbox", "description", "persistent", "all", "ifScript"}
-
-// taskSpec is a task's config as declared in one file: only the fields that file set.
+// taskSpec is a task's config as declared in one file: the fields that file set (set, and where:
+// origins), read into task.
 type taskSpec struct {
-	set         map[string]bool
-	origins     map[string]graph.Origin
-	command     string
-	description string
-	dependsOn   []string
-	inputs      []string
-	outputs     []string
-	env         []string
-	execEnv     map[string]graph.EnvValue
-	cache       bool
-	timeout     time.Duration
-	timeoutSpec string
-	sandbox     *graph.Sandbox
-	persistent  bool
-	all         bool
-	ifScript    bool
+	set     map[string]bool
+	origins map[string]graph.Origin
+	task    graph.Task
+}
+
+// declares reports whether the file set the field.
+func (s *taskSpec) declares(name string) bool { return s.set[name] }
+
+// applyTo sets on t every field this spec declared, with where it was declared.
+func (s *taskSpec) applyTo(t *graph.Task) {
+	for name := range s.set {
+		t.Origins.Set(name, s.origins[name])
+		fieldCodecs[name].copy(t, &s.task)
+	}
+}
+
+// fieldCodec reads one task field (graph.TaskFields) from config into a task, and copies it from
+// one task to another: the one place a field's config form and its task form meet.
+type fieldCodec struct {
+	read func(r reader, keyPath string, v any, t *graph.Task) error
+	copy func(dst, src *graph.Task)
+}
+
+// fieldCodecs holds the codec of every field in graph.TaskFields (a test keeps the two equal).
+var fieldCodecs = map[string]fieldCodec{
+	"command": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		if t.Command, err = r.str(kp, v); err == nil && strings.TrimSpace(t.Command) == "" {
+			err = r.errAt(kp, "%s is empty", kp)
+		}
+		return err
+	}, func(d, s *graph.Task) { d.Command = s.Command }},
+	"description": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Description, err = r.str(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Description = s.Description }},
+	"dependsOn": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		if t.DependsOnSpec, err = r.strings(kp, v); err != nil {
+			return err
+		}
+		for i, dep := range t.DependsOnSpec {
+			if !validDepSpec(dep) {
+				return r.errAt(kp, "%s[%d] %q is not a task reference (write \"build\", \"^build\" or \"project#build\")", kp, i, dep)
+			}
+		}
+		return nil
+	}, func(d, s *graph.Task) { d.DependsOnSpec = s.DependsOnSpec }},
+	"inputs": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		if t.Inputs, err = r.globs(kp, v); err == nil && t.Inputs == nil {
+			t.Inputs = []string{} // declared empty: no file at all, never the default
+		}
+		return err
+	}, func(d, s *graph.Task) { d.Inputs = s.Inputs }},
+	"outputs": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Outputs, err = r.globs(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Outputs = s.Outputs }},
+	"env": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Env, err = r.strings(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Env = s.Env }},
+	"exec": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.ExecEnv, err = r.exec(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.ExecEnv = s.ExecEnv }},
+	"cache": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Cache, err = r.boolean(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Cache = s.Cache }},
+	"timeout": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Timeout, t.TimeoutSpec, err = r.duration(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Timeout, d.TimeoutSpec = s.Timeout, s.TimeoutSpec }},
+	"sandbox": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Sandbox, err = r.sandbox(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Sandbox = s.Sandbox }},
+	"persistent": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Persistent, err = r.boolean(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Persistent = s.Persistent }},
+	"all": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.All, err = r.boolean(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.All = s.All }},
+	"ifScript": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.IfScript, err = r.boolean(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.IfScript = s.IfScript }},
+}
+
+// taskFieldNames lists the keys a task config may hold, in graph.TaskFields' order.
+func taskFieldNames() []string {
+	names := make([]string, len(graph.TaskFields))
+	for i, f := range graph.TaskFields {
+		names[i] = f.Name
+	}
+	return names
 }
 
 // taskSpec reads one task's config at keyPath ("tasks.build").
 func (r reader) taskSpec(keyPath string, v any) (*taskSpec, error) {
-	m, err := r.object(keyPath, v, taskFields...)
+	m, err := r.object(keyPath, v, taskFieldNames()...)
 	if err != nil {
 		return nil, err
 	}
@@ -163,46 +242,7 @@ func (r reader) taskSpec(keyPath string, v any) (*taskSpec, error) {
 		if val == nil {
 			return nil, r.errAt(kp, "%s is null (leave the field out instead)", kp)
 		}
-		switch k {
-		case "command":
-			ts.command, err = r.str(kp, val)
-			if err == nil && strings.TrimSpace(ts.command) == "" {
-				err = r.errAt(kp, "%s is empty", kp)
-			}
-		case "description":
-			ts.description, err = r.str(kp, val)
-		case "dependsOn":
-			ts.dependsOn, err = r.strings(kp, val)
-			for i, d := range ts.dependsOn {
-				if err == nil && !validDepSpec(d) {
-					err = r.errAt(kp, "%s[%d] %q is not a task reference (write \"build\", \"^build\" or \"project#build\")", kp, i, d)
-				}
-			}
-		case "inputs":
-			ts.inputs, err = r.globs(kp, val)
-			if ts.inputs == nil {
-				ts.inputs = []string{}
-			}
-		case "outputs":
-			ts.outputs, err = r.globs(kp, val)
-		case "env":
-			ts.env, err = r.strings(kp, val)
-		case "exec":
-			ts.execEnv, err = r.exec(kp, val)
-		case "cache":
-			ts.cache, err = r.boolean(kp, val)
-		case "timeout":
-			ts.timeout, ts.timeoutSpec, err = r.duration(kp, val)
-		case "sandbox":
-			ts.sandbox, err = r.sandbox(kp, val)
-		case "persistent":
-			ts.persistent, err = r.boolean(kp, val)
-		case "all":
-			ts.all, err = r.boolean(kp, val)
-		case "ifScript":
-			ts.ifScript, err = r.boolean(kp, val)
-		}
-		if err != nil {
+		if err := fieldCodecs[k].read(r, kp, val, &ts.task); err != nil {
 			return nil, err
 		}
 		ts.set[k] = true

@@ -25,7 +25,7 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 		through := map[string]bool{}
 		for _, spec := range t.DependsOnSpec {
 			bad := func(format string, args ...any) error {
-				o := t.Origins.DependsOn
+				o := t.Origins.Get("dependsOn")
 				return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col, Msg: fmt.Sprintf("%s dependsOn %q: ", t.ID, spec) + fmt.Sprintf(format, args...)}
 			}
 			switch {
@@ -45,7 +45,7 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 				}
 			default:
 				exists := p.Tasks[spec] != nil
-				if !exists && t.IfScript && t.Origins.DependsOn.File == ws.ConfigFile {
+				if !exists && t.IfScript && t.Origins.Get("dependsOn").File == ws.ConfigFile {
 					// A template given only where the script exists waits on its sibling only
 					// where that exists too, as Turborepo does.
 					continue
@@ -133,7 +133,7 @@ func findCycle(ws *graph.Workspace) error {
 			case grey:
 				i := indexOf(stack, d)
 				cycle := append(append([]string{}, stack[i:]...), d)
-				o := t.Origins.DependsOn
+				o := t.Origins.Get("dependsOn")
 				return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col, Msg: "dependency cycle: " + strings.Join(cycle, " → ")}
 			case white:
 				if err := visit(d); err != nil {
@@ -267,7 +267,7 @@ func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string
 		if err != nil {
 			return err
 		}
-		if !spec.set["command"] {
+		if !spec.declares("command") {
 			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q with no command", id)}
 		}
 		old, _ := ws.Task(id)

@@ -127,14 +127,14 @@ export default { projects: ['a'], plugins: [addLint, wrap, look], tasks: { build
 		t.Fatal(err)
 	}
 	lint, ok := ws.Task("a#lint")
-	if !ok || lint.Command != "time eslint ." || lint.Origins.Command.File != "plugin wrap" {
+	if !ok || lint.Command != "time eslint ." || lint.Origins.Get("command").File != "plugin wrap" {
 		t.Fatalf("a#lint = %+v", lint)
 	}
 	build, _ := ws.Task("a#build")
 	if build.Command != "time make" || strings.Join(build.DependsOn, ",") != "a#lint" {
 		t.Errorf("a#build = %+v", build)
 	}
-	if o := build.Origins.DependsOn; o.File != "vx.workspace.ts" {
+	if o := build.Origins.Get("dependsOn"); o.File != "vx.workspace.ts" {
 		t.Errorf("unchanged dependsOn origin = %v", o)
 	}
 	if len(ws.Plugins) != 3 || !ws.Plugins[0].Stage {
@@ -305,5 +305,18 @@ func TestResolvedWorkspaceKeptOnDisk(t *testing.T) {
 	}
 	if task, _ := edited.Task("a#build"); task.Command != "make all" {
 		t.Errorf("after the edit: %q", task.Command)
+	}
+}
+
+// Every task field of graph.TaskFields has a codec, and no codec is for another field.
+func TestFieldCodecsCoverTaskFields(t *testing.T) {
+	names := taskFieldNames()
+	if len(fieldCodecs) != len(names) {
+		t.Errorf("%d codecs for %d fields", len(fieldCodecs), len(names))
+	}
+	for _, n := range names {
+		if c, ok := fieldCodecs[n]; !ok || c.read == nil || c.copy == nil {
+			t.Errorf("field %s has no codec", n)
+		}
 	}
 }
