@@ -230,8 +230,9 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 		// The child's tasks are in process groups of their own: a cancelled call's SIGKILL must
 		// reach them too.
 		KillTree: true,
-		// Should the server itself be SIGKILLed, the run is not left to go on unowned.
-		ParentDeathSignal: syscall.SIGTERM,
+		// Should the server itself be SIGKILLed, the run is not left to go on unowned: SIGHUP,
+		// which the server never sends otherwise, tells vx run to kill its tasks at once.
+		ParentDeathSignal: syscall.SIGHUP,
 		// Only the child holds the write end now, so the reader sees EOF once the run is over.
 		OnStart: func(int) { eventsW.Close() },
 	})
