@@ -8,11 +8,19 @@
 // its pipes open. The Result carries what the kernel knows of the reaped child: exit code or signal,
 // CPU time and peak RSS.
 //
-// For a parent that must also catch descendants that left the group (setsid, a killed intermediate
-// process), BecomeSubreaper, Descendants, Spec.KillTree and Reaper cover the rest.
+// Descendants that leave the group (setsid, a double fork, nohup, an intermediate process that
+// died) are what a Supervisor is for: a small process of its own per child (vx re-executing
+// itself) that is a child subreaper, so that every one of them is re-parented to it, and that kills
+// and reaps them all when the child exits, before Run returns. A process that is not supervised
+// itself can rely on BecomeSubreaper, Descendants, Spec.KillTree and Reaper; and a caller whose
+// own supervisor was SIGKILLed, on KillMarked.
+//
+// A second stop request (vx's second SIGINT or SIGTERM) is WithHardStop: every Run under it skips
+// the rest of its grace period.
 //
 // The package targets Linux: it reads /proc and uses prctl. On other systems the tree functions
-// report errors.ErrUnsupported and Run degrades to plain group handling.
+// report errors.ErrUnsupported, a Supervisor is not used, and Run degrades to plain group
+// handling: the process group is all that is guaranteed there.
 package proc
 
 import (
@@ -22,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -57,7 +66,7 @@ type Spec struct {
 	// the pipes. Zero means DefaultGrace; a negative value means no grace (SIGKILL at once).
 	Grace time.Duration
 	// OnStart, when set, is called once the child started, with its pid (which is also its
-	// process group id), before Run waits for it.
+	// process group id), before Run waits for it. A supervised child's pid is its supervisor's.
 	OnStart func(pid int)
 	// KillTree makes the SIGKILL that ends a cancelled child's grace also reach every live
 	// descendant of the child found in /proc and the process groups they lead, even those that
@@ -70,8 +79,14 @@ type Spec struct {
 	// Reaper must be started through Run with that Reaper.
 	Reaper *Reaper
 	// ParentDeathSignal, when set, is sent to the child by the kernel if vx dies first (Linux's
-	// PR_SET_PDEATHSIG), so a child whose supervisor was SIGKILLed does not run on unowned.
+	// PR_SET_PDEATHSIG), so a child whose supervisor was SIGKILLed does not run on unowned. A
+	// supervised child's supervisor always has it, and kills the child's whole tree on it.
 	ParentDeathSignal syscall.Signal
+	// Supervisor, when set, runs the child under a supervisor process of its own (see
+	// Supervisor): when Run returns, every process the child started is dead and reaped, not only
+	// those of its group. The Result still describes the child, not its supervisor. Linux only:
+	// elsewhere it is ignored.
+	Supervisor *Supervisor
 }
 
 // Result is what is known once the child was reaped.
@@ -99,8 +114,9 @@ type Result struct {
 // the child could not be started or its pipes failed; a non-zero exit is a Result, not an error.
 //
 // When ctx ends while the child runs, its group gets SIGTERM (and SIGCONT, so a stopped group can
-// act on it), then SIGKILL after the grace period. Once the child has exited, and before it is
-// reaped (so its group id cannot be reused), the rest of its group gets SIGKILL.
+// act on it), then SIGKILL after the grace period, or at once on a hard stop (WithHardStop). Once
+// the child has exited, and before it is reaped (so its group id cannot be reused), the rest of
+// its group gets SIGKILL.
 //
 // When ctx has already ended, nothing is started: the Result says Cancelled and the error wraps
 // ctx.Err().
@@ -111,10 +127,18 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, fmt.Errorf("proc: %s not started: %w", spec.describe(), err)
 	}
 	grace := spec.grace()
-	cmd := spec.command(grace)
+	cmd, report, err := spec.command(grace)
+	if err != nil {
+		return res, fmt.Errorf("proc: start %s: %w", spec.describe(), err)
+	}
+	supervised := report != nil
 
 	began := time.Now()
-	if err := spec.start(cmd); err != nil {
+	err = spec.start(cmd)
+	if supervised {
+		report.started(err == nil)
+	}
+	if err != nil {
 		return res, fmt.Errorf("proc: start %s: %w", spec.describe(), err)
 	}
 	pid := cmd.Process.Pid
@@ -125,16 +149,22 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	exited := make(chan struct{})
 	stopperDone := make(chan bool, 1)
 	go func() {
-		stopperDone <- stopOnCancel(ctx, pid, grace, spec.KillTree, exited)
+		stopperDone <- stopOnCancel(ctx, pid, grace, spec.KillTree || supervised, supervised, exited)
 	}()
 	// Whatever happens below, the child is reaped and the stopper ends before Run returns.
 	finished := false
 	defer func() {
 		if !finished {
+			if supervised {
+				_ = killTreeOf(pid)
+			}
 			_ = KillGroup(pid, syscall.SIGKILL)
 			close(exited)
 			<-stopperDone
 			_ = cmd.Wait()
+			if supervised {
+				report.result()
+			}
 		}
 	}()
 
@@ -159,6 +189,17 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		_ = KillGroup(pid, syscall.SIGKILL)
 	}
 	res.fill(cmd.ProcessState)
+	if supervised {
+		// The supervisor has exited, so its report is whole; without one (it was killed), the
+		// supervisor's own status stands.
+		if rep, ok := report.result(); ok {
+			if rep.Err != "" {
+				res.ExitCode = -1
+				return res, fmt.Errorf("proc: start %s: %s", spec.describe(), rep.Err)
+			}
+			res.fillReport(rep)
+		}
+	}
 
 	var exitErr *exec.ExitError
 	switch {
@@ -175,14 +216,18 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 }
 
 // stopOnCancel waits for ctx to end or for exited to close. On ctx's end it sends SIGTERM to the
-// group, waits grace, then SIGKILL (to the whole tree when killTree). It reports whether it signalled.
-func stopOnCancel(ctx context.Context, pid int, grace time.Duration, killTree bool, exited <-chan struct{}) bool {
+// group, waits grace (cut short by a hard stop), then SIGKILL (to the whole tree when killTree).
+// A supervisor is given a moment to reap its tree and report before it is killed itself. It
+// reports whether it signalled.
+func stopOnCancel(ctx context.Context, pid int, grace time.Duration, killTree, supervised bool, exited <-chan struct{}) bool {
 	select {
 	case <-exited:
 		return false
 	case <-ctx.Done():
 	}
-	if grace > 0 {
+	hard := hardStopOf(ctx)
+	if grace > 0 && !isClosed(hard) {
+		// A supervisor is alone in its group: it passes these on to the child's group.
 		_ = KillGroup(pid, syscall.SIGTERM)
 		_ = KillGroup(pid, syscall.SIGCONT)
 		timer := time.NewTimer(grace)
@@ -191,10 +236,20 @@ func stopOnCancel(ctx context.Context, pid int, grace time.Duration, killTree bo
 		case <-exited:
 			return true
 		case <-timer.C:
+		case <-hard:
 		}
 	}
 	if killTree {
 		_ = killTreeOf(pid)
+	}
+	if supervised {
+		wait := time.NewTimer(supervisorExitWait)
+		defer wait.Stop()
+		select {
+		case <-exited:
+			return true
+		case <-wait.C:
+		}
 	}
 	_ = KillGroup(pid, syscall.SIGKILL)
 	return true
@@ -250,11 +305,26 @@ func (s Spec) describe() string {
 	return fmt.Sprintf("%q", s.Path)
 }
 
-func (s Spec) command(grace time.Duration) *exec.Cmd {
+// command is the child's command, or its supervisor's with the pipe of its report.
+func (s Spec) command(grace time.Duration) (*exec.Cmd, *reportPipe, error) {
 	var cmd *exec.Cmd
-	if s.Shell != "" {
+	var report *reportPipe
+	extraFiles := s.ExtraFiles
+	switch {
+	case s.Supervisor != nil && supervisorSupported:
+		argv, err := s.supervisedArgv()
+		if err != nil {
+			return nil, nil, err
+		}
+		if report, err = newReportPipe(); err != nil {
+			return nil, nil, err
+		}
+		// The child's extra files keep their numbers; the report comes after them.
+		cmd = s.Supervisor.command(3+len(s.ExtraFiles), argv)
+		extraFiles = append(slices.Clip(s.ExtraFiles), report.w)
+	case s.Shell != "":
 		cmd = exec.Command("/bin/sh", "-c", s.Shell)
-	} else {
+	default:
 		cmd = exec.Command(s.Path, s.Args...)
 	}
 	cmd.Dir = s.Dir
@@ -264,13 +334,16 @@ func (s Spec) command(grace time.Duration) *exec.Cmd {
 	}
 	cmd.Stdin = s.Stdin
 	cmd.Stdout, cmd.Stderr = pipedWriters(s.Stdout, s.Stderr)
-	cmd.ExtraFiles = s.ExtraFiles
+	cmd.ExtraFiles = extraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr, s.ParentDeathSignal)
+	if report != nil {
+		superviseAttr(cmd.SysProcAttr)
+	}
 	// Without a Context on the Cmd, WaitDelay only bounds the copying of output after the child
 	// exited: a process that escaped the group and holds the pipes cannot hang Run.
 	cmd.WaitDelay = max(grace, 100*time.Millisecond)
-	return cmd
+	return cmd, report, nil
 }
 
 func (s Spec) start(cmd *exec.Cmd) error {

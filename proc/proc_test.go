@@ -24,11 +24,22 @@ const markerKey = "VX_PROC_TEST_MARKER"
 const helperKey = "VX_PROC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	// This binary is also the supervisor of the tests' supervised children (testSupervisor); as vx
+	// does, it exits without the race detector's second of sleep at exit.
+	if len(os.Args) > 1 && os.Args[1] == SuperviseArg {
+		syscall.Exit(Supervise(os.Args[2:]))
+	}
 	switch os.Getenv(helperKey) {
 	case "subreaper":
 		os.Exit(subreaperHelper())
 	case "orphaned-parent":
 		os.Exit(orphanedParentHelper())
+	case "supervised-parent":
+		os.Exit(supervisedParentHelper())
+	case "watch-parent-middle":
+		os.Exit(watchParentMiddle())
+	case "watch-parent-child":
+		os.Exit(watchParentChild())
 	}
 	goleak.VerifyTestMain(leftoverCheck{m})
 }
@@ -85,6 +96,12 @@ func markedAlive() []int {
 // escapeSh starts `sleep 100` in a session of its own, outside the child's group, waits until it
 // got there (until then a group kill would still reach it) and prints its pid.
 const escapeSh = `setsid sleep 100 & until [ "$(cut -d' ' -f6 /proc/$!/stat)" = "$!" ]; do sleep 0.01; done; echo $!`
+
+// testSupervisor is this test binary, which runs Supervise when started as `proc.test __supervise`
+// (see TestMain).
+func testSupervisor() *Supervisor {
+	return &Supervisor{Path: "/proc/self/exe", Name: "proc.test"}
+}
 
 // testEnv is a minimal environment for children, with the leftover marker.
 func testEnv(extra ...string) []string {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -176,4 +177,13 @@ func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
 // setParentDeathSignal asks the kernel to send sig to the child when its parent dies.
 func setParentDeathSignal(attr *syscall.SysProcAttr, sig syscall.Signal) {
 	attr.Pdeathsig = sig
+}
+
+// parentDeathSignal is this process's PR_SET_PDEATHSIG, kept across exec.
+func parentDeathSignal() syscall.Signal {
+	var sig int32
+	if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil {
+		return 0
+	}
+	return syscall.Signal(sig)
 }

@@ -41,3 +41,6 @@ func maxRSSBytes(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
 
 // setParentDeathSignal is Linux only; elsewhere the child outlives a killed parent.
 func setParentDeathSignal(*syscall.SysProcAttr, syscall.Signal) {}
+
+// parentDeathSignal: without PR_SET_PDEATHSIG, no parent asks for one.
+func parentDeathSignal() syscall.Signal { return 0 }

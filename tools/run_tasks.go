@@ -230,15 +230,17 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 		// The child's tasks are in process groups of their own: a cancelled call's SIGKILL must
 		// reach them too.
 		KillTree: true,
-		// Should the server itself be SIGKILLed, the run is not left to go on unowned.
-		ParentDeathSignal: syscall.SIGTERM,
+		// Should the server itself be SIGKILLed, the run is not left to go on unowned: SIGHUP,
+		// which the server never sends otherwise, tells vx run to kill its tasks at once.
+		ParentDeathSignal: syscall.SIGHUP,
 		// Only the child holds the write end now, so the reader sees EOF once the run is over.
 		OnStart: func(int) { eventsW.Close() },
 	})
 	eventsW.Close()
 
-	// Whatever the child left (a task that detached, the tasks of a child that was killed).
-	if err := sweep(marker); err != nil {
+	// Each task's supervisor reaps what its task left; this finds what is left when a supervisor
+	// or the child itself was SIGKILLed.
+	if err := proc.KillMarked(marker, sweepTimeout); err != nil {
 		fmt.Fprintf(e.stderr(), "vx mcp: runTasks: %v\n", err)
 	}
 	select {
@@ -378,79 +380,6 @@ func (t *tailBuffer) Bytes() []byte {
 		return t.buf[len(t.buf)-t.max:]
 	}
 	return t.buf
-}
-
-// sweep kills every live process whose environment holds marker (NAME=VALUE), with the process
-// groups they lead and their live descendants, scanning again until a scan finds none. It is how
-// a call makes sure no process its run started survives it: a task that detached (setsid) or whose
-// `vx run` parent was killed is found by the marker wherever it was re-parented.
-func sweep(marker string) error {
-	deadline := time.Now().Add(sweepTimeout)
-	for {
-		pids, err := markedTree(marker)
-		if err != nil || len(pids) == 0 {
-			return err
-		}
-		for _, pid := range pids {
-			killProcess(pid)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("processes of the run still alive after %s: %v", sweepTimeout, pids)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// markedTree lists the live processes whose environment holds marker, and their live descendants.
-// Where /proc cannot be read (not Linux) it lists none.
-func markedTree(marker string) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	self := os.Getpid()
-	want := []byte(marker)
-	var found []int
-	for _, ent := range entries {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		// A zombie's environ reads empty; another user's cannot be read: neither is ours to kill.
-		environ, err := os.ReadFile("/proc/" + ent.Name() + "/environ")
-		if err != nil || !slices.ContainsFunc(bytes.Split(environ, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
-			continue
-		}
-		if !slices.Contains(found, pid) {
-			found = append(found, pid)
-		}
-		// Descendants that cleared their environment are still ours.
-		desc, err := proc.Descendants(pid)
-		if err != nil {
-			continue
-		}
-		for _, d := range desc {
-			if d != self && !slices.Contains(found, d) {
-				found = append(found, d)
-			}
-		}
-	}
-	slices.Sort(found)
-	return found, nil
-}
-
-// killProcess sends SIGKILL to pid and, when it leads a process group, to the group.
-func killProcess(pid int) {
-	if pid <= 1 || pid == os.Getpid() {
-		return
-	}
-	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
-		_ = proc.KillGroup(pid, syscall.SIGKILL) // refuses vx's own group
-	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 var runOutputSchema = mustJSON(map[string]any{

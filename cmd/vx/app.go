@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -17,6 +20,7 @@ import (
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/logging"
+	"github.com/vzn/vx/proc"
 )
 
 // version is the vx version; release builds set it with -ldflags "-X main.version=...".
@@ -147,4 +151,49 @@ func isCobraUsage(err error) bool {
 func withUsage(cmd *cobra.Command) *cobra.Command {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &vxerr.UsageError{Msg: err.Error()} })
 	return cmd
+}
+
+// withSignals returns a context that the first SIGINT or SIGTERM cancels: the work in hand stops,
+// each child gets SIGTERM and a grace period. A second signal is a hard stop (proc.WithHardStop):
+// every child, with everything it started, gets SIGKILL at once, and vx exits as soon as they are
+// gone. So is the death signal its parent asked for (the vx mcp of a runTasks call asks for
+// SIGHUP): no one is left to wait for a graceful end. After a hard stop SIGINT and SIGTERM have
+// their default effect again, while the death signal, which comes again as the parent's threads
+// die, stays caught. stop releases the signals and the context.
+func withSignals(parent context.Context) (ctx context.Context, stop func()) {
+	started := proc.WatchParent()
+	ctx, cancel := context.WithCancel(parent)
+	ctx, hardStop := proc.WithHardStop(ctx)
+	notify := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if sig := started.DeathSignal(); sig != 0 && sig != syscall.SIGINT && sig != syscall.SIGTERM {
+		notify = append(notify, sig)
+	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, notify...)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for first := true; ; first = false {
+			var sig os.Signal
+			select {
+			case <-done:
+				return
+			case sig = <-signals:
+			}
+			if first && !started.Died(sig) {
+				cancel()
+				continue
+			}
+			hardStop()
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			return
+		}
+	})
+	return ctx, func() {
+		signal.Stop(signals)
+		close(done)
+		wg.Wait()
+		cancel()
+		hardStop()
+	}
 }

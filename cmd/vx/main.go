@@ -6,18 +6,17 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() { os.Exit(main1()) }
 
 // main1 runs vx with the process's arguments and environment and returns the exit status.
 func main1() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if isSupervise(os.Args) {
+		supervise(os.Args[2:]) // ends the process
+	}
+	ctx, stop := withSignals(context.Background())
 	defer stop()
-	// The first signal cancels the work in hand; once it has, a second one kills vx at once.
-	context.AfterFunc(ctx, stop)
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
 	return a.execute(ctx, os.Args[1:])
 }

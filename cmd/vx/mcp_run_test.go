@@ -21,7 +21,7 @@ import (
 
 // runToolsWorkspace has tasks that pass, fail, print a secret, hang, and leave a detached process
 // behind. Tasks that start processes write their pids to $PIDS_DIR/pids, and the pid of their
-// parent (the `vx run` child) to $PIDS_DIR/runpid.
+// parent's parent (the `vx run` child; the parent is the task's supervisor) to $PIDS_DIR/runpid.
 func runToolsWorkspace(run string) map[string]string {
 	return map[string]string{
 		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
@@ -35,7 +35,7 @@ export default defineWorkspace({
     fail: { command: 'echo failing; exit 3', cache: false },
     secret: { command: 'echo "the token is $TOKEN"; echo "again $TOKEN" >&2; exit 1', cache: false,
               exec: { env: { TOKEN: { secret: 'DEPLOY_TOKEN' } } } },
-    slow: { command: 'echo $PPID > "$PIDS_DIR/runpid"; echo $$ >> "$PIDS_DIR/pids"; sleep 300 & echo $! >> "$PIDS_DIR/pids"; wait',
+    slow: { command: 'read -r _ _ _ run _ < /proc/$PPID/stat; echo $run > "$PIDS_DIR/runpid"; echo $$ >> "$PIDS_DIR/pids"; sleep 300 & echo $! >> "$PIDS_DIR/pids"; wait',
             cache: false },
     detach: { command: 'setsid sleep 300 >/dev/null 2>&1 3>&- & echo $! >> "$PIDS_DIR/pids"', cache: false },
     deploy: { command: 'echo deploying', cache: false },

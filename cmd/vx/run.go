@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -98,6 +99,12 @@ given --filter NAME: its tasks and what they depend on.`,
 				defer events.Close()
 				opts.Events = events
 			}
+			opts.Exec = supervisedExec()
+			// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
+			// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
+			brokenPipe := make(chan os.Signal, 1)
+			signal.Notify(brokenPipe, syscall.SIGPIPE)
+			defer signal.Stop(brokenPipe)
 			sum, runErr := runner.Run(ctx, opts)
 			if sum == nil {
 				return runErr

@@ -1,0 +1,168 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// supervisorSupported: Run starts supervised children under their Supervisor.
+const supervisorSupported = true
+
+// rescanEvery is how often a supervisor whose child has exited looks again for descendants to
+// kill while some are still to be reaped (a process forked while the last scan ran).
+const rescanEvery = 100 * time.Millisecond
+
+// Supervise is the supervisor's main: args are what follows SuperviseArg on its command line,
+// `[--report-fd N] -- PROGRAM [ARGS…]`. It returns the exit status: the program's, 128+signal
+// when a signal killed it, 125 for the supervisor's own failure. See Supervisor for what it does.
+//
+// It is a process's whole life, not a library call: it makes the process a subreaper, reaps every
+// child of it, and handles SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGCHLD until it returns.
+func Supervise(args []string) int {
+	sa, err := parseSuperviseArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vx %s: %v\n", SuperviseArg, err)
+		return exitSupervisorFailed
+	}
+	var out *os.File
+	if sa.reportFD > 0 {
+		// The report is Run's alone: the program must not inherit it (nor hold it open).
+		syscall.CloseOnExec(sa.reportFD)
+		out = os.NewFile(uintptr(sa.reportFD), "report")
+	}
+	rep := supervise(sa)
+	if rep.Err != "" {
+		fmt.Fprintf(os.Stderr, "vx %s: %s\n", SuperviseArg, rep.Err)
+	}
+	if out != nil {
+		// Run reads it once this process has exited; should vx be gone, there is no one to tell.
+		_ = rep.write(out)
+		_ = out.Close()
+	}
+	return rep.status()
+}
+
+// supervise runs sa.argv and everything it starts to their end.
+func supervise(sa superviseArgs) report {
+	if err := BecomeSubreaper(); err != nil {
+		return report{Err: err.Error()}
+	}
+	// Named in ps and top as what it is rather than "exe" (it is started as /proc/self/exe).
+	_ = os.WriteFile("/proc/self/comm", []byte("vx-supervise"), 0)
+	parent := WatchParent()
+	// Before the child exists, so that neither its end nor a signal for it is missed.
+	signals := make(chan os.Signal, 16)
+	signal.Notify(signals, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(signals)
+
+	pid, err := startSupervised(sa)
+	if err != nil {
+		return report{Err: err.Error()}
+	}
+	var status syscall.WaitStatus
+	exited, left := false, true
+	for !exited {
+		switch sig := <-signals; sig {
+		case syscall.SIGCHLD:
+			exited, left = reapChildren(pid, &status)
+		default:
+			if parent.Died(sig) {
+				// vx died (PR_SET_PDEATHSIG): no one will stop the tree, nor wait for it.
+				_ = killTreeOf(os.Getpid())
+				continue
+			}
+			_ = syscall.Kill(-pid, sig.(syscall.Signal))
+			_ = syscall.Kill(-pid, syscall.SIGCONT) // a stopped group must be able to act on it
+		}
+	}
+	// The child has exited: nothing it started may outlive it. Orphans are all children of this
+	// process now, or descendants of them; when none is left, there is nothing to scan for.
+	if left {
+		_ = killTreeOf(os.Getpid())
+		rescan := time.NewTicker(rescanEvery)
+		for left {
+			select {
+			case sig := <-signals:
+				if sig == syscall.SIGCHLD {
+					_, left = reapChildren(0, nil)
+				}
+			case <-rescan.C:
+				_ = killTreeOf(os.Getpid())
+				_, left = reapChildren(0, nil)
+			}
+		}
+		rescan.Stop()
+	}
+	rep := report{ExitCode: status.ExitStatus()}
+	if status.Signaled() {
+		rep.ExitCode, rep.Signal = -1, int(status.Signal())
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err == nil {
+		rep.UserCPUNs, rep.SysCPUNs, rep.PeakRSSBytes = ru.Utime.Nano(), ru.Stime.Nano(), maxRSSBytes(&ru)
+	}
+	return rep
+}
+
+// startSupervised starts the program in a process group of its own, with this process's
+// environment, folder, standard streams and the fds below the report fd, and no other.
+func startSupervised(sa superviseArgs) (int, error) {
+	path := sa.argv[0]
+	if !strings.Contains(path, "/") {
+		found, err := exec.LookPath(path)
+		if err != nil {
+			return 0, err
+		}
+		path = found
+	}
+	files := []uintptr{0, 1, 2}
+	for fd := 3; fd < sa.reportFD; fd++ {
+		files = append(files, uintptr(fd))
+	}
+	pid, err := syscall.ForkExec(path, sa.argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: files,
+		Sys: &syscall.SysProcAttr{
+			Setpgid: true,
+			// Should this process die first, the child does not run on unsupervised.
+			Pdeathsig: syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start %q: %w", path, err)
+	}
+	return pid, nil
+}
+
+// reapChildren reaps every child of this process that has exited, without blocking. It reports
+// whether child was among them (its status then in *status) and whether any child is left.
+func reapChildren(child int, status *syscall.WaitStatus) (exited, left bool) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.ECHILD):
+			return exited, false
+		case err != nil, pid == 0:
+			return exited, true
+		case pid == child:
+			exited = true
+			*status = ws
+		}
+	}
+}
+
+// superviseAttr sets what a supervisor process needs of the kernel: PR_SET_PDEATHSIG, so that it
+// learns of vx's death (Go checks, between fork and exec, that vx is still its parent then). The
+// signal is SIGHUP, which vx never sends it otherwise: see Parent.Died.
+func superviseAttr(attr *syscall.SysProcAttr) {
+	attr.Pdeathsig = syscall.SIGHUP
+}
