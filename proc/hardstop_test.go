@@ -32,7 +32,7 @@ func TestHardStopEndsGrace(t *testing.T) {
 				res, _ := Run(ctx, spec)
 				done <- res
 			}()
-			out.waitReady(t)
+			waitReady(t, out)
 			cancel() // the first signal: SIGTERM, which the child ignores
 			select {
 			case res := <-done:

@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // markerKey is put in the environment of every child the tests start, so that TestMain can find
@@ -127,40 +128,14 @@ func waitDead(t *testing.T, pid int) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the copying goroutine and the test to share; ready is
-// closed once the output holds readyText.
-type syncBuffer struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	readyText string
-	ready     chan struct{}
-}
+// newSyncBuffer is a testkit.SyncBuffer whose Ready closes once the child printed readyText.
+func newSyncBuffer(readyText string) *testkit.SyncBuffer { return testkit.NewSyncBuffer(readyText) }
 
-func newSyncBuffer(readyText string) *syncBuffer {
-	return &syncBuffer{readyText: readyText, ready: make(chan struct{})}
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n, err := b.buf.Write(p)
-	if b.readyText != "" && strings.Contains(b.buf.String(), b.readyText) {
-		b.readyText = ""
-		close(b.ready)
-	}
-	return n, err
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) waitReady(t *testing.T) {
+// waitReady waits until b holds its ready text.
+func waitReady(t *testing.T, b *testkit.SyncBuffer) {
 	t.Helper()
 	select {
-	case <-b.ready:
+	case <-b.Ready():
 	case <-time.After(5 * time.Second):
 		t.Fatalf("child never printed its ready line; output so far: %q", b.String())
 	}
@@ -377,7 +352,7 @@ func TestCancelEscalatesToSIGKILL(t *testing.T) {
 		}
 		done <- res
 	}()
-	out.waitReady(t)
+	waitReady(t, out)
 	cancelled := time.Now()
 	cancel()
 	res := <-done
@@ -402,7 +377,7 @@ func TestCancelIgnoredSIGTERM(t *testing.T) {
 		res, _ := Run(ctx, Spec{Shell: "trap '' TERM; echo ready; sleep 100", Env: testEnv(), Stdout: out, Grace: 200 * time.Millisecond})
 		done <- res
 	}()
-	out.waitReady(t)
+	waitReady(t, out)
 	cancel()
 	select {
 	case res := <-done:
@@ -423,7 +398,7 @@ func TestNegativeGraceKillsAtOnce(t *testing.T) {
 		res, _ := Run(ctx, Spec{Shell: "trap '' TERM; echo ready; sleep 100", Env: testEnv(), Stdout: out, Grace: -1})
 		done <- res
 	}()
-	out.waitReady(t)
+	waitReady(t, out)
 	cancel()
 	if res := <-done; res.Signal != "killed" {
 		t.Errorf("got %+v, want killed", res)
@@ -542,7 +517,7 @@ func TestDescendants(t *testing.T) {
 		})
 	}()
 	pid := <-pids
-	out.waitReady(t)
+	waitReady(t, out)
 	var found []int
 	deadline := time.Now().Add(3 * time.Second)
 	for len(found) < 3 && time.Now().Before(deadline) { // sleep, subshell, setsid sleep
@@ -602,7 +577,7 @@ func TestKillTreeReachesEscapedDescendants(t *testing.T) {
 				})
 				done <- res
 			}()
-			out.waitReady(t)
+			waitReady(t, out)
 			escaped := firstPid(t, out.String())
 			cancel()
 			res := <-done

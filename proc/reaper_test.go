@@ -105,7 +105,7 @@ func checkOrphanOfKilledChildKilled() error {
 	}()
 	pid := <-childPid
 	select {
-	case <-out.ready:
+	case <-out.Ready():
 	case <-time.After(5 * time.Second):
 		return errors.New("child never ready")
 	}

@@ -160,7 +160,7 @@ func TestSupervisedKillsOnlyItsOwn(t *testing.T) {
 		})
 		done <- res
 	}()
-	out.waitReady(t)
+	waitReady(t, out)
 	other := superviseRun(t, Spec{Shell: "setsid sleep 100 & sleep 100 & exit 0"})
 	if other.ExitCode != 0 {
 		t.Errorf("the other task: %+v", other)
@@ -199,7 +199,7 @@ func TestSupervisedCancel(t *testing.T) {
 			})
 			done <- res
 		}()
-		out.waitReady(t)
+		waitReady(t, out)
 		cancel()
 		res := <-done
 		if !res.Cancelled || res.ExitCode != 7 || !strings.Contains(out.String(), "got TERM") {
@@ -218,7 +218,7 @@ func TestSupervisedCancel(t *testing.T) {
 			})
 			done <- res
 		}()
-		out.waitReady(t)
+		waitReady(t, out)
 		cancel()
 		res := <-done
 		if !res.Cancelled || res.Signal != "killed" {

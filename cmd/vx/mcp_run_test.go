@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // runToolsWorkspace has tasks that pass, fail, print a secret, hang, and leave a detached process
@@ -56,7 +58,7 @@ type runSession struct {
 	cs       *mcp.ClientSession
 	cmd      *exec.Cmd
 	stdin    *os.File
-	stderr   *syncBuffer
+	stderr   *testkit.SyncBuffer
 	progress *runProgressLog
 	once     sync.Once
 	exitErr  error
@@ -102,7 +104,7 @@ func startRunSession(t *testing.T, dir string, env ...string) *runSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := &runSession{stderr: &syncBuffer{}, progress: &runProgressLog{}}
+	s := &runSession{stderr: &testkit.SyncBuffer{}, progress: &runProgressLog{}}
 	s.cmd = vxCommand(t, dir, "mcp")
 	s.cmd.Env = append(s.cmd.Env, env...)
 	s.cmd.Stderr = s.stderr

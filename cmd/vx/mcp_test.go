@@ -8,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // vxCommand returns the real vx (this test binary in vx mode) with args, run in dir.
@@ -35,24 +36,6 @@ func cleanEnv() []string {
 	return env
 }
 
-// syncBuffer collects a child's stderr while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // mcpSession starts `vx mcp` in dir and connects the official Go SDK client to it.
 func mcpSession(t *testing.T, dir string, env ...string) *mcp.ClientSession {
 	t.Helper()
@@ -60,7 +43,7 @@ func mcpSession(t *testing.T, dir string, env ...string) *mcp.ClientSession {
 	defer cancel()
 	cmd := vxCommand(t, dir, "mcp")
 	cmd.Env = append(cmd.Env, env...)
-	stderr := &syncBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "vx-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -143,20 +126,7 @@ func expectRefusal(t *testing.T, cs *mcp.ClientSession, tool string, args any, w
 }
 
 // writeWorkspace lays out files under a new temp folder.
-func writeWorkspace(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+func writeWorkspace(t *testing.T, files map[string]string) string { return testkit.TempTree(t, files) }
 
 // sampleWorkspace is a small workspace with the mcp plugin, a secret and two projects.
 var sampleWorkspace = map[string]string{
@@ -423,7 +393,7 @@ func TestMCPEveryRevision(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := vxCommand(t, dir, "mcp")
-			stderr := &syncBuffer{}
+			stderr := &testkit.SyncBuffer{}
 			cmd.Stderr = stderr
 			client := mcp.NewClient(&mcp.Implementation{Name: "vx-test", Version: "1"}, nil)
 			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: rev})

@@ -12,25 +12,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// writeFiles lays out files (name → text) under a new temp root.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+// writeFiles lays out files (path → text) under a new temp folder.
+func writeFiles(t *testing.T, files map[string]string) string { return testkit.TempTree(t, files) }
 
 func evalWorkspace(t *testing.T, root string, console *bytes.Buffer) (*Session, *Module, error) {
 	t.Helper()

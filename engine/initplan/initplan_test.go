@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden plans in testdata")
@@ -248,21 +250,8 @@ func TestInitPackageJSONWorkspacesForms(t *testing.T) {
 	}
 }
 
-// writeFiles lays out files (path -> content) under a temp folder.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, text := range files {
-		abs := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(abs, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// writeFiles lays out files (path → text) under a new temp folder.
+func writeFiles(t *testing.T, files map[string]string) string { return testkit.TempTree(t, files) }
 
 // TestInitNxPackageBased covers a package-based Nx repository: package.json scripts are targets, the
 // package.json nx block configures them, includedScripts limits them, targetDefaults apply.

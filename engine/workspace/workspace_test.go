@@ -10,22 +10,13 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func writeTree(t testing.TB, root string, files map[string]string) {
-	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func writeTree(t testing.TB, root string, files map[string]string) { testkit.WriteTree(t, root, files) }
 
 func TestLoaderSeesEditsBetweenCalls(t *testing.T) {
 	root := t.TempDir()
@@ -62,23 +53,23 @@ func TestLoaderSeesEditsBetweenCalls(t *testing.T) {
 		}
 	}
 	// An imported module changes: the next load sees it (no restart, unlike Bun's module cache).
-	tick(t)
+	backdate(t, root) // what was written before is an hour old: the next write moves its mtime
 	writeTree(t, root, map[string]string{"cmd.ts": "export const cmd = 'make two'\n"})
 	check("editing an import", "a#build=make two bee#build=make two")
 	// A project config appears, a project folder appears.
-	tick(t)
+	backdate(t, root)
 	writeTree(t, root, map[string]string{"packages/a/vx.project.ts": "export default { tasks: { build: false } }\n"})
 	check("adding a project config", "bee#build=make two")
-	tick(t)
+	backdate(t, root)
 	writeTree(t, root, map[string]string{"packages/c/package.json": `{"name": "sea"}`})
 	check("adding a project", "bee#build=make two sea#build=make two")
 	// A broken config fails that call; fixing it recovers.
-	tick(t)
+	backdate(t, root)
 	writeTree(t, root, map[string]string{"cmd.ts": "export const cmd = \n"})
 	if _, err := l.Load(ctx); err == nil || !strings.Contains(err.Error(), "cmd.ts:2:1: Unexpected end of file") {
 		t.Errorf("broken import: err = %v", err)
 	}
-	tick(t)
+	backdate(t, root)
 	writeTree(t, root, map[string]string{"cmd.ts": "export const cmd = 'make three'\n"})
 	check("fixing the import", "bee#build=make three sea#build=make three")
 }
@@ -97,9 +88,6 @@ func backdate(t testing.TB, root string) {
 		t.Fatal(err)
 	}
 }
-
-// tick waits long enough for a file's mtime to differ from the last write's.
-func tick(t *testing.T) { t.Helper(); time.Sleep(10 * time.Millisecond) }
 
 func TestStagesRunInPluginOrder(t *testing.T) {
 	root := t.TempDir()

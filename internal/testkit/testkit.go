@@ -1,0 +1,70 @@
+// Package testkit holds the helpers the tests of several packages share: a file tree laid out
+// from a map, and a buffer a child process and a test can share.
+package testkit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// WriteTree lays out files (slash path → text) under root, making folders as needed.
+func WriteTree(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TempTree lays out files under a new temporary folder and answers it.
+func TempTree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	WriteTree(t, root, files)
+	return root
+}
+
+// SyncBuffer is a bytes.Buffer that a copying goroutine (a child's stderr) and a test may share.
+// Ready, when made with NewSyncBuffer, is closed once the buffer holds the text asked for.
+type SyncBuffer struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	readyText string
+	ready     chan struct{}
+}
+
+// NewSyncBuffer returns a buffer whose Ready channel closes once it holds readyText.
+func NewSyncBuffer(readyText string) *SyncBuffer {
+	return &SyncBuffer{readyText: readyText, ready: make(chan struct{})}
+}
+
+// Write implements io.Writer.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	if b.readyText != "" && strings.Contains(b.buf.String(), b.readyText) {
+		b.readyText = ""
+		close(b.ready)
+	}
+	return n, err
+}
+
+// String answers what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Ready is closed once the buffer holds the text NewSyncBuffer was given; nil for a zero buffer.
+func (b *SyncBuffer) Ready() <-chan struct{} { return b.ready }
