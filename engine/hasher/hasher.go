@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -503,46 +502,37 @@ func (h *Hasher) debug(m *Manifest) {
 	w := h.opts.Debug
 	fmt.Fprintf(w, "vx hash %s: version %s\n", m.TaskID, m.Version)
 	fmt.Fprintf(w, "vx hash %s: command %q\n", m.TaskID, m.Command)
-	for _, k := range sortedKeys(m.Env) {
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 		fmt.Fprintf(w, "vx hash %s: env %s=%q\n", m.TaskID, k, m.Env[k])
 	}
-	for _, k := range sortedKeys(m.ExecEnv) {
+	for _, k := range slices.Sorted(maps.Keys(m.ExecEnv)) {
 		fmt.Fprintf(w, "vx hash %s: exec.env %s=%q\n", m.TaskID, k, m.ExecEnv[k])
 	}
 	fmt.Fprintf(w, "vx hash %s: outputs %q\n", m.TaskID, m.Outputs)
-	for _, k := range sortedKeys(m.Scripts) {
+	for _, k := range slices.Sorted(maps.Keys(m.Scripts)) {
 		fmt.Fprintf(w, "vx hash %s: script %s %q\n", m.TaskID, k, m.Scripts[k])
 	}
-	for _, k := range sortedKeys(m.Files) {
+	for _, k := range slices.Sorted(maps.Keys(m.Files)) {
 		fmt.Fprintf(w, "vx hash %s: file %s %s\n", m.TaskID, k, m.Files[k])
 	}
-	for _, k := range sortedKeys(m.Global) {
+	for _, k := range slices.Sorted(maps.Keys(m.Global)) {
 		fmt.Fprintf(w, "vx hash %s: global %s %s\n", m.TaskID, k, m.Global[k])
 	}
-	for _, k := range sortedKeys(m.Packages) {
+	for _, k := range slices.Sorted(maps.Keys(m.Packages)) {
 		fmt.Fprintf(w, "vx hash %s: package %s %s\n", m.TaskID, k, m.Packages[k])
 	}
 	if m.Lockfile != "" {
 		fmt.Fprintf(w, "vx hash %s: lockfile %s\n", m.TaskID, m.Lockfile)
 	}
-	for _, k := range sortedKeys(m.Deps) {
+	for _, k := range slices.Sorted(maps.Keys(m.Deps)) {
 		fmt.Fprintf(w, "vx hash %s: dep %s %s\n", m.TaskID, k, m.Deps[k])
 	}
-	for _, k := range sortedKeys(m.Through) {
+	for _, k := range slices.Sorted(maps.Keys(m.Through)) {
 		fmt.Fprintf(w, "vx hash %s: through %s %s\n", m.TaskID, k, m.Through[k])
 	}
 	if keyErr == nil {
 		fmt.Fprintf(w, "vx hash %s: key %s\n", m.TaskID, key)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func nonNil(s []string) []string {

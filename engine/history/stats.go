@@ -3,6 +3,7 @@ package history
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -221,7 +222,7 @@ func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]Tas
 		}
 	}
 	stats := make([]TaskStats, 0, len(byTask))
-	for _, id := range sortedKeys(byTask) {
+	for _, id := range slices.Sorted(maps.Keys(byTask)) {
 		stats = append(stats, byTask[id].stats(id, flaky[id]))
 	}
 	rankStats(stats)

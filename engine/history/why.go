@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/vzn/vx/engine/graph"
@@ -180,7 +182,7 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 			return nil, err
 		}
 	}
-	for _, id := range sortedKeys(roots) {
+	for _, id := range slices.Sorted(maps.Keys(roots)) {
 		w.Roots = append(w.Roots, roots[id])
 	}
 	w.Reason = reason(w)
@@ -350,7 +352,7 @@ func diffManifests(before, after *hasher.Manifest) Diff {
 			envNames[k] = true
 		}
 	}
-	d.Env = append(d.Env, sortedKeys(envNames)...)
+	d.Env = append(d.Env, slices.Sorted(maps.Keys(envNames))...)
 	if before.Command != after.Command {
 		d.Command = &CommandChange{Before: before.Command, After: after.Command}
 	}
@@ -380,13 +382,4 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

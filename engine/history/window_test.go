@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -110,7 +111,7 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 		hr.OmittedTasks = len(inScope) - len(hr.Tasks)
 		out.Runs = append(out.Runs, hr)
 	}
-	for _, id := range sortedKeys(perTask) {
+	for _, id := range slices.Sorted(maps.Keys(perTask)) {
 		out.Tasks = append(out.Tasks, Stats(id, perTask[id]))
 	}
 	slices.SortStableFunc(out.Tasks, func(a, b TaskStats) int {

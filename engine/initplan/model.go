@@ -2,6 +2,7 @@ package initplan
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -345,12 +346,7 @@ func containsString(list []string, s string) bool {
 }
 
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return append([]string{}, slices.Sorted(maps.Keys(m))...) // never nil: an empty list, not null
 }
 
 // addUnique appends the items not yet in list.
