@@ -119,7 +119,7 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 			l.last.Stamps = nil
 			l.last.broken = true
 		}
-		return nil, maskError(err, mask.New(b.secretValues()...))
+		return nil, maskError(err, mask.New(b.metSecrets()...))
 	}
 	watched := append(append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...), b.watched...)
 	sort.Strings(watched)
@@ -464,7 +464,7 @@ func (l *Loader) LoadPartial(ctx context.Context) (ws *graph.Workspace, failed [
 		if err == nil {
 			return ws, failed, nil
 		}
-		err = maskError(err, mask.New(b.secretValues()...))
+		err = maskError(err, mask.New(b.metSecrets()...))
 		failed = append(failed, err)
 	}
 }

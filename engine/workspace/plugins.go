@@ -1,0 +1,82 @@
+package workspace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vzn/vx/engine/graph"
+)
+
+// plugins reads the plugins list.
+func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MCPOptions, error) {
+	v, ok := top["plugins"]
+	if !ok {
+		return []graph.Plugin{}, nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, nil, r.errAt("plugins", "plugins must be a list, not %s", jsType(v))
+	}
+	plugins := []graph.Plugin{}
+	var mcp *graph.MCPOptions
+	for i, item := range list {
+		kp := fmt.Sprintf("plugins[%d]", i)
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, nil, r.errAt("plugins", "%s must be a plugin object { name, commands?, stage? }, not %s", kp, jsType(item))
+		}
+		name, ok := m["name"].(string)
+		if !ok || name == "" {
+			return nil, nil, r.errAt("plugins", "%s has no name", kp)
+		}
+		p := graph.Plugin{Name: name, Commands: []string{}, Stage: b.sess.PluginStage(b.ws, i) != nil}
+		switch c := m["commands"].(type) {
+		case nil:
+		case []any:
+			for _, x := range c {
+				s, ok := x.(string)
+				if !ok {
+					return nil, nil, r.errAt("plugins", "%s.commands must list command names", kp)
+				}
+				p.Commands = append(p.Commands, s)
+			}
+		case map[string]any:
+			p.Commands = sortedKeys(c)
+		default:
+			return nil, nil, r.errAt("plugins", "%s.commands must list command names", kp)
+		}
+		if name == "mcp" {
+			opts, err := mcpOptions(r, m["options"])
+			if err != nil {
+				return nil, nil, err
+			}
+			mcp = opts
+		}
+		plugins = append(plugins, p)
+	}
+	return plugins, mcp, nil
+}
+
+func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
+	opts, _ := v.(map[string]any)
+	switch run := opts["run"].(type) {
+	case nil, bool:
+		all, _ := run.(bool)
+		if run == nil {
+			all = true
+		}
+		return &graph.MCPOptions{RunAll: all}, nil
+	case []any:
+		names, err := r.strings("plugins", run)
+		if err != nil {
+			return nil, r.errAt("plugins", "mcp({ run }) must be true, false or a list of task names")
+		}
+		for _, n := range names {
+			if n == "" || strings.Contains(n, "#") {
+				return nil, r.errAt("plugins", "mcp({ run }): %q is not a task name", n)
+			}
+		}
+		return &graph.MCPOptions{RunNames: names}, nil
+	}
+	return nil, r.errAt("plugins", "mcp({ run }) must be true, false or a list of task names")
+}
