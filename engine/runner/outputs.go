@@ -305,7 +305,7 @@ func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.Out
 		}
 		rel, ok := o.rootRel(hdr.Name)
 		f, listedOK := listed[rel]
-		if !ok || !listedOK || seen[rel] {
+		if !ok || !listedOK || seen[rel] || sparse(hdr) {
 			return fmt.Errorf("%w: archive entry %q", errBadEntry, hdr.Name)
 		}
 		seen[rel] = true
@@ -332,6 +332,20 @@ func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.Out
 		}
 	}
 	return nil
+}
+
+// sparse reports whether an archive entry is a sparse file, whose holes the reader fills with
+// zeros that no compressed byte paid for: vx never writes one, and never restores one.
+func sparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
 
 // removeStale deletes the files under the output globs that the entry does not list.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -302,5 +303,48 @@ func TestOutputWithoutNewlines(t *testing.T) {
 	}
 	if n := strings.Count(out, "p#spew | "); n < 100 {
 		t.Fatalf("the output was printed in %d pieces, want it split at a fixed size", n)
+	}
+}
+
+// A sparse archive entry (its holes are zeros no compressed byte paid for) is never restored,
+// whatever size the listing claims.
+func TestRestoreRefusesSparseEntries(t *testing.T) {
+	f := newTrustFixture(t, "mkdir -p dist && echo out > dist/o.txt")
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "dist/o.txt", Typeflag: tar.TypeReg, Size: 4, Mode: 0o644, Format: tar.FormatGNU})
+	tw.Write([]byte("out\n"))
+	tw.Close()
+	raw := buf.Bytes()
+	hdr := raw[:512]
+	hdr[156] = tar.TypeGNUSparse
+	copy(hdr[386:398], fmt.Sprintf("%011o\x00", 1<<30))
+	copy(hdr[398:410], fmt.Sprintf("%011o\x00", 4))
+	copy(hdr[483:495], fmt.Sprintf("%011o\x00", 1<<31))
+	copy(hdr[148:156], "        ")
+	sum := 0
+	for _, c := range hdr {
+		sum += int(c)
+	}
+	copy(hdr[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	listed := store.OutputFile{Path: "dist/o.txt", Size: 1 << 31, Mode: 0o644, Hash: hasher.HashBytes([]byte("x"))}
+	f.craft([]store.OutputFile{listed}, func(tw *tar.Writer) {})
+	// craft wrote an empty archive; put the sparse one in its place.
+	ctx := context.Background()
+	st, err := store.Open(ctx, f.ws.CacheDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := zstd.NewWriter(nil)
+	blob := enc.EncodeAll(raw, nil)
+	enc.Close()
+	e, _, _ := st.Entry(ctx, f.key)
+	e.OutputsBlob, _ = st.CAS().Put(blob)
+	st.PutEntry(ctx, e)
+	st.Close()
+	os.RemoveAll(filepath.Join(f.p.AbsDir, "dist"))
+	f.runExpect("p#build=miss")
+	if fi, err := os.Stat(filepath.Join(f.p.AbsDir, "dist/o.txt")); err != nil || fi.Size() != 4 {
+		t.Fatalf("dist/o.txt after the sparse entry: %v %v", fi, err)
 	}
 }
