@@ -105,7 +105,10 @@ func TestProcessRawFrames(t *testing.T) {
 		}
 	}
 	p.Send(t, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
-	p.NoReply(t, 200*time.Millisecond)
+	p.Send(t, `{"jsonrpc":"2.0","id":"barrier","method":"ping"}`)
+	if r := recvReply(t, p); string(r.ID) != `"barrier"` {
+		t.Fatalf("a batch of notifications was answered: %s", r.raw)
+	}
 }
 
 // TestProcessCancelRacingReply cancels calls at every stage: before they run,
