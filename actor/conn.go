@@ -211,6 +211,13 @@ func (s *conn) invoke(c *call) (result any, err error) {
 	return s.handler.handle(c)
 }
 
+// enterTool tells the conn that c is about to run a tool, read-only or not; false
+// means c was cancelled and the tool must not run (see state.enterTool).
+func (c *call) enterTool(readOnly bool) (ok bool) {
+	c.conn.update(func(st *state) { ok = st.enterTool(c, readOnly) })
+	return ok
+}
+
 // notify sends a progress notification of c, data being the whole line, if c is
 // still running and done exceeds its last progress (see state.notify).
 func (c *call) notify(done float64, data []byte) {

@@ -16,10 +16,11 @@
 // queue to a bounded pool (sourcegraph/conc). One writer goroutine owns the reply
 // stream and writes each reply, batch array or notification as one line.
 //
-// Every request runs under its own context: notifications/cancelled, stdin's EOF,
-// the end of Serve's context (a signal) and a broken reply stream cancel it, each
-// as its context.Cause, and a cancelled request gets no reply. All in-flight state
-// lives in one struct changed
+// Every request runs under its own context: notifications/cancelled, the end of
+// Serve's context (a signal) and a broken reply stream cancel it, each as its
+// context.Cause, and a cancelled request gets no reply. On stdin's EOF the
+// requests already read are answered within a short grace, but a tool that is not
+// read-only is cancelled at once. All in-flight state lives in one struct changed
 // in one closure-taking method (conn.update), and a call's life is a phase moved
 // only by the state's transitions (inflight.go): register, start, cancel, finish,
 // claim.

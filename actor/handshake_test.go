@@ -121,7 +121,7 @@ func TestToolsListPerRevision(t *testing.T) {
 				if _, ok := echo.Annotations["title"]; ok || echo.Annotations["readOnlyHint"] != true {
 					t.Errorf("%s annotations: %v", rev, echo.Annotations)
 				}
-				if findTool(t, ts, "panic").Annotations != nil {
+				if findTool(t, ts, "run").Annotations != nil {
 					t.Errorf("a tool without hints lists annotations")
 				}
 			}

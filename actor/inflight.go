@@ -12,6 +12,8 @@ import (
 type state struct {
 	// calls holds every call from register until retire: while a call is in it, its id is taken.
 	calls map[string]*call
+	// eof is the cause calls are cancelled with once stdin has ended; nil before.
+	eof error
 	// writeErr is the first error writing Out; the stream is broken after it.
 	writeErr error
 	// out is the writer's queue. Transitions push to it while the state is locked, so that a
@@ -68,6 +70,7 @@ type call struct {
 	conn          *conn
 
 	phase        phase
+	sideEffects  bool    // its tool is not read-only: stdin's end cancels it at once
 	progress     float64 // the last progress sent
 	progressSent bool
 }
@@ -146,6 +149,32 @@ func (st *state) cancelAll(cause error) {
 			st.cancel(c, cause)
 		}
 	}
+}
+
+// stdinClosed records that stdin has ended, cause being what calls are cancelled with from now on.
+// The calls already read may still be answered, but a tool that is not read-only (runTasks, whose
+// children must not outlive the client) is cancelled at once, and enterTool starts no more of them.
+func (st *state) stdinClosed(cause error) {
+	st.eof = cause
+	for _, c := range st.calls {
+		if c.phase == running && c.sideEffects {
+			st.cancel(c, cause)
+		}
+	}
+}
+
+// enterTool records, as c is about to run its tool's handler, whether the tool is read-only. Once
+// stdin has ended, a tool that is not is cancelled instead of started, and enterTool reports false.
+func (st *state) enterTool(c *call, readOnly bool) bool {
+	if c.phase != running {
+		return false
+	}
+	c.sideEffects = !readOnly
+	if st.eof != nil && c.sideEffects {
+		st.cancel(c, st.eof)
+		return false
+	}
+	return true
 }
 
 // notify queues a progress notification of c, data being the whole line. It reports false, queueing

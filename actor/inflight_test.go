@@ -290,6 +290,38 @@ func TestNotify(t *testing.T) {
 	wantLines(t, m.write(), "1", "2", "3", "r")
 }
 
+// At stdin's end a running tool that is not read-only is cancelled at once, and none starts after;
+// read-only work goes on.
+func TestStdinClosed(t *testing.T) {
+	m := newMachine(t)
+	writer := m.running("w", nil)
+	if !m.st.enterTool(writer, false) {
+		t.Fatal("enterTool refused before EOF")
+	}
+	reader := m.running("r", nil)
+	m.st.enterTool(reader, true)
+	listing := m.running("l", nil) // tools/list: no tool
+	later := m.call("later", nil)
+	eof := errors.New("stdin closed")
+	m.st.stdinClosed(eof)
+	if writer.phase != cancelled || context.Cause(writer.ctx) != eof {
+		t.Fatalf("a running tool that writes: %v, cause %v", writer.phase, context.Cause(writer.ctx))
+	}
+	if reader.phase != running || listing.phase != running || later.phase != queued {
+		t.Fatalf("read-only work stopped: %v %v %v", reader.phase, listing.phase, later.phase)
+	}
+	m.st.start(later)
+	if m.st.enterTool(later, false) || later.phase != cancelled || context.Cause(later.ctx) != eof {
+		t.Fatal("a tool that writes started after EOF")
+	}
+	if next := m.running("next", nil); !m.st.enterTool(next, true) {
+		t.Fatal("a read-only tool refused after EOF")
+	}
+	if m.st.enterTool(writer, true) {
+		t.Fatal("enterTool on a cancelled call")
+	}
+}
+
 // At shutdown every call not answered is cancelled; the replies already made still go out.
 func TestCancelAll(t *testing.T) {
 	m := newMachine(t)

@@ -137,32 +137,6 @@ func TestBatch(t *testing.T) {
 	}
 }
 
-func TestEOFCancelsInFlight(t *testing.T) {
-	s := startSession(t, nil)
-	initialize(s, "2025-11-25")
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	if r := s.recvMsg(); string(r.ID) != "2" {
-		t.Fatalf("ping: %s", r.raw)
-	}
-	start := time.Now()
-	if err := s.closeAndWait(); err != nil {
-		t.Fatalf("Serve after EOF = %v, want nil", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("shutdown took %v", d)
-	}
-	for line := range s.lines {
-		t.Fatalf("reply after EOF to a cancelled call: %s", line)
-	}
-	if !strings.Contains(s.log.String(), `"outcome":"cancelled"`) {
-		t.Fatalf("no cancelled outcome logged:\n%s", s.log)
-	}
-	if !strings.Contains(s.log.String(), `"cause":"actor: stdin closed"`) {
-		t.Fatalf("stdin's end is not the logged cause:\n%s", s.log)
-	}
-}
-
 func TestLastLineWithoutNewline(t *testing.T) {
 	s := startSession(t, nil)
 	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); err != nil {

@@ -81,6 +81,9 @@ func (m *session) callTool(c *call) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: arguments must be an object", ErrInvalidParams)
 	}
+	if !c.enterTool(readOnly(tool)) {
+		return nil, context.Cause(c.ctx) // cancelled: never answered
+	}
 	value, err := tool.Handler(c.ctx, &tools.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision})
 	res := callToolResult{stateless: m.statelessFor(c.revision)}
 	if err != nil {
@@ -104,6 +107,12 @@ func (m *session) callTool(c *call) (any, error) {
 		res.StructuredContent = js
 	}
 	return res, nil
+}
+
+// readOnly reports whether t says it changes nothing; a tool without the hint
+// may (MCP's default is not read-only).
+func readOnly(t tools.Tool) bool {
+	return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 }
 
 // progressFunc returns the Call.Progress of c: notifications/progress for its

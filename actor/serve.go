@@ -44,9 +44,20 @@ type Config struct {
 	// ToolsPageSize is how many tools one tools/list page holds; 0 lists all
 	// on one page.
 	ToolsPageSize int
+	// EOFGrace is how long the requests already read when In reaches EOF have to
+	// be answered before they are cancelled; 0 means DefaultEOFGrace, a negative
+	// value cancels them at once.
+	EOFGrace time.Duration
+
 	// observe is the tests' hook on every transition of a call (export_test.go).
 	observe func(callEvent)
 }
+
+// DefaultEOFGrace is how long, after stdin's EOF, the requests already read have
+// to be answered: a client that writes its requests and closes stdin (a pipe from
+// printf) still gets the answers it can read, and one that closed stdin to stop
+// the server waits no longer than this.
+const DefaultEOFGrace = 2 * time.Second
 
 // shutdownFlushTimeout bounds how long the writer may block flushing the last
 // replies to a client that stopped reading, where Out supports write deadlines.
@@ -63,12 +74,13 @@ var (
 // reader goroutine, a dispatcher feeding a bounded pool, and a writer goroutine,
 // around one state. What the requests mean is its handler's business.
 type conn struct {
-	log     zerolog.Logger
-	mask    func(string) string
-	handler handler
-	workers int
-	maxLine int
-	out     io.Writer
+	log      zerolog.Logger
+	mask     func(string) string
+	handler  handler
+	workers  int
+	maxLine  int
+	eofGrace time.Duration
+	out      io.Writer
 
 	base context.Context // parent of every call's context; cancelled at shutdown
 	stop context.CancelCauseFunc
@@ -89,11 +101,15 @@ func (s *conn) update(f func(st *state)) {
 
 // Serve runs the server until In reaches EOF or ctx ends.
 //
-// On EOF it stops reading, cancels every request still running (a cancelled
-// request gets no reply), waits for the workers, flushes the replies already made
-// and returns nil. When ctx ends (SIGTERM, SIGINT) it does the same and returns
-// ctx.Err(); when writing Out fails (a broken pipe) it does the same and returns
-// that error.
+// On EOF it stops reading and answers the requests already read within
+// Config.EOFGrace; a call to a tool that is not read-only (runTasks) is cancelled
+// at once, so that its children do not outlive the client, and what still runs
+// when the grace is over is cancelled too. It then waits for the workers, flushes
+// the replies and returns nil. A cancelled request gets no reply.
+//
+// When ctx ends (SIGTERM, SIGINT) it cancels every request at once, waits for the
+// workers, flushes the replies already made and returns ctx.Err(); when writing
+// Out fails (a broken pipe) it does the same and returns that error.
 func Serve(ctx context.Context, cfg Config) error {
 	if cfg.In == nil || cfg.Out == nil || cfg.Tools == nil {
 		return errors.New("actor.Serve: In, Out and Tools are required")
@@ -103,14 +119,15 @@ func Serve(ctx context.Context, cfg Config) error {
 
 func newConn(cfg Config, h handler) *conn {
 	s := &conn{
-		log:     cfg.Logger,
-		mask:    cfg.Mask,
-		handler: h,
-		workers: cfg.Workers,
-		maxLine: cfg.MaxLineBytes,
-		out:     cfg.Out,
-		work:    newQueue[*call](),
-		replies: newQueue[outMsg](),
+		log:      cfg.Logger,
+		mask:     cfg.Mask,
+		handler:  h,
+		workers:  cfg.Workers,
+		maxLine:  cfg.MaxLineBytes,
+		eofGrace: cfg.EOFGrace,
+		out:      cfg.Out,
+		work:     newQueue[*call](),
+		replies:  newQueue[outMsg](),
 	}
 	s.st = newState(s.replies, cfg.observe)
 	if s.mask == nil {
@@ -122,12 +139,15 @@ func newConn(cfg Config, h handler) *conn {
 	if s.maxLine <= 0 {
 		s.maxLine = DefaultMaxLineBytes
 	}
+	if s.eofGrace == 0 {
+		s.eofGrace = DefaultEOFGrace
+	}
 	return s
 }
 
 // serve runs the reader, the dispatcher and the writer, and shuts them down in
-// order: the reader first, then the calls, then the writer once the last reply is
-// queued.
+// order: the reader first, then the calls (within the grace on EOF), then the
+// writer once the last reply is queued.
 func (s *conn) serve(ctx context.Context, in io.Reader) error {
 	in, interrupt, release := interruptible(in)
 	defer release()
@@ -170,7 +190,7 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 	case readErr != nil:
 		cause = fmt.Errorf("actor: reading requests: %w", readErr)
 	default:
-		cause = errStdinClosed
+		cause = s.answerWithinGrace(runCtx, dispatched)
 	}
 	s.log.Debug().AnErr("cause", cause).Msg("mcp server shutting down")
 	stop(cause)
@@ -194,4 +214,26 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 		return fmt.Errorf("actor: reading requests: %w", readErr)
 	}
 	return nil
+}
+
+// answerWithinGrace lets the calls read before EOF finish, for at most the grace,
+// and returns the cause the rest are then cancelled with. Calls to tools that are
+// not read-only are cancelled at once. A signal or a broken reply stream ends the
+// grace early.
+func (s *conn) answerWithinGrace(runCtx context.Context, dispatched <-chan struct{}) error {
+	if s.eofGrace < 0 {
+		return errStdinClosed
+	}
+	s.log.Debug().Dur("grace", s.eofGrace).Msg("mcp stdin closed: answering the requests read")
+	s.update(func(st *state) { st.stdinClosed(errStdinClosed) })
+	grace := time.NewTimer(s.eofGrace)
+	defer grace.Stop()
+	select {
+	case <-dispatched:
+		return errStdinClosed
+	case <-grace.C:
+		return fmt.Errorf("%w %v ago, and the call was still running", errStdinClosed, s.eofGrace)
+	case <-runCtx.Done():
+		return context.Cause(runCtx)
+	}
 }
