@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
@@ -22,7 +25,22 @@ import (
 
 func TestMain(m *testing.M) {
 	actortest.MaybeServe(printerTool())
-	goleak.VerifyTestMain(m)
+	// The scripts of script_test.go run the test server as the command mcpserver.
+	testscript.Main(leakChecked{m}, map[string]func(){"mcpserver": func() { os.Exit(actortest.Serve(printerTool())) }})
+}
+
+// leakChecked runs the tests, then fails the package if any goroutine outlived them.
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // session is a server run in process over io.Pipes.

@@ -52,10 +52,12 @@ func MaybeServe(extra ...tools.Tool) {
 	if os.Getenv(EnvServer) == "" {
 		return
 	}
-	os.Exit(serve(extra))
+	os.Exit(Serve(extra...))
 }
 
-func serve(extra []tools.Tool) int {
+// Serve serves MCP on the process's stdio as MaybeServe does and returns the exit
+// status: a testscript command's main.
+func Serve(extra ...tools.Tool) int {
 	level, err := zerolog.ParseLevel(envOr(EnvLogLevel, "warn"))
 	if err != nil {
 		level = zerolog.WarnLevel
