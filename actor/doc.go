@@ -8,15 +8,22 @@
 // names its revision in params._meta, needs no handshake. An id is echoed byte for
 // byte, so one that is not valid UTF-8 (which no JSON reply could carry) is refused.
 //
-// One reader goroutine reads frames and answers the control messages itself —
-// ping, notifications/cancelled, initialize, server/discover — so they never wait
-// behind work; tools/list and tools/call go through an unbounded queue to a
-// bounded pool (sourcegraph/conc). One writer goroutine owns the reply stream and
-// writes each reply, batch array or notification as one line. Every request runs
-// under its own context: notifications/cancelled, stdin EOF, the end of Serve's
-// context and a broken reply stream cancel it, and a cancelled request gets no
-// reply. All in-flight state lives in one struct changed in one closure-taking
-// method (server.update).
+// The connection (serve.go, conn.go, writer.go) is apart from MCP (mcp.go,
+// mcp_tools.go). One reader goroutine reads frames and hands each request to the
+// MCP session, which answers the control messages itself — ping, initialize,
+// server/discover — so they never wait behind work; notifications/cancelled is
+// acted on by the reader too. tools/list and tools/call go through an unbounded
+// queue to a bounded pool (sourcegraph/conc). One writer goroutine owns the reply
+// stream and writes each reply, batch array or notification as one line.
+//
+// Every request runs under its own context: notifications/cancelled, the end of
+// Serve's context (a signal) and a broken reply stream cancel it, each as its
+// context.Cause, and a cancelled request gets no reply. On stdin's EOF the
+// requests already read are answered within a short grace, but a tool that is not
+// read-only is cancelled at once. All in-flight state lives in one struct changed
+// in one closure-taking method (conn.update), and a call's life is a phase moved
+// only by the state's transitions (inflight.go): register, start, cancel, finish,
+// claim.
 //
 // GuardStdout is called first: it keeps fd 1 for the replies and points fd 1 at
 // stderr, so that nothing else in the process or its children can corrupt them.

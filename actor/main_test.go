@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
@@ -21,7 +25,22 @@ import (
 
 func TestMain(m *testing.M) {
 	actortest.MaybeServe(printerTool())
-	goleak.VerifyTestMain(m)
+	// The scripts of script_test.go run the test server as the command mcpserver.
+	testscript.Main(leakChecked{m}, map[string]func(){"mcpserver": func() { os.Exit(actortest.Serve(printerTool())) }})
+}
+
+// leakChecked runs the tests, then fails the package if any goroutine outlived them.
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // session is a server run in process over io.Pipes.
@@ -32,6 +51,63 @@ type session struct {
 	errc   chan error
 	cancel context.CancelFunc
 	log    *actortest.SyncBuffer
+	calls  *callLog
+}
+
+// callLog records every transition of the server's calls, for tests to wait on.
+type callLog struct {
+	mu      sync.Mutex
+	seen    []actor.CallEvent
+	changed chan struct{} // closed and replaced at every event
+}
+
+func (l *callLog) record(e actor.CallEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, e)
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// history returns the phases the call with id (as sent) went through, in order.
+func (l *callLog) history(id string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var h []string
+	for _, e := range l.seen {
+		if e.ID == id {
+			h = append(h, e.Phase)
+		}
+	}
+	return h
+}
+
+// await blocks until the call with id has entered phase and returns its history so far.
+func (s *session) await(id, phase string) []string {
+	s.t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		s.calls.mu.Lock()
+		changed := s.calls.changed
+		s.calls.mu.Unlock()
+		h := s.calls.history(id)
+		if slices.Contains(h, phase) {
+			return h
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			s.t.Fatalf("call %s did not become %s within 10s (history %v)", id, phase, h)
+		}
+	}
+}
+
+// wantHistory checks the phases the call with id went through.
+func (s *session) wantHistory(id string, want ...string) {
+	s.t.Helper()
+	if got := s.calls.history(id); !slices.Equal(got, want) {
+		s.t.Fatalf("call %s went %v, want %v", id, got, want)
+	}
 }
 
 // startSession serves the test tools in process; edit adjusts the config.
@@ -40,7 +116,8 @@ func startSession(t *testing.T, edit func(*actor.Config)) *session {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &session{t: t, in: inW, lines: make(chan []byte, 4096), errc: make(chan error, 1), cancel: cancel, log: &actortest.SyncBuffer{}}
+	s := &session{t: t, in: inW, lines: make(chan []byte, 4096), errc: make(chan error, 1), cancel: cancel, log: &actortest.SyncBuffer{},
+		calls: &callLog{changed: make(chan struct{})}}
 	cfg := actor.Config{
 		In: inR, Out: outW,
 		Logger:        zerolog.New(s.log).Level(zerolog.DebugLevel),
@@ -50,6 +127,7 @@ func startSession(t *testing.T, edit func(*actor.Config)) *session {
 		ServerName:    "vx-test",
 		ServerVersion: "1.2.3",
 	}
+	actor.ObserveCalls(&cfg, s.calls.record)
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -117,14 +195,13 @@ func (s *session) recvMsg() reply {
 	return r
 }
 
-func (s *session) noReply(d time.Duration) {
+// barrier pings the server and fails the test unless the ping's reply is the next line: whatever
+// the reader handled before it (a notification, a response, a blank line, a batch of those) and
+// every call already finished left nothing on the reply stream.
+func (s *session) barrier() {
 	s.t.Helper()
-	select {
-	case line, ok := <-s.lines:
-		if ok {
-			s.t.Fatalf("unexpected line: %s", line)
-		}
-	case <-time.After(d):
+	if r := s.call(`{"jsonrpc":"2.0","id":"barrier","method":"ping"}`); string(r.ID) != `"barrier"` {
+		s.t.Fatalf("unexpected line before the barrier's reply: %s", r.raw)
 	}
 }
 
@@ -216,3 +293,28 @@ func TestErrorIsComparesCode(t *testing.T) {
 }
 
 func toolsRegistry() *tools.Registry { return tools.NewRegistry(testTools()...) }
+
+// gate is a tool that blocks, deaf to its context, until the test opens it: a call to it is still
+// running whatever the test does meanwhile. Open it before the session ends (defer g.open()).
+type gate struct {
+	once    sync.Once
+	opening chan struct{}
+}
+
+func newGate() *gate { return &gate{opening: make(chan struct{})} }
+
+func (g *gate) open() { g.once.Do(func() { close(g.opening) }) }
+
+// serve adds the gate to the tools a session serves (an edit for startSession).
+func (g *gate) serve(cfg *actor.Config) {
+	cfg.Tools = tools.NewRegistry(append(testTools(), tools.Tool{
+		Name: "gate", Description: "Blocks until the test opens it, whatever its context says.",
+		Annotations: tools.Annotations{ReadOnlyHint: ptr(true)},
+		Handler: func(context.Context, *tools.Call) (any, error) {
+			<-g.opening
+			return map[string]bool{"opened": true}, nil
+		},
+	})...)
+}
+
+func ptr[T any](v T) *T { return &v }

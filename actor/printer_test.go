@@ -25,6 +25,8 @@ const (
 func printerTool() tools.Tool {
 	return tools.Tool{
 		Name: "printer", Description: "Writes to fd 1 every way a process can.",
+		// It changes nothing, so it is answered when stdin ends right after the call.
+		Annotations: tools.Annotations{ReadOnlyHint: ptr(true)},
 		Handler: func(ctx context.Context, _ *tools.Call) (any, error) {
 			fmt.Fprintln(os.Stdout, markOSStdout)
 			fmt.Println(markPrintln)

@@ -105,7 +105,10 @@ func TestProcessRawFrames(t *testing.T) {
 		}
 	}
 	p.Send(t, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
-	p.NoReply(t, 200*time.Millisecond)
+	p.Send(t, `{"jsonrpc":"2.0","id":"barrier","method":"ping"}`)
+	if r := recvReply(t, p); string(r.ID) != `"barrier"` {
+		t.Fatalf("a batch of notifications was answered: %s", r.raw)
+	}
 }
 
 // TestProcessCancelRacingReply cancels calls at every stage: before they run,
@@ -192,6 +195,37 @@ func TestProcessEOF(t *testing.T) {
 	t.Logf("exit %v after EOF with a call in flight", time.Since(start))
 	for line := range p.Lines() {
 		t.Fatalf("reply after EOF: %s", line)
+	}
+}
+
+// TestProcessEOFAnswersWhatWasRead writes requests and closes stdin at once, as
+// `printf '…' | vx mcp` does: every request read is answered, then the server exits 0.
+func TestProcessEOFAnswersWhatWasRead(t *testing.T) {
+	p := actortest.Start(t)
+	session := initLine + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":100}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}` + "\n"
+	if err := p.Write([]byte(session)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CloseStdin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(t, 10*time.Second); err != nil {
+		t.Fatalf("exit after EOF: %v; stderr:\n%s", err, p.Stderr())
+	}
+	got := map[string]bool{}
+	for line := range p.Lines() {
+		var r reply
+		if err := json.Unmarshal(line, &r); err != nil || r.Error != nil {
+			t.Fatalf("reply %s: %v", line, err)
+		}
+		got[string(r.ID)] = true
+	}
+	if len(got) != 4 || !got["0"] || !got["1"] || !got["2"] || !got["3"] {
+		t.Fatalf("replies to %v, want 0 to 3", got)
 	}
 }
 

@@ -117,15 +117,6 @@ type cacheable struct {
 
 var zeroTTL = 0
 
-// statelessFor returns the stateless fields for a result under rev (none before
-// the stateless revision).
-func (s *server) statelessFor(rev string) stateless {
-	if !isStateless(rev) {
-		return stateless{}
-	}
-	return stateless{ResultType: "complete", Meta: &statelessMeta{ServerInfo: s.info}}
-}
-
 // cacheableFor returns the caching hint under rev: immediately stale, because the
 // tool list depends on the workspace at call time.
 func cacheableFor(rev string) cacheable {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 )
 
 // An id that is not valid UTF-8 cannot come back as it was sent inside a valid JSON reply: the
@@ -60,7 +59,7 @@ func TestNULLineIsAParseError(t *testing.T) {
 	}
 	// Blank lines stay blank.
 	s.send(" \t\r")
-	s.noReply(100 * time.Millisecond)
+	s.barrier()
 }
 
 // On a connection that negotiates a handshake revision, tools/list and tools/call are refused until

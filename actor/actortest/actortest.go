@@ -1,26 +1,20 @@
 // Package actortest runs the MCP server core as a real process for tests: a test
 // binary whose TestMain calls MaybeServe becomes, when re-executed with
 // VX_ACTOR_TEST_SERVER set, an MCP server on its stdio with a handful of test tools
-// (echo, sleep, panic, progress, refuse, fail, scalar) plus any the caller adds.
+// (echo, sleep, panic, progress, refuse, fail, scalar, run) plus any the caller adds.
 // Start launches such a child and speaks raw frames to it.
 package actortest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -41,6 +35,8 @@ const (
 	EnvMaxLine = "VX_ACTOR_TEST_MAX_LINE"
 	// EnvLogLevel sets the server's log level (default "warn").
 	EnvLogLevel = "VX_ACTOR_TEST_LOG"
+	// EnvEOFGrace sets Config.EOFGrace, as a Go duration ("100ms").
+	EnvEOFGrace = "VX_ACTOR_TEST_EOF_GRACE"
 )
 
 // Secret is the value the test server's Mask hides as "***".
@@ -56,10 +52,12 @@ func MaybeServe(extra ...tools.Tool) {
 	if os.Getenv(EnvServer) == "" {
 		return
 	}
-	os.Exit(serve(extra))
+	os.Exit(Serve(extra...))
 }
 
-func serve(extra []tools.Tool) int {
+// Serve serves MCP on the process's stdio as MaybeServe does and returns the exit
+// status: a testscript command's main.
+func Serve(extra ...tools.Tool) int {
 	level, err := zerolog.ParseLevel(envOr(EnvLogLevel, "warn"))
 	if err != nil {
 		level = zerolog.WarnLevel
@@ -84,6 +82,7 @@ func serve(extra []tools.Tool) int {
 		ServerVersion: "0.0.0-test",
 		MaxLineBytes:  envInt(EnvMaxLine),
 		ToolsPageSize: envInt(EnvPageSize),
+		EOFGrace:      envDuration(EnvEOFGrace),
 	})
 	switch {
 	case err == nil:
@@ -107,6 +106,11 @@ func envOr(key, def string) string {
 func envInt(key string) int {
 	n, _ := strconv.Atoi(os.Getenv(key))
 	return n
+}
+
+func envDuration(key string) time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(key))
+	return d
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -156,11 +160,13 @@ func Tools() []tools.Tool {
 		},
 		{
 			Name: "panic", Description: "Panics.",
-			Handler: func(context.Context, *tools.Call) (any, error) { panic("tool panicked on purpose: " + Secret) },
+			Annotations: readOnly,
+			Handler:     func(context.Context, *tools.Call) (any, error) { panic("tool panicked on purpose: " + Secret) },
 		},
 		{
 			Name: "progress", Title: "Progress", Description: "Reports steps of progress, ms apart.",
 			OutputSchema: objectOut,
+			Annotations:  readOnly,
 			Handler: func(ctx context.Context, c *tools.Call) (any, error) {
 				var a struct {
 					Steps int `json:"steps"`
@@ -183,179 +189,48 @@ func Tools() []tools.Tool {
 		},
 		{
 			Name: "refuse", Description: "Refuses, quoting the secret.",
+			Annotations: readOnly,
 			Handler: func(context.Context, *tools.Call) (any, error) {
 				return nil, tools.Refusef("argument %q must be %s", "task", Secret)
 			},
 		},
 		{
 			Name: "fail", Description: "Fails with an error quoting the secret.",
+			Annotations: readOnly,
 			Handler: func(context.Context, *tools.Call) (any, error) {
 				return nil, fmt.Errorf("config failed to load: token %s", Secret)
 			},
 		},
 		{
 			Name: "scalar", Description: "Answers a number, not an object.",
-			Handler: func(context.Context, *tools.Call) (any, error) { return 42, nil },
+			Annotations: readOnly,
+			Handler:     func(context.Context, *tools.Call) (any, error) { return 42, nil },
+		},
+		{
+			// run stands for runTasks: it carries no hints, so it counts as a tool that may change
+			// things (MCP's default), which the end of stdin cancels at once.
+			Name: "run", Description: "Reports progress 1, then runs ms milliseconds or until cancelled.",
+			Handler: func(ctx context.Context, c *tools.Call) (any, error) {
+				var a struct {
+					MS int `json:"ms"`
+				}
+				if err := tools.DecodeArgs(c.Args, &a); err != nil {
+					return nil, err
+				}
+				c.Progress(1, 0, "running")
+				t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return map[string]int{"ran": a.MS}, nil
+			},
 		},
 	}
 }
 
-// Proc is a child test server spoken to with raw frames.
-type Proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte
-	stderr *SyncBuffer
-	done   chan struct{}
-	exit   error
-}
-
-// SyncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Command returns the command that runs this test binary as the server with
-// the extra environment (KEY=VALUE) given.
-func Command(env ...string) (*exec.Cmd, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("finding the test binary: %w", err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), EnvServer+"=1"), env...)
-	return cmd, nil
-}
-
-// Start runs the server as a child and returns it; the test's cleanup closes
-// its stdin and waits for it (killing it after a while).
-func Start(t testing.TB, env ...string) *Proc {
-	t.Helper()
-	cmd, err := Command(env...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Proc{cmd: cmd, lines: make(chan []byte, 1<<16), stderr: &SyncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer close(p.lines)
-		r := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				p.lines <- line
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		<-readerDone
-		p.exit = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = p.stdin.Close()
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-			t.Errorf("test server did not exit after EOF; stderr:\n%s", p.stderr)
-		}
-	})
-	return p
-}
-
-// Send writes one line (a newline is added).
-func (p *Proc) Send(t testing.TB, line string) {
-	t.Helper()
-	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
-		t.Fatalf("writing to the server: %v", err)
-	}
-}
-
-// Write writes raw bytes.
-func (p *Proc) Write(b []byte) error {
-	_, err := p.stdin.Write(b)
-	return err
-}
-
-// Recv returns the next line the server wrote, failing the test after timeout.
-func (p *Proc) Recv(t testing.TB, timeout time.Duration) []byte {
-	t.Helper()
-	select {
-	case line, ok := <-p.lines:
-		if !ok {
-			t.Fatalf("server closed its stdout; stderr:\n%s", p.stderr)
-		}
-		return line
-	case <-time.After(timeout):
-		t.Fatalf("no reply within %v; stderr:\n%s", timeout, p.stderr)
-	}
-	return nil
-}
-
-// Lines returns the channel of lines the server writes (closed at its EOF).
-func (p *Proc) Lines() <-chan []byte { return p.lines }
-
-// NoReply fails the test if the server writes a line within d.
-func (p *Proc) NoReply(t testing.TB, d time.Duration) {
-	t.Helper()
-	select {
-	case line, ok := <-p.lines:
-		if ok {
-			t.Fatalf("unexpected line from the server: %s", line)
-		}
-	case <-time.After(d):
-	}
-}
-
-// CloseStdin closes the server's stdin (EOF).
-func (p *Proc) CloseStdin() error { return p.stdin.Close() }
-
-// Signal sends sig to the server.
-func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
-
-// Wait waits for the server to exit and returns its exit error.
-func (p *Proc) Wait(t testing.TB, timeout time.Duration) error {
-	t.Helper()
-	select {
-	case <-p.done:
-		return p.exit
-	case <-time.After(timeout):
-		t.Fatalf("server did not exit within %v; stderr:\n%s", timeout, p.stderr)
-	}
-	return nil
-}
-
-// Stderr returns what the server wrote to stderr so far.
-func (p *Proc) Stderr() string { return p.stderr.String() }
+// readOnly is the hint of a test tool that changes nothing: the end of stdin lets
+// it finish and be answered.
+var readOnly = tools.Annotations{ReadOnlyHint: ptr(true)}

@@ -1,0 +1,142 @@
+package actor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/vzn/vx/tools"
+)
+
+// listTools answers tools/list, one page at a time when ToolsPageSize is set.
+func (m *session) listTools(c *call) (any, error) {
+	var p struct {
+		Cursor json.RawMessage `json:"cursor"`
+	}
+	if c.params != nil {
+		if err := json.Unmarshal(c.params, &p); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+		}
+	}
+	all := m.registry.List(c.ctx)
+	from := 0
+	if p.Cursor != nil {
+		var cursor string
+		if json.Unmarshal(p.Cursor, &cursor) != nil {
+			return nil, fmt.Errorf("%w: cursor must be a string", ErrInvalidParams)
+		}
+		after, ok := decodeCursor(cursor)
+		i := -1
+		for j, t := range all {
+			if t.Name == after {
+				i = j
+			}
+		}
+		if !ok || i < 0 {
+			return nil, fmt.Errorf("%w: invalid cursor %q", ErrInvalidParams, cursor)
+		}
+		from = i + 1
+	}
+	to := len(all)
+	if m.pageSize > 0 && from+m.pageSize < to {
+		to = from + m.pageSize
+	}
+	res := listToolsResult{Tools: make([]toolWire, 0, to-from), cacheable: cacheableFor(c.revision), stateless: m.statelessFor(c.revision)}
+	for _, t := range all[from:to] {
+		res.Tools = append(res.Tools, wireTool(t, c.revision))
+	}
+	if to < len(all) {
+		res.NextCursor = encodeCursor(all[to-1].Name)
+	}
+	return res, nil
+}
+
+// callTool answers tools/call: checks the name and arguments, runs the tool's
+// handler, and turns its answer into a result (an isError one for its errors).
+func (m *session) callTool(c *call) (any, error) {
+	var p struct {
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if c.params == nil {
+		return nil, fmt.Errorf("%w: tools/call needs params", ErrInvalidParams)
+	}
+	if err := json.Unmarshal(c.params, &p); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	var name string
+	if firstByte(p.Name) != '"' || json.Unmarshal(p.Name, &name) != nil {
+		return nil, fmt.Errorf("%w: params.name must be a string", ErrInvalidParams)
+	}
+	tool, ok := m.registry.Lookup(c.ctx, name)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown tool %q", ErrInvalidParams, name)
+	}
+	args := p.Arguments
+	switch firstByte(args) {
+	case 0:
+		args = json.RawMessage("{}")
+	case '{':
+	default:
+		return nil, fmt.Errorf("%w: arguments must be an object", ErrInvalidParams)
+	}
+	if !c.enterTool(readOnly(tool)) {
+		return nil, context.Cause(c.ctx) // cancelled: never answered
+	}
+	value, err := tool.Handler(c.ctx, &tools.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision})
+	res := callToolResult{stateless: m.statelessFor(c.revision)}
+	if err != nil {
+		if !tools.IsRefusal(err) {
+			ev := m.log.Debug().Str("tool", name).Str("error", m.mask(err.Error()))
+			if cause := context.Cause(c.ctx); cause != nil { // it failed because it was cancelled
+				ev = ev.Str("cause", m.mask(cause.Error()))
+			}
+			ev.Msg("mcp tool failed")
+		}
+		res.IsError = true
+		res.Content = []textContent{{Type: "text", Text: m.mask(err.Error())}}
+		return res, nil
+	}
+	js, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding the answer of tool %q: %v", ErrInternal, name, err)
+	}
+	res.Content = []textContent{{Type: "text", Text: string(js)}}
+	if hasStructured(c.revision) && (firstByte(js) == '{' || isStateless(c.revision)) {
+		res.StructuredContent = js
+	}
+	return res, nil
+}
+
+// readOnly reports whether t says it changes nothing; a tool without the hint
+// may (MCP's default is not read-only).
+func readOnly(t tools.Tool) bool {
+	return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+
+// progressFunc returns the Call.Progress of c: notifications/progress for its
+// token, shaped by c's revision; the conn sends them only while c runs, and
+// only increasing.
+func (m *session) progressFunc(c *call) func(done, total float64, message string) {
+	if c.progressToken == nil {
+		return func(float64, float64, string) {}
+	}
+	return func(done, total float64, message string) {
+		if math.IsNaN(done) || math.IsInf(done, 0) {
+			return
+		}
+		p := progressParams{ProgressToken: c.progressToken, Progress: done}
+		if total > 0 && !math.IsInf(total, 0) {
+			p.Total = &total
+		}
+		if hasProgressMessage(c.revision) {
+			p.Message = m.mask(message)
+		}
+		params, err := json.Marshal(p)
+		if err != nil {
+			return
+		}
+		c.notify(done, appendNotification(nil, "notifications/progress", params))
+	}
+}
