@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/engine/atomicfile"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -307,4 +310,39 @@ func TestFlakyTasksFromKeyOutcomes(t *testing.T) {
 		t.Fatal("the writer did not add key_outcomes")
 	}
 	check("after a writer filled key_outcomes", st)
+}
+
+// A blob being written is a temporary file Walk marks as such, so that a prune at work beside a
+// run gives it time rather than removing it as an orphan; so is the leftover of an earlier vx.
+func TestCASWalkMarksTemps(t *testing.T) {
+	c := NewCAS(t.TempDir())
+	h, err := c.Put([]byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(filepath.Dir(c.Path(h)), ".tmp-123")
+	if err := os.WriteFile(old, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = atomicfile.Write(filepath.Join(filepath.Dir(c.Path(h)), strings.Repeat("f", 64)), func(io.Writer) error {
+		blobs, err := c.Walk()
+		if err != nil {
+			return err
+		}
+		var temps []string
+		for _, b := range blobs {
+			if b.Temp {
+				temps = append(temps, b.Name)
+			} else if b.Name != h {
+				t.Errorf("%s listed as a blob", b.Name)
+			}
+		}
+		if len(temps) != 2 {
+			t.Errorf("temporary files %v, want the write in flight and .tmp-123", temps)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
