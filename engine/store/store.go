@@ -543,4 +543,36 @@ func Inspect(ctx context.Context, dir string) State {
 	return st
 }
 
+// ms is how the index keeps a time: Unix milliseconds.
 func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// short is a hash cut to its first 12 digits, for messages.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// writable refuses a write to a store opened for reading.
+func (s *Store) writable() error {
+	if s.db == nil || s.readOnly {
+		return errors.New("the index is open read-only")
+	}
+	return nil
+}
+
+// nonNil answers an empty list for nil, so that it is kept as [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
