@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/vzn/vx/engine/atomicfile"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -88,26 +85,6 @@ func TestUnreadableIndexSetAside(t *testing.T) {
 	}
 }
 
-func TestCASCorruptIsMissing(t *testing.T) {
-	c := NewCAS(t.TempDir())
-	h, err := c.Put([]byte("hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if data, err := c.Get(h); err != nil || string(data) != "hello" {
-		t.Fatalf("get: %q %v", data, err)
-	}
-	if err := os.WriteFile(c.Path(h), []byte("hellO"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Get(h); !errors.Is(err, ErrMissing) {
-		t.Fatalf("corrupt blob: %v", err)
-	}
-	if _, err := c.Get(strings.Repeat("0", 64)); !errors.Is(err, ErrMissing) {
-		t.Fatalf("missing blob: %v", err)
-	}
-}
-
 func TestRunIDs(t *testing.T) {
 	ctx := context.Background()
 	st, err := Open(ctx, t.TempDir(), Options{})
@@ -155,194 +132,5 @@ func TestInterruptedRunsMarked(t *testing.T) {
 	r, _, err := st.RunByID(ctx, "a")
 	if err != nil || r.Status != RunInterrupted {
 		t.Fatalf("run a: %+v %v", r, err)
-	}
-}
-
-// indexNames answers the names of the index's own indexes (not SQLite's automatic ones).
-func indexNames(t *testing.T, st *Store) map[string]bool {
-	t.Helper()
-	rows, err := st.db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		out[n] = true
-	}
-	return out
-}
-
-// An index recorded before the readers' indexes existed keeps its history: a reader reads it as it
-// is, and the next writer adds them (and drops the one they replace).
-func TestReadIndexesAddedByWriter(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := Open(ctx, dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := indexNames(t, st)
-	for _, ix := range readIndexes {
-		if !have[ix.name] {
-			t.Errorf("a new index lacks %s", ix.name)
-		}
-	}
-	// The layout before them.
-	for _, ix := range readIndexes {
-		if _, err := st.db.Exec(`DROP INDEX ` + ix.name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := st.db.Exec(`CREATE INDEX cache_entries_by_project ON cache_entries (project)`); err != nil {
-		t.Fatal(err)
-	}
-	run := Run{ID: NewRunID(time.Now()), Started: time.Now(), PID: os.Getpid()}
-	if err := st.BeginRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.PutEntry(ctx, Entry{Hash: "h", TaskID: "p#t", Project: "p", Size: 10, Created: time.Now(), LastUsed: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-
-	ro, err := OpenReadOnly(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, err := ro.CountCache(ctx, "p", time.Unix(0, 0)); err != nil || c.Entries != 1 || c.TotalBytes != 10 {
-		t.Errorf("a reader of the old layout: %+v %v", c, err)
-	}
-	if got := indexNames(t, ro); got[readIndexes[0].name] {
-		t.Errorf("a reader created an index")
-	}
-	ro.Close()
-
-	st, err = Open(ctx, dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	have = indexNames(t, st)
-	for _, ix := range readIndexes {
-		if !have[ix.name] {
-			t.Errorf("the writer did not add %s", ix.name)
-		}
-	}
-	for _, name := range droppedIndexes {
-		if have[name] {
-			t.Errorf("the writer kept %s", name)
-		}
-	}
-	if st.Reset != "" {
-		t.Errorf("adding indexes reset the index: %s", st.Reset)
-	}
-	if runs, err := st.Runs(ctx, RunQuery{}); err != nil || len(runs) != 1 || runs[0].ID != run.ID {
-		t.Errorf("history after the writer added the indexes: %v %v", runs, err)
-	}
-}
-
-// The flaky tasks read from key_outcomes are those the history says; an index recorded before
-// key_outcomes existed answers from the history until a writer adds and fills the table.
-func TestFlakyTasksFromKeyOutcomes(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := Open(ctx, dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := Run{ID: NewRunID(time.Now()), Started: time.Now(), PID: os.Getpid()}
-	if err := st.BeginRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	var execs []Execution
-	for i, e := range []struct{ task, hash, status string }{
-		{"a#test", "k1", "miss"}, {"a#test", "k1", "failed"}, // flaky: one key passed and failed
-		{"b#test", "k2", "miss"}, {"b#test", "k3", "failed"}, // deterministic: the key changed
-		{"c#test", "k4", "hit"}, {"c#test", "k4", "timedOut"}, // flaky by a timeout
-		{"d#test", "", "failed"}, {"d#test", "", "miss"}, // no key: never flaky
-	} {
-		execs = append(execs, Execution{RunID: run.ID, TaskID: e.task, Project: e.task[:1], Task: "test", Ord: i, Status: e.status, Hash: e.hash})
-	}
-	for i := range execs {
-		// One run records a task once: give each its own run.
-		execs[i].RunID = NewRunID(time.Now().Add(time.Duration(i) * time.Millisecond))
-		if err := st.BeginRun(ctx, Run{ID: execs[i].RunID, Started: time.Now(), PID: os.Getpid()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.Record(ctx, Batch{Executions: execs}); err != nil {
-		t.Fatal(err)
-	}
-	want := "a#test c#test"
-	check := func(what string, s *Store) {
-		t.Helper()
-		got, err := s.FlakyTasks(ctx)
-		if err != nil || strings.Join(got, " ") != want {
-			t.Errorf("%s: flaky = %v (%v), want %s", what, got, err, want)
-		}
-	}
-	check("through key_outcomes", st)
-	// The layout before key_outcomes.
-	if _, err := st.db.Exec(`DROP TABLE key_outcomes`); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	ro, err := OpenReadOnly(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("a reader, from the history", ro)
-	if hasTable(ctx, ro.db, "key_outcomes") {
-		t.Error("a reader created key_outcomes")
-	}
-	ro.Close()
-	st, err = Open(ctx, dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if !hasTable(ctx, st.db, "key_outcomes") {
-		t.Fatal("the writer did not add key_outcomes")
-	}
-	check("after a writer filled key_outcomes", st)
-}
-
-// A blob being written is a temporary file Walk marks as such, so that a prune at work beside a
-// run gives it time rather than removing it as an orphan; so is the leftover of an earlier vx.
-func TestCASWalkMarksTemps(t *testing.T) {
-	c := NewCAS(t.TempDir())
-	h, err := c.Put([]byte("hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := filepath.Join(filepath.Dir(c.Path(h)), ".tmp-123")
-	if err := os.WriteFile(old, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	err = atomicfile.Write(filepath.Join(filepath.Dir(c.Path(h)), strings.Repeat("f", 64)), func(io.Writer) error {
-		blobs, err := c.Walk()
-		if err != nil {
-			return err
-		}
-		var temps []string
-		for _, b := range blobs {
-			if b.Temp {
-				temps = append(temps, b.Name)
-			} else if b.Name != h {
-				t.Errorf("%s listed as a blob", b.Name)
-			}
-		}
-		if len(temps) != 2 {
-			t.Errorf("temporary files %v, want the write in flight and .tmp-123", temps)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
