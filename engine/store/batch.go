@@ -36,7 +36,7 @@ func (s *Store) Record(ctx context.Context, b Batch) error {
 	}
 	defer tx.Rollback()
 	if len(b.Manifests) > 0 {
-		stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO manifests (hash, task_id, manifest) VALUES (?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, insertManifestSQL)
 		if err != nil {
 			return fmt.Errorf("record manifests: %w", err)
 		}

@@ -14,13 +14,15 @@ type ManifestRow struct {
 	Manifest []byte
 }
 
+// insertManifestSQL keeps a key's first manifest: the same key is the same manifest.
+const insertManifestSQL = `INSERT OR IGNORE INTO manifests (hash, task_id, manifest) VALUES (?, ?, ?)`
+
 // PutManifest keeps the manifest a cache key was computed from.
 func (s *Store) PutManifest(ctx context.Context, hash, taskID string, manifest []byte) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO manifests (hash, task_id, manifest) VALUES (?, ?, ?)`,
-		hash, taskID, string(manifest)); err != nil {
+	if _, err := s.db.ExecContext(ctx, insertManifestSQL, hash, taskID, string(manifest)); err != nil {
 		return fmt.Errorf("record manifest of %s: %w", taskID, err)
 	}
 	return nil
