@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -286,17 +287,7 @@ func gitignores(root, folder string) (ignored, endsInNewline bool) {
 // writeFileAtomic writes data to a temp file beside path and renames it over path, so a reader sees
 // the old file or the new one, never a torn one.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	_, werr := tmp.Write(data)
-	cerr := tmp.Chmod(0o644)
-	if err := errors.Join(werr, cerr, tmp.Close()); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, data, atomicfile.Perm(0o644)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/vzn/vx/engine/atomicfile"
 )
 
 // ErrMissing is a blob that is absent or whose content no longer matches its name. Callers treat it
@@ -46,23 +48,8 @@ func (c *CAS) Put(data []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("store blob: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("store blob: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("store blob %s: %w", hash[:12], werr)
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return "", fmt.Errorf("store blob %s: %w", hash[:12], err)
 	}
 	return hash, nil
 }
@@ -173,13 +160,19 @@ func (c *CAS) Walk() ([]BlobInfo, error) {
 			return nil
 		}
 		out = append(out, BlobInfo{Name: d.Name(), Size: fi.Size(), ModTime: fi.ModTime(),
-			Temp: strings.HasPrefix(d.Name(), ".tmp-"), path: path})
+			Temp: isTemp(d.Name()), path: path})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list blobs: %w", err)
 	}
 	return out, nil
+}
+
+// isTemp reports whether a file of the blob store is a leftover temporary file: one of atomicfile's,
+// or one named as vx named them before it (.tmp-*).
+func isTemp(name string) bool {
+	return atomicfile.IsTemp(name) || strings.HasPrefix(name, ".tmp-")
 }
 
 // RemoveFile deletes a file Walk listed.

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vzn/vx/engine/atomicfile"
 )
 
 // saltFile holds the workspace's random salt for what is stored or printed about a secret.
@@ -36,28 +38,13 @@ func Salt(dir string, create bool) ([]byte, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create state folder: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".salt-*")
+	// Linked rather than renamed: of two runs making a salt at once, the first one kept wins.
+	err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(salt)+"\n"), atomicfile.NoReplace())
+	if errors.Is(err, fs.ErrExist) {
+		return Salt(dir, false)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.WriteString(hex.EncodeToString(salt) + "\n")
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		// Link rather than rename: of two runs making a salt at once, the first one kept wins.
-		werr = os.Link(tmp.Name(), path)
-		if errors.Is(werr, fs.ErrExist) {
-			os.Remove(tmp.Name())
-			return Salt(dir, false)
-		}
-	}
-	os.Remove(tmp.Name())
-	if werr != nil {
-		return nil, fmt.Errorf("write %s: %w", path, werr)
 	}
 	return salt, nil
 }

@@ -4,7 +4,8 @@
 //
 // Writers (vx run, vx cache prune) open it with Open; readers (vx last, vx why, the MCP cache tools)
 // with OpenReadOnly, which creates nothing on disk and answers as an empty index when there is none.
-// An index written by another schema version is refused by name by readers and reset by the next run.
+// An index written by another schema version is refused by name by readers; the next run upgrades
+// an older one (see migrations) and resets any other.
 package store
 
 import (
@@ -24,27 +25,11 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// SchemaVersion is the version of the index layout this vx reads and writes. An index of another
-// version is refused by readers and reset by the next vx run.
-const SchemaVersion = 1
-
 // IndexFile is the index's file name inside the state folder.
 const IndexFile = "index.db"
 
 // busyTimeout is how long a statement waits for another process's write lock before failing.
 const busyTimeout = 15 * time.Second
-
-// VersionError is an index written by another schema version.
-type VersionError struct {
-	Path  string
-	Found string // the version found, "none" when the file holds no version row
-}
-
-// Error names the file and both versions.
-func (e *VersionError) Error() string {
-	return fmt.Sprintf("%s has index schema version %s, this vx reads version %d: the next `vx run` resets it",
-		e.Path, e.Found, SchemaVersion)
-}
 
 // Store is an open state folder. Its methods are safe for concurrent use.
 type Store struct {
@@ -197,205 +182,6 @@ func isCorrupt(err error) bool {
 		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB")
 }
 
-// setUp creates the schema, or checks its version, inside one write transaction so that two
-// processes opening a fresh folder at once agree.
-func (s *Store) setUp(ctx context.Context, db *sql.DB, reset bool) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", IndexPath(s.dir), err)
-	}
-	defer tx.Rollback()
-	found, err := readVersion(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", IndexPath(s.dir), err)
-	}
-	switch {
-	case found == strconv.Itoa(SchemaVersion):
-		if err := ensureReadIndexes(ctx, tx); err != nil {
-			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
-		}
-		if err := ensureKeyOutcomes(ctx, tx); err != nil {
-			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("index %s: %w", IndexPath(s.dir), err)
-		}
-		return nil
-	case found == "" && !hasTables(ctx, tx):
-		// A new index.
-	case !reset:
-		if found == "" {
-			found = "none"
-		}
-		return &VersionError{Path: IndexPath(s.dir), Found: found}
-	default:
-		if found == "" {
-			found = "none"
-		}
-		if err := dropAll(ctx, tx); err != nil {
-			return fmt.Errorf("reset %s: %w", IndexPath(s.dir), err)
-		}
-		s.Reset = "schema version " + found
-	}
-	for _, stmt := range schema {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
-		}
-	}
-	if err := ensureReadIndexes(ctx, tx); err != nil {
-		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
-	}
-	if err := ensureKeyOutcomes(ctx, tx); err != nil {
-		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)`,
-		strconv.Itoa(SchemaVersion)); err != nil {
-		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("create %s: %w", IndexPath(s.dir), err)
-	}
-	return nil
-}
-
-// ensureReadIndexes creates the readIndexes an index lacks and drops the droppedIndexes it still
-// has. Where all are as they should be it only reads the schema: a writer opens the index on every
-// vx run. Creating them on a long history takes a moment once (about a second for 160,000
-// executions), inside the opening transaction, so a crash leaves the index as it was.
-func ensureReadIndexes(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index'`)
-	if err != nil {
-		return err
-	}
-	have := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return err
-		}
-		have[name] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, ix := range readIndexes {
-		if !have[ix.name] {
-			if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+ix.name+` ON `+ix.columns); err != nil {
-				return fmt.Errorf("create index %s: %w", ix.name, err)
-			}
-		}
-	}
-	for _, name := range droppedIndexes {
-		if have[name] {
-			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
-				return fmt.Errorf("drop index %s: %w", name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// key_outcomes keeps, per task and cache key, whether an execution of it ever passed and ever
-// failed, so that the flaky tasks (one key both passed and failed) are read from a few thousand
-// rows rather than by looking every failure's key up among the whole history. A trigger keeps it
-// current on every recorded execution, whichever vx writes; a writer that finds it missing (an
-// index recorded before it existed) creates it and fills it from the history, once, inside its
-// opening transaction. A reader never creates it and, where it is missing, asks the history.
-const (
-	keyOutcomesTable = `CREATE TABLE IF NOT EXISTS key_outcomes (
-		task_id TEXT NOT NULL,
-		hash TEXT NOT NULL,
-		passed INTEGER NOT NULL DEFAULT 0,
-		failed INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (task_id, hash)
-	)`
-	keyOutcomesTrigger = `CREATE TRIGGER IF NOT EXISTS key_outcomes_record AFTER INSERT ON executions
-		WHEN NEW.hash != '' AND NEW.status IN ('hit', 'miss', 'failed', 'timedOut')
-		BEGIN
-			INSERT INTO key_outcomes (task_id, hash, passed, failed)
-			VALUES (NEW.task_id, NEW.hash, NEW.status IN ('hit', 'miss'), NEW.status IN ('failed', 'timedOut'))
-			ON CONFLICT (task_id, hash) DO UPDATE SET passed = max(passed, excluded.passed), failed = max(failed, excluded.failed);
-		END`
-	keyOutcomesFill = `INSERT OR REPLACE INTO key_outcomes (task_id, hash, passed, failed)
-		SELECT task_id, hash, max(status IN ('hit', 'miss')), max(status IN ('failed', 'timedOut'))
-		FROM executions WHERE hash != '' AND status IN ('hit', 'miss', 'failed', 'timedOut') GROUP BY task_id, hash`
-)
-
-// ensureKeyOutcomes creates key_outcomes, fills it from the history and installs its trigger
-// where the index lacks them.
-func ensureKeyOutcomes(ctx context.Context, tx *sql.Tx) error {
-	if hasTable(ctx, tx, "key_outcomes") {
-		return nil
-	}
-	for _, stmt := range []string{keyOutcomesTable, keyOutcomesFill, keyOutcomesTrigger} {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("key outcomes: %w", err)
-		}
-	}
-	return nil
-}
-
-// hasTable reports whether the index has the named table.
-func hasTable(ctx context.Context, q querier, name string) bool {
-	var n int
-	_ = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n)
-	return n > 0
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// readVersion answers the schema row, "" when there is no meta table or no row.
-func readVersion(ctx context.Context, q querier) (string, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'`).Scan(&n); err != nil {
-		return "", err
-	}
-	if n == 0 {
-		return "", nil
-	}
-	var v string
-	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return v, err
-}
-
-func hasTables(ctx context.Context, q querier) bool {
-	var n int
-	_ = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table'`).Scan(&n)
-	return n > 0
-}
-
-func dropAll(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	for _, n := range names {
-		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS "`+strings.ReplaceAll(n, `"`, `""`)+`"`); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // OpenReadOnly opens the state folder dir for reading. When dir or its index does not exist it
 // answers as an empty index and creates nothing; an index of another version is a *VersionError.
 // A folder that may not be written is read without writing anything (see openForReading).
@@ -411,21 +197,18 @@ func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	found, err := readVersion(ctx, db)
+	version, found, err := readVersion(ctx, db)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if found != strconv.Itoa(SchemaVersion) {
-		tables := hasTables(ctx, db)
+	switch {
+	case version == 0:
+		// A file another process is creating right now: nothing recorded yet.
 		db.Close()
-		if found == "" {
-			if !tables {
-				// A file another process is creating right now: nothing recorded yet.
-				return s, nil
-			}
-			found = "none"
-		}
+		return s, nil
+	case version < oldestReadable || version > SchemaVersion:
+		db.Close()
 		return nil, &VersionError{Path: path, Found: found}
 	}
 	s.db = db
@@ -543,4 +326,36 @@ func Inspect(ctx context.Context, dir string) State {
 	return st
 }
 
+// ms is how the index keeps a time: Unix milliseconds.
 func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// short is a hash cut to its first 12 digits, for messages.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// writable refuses a write to a store opened for reading.
+func (s *Store) writable() error {
+	if s.db == nil || s.readOnly {
+		return errors.New("the index is open read-only")
+	}
+	return nil
+}
+
+// nonNil answers an empty list for nil, so that it is kept as [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

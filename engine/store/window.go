@@ -133,40 +133,6 @@ func (sn *Snapshot) EachExecStat(ctx context.Context, w Window, fn func(ExecStat
 	return nil
 }
 
-// FlakyTasks answers the tasks of the window of which one cache key both passed (a hit or a
-// miss) and failed (a failure or a timeout) within it.
-func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, error) {
-	out := map[string]bool{}
-	if sn.q == nil {
-		return out, nil
-	}
-	// Failures are few: look each one's key up among the same task's passes (same task id, so
-	// the same project and task name: in scope).
-	// The failures are found in the index (rowid IN …: the planner would otherwise walk the
-	// window through the primary key and read every row).
-	cond, args := w.where("e")
-	args = append(args, w.Oldest, w.Newest)
-	rows, err := sn.q.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
-		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE `+cond+` AND +e.status IN ('failed', 'timedOut'))
-		AND f.hash != '' AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.run_id BETWEEN ? AND ?
-			AND p.hash = f.hash AND +p.status IN ('hit', 'miss'))`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read flaky tasks: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read flaky tasks: %w", err)
-		}
-		out[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read flaky tasks: %w", err)
-	}
-	return out, nil
-}
-
 // Listed is an execution of a run as a run history lists it.
 type Listed struct {
 	RunID             string

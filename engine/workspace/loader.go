@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/sourcegraph/conc/iter"
 
+	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
@@ -252,10 +254,6 @@ func writeResolved(cacheDir string, c *loaded) {
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(dir, ".resolved-*")
-	if err != nil {
-		return
-	}
 	// The stamps first, then the workspace, so a reader checks the one while decoding the other.
 	// Secret values come from each process's environment; they are never written down.
 	noSecrets := *c.WS
@@ -264,16 +262,11 @@ func writeResolved(cacheDir string, c *loaded) {
 	header.Version += "/" + resolvedFormat
 	header.WS = nil
 	header.EmptyLists = emptyLists(&noSecrets)
-	w := bufio.NewWriter(tmp)
-	enc := gob.NewEncoder(w)
-	if enc.Encode(&header) != nil || enc.Encode(&noSecrets) != nil || w.Flush() != nil || tmp.Close() != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return
-	}
-	if os.Rename(tmp.Name(), resolvedFile(cacheDir)) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = atomicfile.Write(resolvedFile(cacheDir), func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		enc := gob.NewEncoder(w)
+		return errors.Join(enc.Encode(&header), enc.Encode(&noSecrets), w.Flush())
+	})
 }
 
 // gob writes an empty slice as it writes a nil one — not at all — so a kept `inputs: []` (no

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CacheCounts are the cache statistics the index answers directly.
+type CacheCounts struct {
+	Entries    int
+	TotalBytes int64
+	// RunsSince counts the runs since the given time (that executed a task of the project, when
+	// narrowed to one); HitsSince the hit executions since then, CacheableSince the executions
+	// that could have hit (hits, misses, failures and timeouts).
+	RunsSince, HitsSince, CacheableSince int
+}
+
+// CountCache answers entry counts and recent run/hit counts, narrowed to a project when given.
+func (s *Store) CountCache(ctx context.Context, project string, since time.Time) (CacheCounts, error) {
+	var c CacheCounts
+	if s.db == nil {
+		return c, nil
+	}
+	var err error
+	if c.Entries, c.TotalBytes, err = s.CacheTotals(ctx, project); err != nil {
+		return c, err
+	}
+	sinceMs := ms(since)
+	if project == "" {
+		// Ranges of the executions_by_status index, counted without reading a row.
+		if err := s.db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM executions WHERE status = 'hit' AND started_ms >= ?),
+			(SELECT count(*) FROM executions WHERE status IN `+verdictStatuses+` AND started_ms >= ?)`,
+			sinceMs, sinceMs).Scan(&c.HitsSince, &c.CacheableSince); err != nil {
+			return c, fmt.Errorf("count cache use: %w", err)
+		}
+		// Every run counts, even one that recorded no task (nothing selected, cancelled at once).
+		c.RunsSince, err = s.CountRuns(ctx, since)
+		return c, err
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT run_id), coalesce(sum(status = 'hit'), 0),
+		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND project = ?`,
+		sinceMs, project).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
+		return c, fmt.Errorf("count cache use: %w", err)
+	}
+	return c, nil
+}
+
+// CacheTotals answers how many cache entries there are and the bytes of their blobs, narrowed to a
+// project when given.
+func (s *Store) CacheTotals(ctx context.Context, project string) (entries int, totalBytes int64, err error) {
+	if s.db == nil {
+		return 0, 0, nil
+	}
+	q := `SELECT count(*), coalesce(sum(size), 0) FROM cache_entries`
+	var args []any
+	if project != "" {
+		q += ` WHERE project = ?`
+		args = append(args, project)
+	}
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&entries, &totalBytes); err != nil {
+		return 0, 0, fmt.Errorf("count cache entries: %w", err)
+	}
+	return entries, totalBytes, nil
+}

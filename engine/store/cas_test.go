@@ -1,0 +1,67 @@
+package store
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vzn/vx/engine/atomicfile"
+)
+
+func TestCASCorruptIsMissing(t *testing.T) {
+	c := NewCAS(t.TempDir())
+	h, err := c.Put([]byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := c.Get(h); err != nil || string(data) != "hello" {
+		t.Fatalf("get: %q %v", data, err)
+	}
+	if err := os.WriteFile(c.Path(h), []byte("hellO"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(h); !errors.Is(err, ErrMissing) {
+		t.Fatalf("corrupt blob: %v", err)
+	}
+	if _, err := c.Get(strings.Repeat("0", 64)); !errors.Is(err, ErrMissing) {
+		t.Fatalf("missing blob: %v", err)
+	}
+}
+
+// A blob being written is a temporary file Walk marks as such, so that a prune at work beside a
+// run gives it time rather than removing it as an orphan; so is the leftover of an earlier vx.
+func TestCASWalkMarksTemps(t *testing.T) {
+	c := NewCAS(t.TempDir())
+	h, err := c.Put([]byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(filepath.Dir(c.Path(h)), ".tmp-123")
+	if err := os.WriteFile(old, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = atomicfile.Write(filepath.Join(filepath.Dir(c.Path(h)), strings.Repeat("f", 64)), func(io.Writer) error {
+		blobs, err := c.Walk()
+		if err != nil {
+			return err
+		}
+		var temps []string
+		for _, b := range blobs {
+			if b.Temp {
+				temps = append(temps, b.Name)
+			} else if b.Name != h {
+				t.Errorf("%s listed as a blob", b.Name)
+			}
+		}
+		if len(temps) != 2 {
+			t.Errorf("temporary files %v, want the write in flight and .tmp-123", temps)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

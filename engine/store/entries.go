@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// OutputFile is one file of a cache entry's outputs archive, so that a hit can tell whether the
+// outputs on disk already match without opening the archive.
+type OutputFile struct {
+	// Path is relative to the project folder, with forward slashes.
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	Mode uint32 `json:"mode"`
+	// Hash is the content's SHA-256 (empty for a symlink).
+	Hash string `json:"hash,omitempty"`
+	// Link is a symlink's target.
+	Link string `json:"link,omitempty"`
+}
+
+// Entry is one cache entry: the outputs and log of a successful execution, by cache key.
+type Entry struct {
+	Hash        string
+	TaskID      string
+	Project     string
+	Command     string
+	OutputsBlob string
+	Outputs     []OutputFile
+	LogBlob     string
+	// Size is the bytes of both blobs.
+	Size     int64
+	Duration time.Duration
+	ExitCode int
+	Created  time.Time
+	LastUsed time.Time
+}
+
+const entryCols = `hash, task_id, project, command, outputs_blob, outputs, log_blob, size, duration_ms, exit_code, created_ms, last_used_ms`
+
+func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
+	var e Entry
+	var outputs string
+	var dur, created, used int64
+	if err := sc.Scan(&e.Hash, &e.TaskID, &e.Project, &e.Command, &e.OutputsBlob, &outputs, &e.LogBlob, &e.Size, &dur,
+		&e.ExitCode, &created, &used); err != nil {
+		return e, err
+	}
+	_ = json.Unmarshal([]byte(outputs), &e.Outputs)
+	e.Duration = time.Duration(dur) * time.Millisecond
+	e.Created = time.UnixMilli(created)
+	e.LastUsed = time.UnixMilli(used)
+	return e, nil
+}
+
+// Entry answers the cache entry of a key; ok is false when there is none.
+func (s *Store) Entry(ctx context.Context, hash string) (Entry, bool, error) {
+	if s.db == nil {
+		return Entry{}, false, nil
+	}
+	stmt, err := s.prepared(ctx, `SELECT `+entryCols+` FROM cache_entries WHERE hash = ?`)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("read cache entry %s: %w", short(hash), err)
+	}
+	e, err := scanEntry(stmt.QueryRowContext(ctx, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("read cache entry %s: %w", short(hash), err)
+	}
+	return e, true, nil
+}
+
+// EntryQuery narrows Entries.
+type EntryQuery struct {
+	Project string
+	TaskID  string
+	// Limit is the most answered (0: all), newest first.
+	Limit int
+}
+
+// Entries answers cache entries, most recently created first.
+func (s *Store) Entries(ctx context.Context, q EntryQuery) ([]Entry, error) {
+	if s.db == nil {
+		return nil, nil
+	}
+	query := `SELECT ` + entryCols + ` FROM cache_entries`
+	var where []string
+	var args []any
+	if q.Project != "" {
+		where, args = append(where, `project = ?`), append(args, q.Project)
+	}
+	if q.TaskID != "" {
+		where, args = append(where, `task_id = ?`), append(args, q.TaskID)
+	}
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	query += ` ORDER BY created_ms DESC, hash`
+	if q.Limit > 0 {
+		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read cache entries: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read cache entries: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// PutEntry records a cache entry. Its blobs must already be stored: the entry is what makes them
+// reachable, so it is written last.
+func (s *Store) PutEntry(ctx context.Context, e Entry) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	outputs, _ := json.Marshal(e.Outputs)
+	if e.Outputs == nil {
+		outputs = []byte("[]")
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO cache_entries (`+entryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, string(outputs), e.LogBlob, e.Size, e.Duration.Milliseconds(),
+		e.ExitCode, ms(e.Created), ms(e.LastUsed))
+	if err != nil {
+		return fmt.Errorf("record cache entry of %s: %w", e.TaskID, err)
+	}
+	return nil
+}
+
+// TouchEntry sets an entry's last use.
+func (s *Store) TouchEntry(ctx context.Context, hash string, at time.Time) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE cache_entries SET last_used_ms = ? WHERE hash = ?`, ms(at), hash); err != nil {
+		return fmt.Errorf("touch cache entry %s: %w", short(hash), err)
+	}
+	return nil
+}
+
+// DeleteEntries removes cache entries (not their blobs, nor any run history).
+func (s *Store) DeleteEntries(ctx context.Context, hashes []string) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete cache entries: %w", err)
+	}
+	defer tx.Rollback()
+	for _, h := range hashes {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM cache_entries WHERE hash = ?`, h); err != nil {
+			return fmt.Errorf("delete cache entry %s: %w", short(h), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("delete cache entries: %w", err)
+	}
+	return nil
+}
+
+// ReferencedBlobs answers every blob the index still needs: each cache entry's outputs and log,
+// and each failure log kept with run history.
+func (s *Store) ReferencedBlobs(ctx context.Context) (map[string]bool, error) {
+	refs := map[string]bool{}
+	if s.db == nil {
+		return refs, nil
+	}
+	for _, q := range []string{
+		`SELECT outputs_blob FROM cache_entries`,
+		`SELECT log_blob FROM cache_entries`,
+		`SELECT log_blob FROM executions WHERE log_source = 'failure'`,
+	} {
+		rows, err := s.db.QueryContext(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("read blob references: %w", err)
+		}
+		for rows.Next() {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read blob references: %w", err)
+			}
+			if h != "" {
+				refs[h] = true
+			}
+		}
+		rows.Close()
+	}
+	return refs, nil
+}

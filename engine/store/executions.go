@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Execution is one task of one run.
+type Execution struct {
+	RunID        string
+	TaskID       string
+	Project      string
+	Task         string
+	Ord          int
+	Status       string
+	ExitCode     *int
+	Started      time.Time
+	Duration     time.Duration
+	UserCPU      time.Duration
+	SysCPU       time.Duration
+	PeakRSSBytes int64
+	Hash         string
+	CacheSource  string // "local" for a hit
+	// Saved is how long the cached execution took, for a hit.
+	Saved             time.Duration
+	BlockedBy         string
+	TimedOut          bool
+	SandboxViolations []string
+	NotReady          []string
+	LogBlob           string
+	LogSource         string // "cache", "failure" or ""
+}
+
+// RecordExecution stores one task's execution.
+func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	return insertExecution(ctx, queryExecer{s.db, insertExecutionSQL}, e)
+}
+
+const insertExecutionSQL = `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
+		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
+		sandbox_violations, not_ready, log_blob, log_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+type execer interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+}
+
+type queryExecer struct {
+	q     querier
+	query string
+}
+
+// ExecContext runs the query with args.
+func (q queryExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return q.q.ExecContext(ctx, q.query, args...)
+}
+
+func insertExecution(ctx context.Context, q execer, e Execution) error {
+	sv, _ := json.Marshal(nonNil(e.SandboxViolations))
+	nr, _ := json.Marshal(nonNil(e.NotReady))
+	var exit any
+	if e.ExitCode != nil {
+		exit = *e.ExitCode
+	}
+	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
+		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", e.TaskID, err)
+	}
+	return nil
+}
+
+const execCols = `run_id, task_id, project, task, ord, status, exit_code, started_ms, duration_ms, user_cpu_ms, sys_cpu_ms,
+	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source`
+
+func scanExec(sc interface{ Scan(...any) error }) (Execution, error) {
+	var e Execution
+	var exit sql.NullInt64
+	var started, dur, ucpu, scpu, saved int64
+	var timedOut int
+	var sv, nr string
+	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource); err != nil {
+		return e, err
+	}
+	if exit.Valid {
+		c := int(exit.Int64)
+		e.ExitCode = &c
+	}
+	e.Started = time.UnixMilli(started)
+	e.Duration = time.Duration(dur) * time.Millisecond
+	e.UserCPU = time.Duration(ucpu) * time.Millisecond
+	e.SysCPU = time.Duration(scpu) * time.Millisecond
+	e.Saved = time.Duration(saved) * time.Millisecond
+	e.TimedOut = timedOut != 0
+	_ = json.Unmarshal([]byte(sv), &e.SandboxViolations)
+	_ = json.Unmarshal([]byte(nr), &e.NotReady)
+	return e, nil
+}
+
+func (s *Store) queryExecs(ctx context.Context, query string, args ...any) ([]Execution, error) {
+	if s.db == nil {
+		return nil, nil
+	}
+	return queryExecs(ctx, s.db, query, args...)
+}
+
+func queryExecs(ctx context.Context, db querier, query string, args ...any) ([]Execution, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read executions: %w", err)
+	}
+	defer rows.Close()
+	var out []Execution
+	for rows.Next() {
+		e, err := scanExec(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read executions: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Executions answers a run's task executions in the order they finished.
+func (s *Store) Executions(ctx context.Context, runID string) ([]Execution, error) {
+	return s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? ORDER BY ord`, runID)
+}
+
+// ExecQuery narrows TaskExecutions.
+type ExecQuery struct {
+	TaskID  string // one task
+	Project string // every task of a project
+	Task    string // a task name in every project
+	// BeforeRun keeps executions of runs older than this run id.
+	BeforeRun string
+	// Limit is the most answered (0: all), newest first.
+	Limit int
+}
+
+// TaskExecutions answers executions, newest run first.
+func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, error) {
+	var where []string
+	var args []any
+	if q.TaskID != "" {
+		where = append(where, `task_id = ?`)
+		args = append(args, q.TaskID)
+	}
+	if q.Project != "" {
+		where = append(where, `project = ?`)
+		args = append(args, q.Project)
+	}
+	if q.Task != "" {
+		where = append(where, `task = ?`)
+		args = append(args, q.Task)
+	}
+	if q.BeforeRun != "" {
+		where = append(where, `run_id < ?`)
+		args = append(args, q.BeforeRun)
+	}
+	query := `SELECT ` + execCols + ` FROM executions`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	query += ` ORDER BY run_id DESC, ord DESC`
+	if q.Limit > 0 {
+		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
+	}
+	return s.queryExecs(ctx, query, args...)
+}
+
+// FailedExecutions answers a run's executions that failed or timed out, in the order they finished.
+func (s *Store) FailedExecutions(ctx context.Context, runID string) ([]Execution, error) {
+	return s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? AND status IN ('failed', 'timedOut') ORDER BY ord`, runID)
+}
+
+// Execution answers one task's execution in one run; ok is false when that run did not record it.
+func (s *Store) Execution(ctx context.Context, runID, taskID string) (Execution, bool, error) {
+	execs, err := s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
+	if err != nil || len(execs) == 0 {
+		return Execution{}, false, err
+	}
+	return execs[0], true, nil
+}
+
+// RecentDurations answers, for each task id, the durations of the executions that ran its command
+// (miss or failed) among its last n executions, newest first. It reads two columns through the
+// task index, one prepared query a task, so a dry run's p50 predictions stay cheap on a long
+// history.
+func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (map[string][]time.Duration, error) {
+	out := make(map[string][]time.Duration, len(taskIDs))
+	if s.db == nil || len(taskIDs) == 0 {
+		return out, nil
+	}
+	// The one definition of a timed execution (history.CountsForDuration): the command ran and passed.
+	stmt, err := s.prepared(ctx, `SELECT status, duration_ms FROM executions WHERE task_id = ? AND status = 'miss' ORDER BY run_id DESC, ord DESC LIMIT ?`)
+	if err != nil {
+		return nil, fmt.Errorf("read recent durations: %w", err)
+	}
+	for _, id := range taskIDs {
+		rows, err := stmt.QueryContext(ctx, id, n)
+		if err != nil {
+			return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
+		}
+		for rows.Next() {
+			var status string
+			var ms int64
+			if err := rows.Scan(&status, &ms); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
+			}
+			out[id] = append(out[id], time.Duration(ms)*time.Millisecond)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
+		}
+	}
+	return out, nil
+}

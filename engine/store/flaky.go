@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// A task is flaky when one of its cache keys both passed and failed: the same inputs gave both
+// verdicts. An execution passed when it hit or ran and succeeded (a miss), failed when it failed or
+// timed out; one without a key says nothing. This is the one definition: key_outcomes keeps it for
+// the whole history (Store.FlakyTasks), and Snapshot.FlakyTasks finds it within a window of runs.
+const (
+	passedStatuses  = `('hit', 'miss')`
+	failedStatuses  = `('failed', 'timedOut')`
+	verdictStatuses = `('hit', 'miss', 'failed', 'timedOut')` // passed or failed
+)
+
+// key_outcomes keeps, per task and cache key, whether an execution of it ever passed and ever
+// failed, so that the flaky tasks are read from a few thousand rows rather than by looking every
+// failure's key up among the whole history. Its trigger keeps it current on every recorded
+// execution, whichever vx writes; migration 3 creates both and fills the table from the history.
+const (
+	keyOutcomesTable = `CREATE TABLE IF NOT EXISTS key_outcomes (
+		task_id TEXT NOT NULL,
+		hash TEXT NOT NULL,
+		passed INTEGER NOT NULL DEFAULT 0,
+		failed INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (task_id, hash)
+	)`
+	keyOutcomesTrigger = `CREATE TRIGGER IF NOT EXISTS key_outcomes_record AFTER INSERT ON executions
+		WHEN NEW.hash != '' AND NEW.status IN ` + verdictStatuses + `
+		BEGIN
+			INSERT INTO key_outcomes (task_id, hash, passed, failed)
+			VALUES (NEW.task_id, NEW.hash, NEW.status IN ` + passedStatuses + `, NEW.status IN ` + failedStatuses + `)
+			ON CONFLICT (task_id, hash) DO UPDATE SET passed = max(passed, excluded.passed), failed = max(failed, excluded.failed);
+		END`
+	keyOutcomesFill = `INSERT OR REPLACE INTO key_outcomes (task_id, hash, passed, failed)
+		SELECT task_id, hash, max(status IN ` + passedStatuses + `), max(status IN ` + failedStatuses + `)
+		FROM executions WHERE hash != '' AND status IN ` + verdictStatuses + ` GROUP BY task_id, hash`
+)
+
+// FlakyTasks answers the tasks of which one cache key both passed and failed, sorted.
+func (s *Store) FlakyTasks(ctx context.Context) ([]string, error) {
+	out := []string{}
+	if s.db == nil {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT task_id FROM key_outcomes WHERE passed AND failed ORDER BY task_id`)
+	if err != nil {
+		return nil, fmt.Errorf("read flaky tasks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read flaky tasks: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// FlakyTasks answers the tasks of the window of which one cache key both passed and failed within
+// it.
+func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, error) {
+	out := map[string]bool{}
+	if sn.q == nil {
+		return out, nil
+	}
+	// Failures are few: look each one's key up among the same task's passes (same task id, so
+	// the same project and task name: in scope).
+	// The failures are found in the index (rowid IN …: the planner would otherwise walk the
+	// window through the primary key and read every row).
+	cond, args := w.where("e")
+	args = append(args, w.Oldest, w.Newest)
+	rows, err := sn.q.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
+		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE `+cond+` AND +e.status IN `+failedStatuses+`)
+		AND f.hash != '' AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.run_id BETWEEN ? AND ?
+			AND p.hash = f.hash AND +p.status IN `+passedStatuses+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read flaky tasks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read flaky tasks: %w", err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read flaky tasks: %w", err)
+	}
+	return out, nil
+}

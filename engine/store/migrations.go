@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+)
+
+// migration is one numbered step of the index layout, from the layout of the step before it.
+type migration struct {
+	version int
+	// what names the step, for a failure's message.
+	what  string
+	stmts []string
+}
+
+// migrations make the index, in order: a writer that opens an index of an older version applies
+// the steps above it, inside the transaction that opens it (so that a reader sees the index before
+// them or after them, never halfway), and stamps it with the last one's version (see readVersion).
+// SchemaVersion is the last step's version. A released step is never changed: a new layout is a
+// new step at the end, and a step that removes what readers need moves oldestReadable up to it.
+//
+// The index files stamped version 1 were written before the steps were numbered, and the vx of that
+// time patched steps 2 and 3 into them as it opened them, without changing the stamp: a version-1
+// file may already hold what those steps make, so they make it only where it is missing.
+var migrations = []migration{
+	{1, "create the tables", tablesV1},
+	// The indexes the history readers (vx last, vx cache stats, the MCP history tools) lean on.
+	{2, "index the history", []string{
+		// A window of recent runs read without touching the table: per run, its executions by
+		// status (and task name, for a run history narrowed to one), with what the statistics use;
+		// a row whose sandbox_violations is not '[]' did not pass, so it is listed.
+		`CREATE INDEX IF NOT EXISTS executions_by_run ON executions (run_id, status, task, task_id, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, sandbox_violations)`,
+		// The last 24 hours of cache use: the executions of a status since a time, counted in the index.
+		`CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, started_ms)`,
+		// The cache's entries and size, whole or of one project; it covers the first layout's
+		// cache_entries_by_project, which no write should maintain beside it.
+		`CREATE INDEX IF NOT EXISTS cache_entries_by_project_size ON cache_entries (project, size)`,
+		`DROP INDEX IF EXISTS cache_entries_by_project`,
+	}},
+	// key_outcomes: the flaky tasks of the whole history (see flaky.go), filled once from it.
+	{3, "keep the outcomes of each cache key", []string{keyOutcomesTable, keyOutcomesFill, keyOutcomesTrigger}},
+}
+
+// tablesV1 are the tables of the first layout. Times are Unix milliseconds, file times nanoseconds;
+// lists are JSON.
+var tablesV1 = []string{
+	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	// runs: one row per vx run. status: running, ok, failed, cancelled, interrupted (the process
+	// died without finishing its row).
+	`CREATE TABLE IF NOT EXISTS runs (
+		id TEXT PRIMARY KEY,
+		started_ms INTEGER NOT NULL,
+		finished_ms INTEGER,
+		status TEXT NOT NULL,
+		exit_code INTEGER,
+		pid INTEGER NOT NULL DEFAULT 0,
+		host TEXT NOT NULL DEFAULT '',
+		args TEXT NOT NULL DEFAULT '[]',
+		requested TEXT NOT NULL DEFAULT '[]',
+		task_count INTEGER NOT NULL DEFAULT 0,
+		concurrency INTEGER NOT NULL DEFAULT 0
+	)`,
+	// executions: one row per task of a run, in the order the run finished them.
+	`CREATE TABLE IF NOT EXISTS executions (
+		run_id TEXT NOT NULL,
+		task_id TEXT NOT NULL,
+		project TEXT NOT NULL,
+		task TEXT NOT NULL,
+		ord INTEGER NOT NULL,
+		status TEXT NOT NULL,
+		exit_code INTEGER,
+		started_ms INTEGER NOT NULL DEFAULT 0,
+		duration_ms INTEGER NOT NULL DEFAULT 0,
+		user_cpu_ms INTEGER NOT NULL DEFAULT 0,
+		sys_cpu_ms INTEGER NOT NULL DEFAULT 0,
+		peak_rss INTEGER NOT NULL DEFAULT 0,
+		hash TEXT NOT NULL DEFAULT '',
+		cache_source TEXT NOT NULL DEFAULT '',
+		saved_ms INTEGER NOT NULL DEFAULT 0,
+		blocked_by TEXT NOT NULL DEFAULT '',
+		timed_out INTEGER NOT NULL DEFAULT 0,
+		sandbox_violations TEXT NOT NULL DEFAULT '[]',
+		not_ready TEXT NOT NULL DEFAULT '[]',
+		log_blob TEXT NOT NULL DEFAULT '',
+		log_source TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (run_id, task_id)
+	)`,
+	`CREATE INDEX IF NOT EXISTS executions_by_task ON executions (task_id, run_id)`,
+	`CREATE INDEX IF NOT EXISTS executions_by_project ON executions (project, run_id)`,
+	// cache_entries: one per cache key whose outputs and log are stored in cas/.
+	`CREATE TABLE IF NOT EXISTS cache_entries (
+		hash TEXT PRIMARY KEY,
+		task_id TEXT NOT NULL,
+		project TEXT NOT NULL,
+		command TEXT NOT NULL,
+		outputs_blob TEXT NOT NULL DEFAULT '',
+		outputs TEXT NOT NULL DEFAULT '[]',
+		log_blob TEXT NOT NULL DEFAULT '',
+		size INTEGER NOT NULL DEFAULT 0,
+		duration_ms INTEGER NOT NULL DEFAULT 0,
+		exit_code INTEGER NOT NULL DEFAULT 0,
+		created_ms INTEGER NOT NULL,
+		last_used_ms INTEGER NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS cache_entries_by_task ON cache_entries (task_id, created_ms)`,
+	// manifests: the JSON manifest each cache key was computed from (vx why diffs two).
+	`CREATE TABLE IF NOT EXISTS manifests (hash TEXT PRIMARY KEY, task_id TEXT NOT NULL, manifest TEXT NOT NULL)`,
+	// file_stats: the stat cache, root-relative path → what it looked like when hashed.
+	`CREATE TABLE IF NOT EXISTS file_stats (
+		path TEXT PRIMARY KEY,
+		size INTEGER NOT NULL,
+		mtime_ns INTEGER NOT NULL,
+		ctime_ns INTEGER NOT NULL,
+		ino INTEGER NOT NULL,
+		hash TEXT NOT NULL,
+		recorded_ns INTEGER NOT NULL
+	)`,
+}
+
+// migrate applies the migrations above version from, in order, and stamps the index with the last
+// one's version.
+func migrate(ctx context.Context, tx *sql.Tx, from int) error {
+	for _, m := range migrations[from:] {
+		for _, stmt := range m.stmts {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.what, err)
+			}
+		}
+	}
+	// PRAGMA takes no parameters; the version is a number of ours.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return fmt.Errorf("stamp version %d: %w", SchemaVersion, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)`,
+		strconv.Itoa(SchemaVersion)); err != nil {
+		return fmt.Errorf("stamp version %d: %w", SchemaVersion, err)
+	}
+	return nil
+}
