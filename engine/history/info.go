@@ -15,7 +15,7 @@ type CacheInfo struct {
 	// CacheVersion enters every cache key; SchemaVersion is the index layout.
 	CacheVersion  string `json:"cacheVersion"`
 	SchemaVersion int    `json:"schemaVersion"`
-	// State is absent (no index yet), ok, otherVersion (refused until the next vx run resets it) or
+	// State is absent (no index yet), ok, otherVersion (refused until the next vx run upgrades or resets it) or
 	// unreadable; FoundVersion is the schema version on disk.
 	State        string `json:"state"`
 	FoundVersion string `json:"foundVersion,omitempty"`
