@@ -335,13 +335,11 @@ func Stats(taskID string, execs []store.Execution) TaskStats {
 	passKeys, failKeys := map[string]bool{}, map[string]bool{}
 	for _, e := range execs {
 		a.add(e.Status, e.Duration, e.UserCPU+e.SysCPU, e.PeakRSSBytes)
-		switch e.Status {
-		case StatusHit, StatusMiss:
+		switch {
+		case store.Passed(e.Status):
 			passKeys[e.Hash] = true
-		case StatusFailed, StatusTimedOut:
-			if e.Hash != "" {
-				failKeys[e.Hash] = true
-			}
+		case store.Failed(e.Status) && e.Hash != "":
+			failKeys[e.Hash] = true
 		}
 	}
 	flaky := false

@@ -3,23 +3,39 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // A task is flaky when one of its cache keys both passed and failed: the same inputs gave both
 // verdicts. An execution passed when it hit or ran and succeeded (a miss), failed when it failed or
 // timed out; one without a key says nothing. This is the one definition: key_outcomes keeps it for
 // the whole history (Store.FlakyTasks), and Snapshot.FlakyTasks finds it within a window of runs.
-const (
-	passedStatuses  = `('hit', 'miss')`
-	failedStatuses  = `('failed', 'timedOut')`
-	verdictStatuses = `('hit', 'miss', 'failed', 'timedOut')` // passed or failed
+var (
+	passed = []string{"hit", "miss"}
+	failed = []string{"failed", "timedOut"}
+
+	passedStatuses  = sqlList(passed)
+	failedStatuses  = sqlList(failed)
+	verdictStatuses = sqlList(append(append([]string{}, passed...), failed...)) // passed or failed
 )
+
+// Passed reports whether an execution of that status passed: the verdict flaky is judged by.
+func Passed(status string) bool { return slices.Contains(passed, status) }
+
+// Failed reports whether an execution of that status failed: the other verdict.
+func Failed(status string) bool { return slices.Contains(failed, status) }
+
+// sqlList writes statuses as an SQL list: ('hit', 'miss').
+func sqlList(statuses []string) string {
+	return "('" + strings.Join(statuses, "', '") + "')"
+}
 
 // key_outcomes keeps, per task and cache key, whether an execution of it ever passed and ever
 // failed, so that the flaky tasks are read from a few thousand rows rather than by looking every
 // failure's key up among the whole history. Its trigger keeps it current on every recorded
 // execution, whichever vx writes; migration 3 creates both and fills the table from the history.
-const (
+var (
 	keyOutcomesTable = `CREATE TABLE IF NOT EXISTS key_outcomes (
 		task_id TEXT NOT NULL,
 		hash TEXT NOT NULL,
