@@ -2,12 +2,16 @@ package prune
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -76,5 +80,64 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := ParseSize("lots"); err == nil {
 		t.Error("ParseSize(lots) accepted")
+	}
+}
+
+// Run reads the limits before it looks for the workspace, and names the one it cannot read.
+func TestRun(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	noRoot := func() (string, error) {
+		t.Error("root looked for")
+		return "", errors.New("no workspace")
+	}
+	for _, tc := range []struct {
+		req   Request
+		field string
+	}{
+		{Request{OlderThan: "soon"}, FieldOlderThan},
+		{Request{MaxSize: "lots"}, FieldMaxSize},
+		{Request{OlderThan: "1d", MaxSize: "-1"}, FieldMaxSize},
+	} {
+		_, err := Run(ctx, noRoot, tc.req)
+		var value *ValueError
+		var usage *vxerr.UsageError
+		if !errors.As(err, &value) || value.Field != tc.field || !errors.As(err, &usage) {
+			t.Errorf("Run(%+v) = %v, want a usage error naming %s", tc.req, err, tc.field)
+		}
+	}
+
+	// No state folder: an empty answer, and nothing created.
+	getenv := func(k string) string { return map[string]string{"VX_CACHE_DIR": "state"}[k] }
+	res, err := Run(ctx, func() (string, error) { return root, nil }, Request{MaxSize: "1", Getenv: getenv})
+	if err != nil || res.DryRun || len(res.Evicted) != 0 {
+		t.Fatalf("Run with no state folder: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "state")); !os.IsNotExist(err) {
+		t.Fatalf("Run created the state folder: %v", err)
+	}
+
+	// The state folder VX_CACHE_DIR names.
+	st, err := store.Open(ctx, filepath.Join(root, "state"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := st.CAS().Put([]byte("outputs"))
+	log, _ := st.CAS().Put([]byte("log"))
+	err = st.PutEntry(ctx, store.Entry{Hash: "h", TaskID: "p#a", Project: "p", OutputsBlob: out, LogBlob: log, Size: 10,
+		Created: time.Now(), LastUsed: time.Now()})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dryRun := range []bool{true, false} {
+		res, err = Run(ctx, func() (string, error) { return root, nil }, Request{MaxSize: "1", DryRun: dryRun, Getenv: getenv})
+		if err != nil || res.DryRun != dryRun || len(res.Evicted) != 1 {
+			t.Fatalf("Run(max size 1, dry run %v): %+v %v", dryRun, res, err)
+		}
+	}
+	res, err = Run(ctx, func() (string, error) { return root, nil }, Request{DryRun: true, Getenv: getenv})
+	if err != nil || len(res.Evicted) != 0 {
+		t.Fatalf("after the prune: %+v %v", res, err)
 	}
 }
