@@ -51,7 +51,7 @@ func (a *app) cachePruneCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&olderThan, "older-than", "", "evict entries last used longer ago than `D` (12h, 7d, 2w)")
-	f.StringVar(&maxSize, "max-size", "", "evict least recently used entries until the cache fits in `S` (500MB, 2G)")
+	f.StringVar(&maxSize, "max-size", "", "evict least recently used entries until the cache fits in `S` (500MB, 2G; 0 empties it)")
 	f.BoolVar(&dryRun, "dry-run", false, "answer what would be pruned; remove nothing")
 	return cmd
 }

@@ -28,8 +28,9 @@ const tempGrace = time.Hour
 type Options struct {
 	// OlderThan evicts entries last used longer ago than this; 0 for no age limit.
 	OlderThan time.Duration
-	// MaxSize evicts least recently used entries until the rest fit in this many bytes; 0 for none.
-	MaxSize int64
+	// MaxSize, when not nil, evicts least recently used entries until the rest fit in this many
+	// bytes: 0 evicts every entry.
+	MaxSize *int64
 	// DryRun answers what would be pruned and removes nothing.
 	DryRun bool
 	// Now is the clock; nil means time.Now.
@@ -58,7 +59,7 @@ type Request struct {
 	// age limit.
 	OlderThan string
 	// MaxSize evicts least recently used entries until the rest fit in this size (ParseSize: 500MB,
-	// 2G); "" for no size limit.
+	// 2G); 0 evicts every entry; "" for no size limit.
 	MaxSize string
 	// DryRun answers what would be pruned and removes nothing.
 	DryRun bool
@@ -104,7 +105,7 @@ func Run(ctx context.Context, root func() (string, error), req Request) (*Result
 		if err != nil {
 			return nil, &ValueError{Field: FieldMaxSize, Err: err}
 		}
-		opts.MaxSize = size
+		opts.MaxSize = &size
 	}
 	var err error
 	if opts.Root, err = root(); err != nil {
@@ -194,9 +195,9 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 			}
 		}
 	}
-	if opts.MaxSize > 0 {
+	if opts.MaxSize != nil {
 		for _, e := range entries {
-			if total <= opts.MaxSize {
+			if total <= *opts.MaxSize {
 				break
 			}
 			if !evict[e.Hash] {
