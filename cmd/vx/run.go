@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
-	"github.com/vzn/vx/engine/workspace"
 )
 
 const summarizeDefault = "\x00default"
@@ -40,6 +38,9 @@ given --filter NAME: its tasks and what they depend on.`,
 			if len(args) == 0 && !all {
 				return vxerr.Usagef("vx run: name the tasks to run, or --all")
 			}
+			if dry != "" && dry != "json" && dry != "text" {
+				return vxerr.Usagef("--dry=%s: want json or text", dry)
+			}
 			ctx := cmd.Context()
 			ws, err := a.load(ctx)
 			if err != nil {
@@ -55,31 +56,12 @@ given --filter NAME: its tasks and what they depend on.`,
 				so.Filters = append([]string{p.Name}, so.Filters...)
 			}
 			so.Tasks, so.All = args, all
-			selection, err := workspace.Select(ctx, ws, so)
-			if err != nil {
-				return err
-			}
-			if len(selection.TaskIDs) == 0 {
-				return vxerr.Usagef("vx run: no task matches %s", describeSelection(args, all, so))
-			}
-			workers, _, err := runner.Workers(concurrency, a.getenv)
-			if err != nil {
-				return err
-			}
-			opts := runner.Options{
-				Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
-				Force: force, Bail: bail, Concurrency: workers, Getenv: a.getenv,
-				Output: a.stderr, Terminal: isTerminal(a.stderr), Args: os.Args[1:],
-				Notice: func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) },
-			}
+			req := runner.Request{SelectOptions: so, Concurrency: concurrency, Force: force, Getenv: a.getenv}
 			if a.getenv("VX_DEBUG_HASH") == "1" {
-				opts.DebugHash = a.stderr
+				req.DebugHash = a.stderr
 			}
 			if dry != "" {
-				if dry != "json" && dry != "text" {
-					return vxerr.Usagef("--dry=%s: want json or text", dry)
-				}
-				plan, err := runner.DryRun(ctx, runner.PlanOptions{Options: opts, Affected: selection.Affected})
+				plan, err := runner.PlanDocument(ctx, ws, req)
 				if err != nil {
 					return err
 				}
@@ -88,6 +70,13 @@ given --filter NAME: its tasks and what they depend on.`,
 				}
 				return a.emit(plan, plan.WriteText)
 			}
+			prepared, err := runner.Prepare(ctx, ws, req)
+			if err != nil {
+				return err
+			}
+			opts := prepared.Options
+			opts.Bail, opts.Output, opts.Terminal, opts.Args = bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
+			opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 			if eventsFD > 0 {
 				events := os.NewFile(uintptr(eventsFD), "events")
 				if events == nil {
@@ -143,20 +132,6 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.IntVar(&eventsFD, "events-fd", 0, "write one JSON line per finished task to file descriptor `N`")
 	_ = f.MarkHidden("events-fd")
 	return cmd
-}
-
-func describeSelection(args []string, all bool, so workspace.SelectOptions) string {
-	what := strings.Join(args, " ")
-	if all {
-		what = "--all"
-	}
-	for _, f := range so.Filters {
-		what += " --filter " + f
-	}
-	if so.Affected {
-		what += " --affected"
-	}
-	return what
 }
 
 func isTerminal(w io.Writer) bool {
