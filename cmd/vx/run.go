@@ -34,7 +34,26 @@ each line prefixed with its task id; the run summary goes to stdout.
 
 Started in a project's folder (or below it), without --filter, vx run works on that project, as if
 given --filter NAME: its tasks and what they depend on.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			var eventsOut io.Writer
+			if eventsFD > 0 {
+				events := os.NewFile(uintptr(eventsFD), "events")
+				if events == nil {
+					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
+				}
+				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
+				// or to hold it open after vx is gone).
+				syscall.CloseOnExec(eventsFD)
+				defer events.Close()
+				// What vx ends on where its summary does not say it (a refusal, a run it could not
+				// record) goes to the reader too, which need not pick it out of stderr.
+				defer func() {
+					if msg, ok := a.message(err); ok {
+						runner.WriteEvent(events, runner.ErrorEvent(msg))
+					}
+				}()
+				eventsOut = events
+			}
 			if len(args) == 0 && !all {
 				return vxerr.Usagef("vx run: name the tasks to run, or --all")
 			}
@@ -77,17 +96,7 @@ given --filter NAME: its tasks and what they depend on.`,
 			opts := prepared.Options
 			opts.Bail, opts.Output, opts.Terminal, opts.Args = bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
 			opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
-			if eventsFD > 0 {
-				events := os.NewFile(uintptr(eventsFD), "events")
-				if events == nil {
-					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
-				}
-				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
-				// or to hold it open after vx is gone).
-				syscall.CloseOnExec(eventsFD)
-				defer events.Close()
-				opts.Events = events
-			}
+			opts.Events = eventsOut
 			opts.Exec = supervisedExec()
 			// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 			// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
@@ -129,7 +138,7 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
 	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time); --dry=json prints it as JSON")
 	f.Lookup("dry").NoOptDefVal = "text"
-	f.IntVar(&eventsFD, "events-fd", 0, "write one JSON line per finished task to file descriptor `N`")
+	f.IntVar(&eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
 	return cmd
 }
