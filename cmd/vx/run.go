@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/vzn/vx/engine/history"
@@ -136,12 +139,59 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.IntVar(&concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
 	f.StringVar(&summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
-	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time); --dry=json prints it as JSON")
+	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
 	f.Lookup("dry").NoOptDefVal = "text"
 	f.IntVar(&eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
+	cmd.SetUsageFunc(leafUsage)
 	return cmd
 }
+
+// leafUsage prints the usage of a command without subcommands, aliases or examples as cobra does,
+// with its flags through flagUsages.
+func leafUsage(c *cobra.Command) error {
+	if c.HasAvailableSubCommands() || len(c.Aliases) > 0 || c.HasExample() {
+		return (&cobra.Command{}).UsageFunc()(c) // cobra's own
+	}
+	w := c.OutOrStderr()
+	fmt.Fprintf(w, "Usage:\n  %s", c.UseLine())
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(w, "\n\nFlags:\n%s", strings.TrimRightFunc(flagUsages(c.LocalFlags()), unicode.IsSpace))
+	}
+	if c.HasAvailableInheritedFlags() {
+		fmt.Fprintf(w, "\n\nGlobal Flags:\n%s", strings.TrimRightFunc(flagUsages(c.InheritedFlags()), unicode.IsSpace))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// flagUsages is fs.FlagUsages() with a string flag whose value may be left out shown as
+// --name[=VALUE], VALUE the name its usage gives in backquotes. pflag shows it as
+// --name VALUE[="v"], v being what the flag is set to when the value is left out: for --dry the
+// word text, for --affected and --summarize vx's sentinel, which reads as blanks.
+func flagUsages(fs *pflag.FlagSet) string {
+	shown := pflag.NewFlagSet("", pflag.ContinueOnError)
+	shown.SortFlags = fs.SortFlags
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.NoOptDefVal == "" || f.Value.Type() != "string" {
+			shown.AddFlag(f)
+			return
+		}
+		name, usage := pflag.UnquoteUsage(f)
+		g := *f
+		// A value of no type puts no name between --name and [=NoOptDefVal].
+		g.Value, g.Usage, g.NoOptDefVal = untypedValue{}, usage, name
+		shown.AddFlag(&g)
+	})
+	return shown.FlagUsages()
+}
+
+// untypedValue stands in for a flag's value where pflag reads only its type.
+type untypedValue struct{}
+
+func (untypedValue) String() string   { return "" }
+func (untypedValue) Set(string) error { return nil }
+func (untypedValue) Type() string     { return "" }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
