@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -47,21 +46,6 @@ func (a *taskSelectionArgs) selectOptions() workspace.SelectOptions {
 	so := selectOptions(a.Filter, a.Affected)
 	so.Tasks, so.All = a.Tasks, a.All
 	return so
-}
-
-// describe names the selection as `vx run` does in its "no task matches" refusal.
-func (a *taskSelectionArgs) describe() string {
-	what := strings.Join(a.Tasks, " ")
-	if a.All {
-		what = "--all"
-	}
-	for _, f := range a.Filter {
-		what += " --filter " + f
-	}
-	if a.Affected != nil && a.Affected.On {
-		what += " --affected"
-	}
-	return what
 }
 
 // Schema fragments of the selection arguments.
@@ -114,7 +98,9 @@ func (e *Env) planTasks() Tool {
 			if err != nil {
 				return nil, err
 			}
-			plan, err := e.plan(ctx, ws, &args)
+			// The filters as given: a tool reads their folders from the workspace root and selects
+			// from the whole workspace, where vx run starts from its working folder.
+			plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: e.getenv})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -130,28 +116,6 @@ func (e *Env) planTasks() Tool {
 			return &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan}, nil
 		},
 	}
-}
-
-// plan does what `vx run … --dry=json` does once the workspace is loaded.
-func (e *Env) plan(ctx context.Context, ws *graph.Workspace, args *taskSelectionArgs) (*runner.Plan, error) {
-	selection, err := workspace.Select(ctx, ws, args.selectOptions())
-	if err != nil {
-		return nil, err
-	}
-	if len(selection.TaskIDs) == 0 {
-		return nil, vxerr.Usagef("vx run: no task matches %s", args.describe())
-	}
-	workers, _, err := runner.Workers(0, e.getenv)
-	if err != nil {
-		return nil, err
-	}
-	return runner.DryRun(ctx, runner.PlanOptions{
-		Options: runner.Options{
-			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
-			Concurrency: workers, Getenv: e.getenv,
-		},
-		Affected: selection.Affected,
-	})
 }
 
 var planOutputSchema = mustJSON(map[string]any{

@@ -2,10 +2,9 @@ package tools
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/vzn/vx/engine/prune"
-	"github.com/vzn/vx/engine/workspace"
 )
 
 type pruneCacheArgs struct {
@@ -44,32 +43,16 @@ func (e *Env) pruneCache() Tool {
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
-			opts := prune.Options{DryRun: args.DryRun == nil || *args.DryRun}
-			var err error
-			if args.OlderThan != "" {
-				if opts.OlderThan, err = prune.ParseAge(args.OlderThan); err != nil {
-					return nil, Refusef("argument %q: %s", "olderThan", oneLine(err.Error()))
-				}
-			}
-			if args.MaxSize != "" {
-				if opts.MaxSize, err = prune.ParseSize(args.MaxSize); err != nil {
-					return nil, Refusef("argument %q: %s", "maxSize", oneLine(err.Error()))
-				}
-			}
 			// As vx cache prune: the state folder of the workspace root, config not needed.
-			root, err := e.Loader.Root()
-			if err != nil {
-				return nil, &Refusal{Msg: oneLine(err.Error())}
+			res, err := prune.Run(ctx, e.Loader.Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize,
+				DryRun: args.DryRun == nil || *args.DryRun, Getenv: e.getenv})
+			var value *prune.ValueError
+			if errors.As(err, &value) {
+				// The engine names the field as this tool names the argument.
+				return nil, Refusef("argument %q: %s", value.Field, oneLine(value.Error()))
 			}
-			opts.Root = root
-			st, err := prune.Open(ctx, workspace.CacheDir(root, e.getenv), opts.DryRun)
 			if err != nil {
 				return nil, err
-			}
-			defer st.Close()
-			res, err := prune.Prune(ctx, st, opts)
-			if err != nil {
-				return nil, fmt.Errorf("prune the cache: %w", err)
 			}
 			return res, nil
 		},

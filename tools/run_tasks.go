@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/proc"
 )
@@ -33,7 +33,8 @@ const eventsDrain = time.Second
 // sweepTimeout bounds the sweep of a call's leftover processes.
 const sweepTimeout = 5 * time.Second
 
-// stderrTail is how much of the child's stderr is kept: its last line is the CLI's message.
+// stderrTail is how much of the child's stderr is kept, for the message of a child that wrote no
+// error event.
 const stderrTail = 64 << 10
 
 // callMarkerPrefix starts the name of the variable put in the environment of the `vx run` child of
@@ -213,17 +214,28 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 	defer eventsR.Close()
 	defer eventsW.Close()
 
+	// childMsg is the message of the child's error event, read only once read is closed.
+	var childMsg string
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		readEvents(eventsR, progress)
+		runner.ReadEvents(eventsR, func(ev runner.Event) {
+			switch ev.Type {
+			case runner.EventStart:
+				progress(0, float64(ev.Total), fmt.Sprintf("run %s started: %d tasks", ev.RunID, ev.Total))
+			case runner.EventTask:
+				progress(float64(ev.Done), float64(ev.Total), taskMessage(ev))
+			case runner.EventError:
+				childMsg = ev.Message
+			}
+		})
 	}()
 
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: stderrTail}
 	res, runErr := proc.Run(ctx, proc.Spec{
 		Path: e.Exe, Args: args.childArgs(), Dir: root,
-		Env:    append(os.Environ(), marker),
+		Env:    slices.Concat(e.environ(), []string{marker}),
 		Stdout: &stdout, Stderr: stderr,
 		ExtraFiles: []*os.File{eventsW},
 		Grace:      runGrace,
@@ -256,13 +268,18 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 	case runErr != nil:
 		return nil, fmt.Errorf("runTasks: %w", runErr)
 	}
-	return e.answer(res, stdout.Bytes(), stderr.Bytes())
+	msg := childMsg
+	if msg == "" {
+		// A child that died before it could say why (a panic, a flag it did not take) left its
+		// last words on stderr, if any.
+		msg = lastMessage(stderr.Bytes())
+	}
+	return e.answer(res, stdout.Bytes(), msg)
 }
 
-// answer turns what the child printed into the tool's answer.
-func (e *Env) answer(res proc.Result, stdout, stderr []byte) (*RunAnswer, error) {
-	masker := e.Loader.Masker()
-	msg := masker.String(lastMessage(stderr))
+// answer turns what the child printed, and the message it ended on, into the tool's answer.
+func (e *Env) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, error) {
+	msg = e.Loader.Masker().String(msg)
 	var head struct {
 		ExitCode *int `json:"exitCode"`
 	}
@@ -299,7 +316,8 @@ func (e *Env) stderr() io.Writer {
 	return e.Stderr
 }
 
-// lastMessage finds the message vx ended on in its stderr: its last "vx: " line, else its last line.
+// lastMessage finds the message vx ended on in its stderr: its last "vx: " line, else its last
+// line. It is the fallback for a child that wrote no error event.
 func lastMessage(stderr []byte) string {
 	lines := strings.Split(strings.TrimRight(string(stderr), "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -310,42 +328,8 @@ func lastMessage(stderr []byte) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// runEvent is one line of vx run's events stream (--events-fd).
-type runEvent struct {
-	Type      string `json:"type"`
-	RunID     string `json:"runId"`
-	TaskID    string `json:"taskId"`
-	Status    string `json:"status"`
-	Done      int    `json:"done"`
-	Total     int    `json:"total"`
-	ExitCode  *int   `json:"exitCode"`
-	BlockedBy string `json:"blockedBy"`
-}
-
-// readEvents turns each event into a progress notification until r ends. A line it cannot read
-// is skipped; r is read to its end whatever it holds, so the child never blocks on the pipe.
-func readEvents(r io.Reader, progress func(done, total float64, msg string)) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		var ev runEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue
-		}
-		switch ev.Type {
-		case "start":
-			progress(0, float64(ev.Total), fmt.Sprintf("run %s started: %d tasks", ev.RunID, ev.Total))
-		case "task":
-			progress(float64(ev.Done), float64(ev.Total), taskMessage(ev))
-		}
-	}
-	if sc.Err() != nil {
-		_, _ = io.Copy(io.Discard, r)
-	}
-}
-
 // taskMessage is the progress message of one finished task, e.g. "app#test failed (exit code 1), 3/5".
-func taskMessage(ev runEvent) string {
+func taskMessage(ev runner.Event) string {
 	status := ev.Status
 	switch {
 	case ev.Status == "hit":

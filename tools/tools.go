@@ -15,8 +15,11 @@ type Env struct {
 	Loader *workspace.Loader
 	// Exe is the path of the running vx binary.
 	Exe string
-	// Getenv reads the server's environment.
+	// Getenv reads the server's environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Environ is the server's environment as a list, which the `vx run` child of runTasks starts
+	// from; nil means os.Environ().
+	Environ []string
 	// Stderr receives what must not reach the reply stream.
 	Stderr io.Writer
 	// Version is vx's version.
@@ -28,6 +31,13 @@ func (e *Env) getenv(k string) string {
 		return os.Getenv(k)
 	}
 	return e.Getenv(k)
+}
+
+func (e *Env) environ() []string {
+	if e.Environ == nil {
+		return os.Environ()
+	}
+	return e.Environ
 }
 
 // load evaluates the workspace for one call; a config that does not load refuses the call with the

@@ -119,9 +119,8 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if err == nil {
 		return vxerr.ExitOK
 	}
-	var fe *vxerr.FailureError
-	if !errors.As(err, &fe) || fe.Msg != "" {
-		fmt.Fprintf(a.stderr, "vx: %s\n", a.masker.String(oneLine(err.Error())))
+	if msg, ok := a.message(err); ok {
+		fmt.Fprintf(a.stderr, "vx: %s\n", msg)
 	}
 	var c vxerr.Coder
 	if errors.As(err, &c) {
@@ -131,6 +130,19 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		return vxerr.ExitUsage
 	}
 	return vxerr.ExitFailure
+}
+
+// message is the message vx ends on for err, secrets masked; ok is false for a failure that the
+// answer already tells (a task failed: the run summary says which).
+func (a *app) message(err error) (msg string, ok bool) {
+	if err == nil {
+		return "", false
+	}
+	var fe *vxerr.FailureError
+	if errors.As(err, &fe) && fe.Msg == "" {
+		return "", false
+	}
+	return a.masker.String(oneLine(err.Error())), true
 }
 
 func oneLine(s string) string { return strings.TrimRight(s, "\n") }

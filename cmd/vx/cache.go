@@ -9,7 +9,6 @@ import (
 
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/prune"
-	"github.com/vzn/vx/engine/workspace"
 )
 
 func (a *app) cacheCmd() *cobra.Command {
@@ -29,30 +28,9 @@ func (a *app) cachePruneCmd() *cobra.Command {
 		Short: "Evict cache entries by age and size, and remove blobs no entry references (never run history)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			opts := prune.Options{DryRun: dryRun}
-			var err error
-			if olderThan != "" {
-				if opts.OlderThan, err = prune.ParseAge(olderThan); err != nil {
-					return err
-				}
-			}
-			if maxSize != "" {
-				if opts.MaxSize, err = prune.ParseSize(maxSize); err != nil {
-					return err
-				}
-			}
-			root, err := workspace.FindRoot(a.workDir())
-			if err != nil {
-				return err
-			}
-			opts.Root = root
-			st, err := prune.Open(ctx, workspace.CacheDir(root, a.getenv), dryRun)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			res, err := prune.Prune(ctx, st, opts)
+			// The state folder of the workspace root; the config is not needed.
+			res, err := prune.Run(cmd.Context(), a.workspaceLoader().Root,
+				prune.Request{OlderThan: olderThan, MaxSize: maxSize, DryRun: dryRun, Getenv: a.getenv})
 			if err != nil {
 				return err
 			}
@@ -73,7 +51,7 @@ func (a *app) cachePruneCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&olderThan, "older-than", "", "evict entries last used longer ago than `D` (12h, 7d, 2w)")
-	f.StringVar(&maxSize, "max-size", "", "evict least recently used entries until the cache fits in `S` (500MB, 2G)")
+	f.StringVar(&maxSize, "max-size", "", "evict least recently used entries until the cache fits in `S` (500MB, 2G; 0 empties it)")
 	f.BoolVar(&dryRun, "dry-run", false, "answer what would be pruned; remove nothing")
 	return cmd
 }

@@ -9,15 +9,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
-	"github.com/vzn/vx/engine/workspace"
 )
 
 const summarizeDefault = "\x00default"
@@ -37,9 +38,31 @@ each line prefixed with its task id; the run summary goes to stdout.
 
 Started in a project's folder (or below it), without --filter, vx run works on that project, as if
 given --filter NAME: its tasks and what they depend on.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			var eventsOut io.Writer
+			if eventsFD > 0 {
+				events := os.NewFile(uintptr(eventsFD), "events")
+				if events == nil {
+					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
+				}
+				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
+				// or to hold it open after vx is gone).
+				syscall.CloseOnExec(eventsFD)
+				defer events.Close()
+				// What vx ends on where its summary does not say it (a refusal, a run it could not
+				// record) goes to the reader too, which need not pick it out of stderr.
+				defer func() {
+					if msg, ok := a.message(err); ok {
+						runner.WriteEvent(events, runner.ErrorEvent(msg))
+					}
+				}()
+				eventsOut = events
+			}
 			if len(args) == 0 && !all {
 				return vxerr.Usagef("vx run: name the tasks to run, or --all")
+			}
+			if dry != "" && dry != "json" && dry != "text" {
+				return vxerr.Usagef("--dry=%s: want json or text", dry)
 			}
 			ctx := cmd.Context()
 			ws, err := a.load(ctx)
@@ -56,31 +79,12 @@ given --filter NAME: its tasks and what they depend on.`,
 				so.Filters = append([]string{p.Name}, so.Filters...)
 			}
 			so.Tasks, so.All = args, all
-			selection, err := workspace.Select(ctx, ws, so)
-			if err != nil {
-				return err
-			}
-			if len(selection.TaskIDs) == 0 {
-				return vxerr.Usagef("vx run: no task matches %s", describeSelection(args, all, so))
-			}
-			workers, _, err := runner.Workers(concurrency, a.getenv)
-			if err != nil {
-				return err
-			}
-			opts := runner.Options{
-				Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
-				Force: force, Bail: bail, Concurrency: workers, Getenv: a.getenv,
-				Output: a.stderr, Terminal: isTerminal(a.stderr), Args: os.Args[1:],
-				Notice: func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) },
-			}
+			req := runner.Request{SelectOptions: so, Concurrency: concurrency, Force: force, Getenv: a.getenv}
 			if a.getenv("VX_DEBUG_HASH") == "1" {
-				opts.DebugHash = a.stderr
+				req.DebugHash = a.stderr
 			}
 			if dry != "" {
-				if dry != "json" && dry != "text" {
-					return vxerr.Usagef("--dry=%s: want json or text", dry)
-				}
-				plan, err := runner.DryRun(ctx, runner.PlanOptions{Options: opts, Affected: selection.Affected})
+				plan, err := runner.PlanDocument(ctx, ws, req)
 				if err != nil {
 					return err
 				}
@@ -89,17 +93,14 @@ given --filter NAME: its tasks and what they depend on.`,
 				}
 				return a.emit(plan, plan.WriteText)
 			}
-			if eventsFD > 0 {
-				events := os.NewFile(uintptr(eventsFD), "events")
-				if events == nil {
-					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
-				}
-				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
-				// or to hold it open after vx is gone).
-				syscall.CloseOnExec(eventsFD)
-				defer events.Close()
-				opts.Events = events
+			prepared, err := runner.Prepare(ctx, ws, req)
+			if err != nil {
+				return err
 			}
+			opts := prepared.Options
+			opts.Bail, opts.Output, opts.Terminal, opts.Args = bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
+			opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
+			opts.Events = eventsOut
 			opts.Exec = supervisedExec()
 			// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 			// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
@@ -139,26 +140,59 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.IntVar(&concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
 	f.StringVar(&summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
-	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time); --dry=json prints it as JSON")
+	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
 	f.Lookup("dry").NoOptDefVal = "text"
-	f.IntVar(&eventsFD, "events-fd", 0, "write one JSON line per finished task to file descriptor `N`")
+	f.IntVar(&eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
+	cmd.SetUsageFunc(leafUsage)
 	return cmd
 }
 
-func describeSelection(args []string, all bool, so workspace.SelectOptions) string {
-	what := strings.Join(args, " ")
-	if all {
-		what = "--all"
+// leafUsage prints the usage of a command without subcommands, aliases or examples as cobra does,
+// with its flags through flagUsages.
+func leafUsage(c *cobra.Command) error {
+	if c.HasAvailableSubCommands() || len(c.Aliases) > 0 || c.HasExample() {
+		return (&cobra.Command{}).UsageFunc()(c) // cobra's own
 	}
-	for _, f := range so.Filters {
-		what += " --filter " + f
+	w := c.OutOrStderr()
+	fmt.Fprintf(w, "Usage:\n  %s", c.UseLine())
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(w, "\n\nFlags:\n%s", strings.TrimRightFunc(flagUsages(c.LocalFlags()), unicode.IsSpace))
 	}
-	if so.Affected {
-		what += " --affected"
+	if c.HasAvailableInheritedFlags() {
+		fmt.Fprintf(w, "\n\nGlobal Flags:\n%s", strings.TrimRightFunc(flagUsages(c.InheritedFlags()), unicode.IsSpace))
 	}
-	return what
+	_, err := fmt.Fprintln(w)
+	return err
 }
+
+// flagUsages is fs.FlagUsages() with a string flag whose value may be left out shown as
+// --name[=VALUE], VALUE the name its usage gives in backquotes. pflag shows it as
+// --name VALUE[="v"], v being what the flag is set to when the value is left out: for --dry the
+// word text, for --affected and --summarize vx's sentinel, which reads as blanks.
+func flagUsages(fs *pflag.FlagSet) string {
+	shown := pflag.NewFlagSet("", pflag.ContinueOnError)
+	shown.SortFlags = fs.SortFlags
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.NoOptDefVal == "" || f.Value.Type() != "string" {
+			shown.AddFlag(f)
+			return
+		}
+		name, usage := pflag.UnquoteUsage(f)
+		g := *f
+		// A value of no type puts no name between --name and [=NoOptDefVal].
+		g.Value, g.Usage, g.NoOptDefVal = untypedValue{}, usage, name
+		shown.AddFlag(&g)
+	})
+	return shown.FlagUsages()
+}
+
+// untypedValue stands in for a flag's value where pflag reads only its type.
+type untypedValue struct{}
+
+func (untypedValue) String() string   { return "" }
+func (untypedValue) Set(string) error { return nil }
+func (untypedValue) Type() string     { return "" }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
 )
 
 // tempGrace is how old a leftover temporary blob must be before it counts as an orphan: a younger
@@ -27,8 +28,9 @@ const tempGrace = time.Hour
 type Options struct {
 	// OlderThan evicts entries last used longer ago than this; 0 for no age limit.
 	OlderThan time.Duration
-	// MaxSize evicts least recently used entries until the rest fit in this many bytes; 0 for none.
-	MaxSize int64
+	// MaxSize, when not nil, evicts least recently used entries until the rest fit in this many
+	// bytes: 0 evicts every entry.
+	MaxSize *int64
 	// DryRun answers what would be pruned and removes nothing.
 	DryRun bool
 	// Now is the clock; nil means time.Now.
@@ -51,9 +53,74 @@ type Result struct {
 	StaleFileStats int `json:"staleFileStats"`
 }
 
+// Request is what vx cache prune and the pruneCache tool are asked, the limits as written.
+type Request struct {
+	// OlderThan evicts entries last used longer ago than this (ParseAge: 12h, 7d, 2w); "" for no
+	// age limit.
+	OlderThan string
+	// MaxSize evicts least recently used entries until the rest fit in this size (ParseSize: 500MB,
+	// 2G); 0 evicts every entry; "" for no size limit.
+	MaxSize string
+	// DryRun answers what would be pruned and removes nothing.
+	DryRun bool
+	// Getenv reads VX_CACHE_DIR; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// The Request fields a ValueError names.
+const (
+	FieldOlderThan = "olderThan"
+	FieldMaxSize   = "maxSize"
+)
+
+// ValueError is a Request value Run cannot read: a usage error, whose message is the value's own
+// (`size "lots": want a size such as 500MB or 2G`).
+type ValueError struct {
+	// Field is FieldOlderThan or FieldMaxSize.
+	Field string
+	Err   error
+}
+
+// Error returns the value's message.
+func (e *ValueError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the usage error.
+func (e *ValueError) Unwrap() error { return e.Err }
+
+// Run answers `vx cache prune --format json` for req: it reads the limits (a *ValueError for one
+// it cannot read), finds the workspace root through root (called only then, so that a value vx
+// cannot read is named first, even outside a workspace), opens its state folder as a prune needs
+// it (Open) and prunes it. vx cache prune and the pruneCache tool both answer it.
+func Run(ctx context.Context, root func() (string, error), req Request) (*Result, error) {
+	opts := Options{DryRun: req.DryRun}
+	if req.OlderThan != "" {
+		age, err := ParseAge(req.OlderThan)
+		if err != nil {
+			return nil, &ValueError{Field: FieldOlderThan, Err: err}
+		}
+		opts.OlderThan = age
+	}
+	if req.MaxSize != "" {
+		size, err := ParseSize(req.MaxSize)
+		if err != nil {
+			return nil, &ValueError{Field: FieldMaxSize, Err: err}
+		}
+		opts.MaxSize = &size
+	}
+	var err error
+	if opts.Root, err = root(); err != nil {
+		return nil, err
+	}
+	st, err := Open(ctx, workspace.CacheDir(opts.Root, req.Getenv), req.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return Prune(ctx, st, opts)
+}
+
 // Open opens the state folder dir as a prune needs it: read-only for a dry run, or where there is
-// no index (then nothing is created), for writing otherwise. vx cache prune and the pruneCache
-// tool both open it here.
+// no index (then nothing is created), for writing otherwise.
 func Open(ctx context.Context, dir string, dryRun bool) (*store.Store, error) {
 	var st *store.Store
 	var err error
@@ -128,9 +195,9 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 			}
 		}
 	}
-	if opts.MaxSize > 0 {
+	if opts.MaxSize != nil {
 		for _, e := range entries {
-			if total <= opts.MaxSize {
+			if total <= *opts.MaxSize {
 				break
 			}
 			if !evict[e.Hash] {

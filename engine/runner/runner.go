@@ -8,7 +8,6 @@ package runner
 import (
 	"container/heap"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +53,8 @@ type Options struct {
 	Output io.Writer
 	// Terminal draws live progress on Output (a terminal) instead of plain prefixed lines.
 	Terminal bool
-	// Events receives one JSON line per finished task (and one at the start); nil for none.
+	// Events receives the run's events (EventStart, an EventTask per finished task, EventEnd), one
+	// JSON line each; nil for none.
 	Events io.Writer
 	// Args is the command line, recorded with the run.
 	Args []string
@@ -210,7 +210,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	if err := st.BeginRun(dbctx, run); err != nil {
 		return nil, err
 	}
-	r.event(map[string]any{"type": "start", "runId": r.runID, "total": len(nodes)})
+	r.event(startEvent(r.runID, len(nodes)))
 
 	execs, recErr := r.schedule(ctx, nodes)
 
@@ -244,7 +244,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			sum = recorded
 		}
 	}
-	r.event(map[string]any{"type": "end", "runId": r.runID, "ok": sum.OK, "exitCode": sum.ExitCode})
+	r.event(endEvent(r.runID, sum.OK, sum.ExitCode))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
 	}
@@ -513,26 +513,9 @@ func (r *runState) row(n *node, status string, set func(*store.Execution)) store
 	return e
 }
 
-func taskEvent(e store.Execution, done, total int) map[string]any {
-	ev := map[string]any{"type": "task", "taskId": e.TaskID, "status": e.Status, "done": done, "total": total,
-		"durationMs": e.Duration.Milliseconds(), "hash": e.Hash}
-	if e.BlockedBy != "" {
-		ev["blockedBy"] = e.BlockedBy
+// event writes one line to the events stream, if there is one.
+func (r *runState) event(ev Event) {
+	if r.opts.Events != nil {
+		WriteEvent(r.opts.Events, ev)
 	}
-	if e.ExitCode != nil {
-		ev["exitCode"] = *e.ExitCode
-	}
-	return ev
-}
-
-// event writes one JSON line to the events stream; a broken stream is ignored (the parent left).
-func (r *runState) event(ev map[string]any) {
-	if r.opts.Events == nil {
-		return
-	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return
-	}
-	_, _ = r.opts.Events.Write(append(data, '\n'))
 }
