@@ -31,7 +31,7 @@ func (e *Env) pruneCache() Tool {
 			"olderThan": map[string]any{"type": "string", "minLength": 1,
 				"description": "Evict entries last used longer ago than this duration, e.g. 12h, 7d, 2w (vx cache prune --older-than)."},
 			"maxSize": map[string]any{"type": "string", "minLength": 1,
-				"description": "Evict least recently used entries until the cache fits in this size, e.g. 500MB, 2G (vx cache prune --max-size)."},
+				"description": "Evict least recently used entries until the cache fits in this size, e.g. 500MB, 2G; 0 empties it (vx cache prune --max-size)."},
 			"dryRun": map[string]any{"type": "boolean", "default": true,
 				"description": "true (the default): answer what would be pruned, remove nothing. false: remove it."},
 		}),

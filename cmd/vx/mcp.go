@@ -49,7 +49,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				_, _ = loader.Load(cmd.Context())
 			}()
 			defer warm.Wait()
-			env := &tools.Env{Loader: loader, Exe: exe, Getenv: a.getenv, Stderr: a.stderr, Version: version}
+			env := &tools.Env{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
 			err = actor.Serve(cmd.Context(), actor.Config{
 				In:            os.Stdin,
 				Out:           out,

@@ -123,5 +123,6 @@ func (a *app) showCmd() *cobra.Command {
 		},
 	}
 	sel.register(cmd)
+	cmd.SetUsageFunc(leafUsage)
 	return cmd
 }
