@@ -179,6 +179,9 @@ type Hasher struct {
 	// nested maps each project folder to the folders of the projects inside it.
 	nested map[string][]string
 
+	// throughDigests memoises projectDigest until a task writes files.
+	throughDigests map[string]string
+
 	lockOnce sync.Once
 	lock     *lockfile.Lockfile
 	lockErr  error
@@ -275,6 +278,7 @@ func (h *Hasher) Invalidate(projectDir string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rootStale = true
+	h.throughDigests = nil
 	for dir := range h.listings {
 		if dir == "." || dir == projectDir || strings.HasPrefix(projectDir, dir+"/") {
 			h.stale[dir] = true
@@ -390,11 +394,17 @@ func (h *Hasher) putSecret(m *Manifest, kind, name, value string) {
 }
 
 // projectDigest hashes the files of a project (its default inputs: what git would show, less
-// node_modules and nested projects) into one digest, once per hasher and project listing.
+// node_modules and nested projects) into one digest, kept until a task writes files.
 func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error) {
 	ws := h.opts.Workspace
 	if ws == nil {
 		return "", fmt.Errorf("project %s: no workspace", name)
+	}
+	h.mu.Lock()
+	digest, ok := h.throughDigests[name]
+	h.mu.Unlock()
+	if ok {
+		return digest, nil
 	}
 	p, ok := ws.Project(name)
 	if !ok {
@@ -415,7 +425,14 @@ func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error)
 		}
 		fmt.Fprintf(sum, "%s\x00%s\n", rel, fh)
 	}
-	return hex.EncodeToString(sum.Sum(nil)), nil
+	digest = hex.EncodeToString(sum.Sum(nil))
+	h.mu.Lock()
+	if h.throughDigests == nil {
+		h.throughDigests = map[string]string{}
+	}
+	h.throughDigests[name] = digest
+	h.mu.Unlock()
+	return digest, nil
 }
 
 // putPackages records the external packages the project resolves to, with the root's own, from
