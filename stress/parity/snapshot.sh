@@ -11,8 +11,38 @@ rm -rf "$out"; mkdir -p "$out"
 work=/tmp/vx-parity-work; rm -rf "$work"; mkdir -p "$work"  # one fixed path: documents name the root
 export GIT_AUTHOR_NAME=vx GIT_AUTHOR_EMAIL=vx@example.com GIT_COMMITTER_NAME=vx GIT_COMMITTER_EMAIL=vx@example.com
 
-for ex in "$here"/examples/*/; do
-	name=$(basename "$ex")
+# a generated workspace beside the examples: 40 projects in four layers, each depending on two of
+# the layer before, with templates, overrides, tags, a secret and the mcp() plugin
+gen="$work/gen-src"; mkdir -p "$gen"
+cat >"$gen/vx.workspace.ts" <<'TS'
+import { defineWorkspace } from '@vzn/vx/config'
+import { mcp } from '@vzn/vx-mcp'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  plugins: [mcp({ run: ['build', 'test'] })],
+  tasks: {
+    build: { command: 'mkdir -p dist && cat src/*.ts > dist/out.js', dependsOn: ['^build'], inputs: ['src/**'], outputs: ['dist/**'] },
+    test: { command: 'test -s dist/out.js', dependsOn: ['build'], timeout: '1m' },
+    deploy: { command: 'echo deploy', cache: false, exec: { env: { TOKEN: { secret: 'PARITY_TOKEN' } } } },
+  },
+})
+TS
+for i in $(seq -w 0 39); do
+	d="$gen/packages/p$i"; mkdir -p "$d/src"
+	layer=$((10#$i / 10)); deps=""
+	if [ "$layer" -gt 0 ]; then
+		a=$(printf '%02d' $(( (layer - 1) * 10 + 10#$i % 10 ))); b=$(printf '%02d' $(( (layer - 1) * 10 + (10#$i + 3) % 10 )))
+		deps="\"p$a\": \"*\", \"p$b\": \"*\""
+	fi
+	printf '{ "name": "p%s", "dependencies": { %s } }\n' "$i" "$deps" >"$d/package.json"
+	printf 'export const v%s = %s\n' "$i" "$i" >"$d/src/index.ts"
+	if [ $((10#$i % 7)) -eq 0 ]; then
+		printf "export default { tags: ['seven'], tasks: { deploy: false, test: { command: 'true' } } }\n" >"$d/vx.project.ts"
+	fi
+done
+
+for ex in "$here"/examples/*/ "$gen"/; do
+	name=$(basename "$ex"); [ "$name" = gen-src ] && name=generated
 	cp -R "$ex" "$work/$name"
 	cd "$work/$name"
 	rm -rf .vx
