@@ -23,7 +23,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
@@ -618,10 +617,7 @@ func racy(f store.FileStat) bool {
 
 func statOf(fi fs.FileInfo) store.FileStat {
 	f := store.FileStat{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		f.Ino = st.Ino
-		f.CtimeNs = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-	}
+	f.Ino, f.CtimeNs = inodeAndCtime(fi)
 	return f
 }
 

@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"modernc.org/sqlite" // also the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -233,17 +232,6 @@ func openForReading(ctx context.Context, path string) (*sql.DB, error) {
 		}
 	}
 	return openDB(ctx, path, asImmutable)
-}
-
-// writableFolder reports whether this process may create files in dir, and whether dir means to
-// let anyone: root passes every permission check, but a folder without a write bit is read-only
-// by intent.
-func writableFolder(dir string) bool {
-	fi, err := os.Stat(dir)
-	if err != nil || fi.Mode().Perm()&0o222 == 0 {
-		return false
-	}
-	return unix.Access(dir, unix.W_OK) == nil
 }
 
 // walHoldsCommits reports whether the index's -wal file holds frames not yet in the index file.

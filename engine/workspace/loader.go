@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sourcegraph/conc/iter"
@@ -78,10 +77,7 @@ func stampOf(path string) stamp {
 		return stamp{}
 	}
 	s := stamp{Exists: true, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.Ino = st.Ino
-		s.Ctime = st.Ctim.Nano()
-	}
+	s.Ino, s.Ctime = inodeAndCtime(fi)
 	return s
 }
 
