@@ -173,6 +173,13 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 
 	waited := waitExited(pid)
+	var waitErr error
+	reaped := false
+	if !waited && !waitsUnreaped {
+		// The child cannot be waited for here without reaping it: reap it while the stopper still
+		// watches ctx, so that a cancellation still stops it.
+		waitErr, reaped = cmd.Wait(), true
+	}
 	res.Wall = time.Since(began)
 	res.Cancelled = ctx.Err() != nil
 	close(exited)
@@ -184,8 +191,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		_ = KillGroup(pid, syscall.SIGKILL)
 	}
 	finished = true
-	waitErr := cmd.Wait()
-	if !waited {
+	if !reaped {
+		waitErr = cmd.Wait()
+	}
+	if !waited && hasProcessGroups {
 		_ = KillGroup(pid, syscall.SIGKILL)
 	}
 	res.fill(cmd.ProcessState)
@@ -229,7 +238,7 @@ func stopOnCancel(ctx context.Context, pid int, grace time.Duration, killTree, s
 	if grace > 0 && !isClosed(hard) {
 		// A supervisor is alone in its group: it passes these on to the child's group.
 		_ = KillGroup(pid, syscall.SIGTERM)
-		_ = KillGroup(pid, syscall.SIGCONT)
+		resumeGroup(pid)
 		timer := time.NewTimer(grace)
 		defer timer.Stop()
 		select {
@@ -253,32 +262,6 @@ func stopOnCancel(ctx context.Context, pid int, grace time.Duration, killTree, s
 	}
 	_ = KillGroup(pid, syscall.SIGKILL)
 	return true
-}
-
-// KillGroup sends sig to the process group pgid; ESRCH (already gone) is not an error. It refuses
-// pgid <= 1 and vx's own group, which a bug must never turn into "signal everything".
-func KillGroup(pgid int, sig syscall.Signal) error {
-	if pgid <= 1 {
-		return fmt.Errorf("proc: refusing to signal process group %d", pgid)
-	}
-	if pgid == syscall.Getpgrp() {
-		return fmt.Errorf("proc: refusing to signal vx's own process group %d", pgid)
-	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("proc: send %s to process group %d: %w", sig, pgid, err)
-	}
-	return nil
-}
-
-// killPid sends sig to one process; ESRCH is not an error.
-func killPid(pid int, sig syscall.Signal) error {
-	if pid <= 1 || pid == os.Getpid() {
-		return fmt.Errorf("proc: refusing to signal pid %d", pid)
-	}
-	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("proc: send %s to pid %d: %w", sig, pid, err)
-	}
-	return nil
 }
 
 func (s Spec) grace() time.Duration {
@@ -323,7 +306,10 @@ func (s Spec) command(grace time.Duration) (*exec.Cmd, *reportPipe, error) {
 		cmd = s.Supervisor.command(3+len(s.ExtraFiles), argv)
 		extraFiles = append(slices.Clip(s.ExtraFiles), report.w)
 	case s.Shell != "":
-		cmd = exec.Command("/bin/sh", "-c", s.Shell)
+		var err error
+		if cmd, err = shellCommand(s.Shell); err != nil {
+			return nil, nil, err
+		}
 	default:
 		cmd = exec.Command(s.Path, s.Args...)
 	}
@@ -335,7 +321,7 @@ func (s Spec) command(grace time.Duration) (*exec.Cmd, *reportPipe, error) {
 	cmd.Stdin = s.Stdin
 	cmd.Stdout, cmd.Stderr = pipedWriters(s.Stdout, s.Stderr)
 	cmd.ExtraFiles = extraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = newGroupAttr()
 	setParentDeathSignal(cmd.SysProcAttr, s.ParentDeathSignal)
 	if report != nil {
 		superviseAttr(cmd.SysProcAttr)
@@ -392,9 +378,5 @@ func (r *Result) fill(state *os.ProcessState) {
 		r.ExitCode = -1
 		r.Signal = ws.Signal().String()
 	}
-	if ru, ok := state.SysUsage().(*syscall.Rusage); ok && ru != nil {
-		r.UserCPU = time.Duration(ru.Utime.Nano())
-		r.SysCPU = time.Duration(ru.Stime.Nano())
-		r.PeakRSSBytes = maxRSSBytes(ru)
-	}
+	r.fillUsage(state)
 }

@@ -51,7 +51,7 @@ func (r *Reaper) forget(pid int) {
 
 // orphans lists the orphans among procs (see Reaper), zombies or live ones. r.mu must be held.
 func (r *Reaper) orphans(procs []procInfo, zombies bool) []procInfo {
-	self, ownGroup := os.Getpid(), syscall.Getpgrp()
+	self, ownGroup := os.Getpid(), ownGroupID()
 	var found []procInfo
 	for _, p := range procs {
 		if p.ppid != self || p.pgid == ownGroup || r.supervised[p.pid] || p.zombie() != zombies {
@@ -78,8 +78,7 @@ func (r *Reaper) Reap() ([]int, error) {
 	var reaped []int
 	var errs []error
 	for _, p := range r.orphans(procs, true) {
-		var status syscall.WaitStatus
-		got, err := syscall.Wait4(p.pid, &status, syscall.WNOHANG, nil)
+		got, err := reapIfExited(p.pid)
 		switch {
 		case errors.Is(err, syscall.ECHILD):
 			// Reaped by someone else meanwhile.
@@ -104,7 +103,7 @@ func (r *Reaper) KillOrphans(sig syscall.Signal) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proc: kill orphans: %w", err)
 	}
-	ownGroup := syscall.Getpgrp()
+	ownGroup := ownGroupID()
 	groupOf := make(map[int]int, len(procs))
 	for _, p := range procs {
 		groupOf[p.pid] = p.pgid

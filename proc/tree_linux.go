@@ -172,6 +172,10 @@ func waitExited(pid int) bool {
 	}
 }
 
+// waitsUnreaped: waitExited waits for the child's exit and leaves it a zombie, so its group id
+// stays reserved until Run has killed the rest of its group.
+const waitsUnreaped = true
+
 func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
 
 // setParentDeathSignal asks the kernel to send sig to the child when its parent dies.

@@ -35,12 +35,12 @@ func killTreeOf(int) error { return errors.ErrUnsupported }
 
 func waitExited(int) bool { return false }
 
-// maxRSSBytes: BSDs and macOS report ru_maxrss in bytes already (macOS) or kB (BSDs); vx targets
-// Linux, so the value is passed on as it is.
-func maxRSSBytes(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
-
 // setParentDeathSignal is Linux only; elsewhere the child outlives a killed parent.
 func setParentDeathSignal(*syscall.SysProcAttr, syscall.Signal) {}
 
 // parentDeathSignal: without PR_SET_PDEATHSIG, no parent asks for one.
 func parentDeathSignal() syscall.Signal { return 0 }
+
+// waitsUnreaped: waitExited cannot wait without reaping here (it needs Linux's waitid WNOWAIT),
+// so Run reaps the child with os/exec before it stops watching ctx.
+const waitsUnreaped = false

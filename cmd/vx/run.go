@@ -47,7 +47,7 @@ given --filter NAME: its tasks and what they depend on.`,
 				}
 				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
 				// or to hold it open after vx is gone).
-				syscall.CloseOnExec(eventsFD)
+				closeOnExec(eventsFD)
 				defer events.Close()
 				// What vx ends on where its summary does not say it (a refusal, a run it could not
 				// record) goes to the reader too, which need not pick it out of stderr.

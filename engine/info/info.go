@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
@@ -161,11 +160,11 @@ func MemoryBudget(getenv func(string) string) (Setting, error) {
 		}
 		return Setting{Value: n, Source: "env"}, nil
 	}
-	var si syscall.Sysinfo_t
-	if err := syscall.Sysinfo(&si); err != nil {
+	total, err := totalMemoryBytes()
+	if err != nil {
 		return Setting{Source: "default"}, nil
 	}
-	return Setting{Value: int64(si.Totalram) * int64(si.Unit) / 2, Source: "default"}, nil
+	return Setting{Value: total / 2, Source: "default"}, nil
 }
 
 func configEngine() string {

@@ -1,0 +1,7 @@
+package main
+
+import "syscall"
+
+// closeOnExec keeps fd, a handle on Windows (--events-fd passes the handle's value), from the
+// processes vx starts.
+func closeOnExec(fd int) { syscall.CloseOnExec(syscall.Handle(fd)) }

@@ -1,0 +1,19 @@
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+
+package info
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// totalMemoryBytes is the machine's RAM (sysctl hw.memsize on macOS, hw.physmem on the BSDs).
+func totalMemoryBytes() (int64, error) {
+	name := "hw.physmem"
+	if runtime.GOOS == "darwin" {
+		name = "hw.memsize"
+	}
+	n, err := unix.SysctlUint64(name)
+	return int64(n), err
+}

@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package proc
+
+import "syscall"
+
+// maxRSSBytes: BSDs and macOS report ru_maxrss in bytes already (macOS) or kB (BSDs); vx targets
+// Linux, so the value is passed on as it is.
+func maxRSSBytes(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) }
