@@ -6,9 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // genPnpmLock writes a pnpm-lock.yaml (lockfileVersion 9.0) shaped like a large monorepo's:
@@ -163,15 +161,6 @@ func BenchmarkPnpmLarge(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-start).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-// cpuTime answers the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestPnpmLarge checks the benchmark's lockfile: its size, that the scanner reads it (no
