@@ -19,8 +19,12 @@
 // the rest of its grace period.
 //
 // The package targets Linux: it reads /proc and uses prctl. On other systems the tree functions
-// report errors.ErrUnsupported, a Supervisor is not used, and Run degrades to plain group
-// handling: the process group is all that is guaranteed there.
+// report errors.ErrUnsupported, a Supervisor is not used, ParentDeathSignal is ignored, and Run
+// degrades to plain group handling: on macOS and the BSDs the process group is all that is
+// guaranteed. Windows has no process groups and no signals: a Shell command runs with the sh found
+// on PATH (Git for Windows') and is refused without one, every signal is TerminateProcess of the
+// child alone (no grace period; what it started is not reached), and a Result has CPU times but no
+// peak RSS.
 package proc
 
 import (
