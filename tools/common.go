@@ -120,13 +120,13 @@ var (
 		"description": "Narrow to projects, as vx --filter: a project name, a glob of names, tag:NAME, ./PATH or {PATH} (folders from the workspace root), [REF] (changed since a git ref), NAME... / ...NAME (with its dependencies / dependents; ^ leaves NAME out), !F to exclude."}
 	filterListSchema = map[string]any{
 		"description": "--filter values: one, or a list of them (they add up). Each is a project name, a glob of names, tag:NAME, ./PATH or {PATH} (from the workspace root), [REF], NAME... or ...NAME (^ leaves NAME out), or !F to exclude.",
-		"oneOf": []any{
+		"anyOf": []any{
 			map[string]any{"type": "string", "minLength": 1},
 			map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},
 		}}
 	affectedSchema = map[string]any{
 		"description": "Narrow to projects with files changed since the merge-base with the default branch (true) or with this git ref, plus uncommitted and untracked files, and their dependents.",
-		"oneOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
+		"anyOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
 	objectSchema = map[string]any{"type": "object"}
 )
 

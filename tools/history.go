@@ -71,12 +71,20 @@ func outObject(props map[string]any, required ...string) map[string]any {
 	return s
 }
 
+// outNullable is s or null, written as anyOf of single types: the portable subset that Gemini's
+// and OpenAI's function declarations accept has no type arrays. The description stays on the
+// outside, where clients show it.
 func outNullable(s map[string]any) map[string]any {
-	out := map[string]any{}
+	inner := map[string]any{}
 	for k, v := range s {
-		out[k] = v
+		if k != "description" {
+			inner[k] = v
+		}
 	}
-	out["type"] = []any{s["type"], "null"}
+	out := map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
+	if d, ok := s["description"]; ok {
+		out["description"] = d
+	}
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -91,5 +92,24 @@ func TestRefusal(t *testing.T) {
 	}
 	if !IsRefusal(err) || IsRefusal(errors.New("x")) {
 		t.Fatal("IsRefusal wrong")
+	}
+}
+
+// A schema outside the portable subset (a type array, oneOf, $ref) is refused when the registry
+// is built, so no tool can list one.
+func TestRegistryRefusesUnportableSchemas(t *testing.T) {
+	for _, bad := range []string{
+		`{"type":"object","properties":{"n":{"type":["integer","null"]}}}`,
+		`{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"type":"boolean"}]}}}`,
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}}}`,
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "not every client accepts") {
+					t.Errorf("schema %s: recovered %v, want a refusal", bad, r)
+				}
+			}()
+			NewRegistry(Tool{Name: "x", Handler: func(context.Context, *Call) (any, error) { return nil, nil }, OutputSchema: json.RawMessage(bad)})
+		}()
 	}
 }
