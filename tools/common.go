@@ -117,15 +117,15 @@ func schema(props map[string]any, required ...string) json.RawMessage {
 // Schema fragments shared by the tools.
 var (
 	filterSchema = map[string]any{"type": "string", "minLength": 1,
-		"description": "Narrow to projects, as vx --filter: a project name, a glob of names, tag:NAME, ./PATH or {PATH} (folders from the workspace root), [REF] (changed since a git ref), NAME... / ...NAME (with its dependencies / dependents; ^ leaves NAME out), !F to exclude."}
+		"description": "As vx --filter: a project name or glob, tag:NAME, ./PATH, [REF], NAME... or ...NAME, !F (see searchDocs \"filter\")."}
 	filterListSchema = map[string]any{
-		"description": "--filter values: one, or a list of them (they add up). Each is a project name, a glob of names, tag:NAME, ./PATH or {PATH} (from the workspace root), [REF], NAME... or ...NAME (^ leaves NAME out), or !F to exclude.",
+		"description": "One --filter value or a list (they add up): a project name or glob, tag:NAME, ./PATH, [REF], NAME..., ...NAME, !F.",
 		"anyOf": []any{
 			map[string]any{"type": "string", "minLength": 1},
 			map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},
 		}}
 	affectedSchema = map[string]any{
-		"description": "Narrow to projects with files changed since the merge-base with the default branch (true) or with this git ref, plus uncommitted and untracked files, and their dependents.",
+		"description": "Projects changed since the default branch (true) or this git ref, uncommitted files too, and their dependents.",
 		"anyOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
 	objectSchema = map[string]any{"type": "object"}
 )

@@ -14,13 +14,9 @@ type explainCacheKeyArgs struct {
 // explainCacheKey answers a task's latest cache entry from history.LatestEntry.
 func (e *Env) explainCacheKey() Tool {
 	return Tool{
-		Name:  "explainCacheKey",
-		Title: "A task's cache identity",
-		Description: "What's the cache identity of pkg#build? Answers the task's latest cache entry: its key (hash), the command " +
-			"it cached, exit code, how long the execution took (durationMs), the bytes stored (outputs archive and log), how many " +
-			"output files, when it was created and last used. found is false when the task has no entry (it never passed with " +
-			"cache on, or the entry was pruned). Call it to see what a hit would restore; to learn why the key moved between " +
-			"runs call whyDidThisRerun. Reads the index only.",
+		Name:        "explainCacheKey",
+		Title:       "A task's cache identity",
+		Description: "What's the cache identity of pkg#build? The task's latest cache entry: hash, command, exitCode, duration, size, output count, created and last used; found is false when it has none. Reads the index only.",
 		InputSchema: schema(map[string]any{
 			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#build)."},
 		}, "taskId"),

@@ -18,14 +18,9 @@ type cacheScopeArg struct {
 // getCacheStats answers as `vx cache stats [--project P] --format json`.
 func (e *Env) getCacheStats() Tool {
 	return Tool{
-		Name:  "getCacheStats",
-		Title: "Cache statistics",
-		Description: "What's the state of my cache? Answers the number of cache entries and their total size in bytes, the runs " +
-			"and the cache hits of the last 24 hours, and the hit rate (hits over executions that consulted the cache; null " +
-			"when none did). Call it to judge whether the cache is working before digging into one task with " +
-			"explainCacheKey or whyDidThisRerun. scope.project narrows every number to that project. All zeros means no vx run " +
-			"has happened in this workspace yet. Reads the index only: it works while the config is broken, and creates " +
-			"nothing. The same document as `vx cache stats [--project P] --format json`.",
+		Name:        "getCacheStats",
+		Title:       "Cache statistics",
+		Description: "What's the state of my cache? Entries, total bytes, runs and hits in the last 24h, hit rate; scope: { project } narrows every number. Call it before pruneCache, or when runs seem slow. As vx cache stats --format json. Reads the index only.",
 		InputSchema: schema(map[string]any{
 			"scope": map[string]any{
 				"type": "object", "additionalProperties": false,

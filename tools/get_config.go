@@ -15,12 +15,9 @@ type getConfigArgs struct {
 // getConfig answers as `vx show <target> --format json`.
 func (e *Env) getConfig() Tool {
 	return Tool{
-		Name:  "getConfig",
-		Title: "Resolved config of a project or task",
-		Description: "What does this task declare? Answers the resolved config — command, dependsOn (as task ids), inputs, " +
-			"outputs, env, exec.env (secrets read ***), cache, timeout, sandbox — and where each value was set (file:line), " +
-			"for a project, a project#task, or a task name across projects; no target answers the whole workspace. " +
-			"The same document as `vx show <target> --format json`.",
+		Name:        "getConfig",
+		Title:       "Resolved config of a project or task",
+		Description: "What does this task declare? vx show --format json: the resolved inputs, outputs, env, sandbox, dependsOn, scripts and where each value was set, secrets masked. target: a project, project#task or a task name.",
 		InputSchema: schema(map[string]any{
 			"target":   map[string]any{"type": "string", "minLength": 1, "description": "A project name, a project#task id, or a task name; leave out for the whole workspace."},
 			"filter":   filterListSchema,

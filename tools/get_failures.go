@@ -36,16 +36,9 @@ type FailedTask struct {
 // output names. No CLI verb answers this document (`vx last --log` answers one task's output).
 func (e *Env) getFailures() Tool {
 	return Tool{
-		Name:  "getFailures",
-		Title: "Why a run failed",
-		Description: "Why did run X fail? Answers each failed task of the run: taskId, status (failed or timedOut), exitCode, " +
-			"timedOut, its output as plain text (ANSI escapes removed, secrets read ***; a long output keeps its first 8 KiB " +
-			"and last 56 KiB around a marker line, outputBytes is the whole length and omittedBytes what was cut) and the " +
-			"locations it names — {file, line, col}, file absolute, only existing files of the workspace, each once — parsed " +
-			"from compiler errors (tsc, Go, GCC/Clang, Rust), linters (ESLint), stack frames (Node, Bun, Jest, Vitest) and " +
-			"Python tracebacks. Call it right after a failed runTasks or vx run, then open the locations. runId is optional " +
-			"(default: the latest run that failed): a whole run id or a unique prefix. With no failed run recorded it answers " +
-			"runId null and no failures. Reads the index only: it works while the config is broken.",
+		Name:        "getFailures",
+		Title:       "Why a run failed",
+		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (the first 8 KiB and last 56 KiB, plain text, secrets masked) and the file locations it names. runId: whole or unique prefix; default the latest failed run. Call it after runTasks reports a failure.",
 		InputSchema: schema(map[string]any{
 			"runId": map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the latest run that failed."},
 		}),

@@ -19,19 +19,9 @@ func (e *Env) getRunHistory() Tool {
 	nullNum := func(desc string) map[string]any { return outNullable(outNumber(desc)) }
 	names := func(desc string) map[string]any { return outList(map[string]any{"type": "string"}, desc) }
 	return Tool{
-		Name:  "getRunHistory",
-		Title: "Run history and task statistics",
-		Description: "Which tasks have I been running, and how fast? Answers the recent runs, newest first — each with its " +
-			"status, exitCode, wall time, its tasks counted by status (counts), and its tasks: all of them when the run had at " +
-			"most 25 (in the scope), else only those that did not pass, as the run's footer lists them (at most 50; omittedTasks " +
-			"counts the rest). Each task row has status, exitCode, durationMs, key (hash) and, where it applies, why it failed " +
-			"or was skipped: blockedBy, timedOut, sandboxViolations, notReady. Then statistics per task over those runs: " +
-			"executions, p50Ms/p99Ms of the executions that ran the command and passed, successRate, hitRate, failureMode (flaky only when " +
-			"one cache key both passed and failed; timeout; deterministic), maxPeakRssBytes and maxCpuParallelism (CPU time " +
-			"over wall time) — failing tasks first, then the slowest, at most 100 (omittedTasks counts the rest). Call it to " +
-			"find slow or flaky tasks, or what ran recently. project narrows to one project; task to one task name in every " +
-			"project (a project#task is refused: use project and task). limit is the most runs (1..500, clamped, default 20); " +
-			"the answer carries the limit applied, so a list as long as the limit may have been cut. Reads the index only.",
+		Name:        "getRunHistory",
+		Title:       "Run history and task statistics",
+		Description: "Which tasks ran recently, and how fast? Recent runs (status, exitCode, counts, the tasks that did not pass and why) and per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key both passed and failed), maxPeakRssBytes, maxCpuParallelism. Call it to find slow or flaky tasks. limit 1..500, clamped and reported. Reads the index only.",
 		InputSchema: schema(map[string]any{
 			"project": map[string]any{"type": "string", "minLength": 1, "description": "Only runs and tasks of this project."},
 			"task":    map[string]any{"type": "string", "minLength": 1, "description": "Only this task name (e.g. test), in every project; not a project#task."},

@@ -16,15 +16,9 @@ type getTaskLogArgs struct {
 // [--run ID] --format json`.
 func (e *Env) getTaskLog() Tool {
 	return Tool{
-		Name:  "getTaskLog",
-		Title: "What a task printed",
-		Description: "What did task X print? Answers a task's output in a run: runId, taskId, status, source (failure: the log " +
-			"of a failed execution; cache: the cached log, which a hit replays; null when vx kept none — an uncached pass, a " +
-			"blocked or skipped task, a pruned entry) and output as plain text (ANSI escapes removed, secrets read ***). A long " +
-			"output keeps its first 8 KiB and last 56 KiB around a marker line; outputBytes is the whole output's length and " +
-			"omittedBytes what was cut. runId is optional (default: the latest run that recorded the task): a whole run id or " +
-			"a unique prefix. For every failed task of a run at once, with the file locations they name, call getFailures. " +
-			"The same document as `vx last --log TASKID [--run ID] --format json`. Reads the index only.",
+		Name:        "getTaskLog",
+		Title:       "What a task printed",
+		Description: "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null when none was kept) and output (plain text, secrets masked). runId defaults to the latest run that recorded the task.",
 		InputSchema: schema(map[string]any{
 			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#test)."},
 			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the latest run that recorded the task."},

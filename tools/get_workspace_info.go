@@ -11,12 +11,9 @@ type getWorkspaceInfoArgs struct{}
 // getWorkspaceInfo answers as `vx info --format json`.
 func (e *Env) getWorkspaceInfo() Tool {
 	return Tool{
-		Name:  "getWorkspaceInfo",
-		Title: "Workspace info",
-		Description: "What is this workspace, and what will a run use? Answers versions, the git status, how many projects " +
-			"and tasks (and the config files that did not load, with file:line:col), plugins and their seams, the worker " +
-			"count and memory budget with their sources, the cache state, flaky tasks, the sandbox verdict and the config " +
-			"lock. The same document as `vx info --format json`; it answers even when the config is broken.",
+		Name:         "getWorkspaceInfo",
+		Title:        "Workspace info",
+		Description:  "What is this workspace, and what will a run use? vx info --format json: versions, git status, projects and tasks (and configs that failed to load), plugins, worker count and memory budget with their sources, cache state, flaky tasks, sandbox verdict, lock.",
 		InputSchema:  schema(map[string]any{}),
 		OutputSchema: outputSchema("versions", "root", "projects", "tasks"),
 		Annotations:  readOnly,

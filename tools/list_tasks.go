@@ -51,12 +51,9 @@ type ListedTask struct {
 
 func (e *Env) listTasks() Tool {
 	return Tool{
-		Name:  "listTasks",
-		Title: "List projects and tasks",
-		Description: "What can I run here? Lists every project with its tags and dependencies, and the tasks a run would see " +
-			"(id project#task, command, dependsOn, whether it caches), resolved as vx run resolves them, plugin stages " +
-			"included; secret values read ***. Call it first in an unfamiliar workspace. project narrows to one project; " +
-			"filter and affected narrow as vx show --filter / --affected do. A large workspace is paged: pass nextCursor back as cursor.",
+		Name:        "listTasks",
+		Title:       "List projects and tasks",
+		Description: "What can I run here? Every project (tags, dependencies) and the tasks a run would see: id, command, dependsOn, cache. project narrows to one; filter and affected narrow as vx show --filter/--affected. Call it first in a workspace.",
 		InputSchema: schema(map[string]any{
 			"project":  map[string]any{"type": "string", "minLength": 1, "description": "Only this project."},
 			"filter":   filterSchema,

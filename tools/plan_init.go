@@ -13,12 +13,9 @@ type planInitArgs struct {
 // planInit answers as `vx init --dry --format json`.
 func (e *Env) planInit() Tool {
 	return Tool{
-		Name:  "planInit",
-		Title: "Plan adopting vx",
-		Description: "What would adopting vx write here? Plans vx's config for this repository — from turbo.json, from nx.json " +
-			"and project.json, or from the scripts the packages share — and writes nothing: each file with its full text and " +
-			"whether it is new, kept or replaced, todos (what could not be translated, naming the source file and key), notes " +
-			"and the commands to run next. The same document as `vx init --dry --format json`.",
+		Name:        "planInit",
+		Title:       "Plan adopting vx",
+		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
 		InputSchema: schema(map[string]any{
 			"mode": map[string]any{"type": "string", "enum": []string{"auto", "turbo", "nx", "scripts"},
 				"description": "Where tasks come from: auto (default: turbo.json, else nx.json, else package scripts), turbo, nx or scripts."},

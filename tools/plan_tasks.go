@@ -51,10 +51,9 @@ func (a *taskSelectionArgs) selectOptions() workspace.SelectOptions {
 // Schema fragments of the selection arguments.
 var (
 	tasksSchema = map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1},
-		"description": "Tasks, as vx run takes them: a task name (build) selects it in every selected project that has it, " +
-			"a task id (app#build) that one task. Everything they depend on comes along, in dependency order."}
+		"description": "Task names (build: in every selected project) or ids (app#build); what they depend on comes along."}
 	allSchema = map[string]any{"type": "boolean",
-		"description": "Every task of the selected projects (vx run --all); tasks may then be left out."}
+		"description": "Every task of the selected projects but persistent and all: false ones (vx run --all)."}
 )
 
 // PlanAnswer is planTasks' answer: the exit status `vx run --dry=json` would end with, and either
@@ -68,16 +67,9 @@ type PlanAnswer struct {
 // planTasks answers as `vx run <tasks…> --dry=json`, through the same engine function, in process.
 func (e *Env) planTasks() Tool {
 	return Tool{
-		Name:  "planTasks",
-		Title: "Plan a run (dry run)",
-		Description: "What would run, and why? Plans `vx run <tasks>` without running anything (vx run --dry=json): each " +
-			"task that would run, requested or as a dependency, in dependency order, with its command, its predicted cache " +
-			"status (hit or miss), its cache key (hash), dependsOn, its median duration from history (p50Ms, null if it " +
-			"never ran) and, under affected, why its project is affected; then the predicted wallMs on the worker count, " +
-			"workMs and the criticalPath. Call it before runTasks to see what a run would cost, or to check a selection. " +
-			"Answers exitCode 0 and plan; a selection vx run refuses (an unknown task, a filter matching no project, " +
-			"nothing selected) answers exitCode 2 and error, the CLI's message (secrets masked), and no plan. Nothing is " +
-			"executed or written.",
+		Name:        "planTasks",
+		Title:       "Plan a run (dry run)",
+		Description: "What would run, and why? vx run --dry=json, nothing executed: each task's predicted cache status, hash, deps, p50, affected reason, and predicted wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error and no plan.",
 		InputSchema: schema(map[string]any{
 			"tasks":    tasksSchema,
 			"all":      allSchema,

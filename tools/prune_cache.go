@@ -17,16 +17,9 @@ type pruneCacheArgs struct {
 // a dry run unless dryRun is false.
 func (e *Env) pruneCache() Tool {
 	return Tool{
-		Name:  "pruneCache",
-		Title: "Prune the cache",
-		Description: "Free cache space. Evicts cache entries last used longer ago than olderThan, then the least recently " +
-			"used ones until the cache fits in maxSize, and removes blobs no entry references (orphans); run history and " +
-			"the failure logs it keeps are never removed. A DRY RUN unless dryRun is false: call it first as is to see what " +
-			"would go, then again with dryRun: false to remove it. Answers vx cache prune --format json on the cache the " +
-			"other tools read: dryRun, evicted (hash, taskId, size, lastUsed), bytesFreed, orphans, orphanBytes, " +
-			"staleFileStats (stat-cache rows of files that are gone, removed too). Where " +
-			"there is no cache yet it answers an empty one and creates nothing. An evicted entry is rebuilt by the next " +
-			"run that needs it (a miss instead of a hit).",
+		Name:        "pruneCache",
+		Title:       "Prune the cache",
+		Description: "Free cache space. Evicts entries last used before olderThan, then the least recently used until the cache fits maxSize (0 empties it), and removes orphan blobs; history is kept. A dry run unless dryRun is false. As vx cache prune --format json.",
 		InputSchema: schema(map[string]any{
 			"olderThan": map[string]any{"type": "string", "minLength": 1,
 				"description": "Evict entries last used longer ago than this duration, e.g. 12h, 7d, 2w (vx cache prune --older-than)."},

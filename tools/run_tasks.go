@@ -64,26 +64,16 @@ type RunAnswer struct {
 // runTasks runs `vx run <tasks…> --format json` as a child of the server.
 func (e *Env) runTasks() Tool {
 	return Tool{
-		Name:  "runTasks",
-		Title: "Run tasks",
-		Description: "Run these tasks and tell me how it went. Runs `vx run <tasks> --format json` in the workspace root " +
-			"with this workspace's cache, as vx run does from a terminal: everything the tasks depend on first, a task " +
-			"whose inputs did not change restored from the cache. Answers exitCode (0 all passed, 1 a task failed) and " +
-			"summary, the run summary: runId, ok, status, each task's status (hit, miss, failed, blocked, skipped, timedOut, " +
-			"cancelled), hash, durationMs, exitCode, blockedBy, notReady, and totals. A failed task's output is not here: " +
-			"call getFailures with the runId. A run vx run refuses before starting (an unknown task, a filter matching no " +
-			"project) answers exitCode 2 and error, the CLI's message, and no summary. Call planTasks first to see what " +
-			"would run. With a progressToken, each finished task is a progress notification (done/total, the task and its " +
-			"status). Cancelling the call stops the run; the call leaves no process behind. Where the workspace declares " +
-			"mcp({ run: [names] }), only those task names may be asked (a task id counts as its name; what they depend " +
-			"on still runs), and all: true only when every task it selects has an allowed name; name the tasks otherwise.",
+		Name:        "runTasks",
+		Title:       "Run tasks",
+		Description: "Run tasks and say how it went: vx run <tasks> --format json in the workspace, with its cache; answers exitCode and the run summary (ok, each task's status, hits, durations). tasks and/or all, filter, affected (true or a git ref), force. A task's output on failure: getFailures. A refusal before the run (unknown task, persistent task, mcp({ run }) policy) answers error and runs nothing.",
 		InputSchema: schema(map[string]any{
 			"tasks":    tasksSchema,
 			"all":      allSchema,
 			"filter":   filterListSchema,
 			"affected": affectedSchema,
 			"force": map[string]any{"type": "boolean",
-				"description": "Run every task even where its cache entry would hit (vx run --force); the run is still cached."},
+				"description": "Run every task even where it would hit (vx run --force)."},
 		}),
 		OutputSchema: runOutputSchema,
 		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),

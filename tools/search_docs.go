@@ -15,12 +15,9 @@ type searchDocsArgs struct {
 // searchDocs answers as `vx docs QUERY --format json`.
 func (e *Env) searchDocs() Tool {
 	return Tool{
-		Name:  "searchDocs",
-		Title: "Search the vx manual",
-		Description: "Where is X documented? Searches vx's reference manual offline: the sections holding every word of the " +
-			"query (case-insensitive), best first (a word in the heading ranks higher), each whole with its URL. Use it " +
-			"before guessing a config field, a flag or an MCP tool's arguments. The same document as `vx docs QUERY --format json`; " +
-			"no match answers an empty list.",
+		Name:        "searchDocs",
+		Title:       "Search the vx manual",
+		Description: "Where is X documented? Searches vx's manual offline: the sections holding every word of query, each whole with its URL (limit: most sections). Call it for config fields, CLI flags and how the cache works. As vx docs --format json.",
 		InputSchema: schema(map[string]any{
 			"query": map[string]any{"type": "string", "minLength": 1, "description": "The words to look for, e.g. \"cache key\" or \"dependsOn\"."},
 			"limit": map[string]any{"type": "number", "description": "The most sections to answer (1..100, clamped; default 10). The answer carries the limit applied."},

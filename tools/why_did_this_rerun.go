@@ -25,15 +25,9 @@ func (e *Env) whyDidThisRerun() Tool {
 	packages := outList(outObject(map[string]any{"name": outString(""), "before": outString("Empty: added."), "after": outString("Empty: removed.")},
 		"name", "before", "after"), "External packages whose resolved version moved in the lockfile.")
 	return Tool{
-		Name:  "whyDidThisRerun",
-		Title: "Why a task re-executed",
-		Description: "Why did pkg#test re-execute (or hit) in run X? Compares the task's cache key in that run with its previous " +
-			"run's: changed, and what moved (diff: input files added/removed/modified, env names, the command, upstream task " +
-			"keys, declared outputs, vx's cache version), and, under a moved upstream, the roots: the tasks whose own inputs " +
-			"moved. reason says it in one line (an unchanged key that still ran: --force, cache: false, or no usable entry). " +
-			"Call it when a task you expected to hit ran, to find the file or variable that moved. runId is optional (default: " +
-			"the task's latest run): a whole run id or the unique prefix getRunHistory or vx last --list shows; an ambiguous " +
-			"prefix is refused with its candidates. The same document as `vx why TASKID [--run ID] --format json`. Reads the index only.",
+		Name:        "whyDidThisRerun",
+		Title:       "Why a task re-executed",
+		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (input files, global files, env names, the command, package scripts, lockfile packages with both versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix; default the task's latest run. As vx why --format json.",
 		InputSchema: schema(map[string]any{
 			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#test)."},
 			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the task's latest run."},
