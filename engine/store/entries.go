@@ -42,7 +42,7 @@ type Entry struct {
 
 const entryCols = `hash, task_id, project, command, outputs_blob, outputs, log_blob, size, duration_ms, exit_code, created_ms, last_used_ms`
 
-func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
+func scanEntry(sc scanner) (Entry, error) {
 	var e Entry
 	var outputs string
 	var dur, created, used int64
@@ -105,20 +105,7 @@ func (s *Store) Entries(ctx context.Context, q EntryQuery) ([]Entry, error) {
 	if q.Limit > 0 {
 		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read cache entries: %w", err)
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read cache entries: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "cache entries", scanEntry, query, args...)
 }
 
 // PutEntry records a cache entry. Its blobs must already be stored: the entry is what makes them

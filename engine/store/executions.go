@@ -80,7 +80,7 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 const execCols = `run_id, task_id, project, task, ord, status, exit_code, started_ms, duration_ms, user_cpu_ms, sys_cpu_ms,
 	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source`
 
-func scanExec(sc interface{ Scan(...any) error }) (Execution, error) {
+func scanExec(sc scanner) (Execution, error) {
 	var e Execution
 	var exit sql.NullInt64
 	var started, dur, ucpu, scpu, saved int64
@@ -113,20 +113,7 @@ func (s *Store) queryExecs(ctx context.Context, query string, args ...any) ([]Ex
 }
 
 func queryExecs(ctx context.Context, db querier, query string, args ...any) ([]Execution, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read executions: %w", err)
-	}
-	defer rows.Close()
-	var out []Execution
-	for rows.Next() {
-		e, err := scanExec(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read executions: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "executions", scanExec, query, args...)
 }
 
 // Executions answers a run's task executions in the order they finished.

@@ -61,19 +61,12 @@ func (s *Store) FlakyTasks(ctx context.Context) ([]string, error) {
 	if s.db == nil {
 		return out, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT task_id FROM key_outcomes WHERE passed AND failed ORDER BY task_id`)
+	ids, err := queryAll(ctx, s.db, "flaky tasks", scanString,
+		`SELECT DISTINCT task_id FROM key_outcomes WHERE passed AND failed ORDER BY task_id`)
 	if err != nil {
-		return nil, fmt.Errorf("read flaky tasks: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read flaky tasks: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return append(out, ids...), nil
 }
 
 // FlakyTasks answers the tasks of the window of which one cache key both passed and failed within

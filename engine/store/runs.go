@@ -115,7 +115,7 @@ func (s *Store) FinishRun(ctx context.Context, id, status string, exitCode int, 
 
 const runCols = `id, started_ms, coalesce(finished_ms, 0), status, coalesce(exit_code, 0), pid, host, args, requested, task_count, concurrency`
 
-func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
+func scanRun(sc scanner) (Run, error) {
 	var r Run
 	var started, finished int64
 	var args, req string
@@ -180,20 +180,7 @@ func runs(ctx context.Context, db querier, q RunQuery) ([]Run, error) {
 	if q.Limit > 0 {
 		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
 	}
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
-	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read runs: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, db, "runs", scanRun, query, args...)
 }
 
 // RunByID answers one run; ok is false when there is none.

@@ -1,0 +1,37 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// scanner is what a row scanner reads from: a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs query and scans every row with scan; what names the rows in an error ("runs").
+func queryAll[T any](ctx context.Context, db querier, what string, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// scanString reads a row of one text column.
+func scanString(sc scanner) (string, error) {
+	var s string
+	err := sc.Scan(&s)
+	return s, err
+}
