@@ -4,9 +4,12 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/tools/window"
 )
 
-type checkLockArgs struct{}
+type checkLockArgs struct {
+	Cursor string `json:"cursor" args:"nonempty"`
+}
 
 // checkLock answers as `vx lock --check --format json`.
 func (e *Env) checkLock() Tool {
@@ -14,8 +17,8 @@ func (e *Env) checkLock() Tool {
 		Name:         "checkLock",
 		Title:        "Check the config lock",
 		Description:  "Is the config lock current? vx lock --check --format json: upToDate, audited and notAudited tasks, and each drift (task, field, locked, current) in problems; exitCode 1 on drift. Call it after editing vx config or package scripts.",
-		InputSchema:  schema(map[string]any{}),
-		OutputSchema: outputSchema("exitCode", "upToDate", "audited", "notAudited", "problems"),
+		InputSchema:  schema(map[string]any{"cursor": cursorSchema}),
+		OutputSchema: outputOf[lock.Report](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args checkLockArgs
@@ -26,7 +29,12 @@ func (e *Env) checkLock() Tool {
 			if err != nil {
 				return nil, err
 			}
-			return lock.Check(ws)
+			report, err := lock.Check(ws)
+			if err != nil {
+				return nil, err
+			}
+			return e.fit(ctx, call, "checkLock", args.Cursor, report,
+				window.Of("problems", &report.Problems), window.Of("notAudited", &report.NotAudited), window.Of("audited", &report.Audited))
 		},
 	}
 }

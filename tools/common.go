@@ -117,15 +117,15 @@ func schema(props map[string]any, required ...string) json.RawMessage {
 // Schema fragments shared by the tools.
 var (
 	filterSchema = map[string]any{"type": "string", "minLength": 1,
-		"description": "As vx --filter: a project name or glob, tag:NAME, ./PATH, [REF], NAME... or ...NAME, !F (see searchDocs \"filter\")."}
+		"description": "As vx --filter: NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."}
 	filterListSchema = map[string]any{
-		"description": "One --filter value or a list (they add up): a project name or glob, tag:NAME, ./PATH, [REF], NAME..., ...NAME, !F.",
+		"description": "--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F.",
 		"anyOf": []any{
 			map[string]any{"type": "string", "minLength": 1},
 			map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},
 		}}
 	affectedSchema = map[string]any{
-		"description": "Projects changed since the default branch (true) or this git ref, uncommitted files too, and their dependents.",
+		"description": "Changed since the default branch (true) or this ref, and dependents.",
 		"anyOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
 	objectSchema = map[string]any{"type": "object"}
 )

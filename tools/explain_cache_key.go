@@ -18,21 +18,10 @@ func (e *Env) explainCacheKey() Tool {
 		Title:       "A task's cache identity",
 		Description: "What's the cache identity of pkg#build? The task's latest cache entry: hash, command, exitCode, duration, size, output count, created and last used; found is false when it has none. Reads the index only.",
 		InputSchema: schema(map[string]any{
-			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#build)."},
+			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "project#task."},
 		}, "taskId"),
-		OutputSchema: rawSchema(outObject(map[string]any{
-			"taskId":     outString("project#task."),
-			"found":      outBool("Whether the task has a cache entry; when false the other fields are empty."),
-			"hash":       outString("The entry's cache key."),
-			"command":    outString("The command whose outputs and log it holds (secrets read ***)."),
-			"exitCode":   outInt("The command's exit status."),
-			"durationMs": outInt("How long the cached execution took: what a hit saves."),
-			"sizeBytes":  outInt("Bytes of the outputs archive and the log."),
-			"outputs":    outInt("Output files in the archive."),
-			"createdAt":  outString("RFC 3339."),
-			"lastUsedAt": outString("RFC 3339: the last hit or store."),
-		}, "taskId", "found", "hash", "command", "exitCode", "durationMs", "sizeBytes")),
-		Annotations: readOnly,
+		OutputSchema: outputOf[history.KeyInfo](false),
+		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args explainCacheKeyArgs
 			if err := DecodeArgs(call.Args, &args); err != nil {

@@ -30,15 +30,8 @@ func (e *Env) getCacheStats() Tool {
 				},
 			},
 		}),
-		OutputSchema: rawSchema(outObject(map[string]any{
-			"scope":      outNullable(outObject(map[string]any{"project": outString("The project the numbers are narrowed to.")}, "project")),
-			"entries":    outInt("Cache entries."),
-			"totalBytes": outInt("Bytes of the entries' outputs archives and logs."),
-			"runs24h":    outInt("Runs in the last 24 hours (that ran a task of the scope)."),
-			"hits24h":    outInt("Cache hits among those runs' executions."),
-			"hitRate":    outNullable(outNumber("Hits over executions that consulted the cache in the last 24 hours, 0..1; null when none did.")),
-		}, "scope", "entries", "totalBytes", "runs24h", "hits24h", "hitRate")),
-		Annotations: readOnly,
+		OutputSchema: outputOf[history.CacheStats](false),
+		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args getCacheStatsArgs
 			if err := DecodeArgs(call.Args, &args); err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/show"
+	"github.com/vzn/vx/tools/window"
 )
 
 type getConfigArgs struct {
 	Target   string     `json:"target" args:"nonempty"`
 	Filter   FilterList `json:"filter"`
 	Affected *Affected  `json:"affected"`
+	Cursor   string     `json:"cursor" args:"nonempty"`
 }
 
 // getConfig answers as `vx show <target> --format json`.
@@ -19,11 +21,12 @@ func (e *Env) getConfig() Tool {
 		Title:       "Resolved config of a project or task",
 		Description: "What does this task declare? vx show --format json: the resolved inputs, outputs, env, sandbox, dependsOn, scripts and where each value was set, secrets masked. target: a project, project#task or a task name.",
 		InputSchema: schema(map[string]any{
-			"target":   map[string]any{"type": "string", "minLength": 1, "description": "A project name, a project#task id, or a task name; leave out for the whole workspace."},
+			"target":   map[string]any{"type": "string", "minLength": 1, "description": "A project, project#task or task name; none: all."},
 			"filter":   filterListSchema,
 			"affected": affectedSchema,
+			"cursor":   cursorSchema,
 		}),
-		OutputSchema: outputSchema("root", "target", "projects"),
+		OutputSchema: outputOf[show.Document](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args getConfigArgs
@@ -34,7 +37,11 @@ func (e *Env) getConfig() Tool {
 			if err != nil {
 				return nil, err
 			}
-			return show.Show(ctx, ws, show.Options{Target: args.Target, Select: selectOptions(args.Filter, args.Affected)})
+			doc, err := show.Show(ctx, ws, show.Options{Target: args.Target, Select: selectOptions(args.Filter, args.Affected)})
+			if err != nil {
+				return nil, err
+			}
+			return e.fit(ctx, call, "getConfig", args.Cursor, doc, window.Of("projects", &doc.Projects))
 		},
 	}
 }

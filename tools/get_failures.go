@@ -2,14 +2,17 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
+	"github.com/vzn/vx/tools/window"
 )
 
 type getFailuresArgs struct {
-	RunID string `json:"runId" args:"nonempty"`
+	RunID  string `json:"runId" args:"nonempty"`
+	Cursor string `json:"cursor" args:"nonempty"`
 }
 
 // Failures is getFailures' answer: a run's failed tasks.
@@ -30,7 +33,13 @@ type FailedTask struct {
 	TimedOut bool `json:"timedOut"`
 	logtext.Text
 	Locations []Location `json:"locations"`
+	// OmittedLocations counts the locations left out so the task keeps to its share of the answer.
+	OmittedLocations int `json:"omittedLocations,omitempty"`
 }
+
+// minFailureShare is the least of the answer a failed task gets: past the failures that many
+// shares hold, the rest are behind the cursor.
+const minFailureShare = 4_000
 
 // getFailures answers a run's failed tasks from history.FailedTasks, with the file locations each
 // output names. No CLI verb answers this document (`vx last --log` answers one task's output).
@@ -38,28 +47,12 @@ func (e *Env) getFailures() Tool {
 	return Tool{
 		Name:        "getFailures",
 		Title:       "Why a run failed",
-		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (the first 8 KiB and last 56 KiB, plain text, secrets masked) and the file locations it names. runId: whole or unique prefix; default the latest failed run. Call it after runTasks reports a failure.",
+		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it after runTasks reports a failure.",
 		InputSchema: schema(map[string]any{
-			"runId": map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the latest run that failed."},
+			"runId": map[string]any{"type": "string", "minLength": 1, "description": "Run id or unique prefix; default the latest failed run."},
 		}),
-		OutputSchema: rawSchema(outObject(map[string]any{
-			"runId": outNullable(outString("The run answered (whole id); null when no run has failed.")),
-			"failures": outList(outObject(map[string]any{
-				"taskId":       outString("project#task."),
-				"status":       outString("failed or timedOut."),
-				"exitCode":     outNullable(outInt("The command's exit status; null when it was killed or could not start.")),
-				"timedOut":     outBool("Killed when its timeout ran out."),
-				"output":       outString("What the task printed, plain text, secrets masked; cut in the middle when long."),
-				"outputBytes":  outInt("The whole output's length in bytes."),
-				"omittedBytes": outInt("Bytes cut from the middle of output (0: it is whole)."),
-				"locations": outList(outObject(map[string]any{
-					"file": outString("Absolute path of an existing file."),
-					"line": outInt("1-based line, when the output said."),
-					"col":  outInt("1-based column, when the output said."),
-				}, "file"), "The file locations the output names, in order, each once."),
-			}, "taskId", "status", "exitCode", "timedOut", "output", "outputBytes", "omittedBytes", "locations"), "The run's failed tasks, in the order they finished."),
-		}, "runId", "failures")),
-		Annotations: readOnly,
+		OutputSchema: outputOf[Failures](true),
+		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args getFailuresArgs
 			if err := DecodeArgs(call.Args, &args); err != nil {
@@ -85,15 +78,24 @@ func (e *Env) getFailures() Tool {
 			if failed.RunID != "" {
 				out.RunID = &failed.RunID
 			}
+			// The failed tasks share the budget: each gets an equal share, at most the reference's
+			// 8 KiB head and 56 KiB tail, at least minFailureShare (then the rest wait behind the
+			// cursor), its output cut to it in the same 1:7 proportion.
+			base, _ := json.Marshal(out)
+			share := minFailureShare
+			if n := len(failed.Failures); n > 0 {
+				share = max(minFailureShare, (e.budget(ctx)-len(base)-window.Reserve)/n-1)
+			}
 			for _, f := range failed.Failures {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
 				// Locations come from the whole output, not only from what the cut keeps.
-				out.Failures = append(out.Failures, FailedTask{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode,
-					TimedOut: f.TimedOut, Text: f.Text, Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(f.Plain)})
+				t := FailedTask{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode, TimedOut: f.TimedOut,
+					Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(f.Plain)}
+				out.Failures = append(out.Failures, fitFailure(t, f.Plain, share))
 			}
-			return out, nil
+			return e.fit(ctx, call, "getFailures", args.Cursor, out, window.Of("failures", &out.Failures))
 		},
 	}
 }
@@ -109,4 +111,29 @@ func projectDir(ws *graph.Workspace, taskID string) string {
 		return p.AbsDir
 	}
 	return ""
+}
+
+// fitFailure gives t the output plain cut so that t's JSON is at most share characters: its
+// locations take at most a quarter of the share, the output the rest, cut in Cut's 1:7 proportion
+// and never more than Cut keeps.
+func fitFailure(t FailedTask, plain string, share int) FailedTask {
+	if js, _ := json.Marshal(t.Locations); len(js) > share/4 {
+		keep := len(t.Locations)
+		for keep > 0 {
+			js, _ := json.Marshal(t.Locations[:keep])
+			if len(js) <= share/4 {
+				break
+			}
+			keep = keep * (share / 4) / len(js)
+		}
+		t.OmittedLocations = len(t.Locations) - keep
+		t.Locations = t.Locations[:keep]
+	}
+	// The output's share does not depend on the locations found, so a config that does not load
+	// (no project folders, fewer locations) answers the same output.
+	bare := t
+	bare.Locations, bare.OmittedLocations = nil, 0
+	rest, _ := json.Marshal(bare)
+	t.Text = cutOutput(plain, min(share-share/4-len(rest)-16, logtext.HeadBytes+logtext.TailBytes))
+	return t
 }

@@ -2,14 +2,20 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/tools/window"
 )
 
 type getTaskLogArgs struct {
 	TaskID string `json:"taskId" args:"required,nonempty"`
 	RunID  string `json:"runId" args:"nonempty"`
+	Cursor string `json:"cursor" args:"nonempty"`
 }
 
 // getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID
@@ -18,29 +24,123 @@ func (e *Env) getTaskLog() Tool {
 	return Tool{
 		Name:        "getTaskLog",
 		Title:       "What a task printed",
-		Description: "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null when none was kept) and output (plain text, secrets masked). runId defaults to the latest run that recorded the task.",
+		Description: "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
 		InputSchema: schema(map[string]any{
-			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "The task id, project#task (e.g. app#test)."},
-			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "The run: its whole id or a unique prefix. Leave out for the latest run that recorded the task."},
+			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "project#task."},
+			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "Run id or unique prefix; default the latest with the task."},
+			"cursor": cursorSchema,
 		}, "taskId"),
-		OutputSchema: rawSchema(outObject(map[string]any{
-			"runId":        outString("The run (whole id)."),
-			"taskId":       outString("project#task."),
-			"status":       outString("The task's status in that run: hit, miss, failed, timedOut, blocked, skipped or cancelled."),
-			"source":       outNullable(outString("failure, cache, or null when vx kept no log.")),
-			"output":       outString("What the task printed, plain text, secrets masked; cut in the middle when long."),
-			"outputBytes":  outInt("The whole output's length in bytes."),
-			"omittedBytes": outInt("Bytes cut from the middle of output (0: it is whole)."),
-		}, "runId", "taskId", "status", "source", "output", "outputBytes", "omittedBytes")),
-		Annotations: readOnly,
+		OutputSchema: outputOf[logPage](true),
+		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args getTaskLogArgs
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
-			return taskQuery(ctx, e, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
+			log, err := taskQuery(ctx, e, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
 				return history.Log(ctx, st, args.TaskID, args.RunID, e.secretsMasker())
 			})
+			if err != nil {
+				return nil, err
+			}
+			return e.logPage(ctx, call, log, args.Cursor)
 		},
 	}
+}
+
+// logChunkBytes is the most bytes of output one element of a log's pages holds.
+const logChunkBytes = 2 << 10
+
+// logPage is getTaskLog's answer: the log as history.Log answers it, or one page of the whole
+// output.
+type logPage struct {
+	RunID  string  `json:"runId"`
+	TaskID string  `json:"taskId"`
+	Status string  `json:"status"`
+	Source *string `json:"source"`
+	logtext.Text
+	// Offset is, on a page of the whole output (asked with a cursor), the byte offset in the whole
+	// where its output starts.
+	Offset *int `json:"offset,omitempty"`
+
+	paging bool
+	chunks []logChunk
+}
+
+// logChunk is a run of whole lines of the output (or a piece of a longer line) and its offset.
+type logChunk struct {
+	Off  int    `json:"o"`
+	Text string `json:"t"`
+}
+
+// MarshalJSON writes a page of the whole output as one output string from the chunks the window
+// kept.
+func (p *logPage) MarshalJSON() ([]byte, error) {
+	type plain logPage
+	out := *p
+	if p.paging {
+		var b strings.Builder
+		for _, c := range p.chunks {
+			b.WriteString(c.Text)
+		}
+		out.Output = b.String()
+		out.OmittedBytes = out.OutputBytes - len(out.Output)
+		off := out.OutputBytes
+		if len(p.chunks) > 0 {
+			off = p.chunks[0].Off
+		}
+		out.Offset = &off
+	}
+	return json.Marshal((*plain)(&out))
+}
+
+// logPage answers log within the budget. A log that fits is answered whole. A longer one is
+// answered, without a cursor, cut in the middle to the budget (head and tail, 1:7), with a
+// nextCursor that pages the whole output from its first byte: the pages' outputs, joined in order,
+// are the whole output.
+func (e *Env) logPage(ctx context.Context, call *Call, log *history.TaskLog, cursor string) (fitted, error) {
+	whole := log.Whole()
+	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
+		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
+	budget := e.budget(ctx)
+	if cursor == "" {
+		if js, err := json.Marshal(page); err == nil && len(js) <= budget {
+			return js, nil
+		}
+	}
+	page.chunks = chunkLines(whole, logChunkBytes)
+	list := window.Of("output", &page.chunks)
+	if cursor == "" {
+		page.Output = ""
+		base, err := json.Marshal(page)
+		if err != nil {
+			return nil, err
+		}
+		page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
+		list = list.Head(0)
+	} else {
+		page.paging = true
+	}
+	return e.fit(ctx, call, "getTaskLog", cursor, page, list)
+}
+
+// chunkLines splits s into runs of whole lines of at most n bytes; a longer line is split at a
+// UTF-8 boundary.
+func chunkLines(s string, n int) []logChunk {
+	var out []logChunk
+	for off := 0; off < len(s); {
+		end := min(off+n, len(s))
+		if end < len(s) {
+			if nl := strings.LastIndexByte(s[off:end], '\n'); nl >= 0 {
+				end = off + nl + 1
+			} else {
+				for end > off+1 && !utf8.RuneStart(s[end]) {
+					end--
+				}
+			}
+		}
+		out = append(out, logChunk{Off: off, Text: s[off:end]})
+		off = end
+	}
+	return out
 }

@@ -2,17 +2,10 @@ package tools
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"strconv"
 
 	"github.com/vzn/vx/engine/show"
+	"github.com/vzn/vx/tools/window"
 )
-
-// listTasksPageBytes bounds one page of listTasks' answer, so a large workspace never floods an
-// agent's context: past it the answer carries nextCursor.
-const listTasksPageBytes = 90_000
 
 type listTasksArgs struct {
 	Project  string    `json:"project" args:"nonempty"`
@@ -25,10 +18,8 @@ type listTasksArgs struct {
 type TaskList struct {
 	Projects []ListedProject `json:"projects"`
 	// TotalProjects counts the projects selected, across every page.
-	TotalProjects int `json:"totalProjects"`
-	// NextCursor, when present, fetches the next page.
-	NextCursor string            `json:"nextCursor,omitempty"`
-	Affected   map[string]string `json:"affected,omitempty"`
+	TotalProjects int               `json:"totalProjects"`
+	Affected      map[string]string `json:"affected,omitempty"`
 }
 
 // ListedProject is one project of listTasks' answer.
@@ -58,23 +49,14 @@ func (e *Env) listTasks() Tool {
 			"project":  map[string]any{"type": "string", "minLength": 1, "description": "Only this project."},
 			"filter":   filterSchema,
 			"affected": affectedSchema,
-			"cursor":   map[string]any{"type": "string", "minLength": 1, "description": "The nextCursor of the previous page."},
+			"cursor":   cursorSchema,
 		}),
-		OutputSchema: outputSchema("projects", "totalProjects"),
+		OutputSchema: outputOf[TaskList](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args listTasksArgs
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
-			}
-			offset := 0
-			if args.Cursor != "" {
-				raw, err := base64.RawURLEncoding.DecodeString(args.Cursor)
-				n, cerr := strconv.Atoi(string(raw))
-				if err != nil || cerr != nil || n < 0 {
-					return nil, Refusef("argument %q is not a cursor this tool gave", "cursor")
-				}
-				offset = n
 			}
 			ws, err := e.load(ctx)
 			if err != nil {
@@ -93,35 +75,21 @@ func (e *Env) listTasks() Tool {
 					return nil, Refusef("argument %q: no project is named %q", "project", args.Project)
 				}
 			}
-			return pageTasks(doc, offset)
+			list := listOf(doc)
+			return e.fit(ctx, call, "listTasks", args.Cursor, list, window.Of("projects", &list.Projects))
 		},
 	}
 }
 
-// pageTasks builds one page of the list from offset, as many projects as fit the page budget
-// (always at least one).
-func pageTasks(doc *show.Document, offset int) (*TaskList, error) {
-	list := &TaskList{Projects: []ListedProject{}, TotalProjects: len(doc.Projects), Affected: doc.Affected}
-	if offset > len(doc.Projects) {
-		return nil, Refusef("argument %q is past the end of the list", "cursor")
-	}
-	size := 200
-	for i := offset; i < len(doc.Projects); i++ {
-		p := doc.Projects[i]
+// listOf is the list of the projects of doc and their tasks.
+func listOf(doc *show.Document) *TaskList {
+	list := &TaskList{Projects: make([]ListedProject, 0, len(doc.Projects)), TotalProjects: len(doc.Projects), Affected: doc.Affected}
+	for _, p := range doc.Projects {
 		lp := ListedProject{Name: p.Name, Dir: p.Dir, Tags: p.Tags, DependsOn: p.DependsOn, Tasks: make([]ListedTask, 0, len(p.Tasks))}
 		for _, t := range p.Tasks {
 			lp.Tasks = append(lp.Tasks, ListedTask{ID: t.ID, Command: t.Command, Description: t.Description, DependsOn: t.DependsOn, Cache: t.Cache})
 		}
-		data, err := json.Marshal(lp)
-		if err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
-		}
-		if size+len(data) > listTasksPageBytes && len(list.Projects) > 0 {
-			list.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(i)))
-			break
-		}
-		size += len(data) + 1
 		list.Projects = append(list.Projects, lp)
 	}
-	return list, nil
+	return list
 }

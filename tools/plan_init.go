@@ -4,10 +4,12 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/initplan"
+	"github.com/vzn/vx/tools/window"
 )
 
 type planInitArgs struct {
-	Mode string `json:"mode" args:"nonempty"`
+	Mode   string `json:"mode" args:"nonempty"`
+	Cursor string `json:"cursor" args:"nonempty"`
 }
 
 // planInit answers as `vx init --dry --format json`.
@@ -18,9 +20,10 @@ func (e *Env) planInit() Tool {
 		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
 		InputSchema: schema(map[string]any{
 			"mode": map[string]any{"type": "string", "enum": []string{"auto", "turbo", "nx", "scripts"},
-				"description": "Where tasks come from: auto (default: turbo.json, else nx.json, else package scripts), turbo, nx or scripts."},
+				"description": "auto (default): turbo.json, else nx.json, else package scripts."},
+			"cursor": cursorSchema,
 		}),
-		OutputSchema: outputSchema("mode", "files", "todos", "notes", "next"),
+		OutputSchema: outputOf[initplan.Plan](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args planInitArgs
@@ -31,7 +34,12 @@ func (e *Env) planInit() Tool {
 			if err != nil {
 				return nil, err
 			}
-			return initplan.Init(initplan.Options{Dir: root, Mode: args.Mode, Dry: true})
+			plan, err := initplan.Init(initplan.Options{Dir: root, Mode: args.Mode, Dry: true})
+			if err != nil {
+				return nil, err
+			}
+			return e.fit(ctx, call, "planInit", args.Cursor, plan, window.OfCut("files", &plan.Files, cutFile),
+				window.Of("todos", &plan.Todos), window.Of("notes", &plan.Notes), window.Of("projects", &plan.Projects))
 		},
 	}
 }

@@ -51,9 +51,9 @@ func (a *taskSelectionArgs) selectOptions() workspace.SelectOptions {
 // Schema fragments of the selection arguments.
 var (
 	tasksSchema = map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1},
-		"description": "Task names (build: in every selected project) or ids (app#build); what they depend on comes along."}
+		"description": "Task names (build) or ids (app#build); dependencies come along."}
 	allSchema = map[string]any{"type": "boolean",
-		"description": "Every task of the selected projects but persistent and all: false ones (vx run --all)."}
+		"description": "Every task of the selected projects (vx run --all)."}
 )
 
 // PlanAnswer is planTasks' answer: the exit status `vx run --dry=json` would end with, and either
@@ -61,7 +61,16 @@ var (
 type PlanAnswer struct {
 	ExitCode int          `json:"exitCode"`
 	Plan     *runner.Plan `json:"plan,omitempty"`
-	Error    string       `json:"error,omitempty"`
+	// Counts are the plan's tasks by predicted cache status (hit, miss), all of them, however
+	// many the answer lists.
+	Counts map[string]int `json:"counts,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// planTasksArgs are planTasks' arguments: a selection, and the cursor of its task list.
+type planTasksArgs struct {
+	taskSelectionArgs
+	Cursor string `json:"cursor" args:"nonempty"`
 }
 
 // planTasks answers as `vx run <tasks…> --dry=json`, through the same engine function, in process.
@@ -69,17 +78,18 @@ func (e *Env) planTasks() Tool {
 	return Tool{
 		Name:        "planTasks",
 		Title:       "Plan a run (dry run)",
-		Description: "What would run, and why? vx run --dry=json, nothing executed: each task's predicted cache status, hash, deps, p50, affected reason, and predicted wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error and no plan.",
+		Description: "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error.",
 		InputSchema: schema(map[string]any{
 			"tasks":    tasksSchema,
 			"all":      allSchema,
 			"filter":   filterListSchema,
 			"affected": affectedSchema,
+			"cursor":   cursorSchema,
 		}),
-		OutputSchema: planOutputSchema,
+		OutputSchema: outputOf[PlanAnswer](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args taskSelectionArgs
+			var args planTasksArgs
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
@@ -105,7 +115,8 @@ func (e *Env) planTasks() Tool {
 				}
 				return &PlanAnswer{ExitCode: coder.Code(), Error: e.Loader.Masker().String(oneLine(err.Error()))}, nil
 			}
-			return &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan}, nil
+			ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan)}
+			return e.fit(ctx, call, "planTasks", args.Cursor, ans, planLists(plan)...)
 		},
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 
 	"github.com/vzn/vx/engine/prune"
+	"github.com/vzn/vx/tools/window"
 )
 
 type pruneCacheArgs struct {
 	OlderThan string `json:"olderThan" args:"nonempty"`
 	MaxSize   string `json:"maxSize" args:"nonempty"`
 	DryRun    *bool  `json:"dryRun"`
+	Cursor    string `json:"cursor" args:"nonempty"`
 }
 
 // pruneCache answers as `vx cache prune [--older-than D] [--max-size S] [--dry-run] --format json`,
@@ -22,13 +24,14 @@ func (e *Env) pruneCache() Tool {
 		Description: "Free cache space. Evicts entries last used before olderThan, then the least recently used until the cache fits maxSize (0 empties it), and removes orphan blobs; history is kept. A dry run unless dryRun is false. As vx cache prune --format json.",
 		InputSchema: schema(map[string]any{
 			"olderThan": map[string]any{"type": "string", "minLength": 1,
-				"description": "Evict entries last used longer ago than this duration, e.g. 12h, 7d, 2w (vx cache prune --older-than)."},
+				"description": "Evict entries unused for this long: 12h, 7d, 2w."},
 			"maxSize": map[string]any{"type": "string", "minLength": 1,
-				"description": "Evict least recently used entries until the cache fits in this size, e.g. 500MB, 2G; 0 empties it (vx cache prune --max-size)."},
+				"description": "Evict least recently used until the cache fits: 500MB, 2G; 0 empties it."},
 			"dryRun": map[string]any{"type": "boolean", "default": true,
-				"description": "true (the default): answer what would be pruned, remove nothing. false: remove it."},
+				"description": "true (default): only say what would go. false: remove it."},
+			"cursor": cursorSchema,
 		}),
-		OutputSchema: pruneOutputSchema,
+		OutputSchema: outputOf[prune.Result](true),
 		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(true),
 			OpenWorldHint: ptr(false)},
 		Handler: func(ctx context.Context, call *Call) (any, error) {
@@ -36,9 +39,13 @@ func (e *Env) pruneCache() Tool {
 			if err := DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}
+			dryRun := args.DryRun == nil || *args.DryRun
+			if args.Cursor != "" && !dryRun {
+				return nil, Refusef("argument %q pages a dry run's list: a prune that removes cannot be asked again", "cursor")
+			}
 			// As vx cache prune: the state folder of the workspace root, config not needed.
 			res, err := prune.Run(ctx, e.Loader.Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize,
-				DryRun: args.DryRun == nil || *args.DryRun, Getenv: e.getenv})
+				DryRun: dryRun, Getenv: e.getenv})
 			var value *prune.ValueError
 			if errors.As(err, &value) {
 				// The engine names the field as this tool names the argument.
@@ -47,7 +54,9 @@ func (e *Env) pruneCache() Tool {
 			if err != nil {
 				return nil, err
 			}
-			return res, nil
+			// What a prune removed cannot be asked again: its list is cut, counted, and has no cursor.
+			return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: "pruneCache"}, Cursor: args.Cursor, Final: !dryRun},
+				res, window.Of("evicted", &res.Evicted))
 		},
 	}
 }

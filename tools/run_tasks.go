@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/proc"
+	"github.com/vzn/vx/tools/window"
 )
 
 // runGrace is how long the `vx run` child of a cancelled call has, after SIGTERM, to stop its tasks
@@ -50,12 +52,17 @@ type runTasksArgs struct {
 	Force bool `json:"force"`
 }
 
+// runLimit is what answers a run's tasks past the first page: getRunHistory with the run's id,
+// which reads them from the index rather than running anything again.
+const runLimit = "getRunHistory"
+
 // RunAnswer is runTasks' answer: vx run's exit status, and its summary or the message it refused
 // the run with.
 type RunAnswer struct {
 	ExitCode int `json:"exitCode"`
-	// Summary is `vx run --format json`'s document, as the child printed it.
-	Summary json.RawMessage `json:"summary,omitempty"`
+	// Summary is `vx run --format json`'s document, as the child printed it: its tasks those that
+	// need attention first (see runLists).
+	Summary *history.Summary `json:"summary,omitempty"`
 	// Error is the CLI's message when vx run answered no summary (a refusal before the run) or
 	// when it ended otherwise than its summary says (the run could not be recorded).
 	Error string `json:"error,omitempty"`
@@ -66,16 +73,16 @@ func (e *Env) runTasks() Tool {
 	return Tool{
 		Name:        "runTasks",
 		Title:       "Run tasks",
-		Description: "Run tasks and say how it went: vx run <tasks> --format json in the workspace, with its cache; answers exitCode and the run summary (ok, each task's status, hits, durations). tasks and/or all, filter, affected (true or a git ref), force. A task's output on failure: getFailures. A refusal before the run (unknown task, persistent task, mcp({ run }) policy) answers error and runs nothing.",
+		Description: "Run tasks and say how it went: vx run --format json here, with its cache. Answers exitCode and the run summary: totals, the tasks that need attention (all tasks when few); the rest via getRunHistory {runId, cursor: nextCursor}. On failure call getFailures. A refusal (unknown or persistent task, mcp({ run })) answers error and runs nothing.",
 		InputSchema: schema(map[string]any{
 			"tasks":    tasksSchema,
 			"all":      allSchema,
 			"filter":   filterListSchema,
 			"affected": affectedSchema,
 			"force": map[string]any{"type": "boolean",
-				"description": "Run every task even where it would hit (vx run --force)."},
+				"description": "Run even where it would hit."},
 		}),
-		OutputSchema: runOutputSchema,
+		OutputSchema: outputOf[RunAnswer](true),
 		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
 			OpenWorldHint: ptr(false)},
 		Handler: func(ctx context.Context, call *Call) (any, error) {
@@ -93,7 +100,14 @@ func (e *Env) runTasks() Tool {
 			if err := e.allowRun(ctx, ws, &args); err != nil {
 				return nil, err
 			}
-			return e.runChild(ctx, ws.Root, &args, call.Progress)
+			ans, err := e.runChild(ctx, ws.Root, &args, call.Progress)
+			if err != nil || ans.Summary == nil {
+				return ans, err
+			}
+			// The first page is runTasks'; getRunHistory { runId, cursor } serves the rest.
+			next := window.Question{Tool: runLimit, Args: runIDArgs(ans.Summary.RunID)}
+			return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: "runTasks"}, Next: next},
+				ans, runLists(ans.Summary)...)
 		},
 	}
 }
@@ -288,11 +302,10 @@ func (e *Env) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, er
 		}
 		return ans, nil
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, summary); err != nil {
+	ans.Summary = new(history.Summary)
+	if err := json.Unmarshal(summary, ans.Summary); err != nil {
 		return nil, fmt.Errorf("runTasks: the run summary: %w", err)
 	}
-	ans.Summary = compact.Bytes()
 	if head.ExitCode != nil && *head.ExitCode != res.ExitCode {
 		ans.Error = msg
 	}

@@ -5,11 +5,13 @@ import (
 	"math"
 
 	"github.com/vzn/vx/engine/docsearch"
+	"github.com/vzn/vx/tools/window"
 )
 
 type searchDocsArgs struct {
-	Query string   `json:"query" args:"required,nonempty"`
-	Limit *float64 `json:"limit"`
+	Query  string   `json:"query" args:"required,nonempty"`
+	Limit  *float64 `json:"limit"`
+	Cursor string   `json:"cursor" args:"nonempty"`
 }
 
 // searchDocs answers as `vx docs QUERY --format json`.
@@ -19,10 +21,11 @@ func (e *Env) searchDocs() Tool {
 		Title:       "Search the vx manual",
 		Description: "Where is X documented? Searches vx's manual offline: the sections holding every word of query, each whole with its URL (limit: most sections). Call it for config fields, CLI flags and how the cache works. As vx docs --format json.",
 		InputSchema: schema(map[string]any{
-			"query": map[string]any{"type": "string", "minLength": 1, "description": "The words to look for, e.g. \"cache key\" or \"dependsOn\"."},
-			"limit": map[string]any{"type": "number", "description": "The most sections to answer (1..100, clamped; default 10). The answer carries the limit applied."},
+			"query":  map[string]any{"type": "string", "minLength": 1, "description": "Words to find, e.g. cache key."},
+			"limit":  map[string]any{"type": "number", "description": "Sections to answer: 1..100, clamped (default 10)."},
+			"cursor": cursorSchema,
 		}, "query"),
-		OutputSchema: outputSchema("query", "limit", "total", "sections"),
+		OutputSchema: outputOf[docsearch.Result](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
 			var args searchDocsArgs
@@ -34,7 +37,11 @@ func (e *Env) searchDocs() Tool {
 				// Clamp before converting, so a huge number cannot overflow into a small one.
 				limit = int(math.Max(1, math.Min(*args.Limit, docsearch.MaxLimit)))
 			}
-			return docsearch.Search(args.Query, limit)
+			res, err := docsearch.Search(args.Query, limit)
+			if err != nil {
+				return nil, err
+			}
+			return e.fit(ctx, call, "searchDocs", args.Cursor, res, window.OfCut("sections", &res.Sections, cutSection))
 		},
 	}
 }

@@ -202,7 +202,7 @@ func TestMCPConfigTools(t *testing.T) {
 		{"listTasks", map[string]any{"filter": ""}, `argument "filter" must be a non-empty string`},
 		{"listTasks", map[string]any{"filter": []string{"lib"}}, `argument "filter" must be a non-empty string`},
 		{"listTasks", map[string]any{"project": "nope"}, `unknown target "nope"`},
-		{"listTasks", map[string]any{"cursor": "zzz"}, `argument "cursor" is not a cursor this tool gave`},
+		{"listTasks", map[string]any{"cursor": "zzz"}, `argument "cursor" is not a cursor this server gave`},
 		{"getConfig", map[string]any{"tsk": "x"}, `unknown argument "tsk"`},
 		{"getConfig", map[string]any{"target": "#build"}, `task id "#build" is missing a half`},
 		{"getConfig", map[string]any{"target": "app#"}, `task id "app#" is missing a half`},

@@ -24,7 +24,7 @@ var builtinModules = map[string]string{
 	ModuleMCP: `({
   mcp(options) {
     const run = options === undefined || options === null || options.run === undefined ? true : options.run
-    return { name: 'mcp', commands: ['mcp'], options: { run } }
+    return { name: 'mcp', commands: ['mcp'], options: Object.assign({}, options || {}, { run }) }
   },
 })`,
 }

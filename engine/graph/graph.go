@@ -209,6 +209,26 @@ type MCPOptions struct {
 	// RunNames lists the task names an agent may run when RunAll is false; empty with RunAll false
 	// means nothing may run (run: false).
 	RunNames []string `json:"runNames,omitempty"`
+	// AnswerChars is the budget of every tool answer's text, in characters (mcp({ answerChars }));
+	// 0 means DefaultAnswerChars.
+	AnswerChars int `json:"answerChars,omitempty"`
+}
+
+// The answer budget of `vx mcp`: the default, and the bounds mcp({ answerChars }) must keep to (an
+// answer smaller than the least could not hold one task's summary; one larger than the most is
+// more than any agent reads).
+const (
+	DefaultAnswerChars = 40_000
+	MinAnswerChars     = 8_000
+	MaxAnswerChars     = 1_000_000
+)
+
+// Budget is the answer budget in characters: AnswerChars, or DefaultAnswerChars.
+func (o *MCPOptions) Budget() int {
+	if o == nil || o.AnswerChars == 0 {
+		return DefaultAnswerChars
+	}
+	return o.AnswerChars
 }
 
 // CanRun reports whether an agent may run tasks at all.

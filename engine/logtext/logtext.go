@@ -35,19 +35,27 @@ type Text struct {
 // Cut keeps the first HeadBytes and the last TailBytes of s (snapped to line breaks nearby, never
 // splitting a UTF-8 sequence) and puts a marker line where the rest was.
 func Cut(s string) Text {
-	if len(s) <= HeadBytes+TailBytes {
+	return CutTo(s, HeadBytes+TailBytes)
+}
+
+// CutTo is Cut for a budget of limit bytes kept, head and tail in Cut's proportion (1:7): an
+// answer that holds several outputs gives each a share.
+func CutTo(s string, limit int) Text {
+	if len(s) <= limit {
 		return Text{Output: s, OutputBytes: len(s)}
 	}
-	head := HeadBytes
-	if nl := strings.LastIndexByte(s[:head], '\n'); nl >= head-snapBytes {
+	head := limit * HeadBytes / (HeadBytes + TailBytes)
+	tailBytes := limit - head
+	snap := min(snapBytes, limit/16)
+	if nl := strings.LastIndexByte(s[:head], '\n'); nl >= head-snap {
 		head = nl + 1
 	} else {
 		for head > 0 && !utf8.RuneStart(s[head]) {
 			head--
 		}
 	}
-	tail := len(s) - TailBytes
-	if nl := strings.IndexByte(s[tail:], '\n'); nl >= 0 && nl < snapBytes {
+	tail := len(s) - tailBytes
+	if nl := strings.IndexByte(s[tail:], '\n'); nl >= 0 && nl < snap {
 		tail += nl + 1
 	} else {
 		for tail < len(s) && !utf8.RuneStart(s[tail]) {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
@@ -59,7 +60,41 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
-	switch run := opts["run"].(type) {
+	out, err := mcpRun(r, opts["run"])
+	if err != nil {
+		return nil, err
+	}
+	if out.AnswerChars, err = answerChars(r, opts["answerChars"]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// answerChars reads mcp({ answerChars }): a whole number within the bounds, or absent (0).
+func answerChars(r reader, v any) (int, error) {
+	if v == nil {
+		return 0, nil
+	}
+	var n float64
+	ok := true
+	switch x := v.(type) {
+	case int64:
+		n = float64(x)
+	case float64:
+		n = x
+	default:
+		ok = false
+	}
+	if !ok || n != math.Trunc(n) || n < graph.MinAnswerChars || n > graph.MaxAnswerChars {
+		return 0, r.errAt("plugins", "mcp({ answerChars }) must be a whole number of characters from %d to %d, not %v",
+			graph.MinAnswerChars, graph.MaxAnswerChars, v)
+	}
+	return int(n), nil
+}
+
+// mcpRun reads mcp({ run }): true (the default), false, or a list of task names.
+func mcpRun(r reader, v any) (*graph.MCPOptions, error) {
+	switch run := v.(type) {
 	case nil, bool:
 		all, _ := run.(bool)
 		if run == nil {

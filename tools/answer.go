@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/vzn/vx/engine/docsearch"
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/initplan"
+	"github.com/vzn/vx/engine/logtext"
+	"github.com/vzn/vx/tools/window"
+)
+
+// cursorSchema is the cursor argument of every tool whose answer holds a list that can grow.
+var cursorSchema = map[string]any{"type": "string", "description": "An answer's nextCursor."}
+
+// budget is the answer budget of the workspace: mcp({ answerChars }), or the default when the
+// config does not load (the tools that need it answer its error themselves).
+func (e *Env) budget(ctx context.Context) int {
+	ws, err := e.Loader.Load(ctx)
+	if err != nil {
+		return graph.DefaultAnswerChars
+	}
+	return ws.MCP.Budget()
+}
+
+// fitted is an answer already cut to the budget: its JSON is the call's text and structuredContent.
+type fitted = json.RawMessage
+
+// fit answers doc cut to the call's budget: lists windowed from the call's cursor (see package
+// window), the page fields added where the answer is not whole. next, when not empty, is the tool
+// whose cursor continues the lists and the arguments it continues with.
+func (e *Env) fit(ctx context.Context, call *Call, tool, cursor string, doc any, lists ...window.List) (fitted, error) {
+	return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: tool}, Cursor: cursor}, doc, lists...)
+}
+
+// fitRequest is fit for a request that says more: the question the next cursor continues (a run's
+// tasks, which getRunHistory serves past the first page), or an answer that is final. The call's
+// budget and arguments complete it.
+func (e *Env) fitRequest(ctx context.Context, call *Call, req window.Request, doc any, lists ...window.List) (fitted, error) {
+	req.Chars = e.budget(ctx)
+	req.Question.Args = call.Args
+	js, err := window.Fit(doc, req, lists...)
+	var ce *window.CursorError
+	if errors.As(err, &ce) {
+		return nil, &Refusal{Msg: ce.Msg}
+	}
+	return js, err
+}
+
+// cutText keeps the start of text so that its JSON fits about chars characters, and ends it with a
+// line saying how much of how much is shown; false when not even the marker fits.
+func cutText(text string, chars int, what string) (string, bool) {
+	marker := func(kept int) string {
+		return fmt.Sprintf("\n… [%s cut to fit the answer: %d of %d bytes shown]\n", what, kept, len(text))
+	}
+	if chars < len(marker(len(text)))+64 {
+		return "", false
+	}
+	// JSON escapes some characters into several; shrink until the escaped text fits.
+	keep := chars - len(marker(len(text))) - 2
+	for range 8 {
+		keep = min(keep, len(text))
+		for keep > 0 && keep < len(text) && !utf8.RuneStart(text[keep]) {
+			keep--
+		}
+		out := text[:keep] + marker(keep)
+		js, _ := json.Marshal(out)
+		if len(js) <= chars {
+			return out, true
+		}
+		keep -= len(js) - chars + 16
+		if keep <= 0 {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// cutFile cuts a planned file's text to fit a page, with a marker and its size.
+func cutFile(f initplan.File, chars int) (initplan.File, bool) {
+	head, _ := json.Marshal(initplan.File{Path: f.Path, Status: f.Status})
+	text, ok := cutText(f.Text, chars-len(head), "file")
+	f.Text = text
+	return f, ok
+}
+
+// cutSection cuts a manual section's text to fit a page, with a marker and its size; its URL
+// leads to the whole.
+func cutSection(s docsearch.Section, chars int) (docsearch.Section, bool) {
+	rest := s
+	rest.Text = ""
+	head, _ := json.Marshal(rest)
+	text, ok := cutText(s.Text, chars-len(head), "section")
+	s.Text = text
+	return s, ok
+}
+
+// cutOutput cuts a task's plain output as logtext.CutTo does, so that its JSON string is at most
+// chars characters (JSON escapes some characters into several).
+func cutOutput(plain string, chars int) logtext.Text {
+	limit := chars
+	for {
+		t := logtext.CutTo(plain, max(limit, 0))
+		js, _ := json.Marshal(t.Output)
+		if len(js) <= chars || limit <= 0 {
+			return t
+		}
+		limit = limit*chars/len(js) - 64
+	}
+}

@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/tools/window"
+)
+
+// needsAttention reports whether a run's task is one a summary lists: it did not pass, or it did
+// something outside its sandbox.
+func needsAttention(t history.TaskResult) bool {
+	switch t.Status {
+	case history.StatusFailed, history.StatusTimedOut, history.StatusBlocked, history.StatusCancelled, history.StatusSkipped:
+		return true
+	}
+	return len(t.SandboxViolations) > 0
+}
+
+// runLists orders a run summary's tasks as a summary reads them (those that need attention first,
+// then the others, each in the run's order) and answers its lists: past RunTasksListed tasks a
+// first page lists only those that need attention and counts the rest, which the cursor reaches.
+// runTasks and getRunHistory { runId } answer the same lists, so a cursor of one continues in the
+// other.
+func runLists(s *history.Summary) []window.List {
+	slices.SortStableFunc(s.Tasks, func(a, b history.TaskResult) int {
+		return rank(needsAttention(a)) - rank(needsAttention(b))
+	})
+	tasks := window.Of("tasks", &s.Tasks)
+	requested := window.Of("requested", &s.Requested)
+	if len(s.Tasks) > history.RunTasksListed {
+		n := 0
+		for _, t := range s.Tasks {
+			if needsAttention(t) {
+				n++
+			}
+		}
+		tasks = tasks.Head(n)
+	}
+	if len(s.Requested) > history.RunTasksListed {
+		requested = requested.Head(0)
+	}
+	return []window.List{tasks, requested}
+}
+
+// planLists orders a plan's tasks as a summary reads them (the predicted misses, which would run,
+// first) and answers its lists: past RunTasksListed tasks a first page lists only the misses.
+func planLists(p *runner.Plan) []window.List {
+	slices.SortStableFunc(p.Tasks, func(a, b runner.PlanTask) int {
+		return rank(a.Cache != "hit") - rank(b.Cache != "hit")
+	})
+	tasks := window.Of("tasks", &p.Tasks)
+	if len(p.Tasks) > history.RunTasksListed {
+		n := 0
+		for _, t := range p.Tasks {
+			if t.Cache != "hit" {
+				n++
+			}
+		}
+		tasks = tasks.Head(n)
+	}
+	return []window.List{tasks}
+}
+
+// rank sorts true before false.
+func rank(first bool) int {
+	if first {
+		return 0
+	}
+	return 1
+}
+
+// planCounts counts a plan's tasks by predicted cache status.
+func planCounts(p *runner.Plan) map[string]int {
+	counts := map[string]int{}
+	for _, t := range p.Tasks {
+		counts[t.Cache]++
+	}
+	return counts
+}
+
+// runIDArgs are getRunHistory's arguments that answer the run id's tasks.
+func runIDArgs(runID string) json.RawMessage {
+	js, _ := json.Marshal(map[string]string{"runId": runID})
+	return js
+}
