@@ -129,13 +129,3 @@ var (
 		"anyOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
 	objectSchema = map[string]any{"type": "object"}
 )
-
-// outputSchema is a permissive object schema naming the answer's top-level fields.
-func outputSchema(required ...string) json.RawMessage {
-	s := map[string]any{"type": "object"}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	data, _ := json.Marshal(s)
-	return data
-}

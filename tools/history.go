@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -59,58 +58,6 @@ func historyError(err error, what string) error {
 // refusal makes err's message a one-line refusal.
 func refusal(err error) error {
 	return &Refusal{Msg: oneLine(err.Error())}
-}
-
-// Output schema fragments of the history tools.
-
-func outObject(props map[string]any, required ...string) map[string]any {
-	s := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
-}
-
-// outNullable is s or null, written as anyOf of single types: the portable subset that Gemini's
-// and OpenAI's function declarations accept has no type arrays. The description stays on the
-// outside, where clients show it.
-func outNullable(s map[string]any) map[string]any {
-	inner := map[string]any{}
-	for k, v := range s {
-		if k != "description" {
-			inner[k] = v
-		}
-	}
-	out := map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
-	if d, ok := s["description"]; ok {
-		out["description"] = d
-	}
-	return out
-}
-
-func outString(desc string) map[string]any { return described("string", desc) }
-func outInt(desc string) map[string]any    { return described("integer", desc) }
-func outNumber(desc string) map[string]any { return described("number", desc) }
-func outBool(desc string) map[string]any   { return described("boolean", desc) }
-
-func described(typ, desc string) map[string]any {
-	if desc == "" {
-		return map[string]any{"type": typ}
-	}
-	return map[string]any{"type": typ, "description": desc}
-}
-
-func outList(items map[string]any, desc string) map[string]any {
-	return map[string]any{"type": "array", "items": items, "description": desc}
-}
-
-// rawSchema encodes a schema built from the fragments above.
-func rawSchema(s map[string]any) json.RawMessage {
-	data, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return data
 }
 
 // taskQuery answers a history question about one task: it checks the task id, opens the state

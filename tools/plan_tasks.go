@@ -121,19 +121,6 @@ func (e *Env) planTasks() Tool {
 	}
 }
 
-var planOutputSchema = mustJSON(map[string]any{
-	"type":     "object",
-	"required": []string{"exitCode"},
-	"properties": map[string]any{
-		"exitCode": map[string]any{"type": "integer",
-			"description": "What vx run --dry=json would exit with: 0 with a plan, 2 when it refuses the selection."},
-		"plan": map[string]any{"type": "object", "required": []string{"workers", "tasks", "wallMs", "workMs", "criticalPath"},
-			"description": "vx run --dry=json's document: workers, tasks[] (taskId, command, cache hit|miss, cacheable, hash, " +
-				"dependsOn, p50Ms, requested, affected), wallMs, workMs, criticalPath."},
-		"error": map[string]any{"type": "string", "description": "Why vx run refuses this selection (the CLI's message, secrets masked)."},
-	},
-})
-
 // mustJSON encodes a schema literal; it panics on a programming error.
 func mustJSON(v any) []byte {
 	data, err := json.Marshal(v)

@@ -60,19 +60,3 @@ func (e *Env) pruneCache() Tool {
 		},
 	}
 }
-
-var pruneOutputSchema = mustJSON(map[string]any{
-	"type":     "object",
-	"required": []string{"dryRun", "evicted", "bytesFreed", "orphans", "orphanBytes", "staleFileStats"},
-	"properties": map[string]any{
-		"dryRun": map[string]any{"type": "boolean", "description": "true when nothing was removed (the answer says what would be)."},
-		"evicted": map[string]any{"type": "array", "description": "The cache entries evicted (or that would be), least recently used first.",
-			"items": map[string]any{"type": "object", "properties": map[string]any{
-				"hash": map[string]any{"type": "string"}, "taskId": map[string]any{"type": "string"},
-				"size": map[string]any{"type": "integer"}, "lastUsed": map[string]any{"type": "string", "format": "date-time"}}}},
-		"bytesFreed":     map[string]any{"type": "integer", "description": "Bytes freed (or that would be): the evicted entries' blobs and the orphans."},
-		"orphans":        map[string]any{"type": "integer", "description": "Blobs no cache entry or history references."},
-		"orphanBytes":    map[string]any{"type": "integer", "description": "Their size in bytes."},
-		"staleFileStats": map[string]any{"type": "integer", "description": "Stat-cache rows of files that no longer exist, removed (or that would be)."},
-	},
-})

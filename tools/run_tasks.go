@@ -368,18 +368,3 @@ func (t *tailBuffer) Bytes() []byte {
 	}
 	return t.buf
 }
-
-var runOutputSchema = mustJSON(map[string]any{
-	"type":     "object",
-	"required": []string{"exitCode"},
-	"properties": map[string]any{
-		"exitCode": map[string]any{"type": "integer",
-			"description": "vx run's exit status: 0 every task passed, 1 a task failed (or the run failed), 2 refused before the run."},
-		"summary": map[string]any{"type": "object", "required": []string{"runId", "ok", "exitCode", "status", "tasks", "totals"},
-			"description": "The run summary (vx run --format json): runId, ok, exitCode, status, startedAt, requested, tasks[] " +
-				"(taskId, status, hash, durationMs, cacheSource, exitCode, blockedBy, timedOut, notReady, peakRssBytes, " +
-				"cpuParallelism, savedMs) and totals."},
-		"error": map[string]any{"type": "string",
-			"description": "The CLI's message (secrets masked) when vx run refused the run before it started, or could not record it."},
-	},
-})
