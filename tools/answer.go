@@ -14,12 +14,12 @@ import (
 	"github.com/vzn/vx/tools/window"
 )
 
-// cursorSchema is the cursor argument of every tool whose answer holds a list that can grow.
-var cursorSchema = map[string]any{"type": "string", "description": "An answer's nextCursor."}
-
 // budget is the answer budget of the workspace: mcp({ answerChars }), or the default when the
 // config does not load (the tools that need it answer its error themselves).
 func (e *Env) budget(ctx context.Context) int {
+	if e.Loader == nil {
+		return graph.DefaultAnswerChars
+	}
 	ws, err := e.Loader.Load(ctx)
 	if err != nil {
 		return graph.DefaultAnswerChars

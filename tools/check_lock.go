@@ -8,7 +8,7 @@ import (
 )
 
 type checkLockArgs struct {
-	Cursor string `json:"cursor" args:"nonempty"`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // checkLock answers as `vx lock --check --format json`.
@@ -17,7 +17,7 @@ func (e *Env) checkLock() Tool {
 		Name:         "checkLock",
 		Title:        "Check the config lock",
 		Description:  "Is the config lock current? vx lock --check --format json: upToDate, audited and notAudited tasks, and each drift (task, field, locked, current) in problems; exitCode 1 on drift. Call it after editing vx config or package scripts.",
-		InputSchema:  schema(map[string]any{"cursor": cursorSchema}),
+		InputSchema:  inputOf[checkLockArgs](),
 		OutputSchema: outputOf[lock.Report](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

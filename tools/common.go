@@ -100,32 +100,3 @@ func checkTaskName(key, name string) error {
 	}
 	return nil
 }
-
-// schema builds a JSON Schema object from properties (name → schema) and required names.
-func schema(props map[string]any, required ...string) json.RawMessage {
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	data, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return data
-}
-
-// Schema fragments shared by the tools.
-var (
-	filterSchema = map[string]any{"type": "string", "minLength": 1,
-		"description": "As vx --filter: NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."}
-	filterListSchema = map[string]any{
-		"description": "--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F.",
-		"anyOf": []any{
-			map[string]any{"type": "string", "minLength": 1},
-			map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},
-		}}
-	affectedSchema = map[string]any{
-		"description": "Changed since the default branch (true) or this ref, and dependents.",
-		"anyOf":       []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "minLength": 1}}}
-	objectSchema = map[string]any{"type": "object"}
-)

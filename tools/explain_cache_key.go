@@ -8,18 +8,16 @@ import (
 )
 
 type explainCacheKeyArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty"`
+	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
 }
 
 // explainCacheKey answers a task's latest cache entry from history.LatestEntry.
 func (e *Env) explainCacheKey() Tool {
 	return Tool{
-		Name:        "explainCacheKey",
-		Title:       "A task's cache identity",
-		Description: "What's the cache identity of pkg#build? The task's latest cache entry: hash, command, exitCode, duration, size, output count, created and last used; found is false when it has none. Reads the index only.",
-		InputSchema: schema(map[string]any{
-			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "project#task."},
-		}, "taskId"),
+		Name:         "explainCacheKey",
+		Title:        "A task's cache identity",
+		Description:  "What's the cache identity of pkg#build? The task's latest cache entry: hash, command, exitCode, duration, size, output count, created and last used; found is false when it has none. Reads the index only.",
+		InputSchema:  inputOf[explainCacheKeyArgs](),
 		OutputSchema: outputOf[history.KeyInfo](false),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

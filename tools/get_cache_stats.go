@@ -8,28 +8,20 @@ import (
 )
 
 type getCacheStatsArgs struct {
-	Scope *cacheScopeArg `json:"scope"`
+	Scope *cacheScopeArg `json:"scope" jsonschema:"Narrow every number to part of the workspace."`
 }
 
 type cacheScopeArg struct {
-	Project string `json:"project" args:"nonempty"`
+	Project string `json:"project" args:"nonempty" jsonschema:"A project name."`
 }
 
 // getCacheStats answers as `vx cache stats [--project P] --format json`.
 func (e *Env) getCacheStats() Tool {
 	return Tool{
-		Name:        "getCacheStats",
-		Title:       "Cache statistics",
-		Description: "What's the state of my cache? Entries, total bytes, runs and hits in the last 24h, hit rate; scope: { project } narrows every number. Call it before pruneCache, or when runs seem slow. As vx cache stats --format json. Reads the index only.",
-		InputSchema: schema(map[string]any{
-			"scope": map[string]any{
-				"type": "object", "additionalProperties": false,
-				"description": "Narrow every number to part of the workspace.",
-				"properties": map[string]any{
-					"project": map[string]any{"type": "string", "minLength": 1, "description": "A project name."},
-				},
-			},
-		}),
+		Name:         "getCacheStats",
+		Title:        "Cache statistics",
+		Description:  "What's the state of my cache? Entries, total bytes, runs and hits in the last 24h, hit rate; scope: { project } narrows every number. Call it before pruneCache, or when runs seem slow. As vx cache stats --format json. Reads the index only.",
+		InputSchema:  inputOf[getCacheStatsArgs](),
 		OutputSchema: outputOf[history.CacheStats](false),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

@@ -11,8 +11,8 @@ import (
 )
 
 type getFailuresArgs struct {
-	RunID  string `json:"runId" args:"nonempty"`
-	Cursor string `json:"cursor" args:"nonempty"`
+	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the latest failed run."`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // Failures is getFailures' answer: a run's failed tasks.
@@ -45,12 +45,10 @@ const minFailureShare = 4_000
 // output names. No CLI verb answers this document (`vx last --log` answers one task's output).
 func (e *Env) getFailures() Tool {
 	return Tool{
-		Name:        "getFailures",
-		Title:       "Why a run failed",
-		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it after runTasks reports a failure.",
-		InputSchema: schema(map[string]any{
-			"runId": map[string]any{"type": "string", "minLength": 1, "description": "Run id or unique prefix; default the latest failed run."},
-		}),
+		Name:         "getFailures",
+		Title:        "Why a run failed",
+		Description:  "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it after runTasks reports a failure.",
+		InputSchema:  inputOf[getFailuresArgs](),
 		OutputSchema: outputOf[Failures](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

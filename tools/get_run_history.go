@@ -9,11 +9,11 @@ import (
 )
 
 type getRunHistoryArgs struct {
-	Project string   `json:"project" args:"nonempty"`
-	Task    string   `json:"task" args:"nonempty"`
-	Limit   *float64 `json:"limit"`
-	RunID   string   `json:"runId" args:"nonempty"`
-	Cursor  string   `json:"cursor" args:"nonempty"`
+	Project string   `json:"project" args:"nonempty" jsonschema:"Only this project."`
+	Task    string   `json:"task" args:"nonempty" jsonschema:"Only this task name (test), not an id."`
+	Limit   *float64 `json:"limit" jsonschema:"Runs to answer: 1..500, clamped (default 20)."`
+	RunID   string   `json:"runId" args:"nonempty" jsonschema:"Answer this run's summary and tasks instead."`
+	Cursor  string   `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // runHistoryAnswer is getRunHistory's answer: recent runs and statistics, or, asked with a run id,
@@ -26,16 +26,10 @@ type runHistoryAnswer struct {
 // getRunHistory answers recent runs and per-task statistics from history.History.
 func (e *Env) getRunHistory() Tool {
 	return Tool{
-		Name:        "getRunHistory",
-		Title:       "Run history and task statistics",
-		Description: "Which tasks ran recently, and how fast? Recent runs (status, counts, the tasks that did not pass and why) and per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
-		InputSchema: schema(map[string]any{
-			"project": map[string]any{"type": "string", "minLength": 1, "description": "Only this project."},
-			"task":    map[string]any{"type": "string", "minLength": 1, "description": "Only this task name (test), not an id."},
-			"limit":   map[string]any{"type": "number", "description": "Runs to answer: 1..500, clamped (default 20)."},
-			"runId":   map[string]any{"type": "string", "minLength": 1, "description": "Answer this run's summary and tasks instead."},
-			"cursor":  cursorSchema,
-		}),
+		Name:         "getRunHistory",
+		Title:        "Run history and task statistics",
+		Description:  "Which tasks ran recently, and how fast? Recent runs (status, counts, the tasks that did not pass and why) and per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
+		InputSchema:  inputOf[getRunHistoryArgs](),
 		OutputSchema: outputOf[runHistoryAnswer](true, "limit", "runs", "tasks", "omittedTasks"),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

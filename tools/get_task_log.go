@@ -13,23 +13,19 @@ import (
 )
 
 type getTaskLogArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty"`
-	RunID  string `json:"runId" args:"nonempty"`
-	Cursor string `json:"cursor" args:"nonempty"`
+	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
+	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the latest with the task."`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID
 // [--run ID] --format json`.
 func (e *Env) getTaskLog() Tool {
 	return Tool{
-		Name:        "getTaskLog",
-		Title:       "What a task printed",
-		Description: "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
-		InputSchema: schema(map[string]any{
-			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "project#task."},
-			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "Run id or unique prefix; default the latest with the task."},
-			"cursor": cursorSchema,
-		}, "taskId"),
+		Name:         "getTaskLog",
+		Title:        "What a task printed",
+		Description:  "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
+		InputSchema:  inputOf[getTaskLogArgs](),
 		OutputSchema: outputOf[logPage](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

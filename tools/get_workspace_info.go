@@ -8,7 +8,7 @@ import (
 )
 
 type getWorkspaceInfoArgs struct {
-	Cursor string `json:"cursor" args:"nonempty"`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // getWorkspaceInfo answers as `vx info --format json`.
@@ -17,7 +17,7 @@ func (e *Env) getWorkspaceInfo() Tool {
 		Name:         "getWorkspaceInfo",
 		Title:        "Workspace info",
 		Description:  "What is this workspace, and what will a run use? vx info --format json: versions, git status, projects and tasks (and configs that failed to load), plugins, worker count and memory budget with their sources, cache state, flaky tasks, sandbox verdict, lock.",
-		InputSchema:  schema(map[string]any{"cursor": cursorSchema}),
+		InputSchema:  inputOf[getWorkspaceInfoArgs](),
 		OutputSchema: outputOf[info.Document](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

@@ -8,10 +8,10 @@ import (
 )
 
 type listTasksArgs struct {
-	Project  string    `json:"project" args:"nonempty"`
-	Filter   *Filter   `json:"filter"`
-	Affected *Affected `json:"affected"`
-	Cursor   string    `json:"cursor" args:"nonempty"`
+	Project  string    `json:"project" args:"nonempty" jsonschema:"Only this project."`
+	Filter   *Filter   `json:"filter" jsonschema:"As vx --filter: NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
+	Affected *Affected `json:"affected" jsonschema:"Changed since the default branch (true) or this ref, and dependents."`
+	Cursor   string    `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // TaskList is listTasks' answer: the projects and the tasks a run would see.
@@ -42,15 +42,10 @@ type ListedTask struct {
 
 func (e *Env) listTasks() Tool {
 	return Tool{
-		Name:        "listTasks",
-		Title:       "List projects and tasks",
-		Description: "What can I run here? Every project (tags, dependencies) and the tasks a run would see: id, command, dependsOn, cache. project narrows to one; filter and affected narrow as vx show --filter/--affected. Call it first in a workspace.",
-		InputSchema: schema(map[string]any{
-			"project":  map[string]any{"type": "string", "minLength": 1, "description": "Only this project."},
-			"filter":   filterSchema,
-			"affected": affectedSchema,
-			"cursor":   cursorSchema,
-		}),
+		Name:         "listTasks",
+		Title:        "List projects and tasks",
+		Description:  "What can I run here? Every project (tags, dependencies) and the tasks a run would see: id, command, dependsOn, cache. project narrows to one; filter and affected narrow as vx show --filter/--affected. Call it first in a workspace.",
+		InputSchema:  inputOf[listTasksArgs](),
 		OutputSchema: outputOf[TaskList](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

@@ -8,21 +8,17 @@ import (
 )
 
 type planInitArgs struct {
-	Mode   string `json:"mode" args:"nonempty"`
-	Cursor string `json:"cursor" args:"nonempty"`
+	Mode   string `json:"mode" args:"nonempty" schema:"enum=auto|turbo|nx|scripts" jsonschema:"auto (default): turbo.json, else nx.json, else package scripts."`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // planInit answers as `vx init --dry --format json`.
 func (e *Env) planInit() Tool {
 	return Tool{
-		Name:        "planInit",
-		Title:       "Plan adopting vx",
-		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
-		InputSchema: schema(map[string]any{
-			"mode": map[string]any{"type": "string", "enum": []string{"auto", "turbo", "nx", "scripts"},
-				"description": "auto (default): turbo.json, else nx.json, else package scripts."},
-			"cursor": cursorSchema,
-		}),
+		Name:         "planInit",
+		Title:        "Plan adopting vx",
+		Description:  "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
+		InputSchema:  inputOf[planInitArgs](),
 		OutputSchema: outputOf[initplan.Plan](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

@@ -15,10 +15,10 @@ import (
 // taskSelectionArgs are the arguments runTasks and planTasks share: what `vx run` selects with
 // its task arguments, --all, --filter and --affected.
 type taskSelectionArgs struct {
-	Tasks    []string   `json:"tasks"`
-	All      bool       `json:"all"`
-	Filter   FilterList `json:"filter"`
-	Affected *Affected  `json:"affected"`
+	Tasks    taskNames  `json:"tasks" jsonschema:"Task names (build) or ids (app#build); dependencies come along."`
+	All      bool       `json:"all" jsonschema:"Every task of the selected projects (vx run --all)."`
+	Filter   FilterList `json:"filter" jsonschema:"--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
+	Affected *Affected  `json:"affected" jsonschema:"Changed since the default branch (true) or this ref, and dependents."`
 }
 
 // check refuses what vx run would refuse before looking at the workspace: no task and no all,
@@ -48,14 +48,6 @@ func (a *taskSelectionArgs) selectOptions() workspace.SelectOptions {
 	return so
 }
 
-// Schema fragments of the selection arguments.
-var (
-	tasksSchema = map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1},
-		"description": "Task names (build) or ids (app#build); dependencies come along."}
-	allSchema = map[string]any{"type": "boolean",
-		"description": "Every task of the selected projects (vx run --all)."}
-)
-
 // PlanAnswer is planTasks' answer: the exit status `vx run --dry=json` would end with, and either
 // its plan or the message it would refuse with.
 type PlanAnswer struct {
@@ -70,22 +62,16 @@ type PlanAnswer struct {
 // planTasksArgs are planTasks' arguments: a selection, and the cursor of its task list.
 type planTasksArgs struct {
 	taskSelectionArgs
-	Cursor string `json:"cursor" args:"nonempty"`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // planTasks answers as `vx run <tasks…> --dry=json`, through the same engine function, in process.
 func (e *Env) planTasks() Tool {
 	return Tool{
-		Name:        "planTasks",
-		Title:       "Plan a run (dry run)",
-		Description: "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error.",
-		InputSchema: schema(map[string]any{
-			"tasks":    tasksSchema,
-			"all":      allSchema,
-			"filter":   filterListSchema,
-			"affected": affectedSchema,
-			"cursor":   cursorSchema,
-		}),
+		Name:         "planTasks",
+		Title:        "Plan a run (dry run)",
+		Description:  "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error.",
+		InputSchema:  inputOf[planTasksArgs](),
 		OutputSchema: outputOf[PlanAnswer](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {
@@ -129,3 +115,6 @@ func mustJSON(v any) []byte {
 	}
 	return data
 }
+
+// taskNames is the tasks argument: task names or project#task ids, each a non-empty string.
+type taskNames []string

@@ -9,28 +9,20 @@ import (
 )
 
 type pruneCacheArgs struct {
-	OlderThan string `json:"olderThan" args:"nonempty"`
-	MaxSize   string `json:"maxSize" args:"nonempty"`
-	DryRun    *bool  `json:"dryRun"`
-	Cursor    string `json:"cursor" args:"nonempty"`
+	OlderThan string `json:"olderThan" args:"nonempty" jsonschema:"Evict entries unused for this long: 12h, 7d, 2w."`
+	MaxSize   string `json:"maxSize" args:"nonempty" jsonschema:"Evict least recently used until the cache fits: 500MB, 2G; 0 empties it."`
+	DryRun    *bool  `json:"dryRun" schema:"default=true" jsonschema:"true (default): only say what would go. false: remove it."`
+	Cursor    string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // pruneCache answers as `vx cache prune [--older-than D] [--max-size S] [--dry-run] --format json`,
 // a dry run unless dryRun is false.
 func (e *Env) pruneCache() Tool {
 	return Tool{
-		Name:        "pruneCache",
-		Title:       "Prune the cache",
-		Description: "Free cache space. Evicts entries last used before olderThan, then the least recently used until the cache fits maxSize (0 empties it), and removes orphan blobs; history is kept. A dry run unless dryRun is false. As vx cache prune --format json.",
-		InputSchema: schema(map[string]any{
-			"olderThan": map[string]any{"type": "string", "minLength": 1,
-				"description": "Evict entries unused for this long: 12h, 7d, 2w."},
-			"maxSize": map[string]any{"type": "string", "minLength": 1,
-				"description": "Evict least recently used until the cache fits: 500MB, 2G; 0 empties it."},
-			"dryRun": map[string]any{"type": "boolean", "default": true,
-				"description": "true (default): only say what would go. false: remove it."},
-			"cursor": cursorSchema,
-		}),
+		Name:         "pruneCache",
+		Title:        "Prune the cache",
+		Description:  "Free cache space. Evicts entries last used before olderThan, then the least recently used until the cache fits maxSize (0 empties it), and removes orphan blobs; history is kept. A dry run unless dryRun is false. As vx cache prune --format json.",
+		InputSchema:  inputOf[pruneCacheArgs](),
 		OutputSchema: outputOf[prune.Result](true),
 		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(true),
 			OpenWorldHint: ptr(false)},

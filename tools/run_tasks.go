@@ -49,7 +49,7 @@ const callMarkerPrefix = "VX_MCP_RUN_CALL_"
 
 type runTasksArgs struct {
 	taskSelectionArgs
-	Force bool `json:"force"`
+	Force bool `json:"force" jsonschema:"Run even where it would hit."`
 }
 
 // runLimit is what answers a run's tasks past the first page: getRunHistory with the run's id,
@@ -66,22 +66,17 @@ type RunAnswer struct {
 	// Error is the CLI's message when vx run answered no summary (a refusal before the run) or
 	// when it ended otherwise than its summary says (the run could not be recorded).
 	Error string `json:"error,omitempty"`
+	// Next says what to call next when tasks failed: getFailures with the run's id.
+	Next string `json:"next,omitempty"`
 }
 
 // runTasks runs `vx run <tasks…> --format json` as a child of the server.
 func (e *Env) runTasks() Tool {
 	return Tool{
-		Name:        "runTasks",
-		Title:       "Run tasks",
-		Description: "Run tasks and say how it went: vx run --format json here, with its cache. Answers exitCode and the run summary: totals, the tasks that need attention (all tasks when few); the rest via getRunHistory {runId, cursor: nextCursor}. On failure call getFailures. A refusal (unknown or persistent task, mcp({ run })) answers error and runs nothing.",
-		InputSchema: schema(map[string]any{
-			"tasks":    tasksSchema,
-			"all":      allSchema,
-			"filter":   filterListSchema,
-			"affected": affectedSchema,
-			"force": map[string]any{"type": "boolean",
-				"description": "Run even where it would hit."},
-		}),
+		Name:         "runTasks",
+		Title:        "Run tasks",
+		Description:  "Run tasks and say how it went: vx run --format json here, with its cache. Answers exitCode and the run summary: totals, the tasks that need attention (all tasks when few); the rest via getRunHistory {runId, cursor: nextCursor}. On failure call getFailures. A refusal (unknown or persistent task, mcp({ run })) answers error and runs nothing.",
+		InputSchema:  inputOf[runTasksArgs](),
 		OutputSchema: outputOf[RunAnswer](true),
 		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
 			OpenWorldHint: ptr(false)},
@@ -103,6 +98,9 @@ func (e *Env) runTasks() Tool {
 			ans, err := e.runChild(ctx, ws.Root, &args, call.Progress)
 			if err != nil || ans.Summary == nil {
 				return ans, err
+			}
+			if failed := ans.Summary.Totals.Failed; failed > 0 {
+				ans.Next = fmt.Sprintf("%d failed: call getFailures {\"runId\":%q} for their output", failed, ans.Summary.RunID)
 			}
 			// The first page is runTasks'; getRunHistory { runId, cursor } serves the rest.
 			next := window.Question{Tool: runLimit, Args: runIDArgs(ans.Summary.RunID)}

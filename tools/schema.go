@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -112,4 +113,101 @@ func nullable(m map[string]any) map[string]any {
 		return anyOf[0].(map[string]any)
 	}
 	return map[string]any{"anyOf": anyOf}
+}
+
+// argTypeSchemas are the schemas of the argument types that check themselves (their
+// UnmarshalJSON): the shapes they accept, in the portable subset.
+var argTypeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[Filter](): {Type: "string", MinLength: jsonschema.Ptr(1)},
+	reflect.TypeFor[FilterList](): {AnyOf: []*jsonschema.Schema{
+		{Type: "string", MinLength: jsonschema.Ptr(1)},
+		{Type: "array", MinItems: jsonschema.Ptr(1), Items: &jsonschema.Schema{Type: "string", MinLength: jsonschema.Ptr(1)}},
+	}},
+	reflect.TypeFor[Affected]():  {AnyOf: []*jsonschema.Schema{{Type: "boolean"}, {Type: "string", MinLength: jsonschema.Ptr(1)}}},
+	reflect.TypeFor[taskNames](): {Type: "array", Items: &jsonschema.Schema{Type: "string", MinLength: jsonschema.Ptr(1)}},
+}
+
+// inputOf is the input schema of a tool whose arguments DecodeArgs decodes into T: generated from
+// that struct, so that it names exactly the arguments the decoder takes. A field's `jsonschema`
+// tag is its description; its `args` tag says required (required) and non-empty (minLength or
+// minItems 1); its `schema` tag adds what a Go type cannot say: pattern=RE, enum=a|b|c,
+// default=JSON (each a separate tag option, separated by ";").
+func inputOf[T any]() json.RawMessage {
+	t := reflect.TypeFor[T]()
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: argTypeSchemas})
+	if err != nil {
+		panic(fmt.Sprintf("tools: input schema of %v: %v", t, err))
+	}
+	if err := shapeArgs(s, t); err != nil {
+		panic(fmt.Sprintf("tools: input schema of %v: %v", t, err))
+	}
+	return mustJSON(s)
+}
+
+// shapeArgs brings the generated schema s of the argument struct t to what DecodeArgs accepts.
+func shapeArgs(s *jsonschema.Schema, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields, err := fieldsOf(t)
+	if err != nil {
+		return err
+	}
+	s.Type, s.Types, s.Required = "object", nil, nil
+	for _, f := range fields {
+		p := s.Properties[f.name]
+		if p == nil {
+			return fmt.Errorf("argument %q is not in the generated schema", f.name)
+		}
+		// DecodeArgs refuses null: a pointer field is only optional.
+		if len(p.Types) > 0 {
+			p.Types = slices.DeleteFunc(p.Types, func(x string) bool { return x == "null" })
+			switch len(p.Types) {
+			case 0:
+				p.Types = nil
+			case 1:
+				p.Type, p.Types = p.Types[0], nil
+			}
+		}
+		if f.required {
+			s.Required = append(s.Required, f.name)
+		}
+		if f.nonempty {
+			switch p.Type {
+			case "string":
+				p.MinLength = jsonschema.Ptr(1)
+			case "array":
+				p.MinItems = jsonschema.Ptr(1)
+			}
+		}
+		sf := t.FieldByIndex(f.index)
+		for opt := range strings.SplitSeq(sf.Tag.Get("schema"), ";") {
+			key, val, _ := strings.Cut(opt, "=")
+			switch key {
+			case "":
+			case "pattern":
+				p.Pattern = val
+			case "enum":
+				for _, v := range strings.Split(val, "|") {
+					p.Enum = append(p.Enum, v)
+				}
+			case "default":
+				p.Default = json.RawMessage(val)
+			default:
+				return fmt.Errorf("field %s: unknown schema option %q", sf.Name, key)
+			}
+		}
+		ft := sf.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			if _, custom := argTypeSchemas[ft]; !custom {
+				if err := shapeArgs(p, ft); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

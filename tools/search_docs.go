@@ -9,22 +9,18 @@ import (
 )
 
 type searchDocsArgs struct {
-	Query  string   `json:"query" args:"required,nonempty"`
-	Limit  *float64 `json:"limit"`
-	Cursor string   `json:"cursor" args:"nonempty"`
+	Query  string   `json:"query" args:"required,nonempty" jsonschema:"Words to find, e.g. cache key."`
+	Limit  *float64 `json:"limit" jsonschema:"Sections to answer: 1..100, clamped (default 10)."`
+	Cursor string   `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // searchDocs answers as `vx docs QUERY --format json`.
 func (e *Env) searchDocs() Tool {
 	return Tool{
-		Name:        "searchDocs",
-		Title:       "Search the vx manual",
-		Description: "Where is X documented? Searches vx's manual offline: the sections holding every word of query, each whole with its URL (limit: most sections). Call it for config fields, CLI flags and how the cache works. As vx docs --format json.",
-		InputSchema: schema(map[string]any{
-			"query":  map[string]any{"type": "string", "minLength": 1, "description": "Words to find, e.g. cache key."},
-			"limit":  map[string]any{"type": "number", "description": "Sections to answer: 1..100, clamped (default 10)."},
-			"cursor": cursorSchema,
-		}, "query"),
+		Name:         "searchDocs",
+		Title:        "Search the vx manual",
+		Description:  "Where is X documented? Searches vx's manual offline: the sections holding every word of query, each whole with its URL (limit: most sections). Call it for config fields, CLI flags and how the cache works. As vx docs --format json.",
+		InputSchema:  inputOf[searchDocsArgs](),
 		OutputSchema: outputOf[docsearch.Result](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

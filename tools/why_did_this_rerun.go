@@ -9,22 +9,18 @@ import (
 )
 
 type whyDidThisRerunArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty"`
-	RunID  string `json:"runId" args:"nonempty"`
-	Cursor string `json:"cursor" args:"nonempty"`
+	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
+	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the task's latest run."`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // whyDidThisRerun answers as `vx why TASKID [--run ID] --format json`.
 func (e *Env) whyDidThisRerun() Tool {
 	return Tool{
-		Name:        "whyDidThisRerun",
-		Title:       "Why a task re-executed",
-		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (input files, global files, env names, the command, package scripts, lockfile packages with both versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix; default the task's latest run. As vx why --format json.",
-		InputSchema: schema(map[string]any{
-			"taskId": map[string]any{"type": "string", "minLength": 1, "pattern": "^[^#]+#.+$", "description": "project#task."},
-			"runId":  map[string]any{"type": "string", "minLength": 1, "description": "Run id or unique prefix; default the task's latest run."},
-			"cursor": cursorSchema,
-		}, "taskId"),
+		Name:         "whyDidThisRerun",
+		Title:        "Why a task re-executed",
+		Description:  "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (input files, global files, env names, the command, package scripts, lockfile packages with both versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix; default the task's latest run. As vx why --format json.",
+		InputSchema:  inputOf[whyDidThisRerunArgs](),
 		OutputSchema: outputOf[history.Why](true),
 		Annotations:  readOnly,
 		Handler: func(ctx context.Context, call *Call) (any, error) {

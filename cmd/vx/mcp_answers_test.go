@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Every tool's answer validates against the outputSchema it lists, checked by a JSON Schema
+// validator; its text is the structuredContent, compact, within the answer budget.
+func TestMCPAnswersValidateAgainstTheirSchemas(t *testing.T) {
+	t.Parallel()
+	dir, runs := recorded(t)
+	cs := mcpSession(t, dir, "DEPLOY_TOKEN="+historySecret)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Resolved{}
+	for _, tool := range list.Tools {
+		js, err := json.Marshal(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(js, &s); err != nil {
+			t.Fatalf("%s: outputSchema: %v", tool.Name, err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: outputSchema does not resolve: %v", tool.Name, err)
+		}
+		schemas[tool.Name] = r
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"listTasks", map[string]any{}},
+		{"getCacheStats", map[string]any{}},
+		{"getRunHistory", map[string]any{}},
+		{"getRunHistory", map[string]any{"runId": runs[0]}},
+		{"explainCacheKey", map[string]any{"taskId": "lib#build"}},
+		{"whyDidThisRerun", map[string]any{"taskId": "lib#build"}},
+		{"pruneCache", map[string]any{}},
+		{"planInit", map[string]any{}},
+		{"searchDocs", map[string]any{"query": "cache"}},
+		{"checkLock", map[string]any{}},
+		{"getConfig", map[string]any{}},
+		{"getTaskLog", map[string]any{"taskId": "big#test", "runId": runs[0]}},
+		{"getFailures", map[string]any{}},
+		{"planTasks", map[string]any{"tasks": []string{"build", "test"}}},
+		{"getWorkspaceInfo", map[string]any{}},
+		{"runTasks", map[string]any{"tasks": []string{"build"}}},
+	}
+	seen := map[string]bool{}
+	for _, c := range calls {
+		seen[c.tool] = true
+		got, text, isErr := call(t, cs, c.tool, c.args)
+		if isErr {
+			t.Errorf("%s(%v): %s", c.tool, c.args, text)
+			continue
+		}
+		// Compact JSON: a pretty-printed answer would hold a line break between its tokens.
+		if string(compact(t, []byte(text))) != string(compact(t, got)) || strings.Contains(text, "\n") || len(text) > 40_000 {
+			t.Errorf("%s(%v): the text (%d characters) is not the compact structuredContent within the budget", c.tool, c.args, len(text))
+		}
+		var v any
+		if err := json.Unmarshal(got, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schemas[c.tool].Validate(v); err != nil {
+			t.Errorf("%s(%v) does not validate against its outputSchema: %v\n%.600s", c.tool, c.args, err, got)
+		}
+	}
+	for name := range schemas {
+		if !seen[name] {
+			t.Errorf("tool %s is not checked against its schema", name)
+		}
+	}
+}
+
+// tools/list, as the server writes it, stays within 24 KB: what a client stores of the tools.
+func TestMCPToolsListIsAffordable(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, historyWorkspace)
+	cmd := vxCommand(t, dir, "mcp")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("vx mcp: %v", err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `"id":1`) {
+			continue
+		}
+		var r struct {
+			Result mcp.ListToolsResult
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || len(r.Result.Tools) != 15 {
+			t.Fatalf("tools/list: %v, %d tools", err, len(r.Result.Tools))
+		}
+		t.Logf("tools/list: %d characters for %d tools", len(line), len(r.Result.Tools))
+		if len(line) > 24_000 {
+			t.Errorf("tools/list is %d characters, more than 24,000", len(line))
+		}
+		return
+	}
+	t.Fatalf("no reply to tools/list in %s", out)
+}
+
+// A cursor that is malformed, of another question or stale is refused with a line naming cursor.
+func TestMCPCursorsAreRefusedByName(t *testing.T) {
+	t.Parallel()
+	dir, runs := recorded(t)
+	cs := mcpSession(t, dir, "DEPLOY_TOKEN="+historySecret)
+	got, _, isErr := call(t, cs, "getTaskLog", map[string]any{"taskId": "big#test", "runId": runs[0]})
+	var page struct {
+		NextCursor string `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(got, &page); err != nil || isErr || page.NextCursor == "" {
+		t.Fatalf("getTaskLog(big#test) = %.300s: want a nextCursor", got)
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"getTaskLog", map[string]any{"taskId": "big#test", "runId": runs[0], "cursor": "bm9wZQ"}, "not a cursor this server gave"},
+		{"getTaskLog", map[string]any{"taskId": "lib#test", "runId": runs[0], "cursor": page.NextCursor}, "another question"},
+		{"listTasks", map[string]any{"cursor": page.NextCursor}, "another question"},
+		{"getConfig", map[string]any{"cursor": ""}, `"cursor"`},
+	} {
+		msg := expectRefusal(t, cs, tc.tool, tc.args, tc.want)
+		if !strings.Contains(msg, "cursor") {
+			t.Errorf("%s(%v) = %q: the refusal does not name cursor", tc.tool, tc.args, msg)
+		}
+	}
+}
