@@ -99,15 +99,26 @@ func (e *Env) runTasks() Tool {
 			if err != nil || ans.Summary == nil {
 				return ans, err
 			}
-			if failed := ans.Summary.Totals.Failed; failed > 0 {
-				ans.Next = fmt.Sprintf("%d failed: call getFailures {\"runId\":%q} for their output", failed, ans.Summary.RunID)
-			}
-			// The first page is runTasks'; getRunHistory { runId, cursor } serves the rest.
-			next := window.Question{Tool: runLimit, Args: runIDArgs(ans.Summary.RunID)}
-			return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: "runTasks"}, Next: next},
-				ans, runLists(ans.Summary)...)
+			ans.Next = runNext(ans.Summary)
+			return e.fitRunAnswer(ctx, call, ans)
 		},
 	}
+}
+
+// runNext says what to call when tasks failed: getFailures with the run's id.
+func runNext(s *history.Summary) string {
+	if s.Totals.Failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d failed: call getFailures {\"runId\":%q} for their output", s.Totals.Failed, s.RunID)
+}
+
+// fitRunAnswer answers ans within the budget: the summary first, its first page runTasks', the
+// rest of its tasks through getRunHistory { runId, cursor }.
+func (e *Env) fitRunAnswer(ctx context.Context, call *Call, ans *RunAnswer) (fitted, error) {
+	next := window.Question{Tool: runLimit, Args: runIDArgs(ans.Summary.RunID)}
+	return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: "runTasks"}, Next: next},
+		ans, runLists(ans.Summary)...)
 }
 
 // allowRun applies the workspace's mcp({ run }) before anything runs: false runs nothing; a list

@@ -46,7 +46,8 @@ func runLists(s *history.Summary) []window.List {
 }
 
 // planLists orders a plan's tasks as a summary reads them (the predicted misses, which would run,
-// first) and answers its lists: past RunTasksListed tasks a first page lists only the misses.
+// first) and answers its lists, the critical path and the tasks: past RunTasksListed tasks a
+// first page lists only the misses.
 func planLists(p *runner.Plan) []window.List {
 	slices.SortStableFunc(p.Tasks, func(a, b runner.PlanTask) int {
 		return rank(a.Cache != "hit") - rank(b.Cache != "hit")
@@ -61,7 +62,8 @@ func planLists(p *runner.Plan) []window.List {
 		}
 		tasks = tasks.Head(n)
 	}
-	return []window.List{tasks}
+	// The critical path comes first: a summary shows it whole unless it alone fills a page.
+	return []window.List{window.Of("criticalPath", &p.CriticalPath), tasks}
 }
 
 // rank sorts true before false.

@@ -1,0 +1,79 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vzn/vx/engine/history"
+)
+
+// runSummary is a run summary of n build tasks, the first failed of them failed with exit code 1.
+func runSummary(n, failed int) *history.Summary {
+	s := &history.Summary{RunID: "01m8qd8ypt3358ys9cvxemkwnb", OK: failed == 0, Status: "ok"}
+	local := "local"
+	for i := range n {
+		id := fmt.Sprintf("p%04d#build", i)
+		s.Requested = append(s.Requested, id)
+		t := history.TaskResult{TaskID: id, Status: history.StatusHit, Hash: strings.Repeat("a", 64), CacheSource: &local,
+			SandboxViolations: []string{}, NotReady: []string{}, SavedMs: 800}
+		if i >= n-failed { // the failures finish last: a summary still lists them first
+			code := 1
+			t.Status, t.CacheSource, t.ExitCode = history.StatusFailed, nil, &code
+			s.Totals.Failed++
+		} else {
+			s.Totals.Hits++
+		}
+		s.Tasks = append(s.Tasks, t)
+	}
+	s.Totals.Tasks = n
+	if failed > 0 {
+		s.Status, s.ExitCode = "failed", 1
+	}
+	return s
+}
+
+// runTasks' default answer for a run of 1,000 hits is a summary of at most 2 KB; for a run with
+// three failures it names the three with their exit codes and says to call getFailures.
+func TestRunAnswerIsASummaryFirst(t *testing.T) {
+	e := &Env{}
+	answer := func(s *history.Summary) string {
+		ans := &RunAnswer{Summary: s}
+		ans.Next = runNext(s)
+		js, err := e.fitRunAnswer(context.Background(), &Call{Args: json.RawMessage(`{"tasks":["build"]}`)}, ans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(js)
+	}
+	hits := answer(runSummary(1000, 0))
+	if len(hits) > 2000 || !strings.Contains(hits, `"hits":1000`) || !strings.Contains(hits, `"nextCursor"`) {
+		t.Errorf("the answer for 1,000 hits is %d bytes: %s", len(hits), hits)
+	}
+	failed := answer(runSummary(1000, 3))
+	for i := 997; i < 1000; i++ {
+		if !strings.Contains(failed, fmt.Sprintf(`"taskId":"p%04d#build","status":"failed"`, i)) {
+			t.Errorf("the answer does not name p%04d#build as failed: %.600s", i, failed)
+		}
+	}
+	if strings.Count(failed, `"exitCode":1`) < 4 || !strings.Contains(failed, "call getFailures") || len(failed) > 4000 {
+		t.Errorf("the answer for a run with 3 failures (%d bytes): %s", len(failed), failed)
+	}
+	// A small run is answered whole (no page fields), its failure first.
+	var small struct {
+		Summary struct {
+			Tasks []history.TaskResult `json:"tasks"`
+		} `json:"summary"`
+		NextCursor *string `json:"nextCursor"`
+		Total      *int    `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(answer(runSummary(10, 1))), &small); err != nil {
+		t.Fatal(err)
+	}
+	if len(small.Summary.Tasks) != 10 || small.Summary.Tasks[0].TaskID != "p0009#build" || small.NextCursor != nil || small.Total != nil {
+		t.Errorf("a run of 10 tasks: %d tasks, first %s, cursor %v, total %v; want all 10, the failure first, no page fields",
+			len(small.Summary.Tasks), small.Summary.Tasks[0].TaskID, small.NextCursor, small.Total)
+	}
+}
