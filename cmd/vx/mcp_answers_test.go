@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,52 @@ func TestMCPCursorsAreRefusedByName(t *testing.T) {
 		if !strings.Contains(msg, "cursor") {
 			t.Errorf("%s(%v) = %q: the refusal does not name cursor", tc.tool, tc.args, msg)
 		}
+	}
+}
+
+// mcp({ answerChars }) sets the budget: a workspace larger than it is answered in pages, each
+// within it, and the cursors reach every project once.
+func TestMCPAnswerCharsSetsTheBudget(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"vx.workspace.ts": "import { defineWorkspace } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'\n" +
+			"export default defineWorkspace({ projects: ['packages/*'], plugins: [mcp({ answerChars: 8000 })],\n" +
+			"  tasks: { build: { command: 'true', inputs: ['src/**'], outputs: ['dist/**'] } } })\n",
+	}
+	for i := range 120 {
+		files[fmt.Sprintf("packages/p%03d/package.json", i)] = fmt.Sprintf(`{"name":"p%03d"}`, i)
+	}
+	dir := writeWorkspace(t, files)
+	cs := mcpSession(t, dir)
+	seen := map[string]bool{}
+	args := map[string]any{}
+	for pages := 0; ; pages++ {
+		got, text, isErr := call(t, cs, "getConfig", args)
+		if isErr || len(text) > 8000 || pages > 120 {
+			t.Fatalf("getConfig page %d: %d characters (error %v): %.300s", pages, len(text), isErr, text)
+		}
+		page := decode[struct {
+			Projects []struct {
+				Name string `json:"name"`
+			} `json:"projects"`
+			NextCursor string `json:"nextCursor"`
+			Total      int    `json:"total"`
+		}](t, got)
+		for _, p := range page.Projects {
+			if seen[p.Name] {
+				t.Fatalf("project %s answered twice", p.Name)
+			}
+			seen[p.Name] = true
+		}
+		if page.NextCursor == "" {
+			if len(seen) != 120 || pages == 0 {
+				t.Fatalf("%d projects in %d pages, want 120 in several", len(seen), pages+1)
+			}
+			return
+		}
+		if page.Total != 120 {
+			t.Fatalf("total %d, want 120", page.Total)
+		}
+		args["cursor"] = page.NextCursor
 	}
 }
