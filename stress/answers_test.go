@@ -52,6 +52,8 @@ func TestAnswersAtScale(t *testing.T) {
 			}{
 				{"getConfig", map[string]any{}, []string{"projects"}},
 				{"getConfig", map[string]any{"target": "build"}, []string{"projects"}},
+				{"getConfig", map[string]any{"affected": true}, []string{"projects"}},
+				{"listTasks", map[string]any{"affected": true}, []string{"projects"}},
 				{"planTasks", map[string]any{"all": true}, []string{"plan.criticalPath", "plan.tasks"}},
 				{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{"plan.criticalPath", "plan.tasks"}},
 				{"checkLock", map[string]any{}, []string{"problems", "notAudited", "audited"}},
@@ -150,6 +152,8 @@ export default defineWorkspace({
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+	// An uncommitted edit of the root of the graph: every project is affected.
+	writeFile(t, filepath.Join(root, "packages", "p00000", "src", "index.ts"), "export const n = -1\n")
 	cmd := exec.Command(bin, "lock")
 	cmd.Dir, cmd.Env = root, crashEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {

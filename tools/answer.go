@@ -11,6 +11,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/initplan"
 	"github.com/vzn/vx/engine/logtext"
+	"github.com/vzn/vx/engine/show"
 	"github.com/vzn/vx/tools/window"
 )
 
@@ -111,4 +112,37 @@ func cutOutput(plain string, chars int) logtext.Text {
 		}
 		limit = limit*chars/len(js) - 64
 	}
+}
+
+// affectedOf keeps, of the affected reasons by project, those of the projects a page lists; a
+// page that lists every project keeps them all, as the CLI prints them.
+func affectedOf(affected map[string]string, listed []string, total int) map[string]string {
+	if affected == nil || len(listed) == total {
+		return affected
+	}
+	out := make(map[string]string, len(listed))
+	for _, name := range listed {
+		if reason, ok := affected[name]; ok {
+			out[name] = reason
+		}
+	}
+	return out
+}
+
+// configPage is getConfig's answer: vx show's document, its affected reasons those of the
+// projects the page lists.
+type configPage struct {
+	*show.Document
+	total int
+}
+
+// MarshalJSON writes the document with the reasons of the listed projects only.
+func (p configPage) MarshalJSON() ([]byte, error) {
+	d := *p.Document
+	names := make([]string, len(d.Projects))
+	for i, pr := range d.Projects {
+		names[i] = pr.Name
+	}
+	d.Affected = affectedOf(d.Affected, names, p.total)
+	return json.Marshal(d)
 }

@@ -36,7 +36,7 @@ func (e *Env) getConfig() Tool {
 			if err != nil {
 				return nil, err
 			}
-			return e.fit(ctx, call, "getConfig", args.Cursor, doc, window.Of("projects", &doc.Projects))
+			return e.fit(ctx, call, "getConfig", args.Cursor, configPage{doc, len(doc.Projects)}, window.Of("projects", &doc.Projects))
 		},
 	}
 }

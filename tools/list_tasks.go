@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/vzn/vx/engine/show"
 	"github.com/vzn/vx/tools/window"
@@ -71,7 +72,7 @@ func (e *Env) listTasks() Tool {
 				}
 			}
 			list := listOf(doc)
-			return e.fit(ctx, call, "listTasks", args.Cursor, list, window.Of("projects", &list.Projects))
+			return e.fit(ctx, call, "listTasks", args.Cursor, taskListPage{list}, window.Of("projects", &list.Projects))
 		},
 	}
 }
@@ -87,4 +88,19 @@ func listOf(doc *show.Document) *TaskList {
 		list.Projects = append(list.Projects, lp)
 	}
 	return list
+}
+
+// taskListPage is listTasks' answer: the list, its affected reasons those of the projects the page
+// lists.
+type taskListPage struct{ *TaskList }
+
+// MarshalJSON writes the list with the reasons of the listed projects only.
+func (p taskListPage) MarshalJSON() ([]byte, error) {
+	l := *p.TaskList
+	names := make([]string, len(l.Projects))
+	for i, pr := range l.Projects {
+		names[i] = pr.Name
+	}
+	l.Affected = affectedOf(l.Affected, names, l.TotalProjects)
+	return json.Marshal(l)
 }

@@ -207,6 +207,20 @@ func Fit(doc any, req Request, lists ...List) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A document whose other fields grow with the window (a map keyed by the listed projects)
+	// may still be over: give back elements from the end until it fits, keeping at least one.
+	for len(js)+Reserve > chars && shown > 1 {
+		k := len(lists) - 1
+		for ends[k] == offsets[k] {
+			k--
+		}
+		ends[k]--
+		shown--
+		lists[k].set(offsets[k], ends[k])
+		if js, err = json.Marshal(doc); err != nil {
+			return nil, err
+		}
+	}
 	page := Page{Total: total, Omitted: total - shown}
 	for k, l := range lists {
 		if ends[k] < l.n && !req.Final {
