@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +198,68 @@ func TestMCPAnswerCharsSetsTheBudget(t *testing.T) {
 			t.Fatalf("total %d, want 120", page.Total)
 		}
 		args["cursor"] = page.NextCursor
+	}
+}
+
+// runTasks answers a summary; its cursor continues in getRunHistory { runId }, which reads the
+// run from the index: the pages hold every task of the run once, and nothing runs again.
+func TestMCPRunTasksCursorContinuesInGetRunHistory(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"vx.workspace.ts": "import { defineWorkspace } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'\n" +
+			"export default defineWorkspace({ projects: ['packages/*'], plugins: [mcp({ answerChars: 8000 })],\n" +
+			"  tasks: { build: { command: 'echo built >> ../../builds.log', cache: false } } })\n",
+	}
+	const n = 40
+	for i := range n {
+		files[fmt.Sprintf("packages/p%03d/package.json", i)] = fmt.Sprintf(`{"name":"p%03d"}`, i)
+	}
+	dir := writeWorkspace(t, files)
+	cs := mcpSession(t, dir)
+	got, text, isErr := call(t, cs, "runTasks", map[string]any{"tasks": []string{"build"}})
+	first := decode[struct {
+		ExitCode int `json:"exitCode"`
+		Summary  struct {
+			RunID  string            `json:"runId"`
+			Tasks  []json.RawMessage `json:"tasks"`
+			Totals struct{ Tasks, Misses int }
+		} `json:"summary"`
+		NextCursor string `json:"nextCursor"`
+		Total      int    `json:"total"`
+	}](t, got)
+	if isErr || first.ExitCode != 0 || len(first.Summary.Tasks) != 0 || first.Summary.Totals.Misses != n || first.NextCursor == "" {
+		t.Fatalf("runTasks: want a summary counting %d passes and listing none, with a cursor: %s", n, text)
+	}
+	seen := map[string]bool{}
+	args := map[string]any{"runId": first.Summary.RunID, "cursor": first.NextCursor}
+	for pages := 0; ; pages++ {
+		got, text, isErr := call(t, cs, "getRunHistory", args)
+		if isErr || len(text) > 8000 || pages > 2*n {
+			t.Fatalf("getRunHistory page %d: %.300s", pages, text)
+		}
+		page := decode[struct {
+			Run struct {
+				Tasks []struct {
+					TaskID string `json:"taskId"`
+				} `json:"tasks"`
+			} `json:"run"`
+			NextCursor string `json:"nextCursor"`
+		}](t, got)
+		for _, task := range page.Run.Tasks {
+			if seen[task.TaskID] {
+				t.Fatalf("%s answered twice", task.TaskID)
+			}
+			seen[task.TaskID] = true
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		args["cursor"] = page.NextCursor
+	}
+	if len(seen) != n {
+		t.Fatalf("the cursors reached %d of the run's %d tasks", len(seen), n)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "builds.log")); strings.Count(string(log), "built") != n {
+		t.Fatalf("the builds ran %d times, want %d: following the cursor must not run anything", strings.Count(string(log), "built"), n)
 	}
 }
