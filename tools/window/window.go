@@ -165,10 +165,11 @@ func Fit(doc any, req Request, lists ...List) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	room := chars - len(base) - Reserve
-	if total == 0 || (req.Cursor == "" && room >= sumAll(sizes)+total && noHeads(lists, sizes)) {
+	// A whole answer carries no page fields: it fits when the base, the elements and their commas do.
+	if total == 0 || (req.Cursor == "" && len(base)+sumAll(sizes)+total <= chars && noHeads(lists, sizes)) {
 		return whole(doc, lists)
 	}
+	room := chars - len(base) - Reserve
 
 	// Fill each list from its offset, whole elements in order, while they fit.
 	ends := make([]int, len(lists))
