@@ -18,7 +18,9 @@ export interface McpOptions {
 
 /** The plugin object `mcp()` returns. */
 export interface McpPlugin extends Plugin {
+  /** Always `'mcp'`. */
   name: 'mcp'
+  /** The one verb the plugin adds: `vx mcp`. */
   commands: ['mcp']
   /** The options as given, with `run` defaulted to `true`. */
   options: McpOptions & { run: boolean | string[] }
