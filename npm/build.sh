@@ -22,6 +22,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
+for tool in go node npm; do
+  command -v "$tool" >/dev/null || { echo "npm/build.sh: no $tool on PATH: building the packages needs go, node and npm" >&2; exit 1; }
+done
 repo="$(cd "$here/.." && pwd)"
 all_platforms="linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64"
 
