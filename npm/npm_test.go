@@ -245,9 +245,16 @@ func fixture(p packed, pm string) map[string]string {
 		overrides["@vzn/vx-"+pl] = "file:" + p.tarballs["@vzn/vx-"+pl]
 	}
 	pkg := map[string]any{"name": "fixture", "private": true, "devDependencies": deps}
-	if pm == "pnpm" {
+	switch pm {
+	case "pnpm":
 		pkg["pnpm"] = map[string]any{"overrides": overrides}
-	} else {
+	case "yarn":
+		// Yarn 1 takes a file: resolution as a required package and refuses one of another
+		// platform outright, so it gets this platform's only (the rest, offline, are skipped
+		// as the optional packages they are).
+		host := "@vzn/vx-" + hostPlatform()
+		pkg["resolutions"] = map[string]string{host: overrides[host]}
+	default: // npm, bun
 		pkg["overrides"] = overrides
 	}
 	pkgJSON, _ := json.MarshalIndent(pkg, "", "  ")
@@ -426,20 +433,33 @@ func TestPackInstallTypecheck(t *testing.T) {
 		t.Errorf("VX_BINARY_PATH naming no file: exit %d, want 1 and an error naming VX_BINARY_PATH:\n%s", exitCode(err), out)
 	}
 
-	if _, err := exec.LookPath("pnpm"); err != nil {
-		t.Logf("no pnpm on PATH: the pnpm install is not tried")
-		return
+	// The other package managers, where this machine has them.
+	for _, pm := range []struct {
+		name    string
+		install []string
+		vx      []string
+	}{
+		{"pnpm", []string{"install", "--offline"}, []string{"exec", "vx"}},
+		{"yarn", []string{"install", "--offline", "--non-interactive"}, []string{"-s", "vx"}},
+		{"bun", []string{"install"}, []string{"run", "vx"}},
+	} {
+		if _, err := exec.LookPath(pm.name); err != nil {
+			t.Logf("no %s on PATH: the %s install is not tried", pm.name, pm.name)
+			continue
+		}
+		dir := t.TempDir()
+		writeFiles(t, dir, fixture(p, pm.name))
+		began := time.Now()
+		run(t, dir, []string{"CI=true"}, pm.name, pm.install...)
+		t.Logf("%s %s in %s", pm.name, strings.Join(pm.install, " "), time.Since(began).Round(time.Millisecond))
+		out := run(t, dir, env, pm.name, append(pm.vx, "run", "build", "test")...)
+		if !strings.Contains(out, " ok: ") {
+			t.Errorf("%s %s run build test:\n%s", pm.name, strings.Join(pm.vx, " "), out)
+		}
+		if pm.name == "pnpm" {
+			typecheck(t, tsc, dir) // pnpm's strict node_modules: each package sees only its own deps
+		}
 	}
-	pws := t.TempDir()
-	writeFiles(t, pws, fixture(p, "pnpm"))
-	began = time.Now()
-	run(t, pws, []string{"CI=true"}, "pnpm", "install", "--offline")
-	t.Logf("pnpm install --offline in %s", time.Since(began).Round(time.Millisecond))
-	out = run(t, pws, env, "pnpm", "exec", "vx", "run", "build", "test")
-	if !strings.Contains(out, " ok: ") {
-		t.Errorf("pnpm exec vx run build test:\n%s", out)
-	}
-	typecheck(t, tsc, pws)
 }
 
 // checkRuntime imports both modules as CommonJS and as ES modules: the functions return their
