@@ -423,6 +423,12 @@ func TestPackInstallTypecheck(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(out, "@vzn/vx-"+host) || !strings.Contains(out, "("+host+")") || !strings.Contains(out, "VX_BINARY_PATH") {
 		t.Errorf("vx without its platform package: exit %d, want 1 and an error naming @vzn/vx-%s and %s:\n%s", exitCode(err), host, host, out)
 	}
+	// A platform vx publishes no binary for: the shim names it and says how to build one.
+	aix := "Object.defineProperty(process, 'platform', { value: 'aix' }); require('./node_modules/@vzn/vx/bin/vx.js')"
+	out, err = runErr(bare, env, "node", "-e", aix)
+	if arch := strings.TrimPrefix(host, runtime.GOOS+"-"); exitCode(err) != 1 || !strings.Contains(out, "(aix-"+arch+")") || !strings.Contains(out, "go install github.com/vzn/vx/cmd/vx@latest") {
+		t.Errorf("vx on aix: exit %d, want 1 and an error naming aix-%s and go install:\n%s", exitCode(err), arch, out)
+	}
 	// VX_BINARY_PATH runs another binary: here the one npm left out.
 	binary := filepath.Join(p.dir, "packages", "vx-"+host, "bin", "vx")
 	if got := run(t, bare, []string{"VX_BINARY_PATH=" + binary}, "npx", "--no", "--", "vx", "--version"); strings.TrimSpace(got) != "vx "+p.version {
