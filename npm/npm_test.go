@@ -195,6 +195,15 @@ func checkPackage(t *testing.T, m manifest, files map[string]tarEntry) {
 				t.Errorf("@vzn/vx lacks %s", f)
 			}
 		}
+		shim, err := os.ReadFile(filepath.Join("vx", "bin", "vx.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pl := range platforms {
+			if !strings.Contains(string(shim), fmt.Sprintf("'%s': '@vzn/vx-%s',", pl, pl)) {
+				t.Errorf("the shim vx/bin/vx.js does not map %s to @vzn/vx-%s", pl, pl)
+			}
+		}
 		if len(m.OptionalDependencies) != len(platforms) {
 			t.Errorf("@vzn/vx optionalDependencies %v, want one per platform", m.OptionalDependencies)
 		}

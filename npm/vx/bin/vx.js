@@ -63,7 +63,15 @@ const bin = binaryPath()
 // exit code rather than dying first and leaving vx printing after the shell's prompt is back.
 // (Passing it on would be a second SIGINT, which vx takes as a hard stop.)
 process.on('SIGINT', () => {})
-const result = spawnSync(bin, process.argv.slice(2), { stdio: 'inherit', windowsHide: false })
+const run = () => spawnSync(bin, process.argv.slice(2), { stdio: 'inherit' })
+let result = run()
+if (result.error && result.error.code === 'EACCES' && process.platform !== 'win32') {
+  // A copy that lost the executable bit (an archive, a cache that stores no modes): restore it once.
+  try {
+    fs.chmodSync(bin, 0o755)
+    result = run()
+  } catch {}
+}
 if (result.error) {
   fail([`cannot run ${bin}: ${result.error.message}`])
 }
