@@ -47,7 +47,7 @@ export interface Exec {
 export interface SandboxOptions {
   /** Whether the task may use the network (default `false`). */
   network?: boolean
-  /** Globs of files outside the project the task may read (`'../shared/**'`, `'//config/**'`). */
+  /** Globs of files beyond the project the task may read (`'//shared/**'`, from the workspace root). */
   read?: Glob[]
   /** Globs of files the task may write (`'dist/**'`). */
   write?: Glob[]
