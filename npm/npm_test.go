@@ -429,6 +429,18 @@ func TestPackInstallTypecheck(t *testing.T) {
 	if _, err := runErr(ws, env, "npx", "--no", "--", "vx", "run", "nosuchtask"); exitCode(direct) == 0 || exitCode(err) != exitCode(direct) {
 		t.Errorf("vx run nosuchtask exits %d through the shim, %d run directly", exitCode(err), exitCode(direct))
 	}
+	// A platform package at another version than @vzn/vx: a warning, and vx still runs.
+	platformJSON := filepath.Join(ws, "node_modules", "@vzn", "vx-"+host, "package.json")
+	orig, err := os.ReadFile(platformJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(string(orig), `"version": "`+p.version+`"`, `"version": "0.0.1"`, 1)
+	writeFiles(t, ws, map[string]string{"node_modules/@vzn/vx-" + host + "/package.json": other})
+	if got := run(t, ws, env, "npx", "--no", "--", "vx", "--version"); !strings.Contains(got, "warning: @vzn/vx is "+p.version+" but @vzn/vx-"+host+" is 0.0.1") || !strings.Contains(got, "vx "+p.version) {
+		t.Errorf("vx with a platform package of another version:\n%s", got)
+	}
+	writeFiles(t, ws, map[string]string{"node_modules/@vzn/vx-" + host + "/package.json": string(orig)})
 	checkRuntime(t, ws)
 	tsc := installTypescript(t)
 	typecheck(t, tsc, ws)
@@ -437,7 +449,7 @@ func TestPackInstallTypecheck(t *testing.T) {
 	bare := t.TempDir()
 	writeFiles(t, bare, fixture(p, "npm"))
 	run(t, bare, nil, "npm", "install", "--offline", "--no-audit", "--no-fund", "--omit=optional")
-	out, err := runErr(bare, env, "npx", "--no", "--", "vx", "--version")
+	out, err = runErr(bare, env, "npx", "--no", "--", "vx", "--version")
 	if exitCode(err) != 1 || !strings.Contains(out, "@vzn/vx-"+host) || !strings.Contains(out, "("+host+")") || !strings.Contains(out, "VX_BINARY_PATH") {
 		t.Errorf("vx without its platform package: exit %d, want 1 and an error naming @vzn/vx-%s and %s:\n%s", exitCode(err), host, host, out)
 	}

@@ -44,8 +44,9 @@ function binaryPath() {
     ])
   }
   const exe = process.platform === 'win32' ? 'vx.exe' : 'vx'
+  let bin
   try {
-    return require.resolve(`${pkg}/bin/${exe}`)
+    bin = require.resolve(`${pkg}/bin/${exe}`)
   } catch {
     fail([
       `the package ${pkg}, which holds vx's binary for this platform (${platform}), is not installed.`,
@@ -56,6 +57,16 @@ function binaryPath() {
       `Or set VX_BINARY_PATH to a vx binary, such as one built by ${goInstall}.`,
     ])
   }
+  // Both are pinned to one version; a lockfile edited by hand or a partial update can still part them.
+  const own = require('../package.json').version
+  let theirs
+  try {
+    theirs = require(`${pkg}/package.json`).version
+  } catch {}
+  if (theirs !== undefined && theirs !== own) {
+    process.stderr.write(`vx: warning: @vzn/vx is ${own} but ${pkg} is ${theirs}; reinstall @vzn/vx so that they match\n`)
+  }
+  return bin
 }
 
 const bin = binaryPath()
