@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -537,6 +538,32 @@ func typecheck(t *testing.T, tsc, ws string) {
 		run(t, ws, nil, "node", tsc, "-p", project)
 		t.Logf("tsc -p %s: no error, in %s", project, time.Since(began).Round(time.Millisecond))
 	}
+	// What vx init writes type-checks too: the configs of its golden plans (engine/initplan/testdata).
+	plans, err := filepath.Glob(filepath.Join("..", "engine", "initplan", "testdata", "*.plan.json"))
+	if err != nil || len(plans) == 0 {
+		t.Fatalf("no golden plans of vx init (%v)", err)
+	}
+	generated := map[string]string{"init/tsconfig.json": strings.Replace(tsconfig("nodenext", "nodenext"), `["vx.workspace.ts", "packages/*/vx.project.ts"]`, `["**/vx.workspace.ts", "**/vx.project.ts"]`, 1)}
+	for _, plan := range plans {
+		data, err := os.ReadFile(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Files []struct{ Path, Text string }
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", plan, err)
+		}
+		for _, f := range doc.Files {
+			generated[path.Join("init", strings.TrimSuffix(filepath.Base(plan), ".plan.json"), f.Path)] = f.Text
+		}
+	}
+	writeFiles(t, ws, generated)
+	if out, err := runErr(filepath.Join(ws, "init"), nil, "node", tsc, "-p", "."); err != nil {
+		t.Errorf("tsc refuses configs vx init writes (%d files of %d plans): %v\n%s", len(generated)-1, len(plans), err, out)
+	}
+
 	bad := "import { defineWorkspace, defineProject } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'\n" + strings.Join(badConfigs, "\n") + "\n"
 	writeFiles(t, ws, map[string]string{
 		"bad/bad.ts":        bad,
