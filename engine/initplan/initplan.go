@@ -153,7 +153,7 @@ func Init(opts Options) (*Plan, error) {
 	if err := settle(root, plan, opts); err != nil {
 		return nil, err
 	}
-	plan.Next = next(root, plan, opts.Dry)
+	plan.Next = next(root, r, plan, opts.Dry)
 	return plan, nil
 }
 
@@ -227,9 +227,14 @@ func settle(root string, plan *Plan, opts Options) error {
 	return nil
 }
 
-// next lists the commands that follow the plan.
-func next(root string, plan *Plan, dry bool) []string {
+// next lists the commands that follow the plan: first, where the repository's package.json does
+// not list it yet, the one that adds vx to its dev dependencies.
+func next(root string, r *repo, plan *Plan, dry bool) []string {
 	var cmds []string
+	install := installStep(r)
+	if install != "" {
+		cmds = append(cmds, install)
+	}
 	if dry {
 		cmds = append(cmds, "vx init")
 	}
@@ -248,7 +253,11 @@ func next(root string, plan *Plan, dry bool) []string {
 	for _, f := range plan.Files {
 		paths = append(paths, f.Path)
 	}
-	cmds = append(cmds, "git add "+strings.Join(append(paths, "vx.lock"), " "))
+	paths = append(paths, "vx.lock")
+	if install != "" {
+		paths = append(paths, installedFiles(r)...)
+	}
+	cmds = append(cmds, "git add "+strings.Join(paths, " "))
 	return cmds
 }
 

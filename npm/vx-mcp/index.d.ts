@@ -1,0 +1,34 @@
+// @vzn/vx-mcp: the mcp() plugin, which adds the `vx mcp` verb (an MCP server over this workspace).
+//
+// ONE SHAPE: McpOptions declares exactly the options vx's config reader takes from mcp()
+// (engine/workspace); engine/workspace/dts_test.go fails on an option in one and not the other.
+// Whoever adds an option to the reader (and to vx's built-in mcp()) adds it here, with a doc comment.
+
+import type { Plugin } from '@vzn/vx/config'
+
+/** The options of `mcp()`. */
+export interface McpOptions {
+  /**
+   * What an agent may run through the runTasks tool: `true` (the default) any task; a list of task
+   * names (`['test', 'lint']`) only those, any other refused before anything runs (a task's
+   * `dependsOn` still runs); `false`: runTasks is not listed and the server runs nothing.
+   */
+  run?: boolean | string[]
+}
+
+/** The plugin object `mcp()` returns. */
+export interface McpPlugin extends Plugin {
+  /** Always `'mcp'`. */
+  name: 'mcp'
+  /** The one verb the plugin adds: `vx mcp`. */
+  commands: ['mcp']
+  /** The options as given, with `run` defaulted to `true`. */
+  options: McpOptions & { run: boolean | string[] }
+}
+
+/**
+ * The MCP server plugin: `plugins: [mcp()]` in vx.workspace.ts adds `vx mcp`, a stdio MCP server
+ * over the workspace's tasks, cache and run history for Claude Code, Cursor, Continue, Copilot and
+ * any MCP client.
+ */
+export declare function mcp(options?: McpOptions): McpPlugin

@@ -1,0 +1,169 @@
+// @vzn/vx/config: the types of vx.workspace.ts and vx.project.ts.
+//
+// ONE SHAPE. These interfaces declare exactly the fields vx's config reader (engine/workspace, in Go)
+// accepts — the workspace and project keys, every task field of graph.TaskFields, exec, secrets and
+// sandbox — and @vzn/vx-mcp's McpOptions the options of mcp(). engine/workspace/dts_test.go asks the
+// reader which fields it knows and fails on a field in one and not the other: whoever adds a field
+// to the reader adds it here, with a doc comment (from docs/config.md), in the same change.
+//
+// The functions return their argument: vx evaluates config itself (its built-in copy of this module),
+// and this package gives editors and `tsc` the types.
+
+/**
+ * A path glob, relative to the project folder (`'src/**'`; a leading `!` excludes), or from the
+ * workspace root when it starts with `//` (`'//tsconfig.base.json'`). A glob that climbs out with
+ * `..`, or an absolute path, is refused.
+ */
+export type Glob = string
+
+/**
+ * A task reference in `dependsOn`: `'build'` (this project's build), `'^build'` (build in every
+ * project this one depends on) or `'lib#build'` (exactly that task).
+ */
+export type TaskRef = string
+
+/** A task id, `project#task`. */
+export type TaskId = `${string}#${string}`
+
+/** A secret: the value is read from vx's environment variable `secret` at run time and reads `***` everywhere. */
+export interface Secret {
+  /** The name of the environment variable of vx's that holds the value. */
+  secret: string
+}
+
+/** One `exec.env` value: a literal (numbers and booleans become their text) or `{ secret: 'NAME' }`. */
+export type EnvValue = string | number | boolean | Secret
+
+/** The environment given to a task's command. */
+export interface Exec {
+  /**
+   * Variables set for the command: a string is the value; `{ secret: 'NAME' }` reads the value from
+   * vx's environment variable `NAME` at run time, and the value never appears anywhere (`***`).
+   */
+  env?: Record<string, EnvValue>
+}
+
+/** A task's sandbox: what it may reach. */
+export interface SandboxOptions {
+  /** Whether the task may use the network (default `false`). */
+  network?: boolean
+  /** Globs of files beyond the project the task may read (`'//shared/**'`, from the workspace root). */
+  read?: Glob[]
+  /** Globs of files the task may write (`'dist/**'`). */
+  write?: Glob[]
+}
+
+/** `true` is the default sandbox (no network); `false` is none. */
+export type Sandbox = boolean | SandboxOptions
+
+/**
+ * A task: a template in vx.workspace.ts that every project gets, or a project's task in
+ * vx.project.ts, which overrides the template field by field (or is a whole new task, which then
+ * needs a `command`).
+ */
+export interface Task {
+  /** The shell command, run by `sh -c` in the project folder. */
+  command?: string
+  /** Free text for people and agents (`vx show`, the listTasks tool). */
+  description?: string
+  /**
+   * Tasks that must finish first (default `[]`): `'build'` (this project's), `'^build'` (in every
+   * project this one depends on), `'lib#build'` (exactly that task).
+   */
+  dependsOn?: TaskRef[]
+  /**
+   * Globs, relative to the project folder, of the files whose content enters the cache key (default:
+   * every file of the project git does not ignore). `'$default'` stands for that default set;
+   * `[]` means no file at all.
+   */
+  inputs?: Glob[]
+  /** Globs of the files the task writes (default `[]`); a cache hit restores exactly them. */
+  outputs?: Glob[]
+  /** Names of environment variables whose values enter the cache key (default `[]`). */
+  env?: string[]
+  /** The environment given to the command: `{ env: { STAGE: 'prod', TOKEN: { secret: 'DEPLOY_TOKEN' } } }`. */
+  exec?: Exec
+  /** `false`: the task always runs and is never stored (default `true`). */
+  cache?: boolean
+  /**
+   * `'90s'`, `'2m'`, `'1h30m'` (Go duration syntax) or a number of milliseconds (default none); a task
+   * over it is killed with its whole process group and reads `timedOut`.
+   */
+  timeout?: string | number
+  /** What the task may reach: `true` (no network) or `{ network, read, write }` (default none). */
+  sandbox?: Sandbox
+  /**
+   * A long-running task (dev server, watcher) (default `false`): never cached, left out of
+   * `vx run --all`, refused by runTasks; a task depending on it gets it started first and stopped
+   * when every dependent has finished.
+   */
+  persistent?: boolean
+  /** `false`: `vx run --all` leaves the task out (clean-up scripts); it still runs by name (default `true`). */
+  all?: boolean
+  /**
+   * On a workspace template: only projects whose package.json has a script of the task's name get
+   * the task (Turborepo's rule), unless a project's vx.project.ts names it (default `false`).
+   */
+  ifScript?: boolean
+}
+
+/**
+ * A plugin: `mcp()` from `@vzn/vx-mcp`, or your own made with `definePlugin`.
+ */
+export interface Plugin {
+  /** The plugin's name (`vx info` lists it). */
+  name: string
+  /** The names of the CLI verbs the plugin declares (`vx info` reports them among its seams). */
+  commands?: string[] | Record<string, unknown>
+  /**
+   * Called after resolution, in plugin order, with the resolved tasks by `project#task` id; a stage
+   * that returns a map replaces the tasks with it. Fields a stage changed read as set by the plugin
+   * in `vx show`.
+   */
+  stage?: (tasks: Record<TaskId, Task>) => Record<TaskId, Task> | void
+}
+
+/** vx.workspace.ts: the projects, the plugins, and the task templates every project gets. */
+export interface WorkspaceConfig {
+  /**
+   * Globs of project folders, relative to the root (`'packages/*'`, `'tools/cli'`, `'.'` for the
+   * root itself); default: the package manager's workspace globs in the root package.json.
+   */
+  projects?: string[]
+  /** Plugins, in order: `mcp()` from `@vzn/vx-mcp` and your own. */
+  plugins?: Plugin[]
+  /**
+   * Task templates by task name; every project gets each one unless it opts out (the root project
+   * gets none).
+   */
+  tasks?: Record<string, Task>
+  /**
+   * Globs of files from the workspace root (`'tsconfig.base.json'`) whose content enters every
+   * task's key: Turborepo's `globalDependencies`, Nx's `sharedGlobals`.
+   */
+  globalInputs?: Glob[]
+}
+
+/** vx.project.ts: a project's name, tags, dependencies, and its changes to the templates. */
+export interface ProjectConfig {
+  /** The project's name (default: the `name` of its package.json, else its folder name). */
+  name?: string
+  /** Labels that `--filter tag:NAME` selects by. */
+  tags?: string[]
+  /** Names of projects this one depends on, beside its package.json dependencies. */
+  dependsOn?: string[]
+  /**
+   * Per task name: an object that overrides the template field by field, `false` to leave the
+   * template out, or a whole new task (which then needs a `command`).
+   */
+  tasks?: Record<string, Task | false>
+}
+
+/** The config of vx.workspace.ts: `export default defineWorkspace({ ... })`. Returns its argument. */
+export declare function defineWorkspace(config: WorkspaceConfig): WorkspaceConfig
+
+/** The config of a vx.project.ts: `export default defineProject({ ... })`. Returns its argument. */
+export declare function defineProject(config: ProjectConfig): ProjectConfig
+
+/** A plugin for `plugins`: `{ name, commands?, stage? }`. Returns its argument. */
+export declare function definePlugin<P extends Plugin>(plugin: P): P
