@@ -302,7 +302,7 @@ func tsconfig(module, resolution string) string {
 const workspaceConfig = `import { defineWorkspace, definePlugin, type Task, type TaskId } from '@vzn/vx/config'
 import { mcp, type McpOptions } from '@vzn/vx-mcp'
 
-const mcpOptions: McpOptions = { run: ['build', 'test'] }
+const mcpOptions: McpOptions = { run: ['build', 'test'], answerChars: 20_000 }
 
 const ci = definePlugin({
   name: 'ci',

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
@@ -58,8 +59,16 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 	return plugins, mcp, nil
 }
 
+// mcpOptionNames are the options mcp() takes; any other is refused, naming them.
+var mcpOptionNames = []string{"answerChars", "run"}
+
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
+	for _, k := range sortedKeys(opts) {
+		if !slices.Contains(mcpOptionNames, k) {
+			return nil, r.errAt("plugins", "unknown field %q in mcp() options (known: %s)", k, strings.Join(mcpOptionNames, ", "))
+		}
+	}
 	out, err := mcpRun(r, opts["run"])
 	if err != nil {
 		return nil, err

@@ -14,6 +14,11 @@ export interface McpOptions {
    * `dependsOn` still runs); `false`: runTasks is not listed and the server runs nothing.
    */
   run?: boolean | string[]
+  /**
+   * The budget of every tool answer's text, in characters: a whole number from 8,000 to
+   * 1,000,000 (default 40,000). A longer answer is windowed, with a cursor for the rest.
+   */
+  answerChars?: number
 }
 
 /** The plugin object `mcp()` returns. */
