@@ -47,7 +47,8 @@ const callMarkerPrefix = "VX_MCP_RUN_CALL_"
 
 type runTasksArgs struct {
 	taskSelectionArgs
-	Force bool `json:"force"`
+	Force   bool `json:"force"`
+	sandbox bool // set from the workspace, never by the agent
 }
 
 // RunAnswer is runTasks' answer: vx run's exit status, and its summary or the message it refused
@@ -93,6 +94,8 @@ func (e *Env) runTasks() Tool {
 			if err := e.allowRun(ctx, ws, &args); err != nil {
 				return nil, err
 			}
+			// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
+			args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
 			return e.runChild(ctx, ws.Root, &args, call.Progress)
 		},
 	}
@@ -186,6 +189,9 @@ func (args *runTasksArgs) childArgs() []string {
 	}
 	if args.Force {
 		argv = append(argv, "--force")
+	}
+	if args.sandbox {
+		argv = append(argv, "--sandbox-agent")
 	}
 	return append(append(argv, "--"), args.Tasks...)
 }

@@ -24,7 +24,8 @@ var builtinModules = map[string]string{
 	ModuleMCP: `({
   mcp(options) {
     const run = options === undefined || options === null || options.run === undefined ? true : options.run
-    return { name: 'mcp', commands: ['mcp'], options: { run } }
+    const sandbox = options === undefined || options === null ? undefined : options.sandbox
+    return { name: 'mcp', commands: ['mcp'], options: sandbox === undefined ? { run } : { run, sandbox } }
   },
 })`,
 }

@@ -59,7 +59,22 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
-	switch run := opts["run"].(type) {
+	o, err := mcpRunOption(r, opts["run"])
+	if err != nil {
+		return nil, err
+	}
+	switch sb := opts["sandbox"].(type) {
+	case nil:
+	case bool:
+		o.Sandbox = sb
+	default:
+		return nil, r.errAt("plugins", "mcp({ sandbox }) must be true or false, not %s", jsType(sb))
+	}
+	return o, nil
+}
+
+func mcpRunOption(r reader, v any) (*graph.MCPOptions, error) {
+	switch run := v.(type) {
 	case nil, bool:
 		all, _ := run.(bool)
 		if run == nil {
