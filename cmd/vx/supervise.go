@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -36,14 +34,8 @@ func supervise(args []string) {
 // file was replaced since vx started; it answers to "vx" (main dispatches on its first argument; a
 // test binary standing for vx dispatches on that name).
 func taskSupervisor(getenv func(string) string) *proc.Supervisor {
-	if p := getenv("VX_SANDBOX_HELPER"); p != "" {
+	if p := sandbox.HelperFor(getenv("VX_SANDBOX_HELPER")); p != "" {
 		return &proc.Supervisor{Path: p}
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), sandbox.HelperName)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return &proc.Supervisor{Path: p}
-		}
 	}
 	return &proc.Supervisor{Path: "/proc/self/exe", Name: "vx"}
 }

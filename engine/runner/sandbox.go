@@ -335,7 +335,7 @@ var deniedPath = []*regexp.Regexp{
 // deniedConnect finds a connection the sandbox refused.
 var deniedConnect = []*regexp.Regexp{
 	regexp.MustCompile(`connect (?:EACCES|ENETUNREACH) (\S+)`),
-	regexp.MustCompile(`dial tcp (\S+): connect: (?:permission denied|network is unreachable)`),
+	regexp.MustCompile(`dial (?:tcp|udp) (\S+): connect: (?:permission denied|network is unreachable)`),
 	regexp.MustCompile(`Failed to connect to (\S+ port \d+)`),
 }
 

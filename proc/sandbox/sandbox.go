@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vzn/vx/proc"
@@ -25,6 +26,24 @@ import (
 
 // HelperName is the file name of the sandbox helper program, next to the vx executable.
 const HelperName = "vx-sandbox"
+
+// HelperFor answers the supervisor program vx starts its tasks under: helper when set (vx's
+// VX_SANDBOX_HELPER), else vx-sandbox next to the running executable when it is there, else ""
+// (vx itself then: `vx __supervise`, which costs a start of the whole of vx per task).
+func HelperFor(helper string) string {
+	if helper != "" {
+		return helper
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(exe), HelperName)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	return ""
+}
 
 // policyFlag is the supervisor option that carries a Policy, as JSON.
 const policyFlag = "--sandbox"
