@@ -211,6 +211,12 @@ export default defineWorkspace({
 		t.Errorf("the agent's task wrote outside the workspace's outputs")
 	}
 
+	// getRunHistory's row of that run names the violation too.
+	h := mustCallRunTool(t, s.cs, "getRunHistory", map[string]any{"task": "reach"}, "")
+	if !strings.Contains(string(h.structured), `"sandboxViolations":["packages/agent.txt: write denied by the sandbox"]`) {
+		t.Errorf("getRunHistory: %s", h.structured)
+	}
+
 	r = mustCallRunTool(t, s.cs, "runTasks", map[string]any{"tasks": []string{"build"}}, "")
 	if err := json.Unmarshal(r.structured, &sum); err != nil || len(sum.Summary.Tasks) != 1 || sum.Summary.Tasks[0].Status != "miss" {
 		t.Fatalf("runTasks(build): %v %s", err, r.text)

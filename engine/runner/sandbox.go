@@ -350,7 +350,7 @@ func (b *taskBox) denied(log []byte) []string {
 				path = filepath.Join(b.p.AbsDir, path)
 			}
 			path = filepath.Clean(path)
-			if b.mayWrite(path) {
+			if b.mayWrite(path) || !sandbox.Writable(path) {
 				continue // denied by something else than the sandbox
 			}
 			shown := path
