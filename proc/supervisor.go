@@ -48,12 +48,12 @@ const maxReportBytes = 64 << 10
 // (PR_SET_PDEATHSIG, SIGHUP), which then kills the whole tree at once.
 //
 // The supervisor is the last of vx to run before the child's program is executed, so it is where
-// a sandbox is to be applied: Supervise's command line is where its options go, and startSupervised
-// where it is applied (Landlock on a locked thread that then forks the child, or a further
-// `vx __sandbox` step in the child's place).
+// a sandbox is applied (proc/sandbox): Args carries its policy, Attr the namespaces the supervisor
+// starts in, and SuperviseOptions.Restrict restricts the locked thread that then forks the child.
 type Supervisor struct {
-	// Path is the executable that runs Supervise when started with SuperviseArg: vx itself. On
-	// Linux "/proc/self/exe" names vx's own binary even if its file was replaced since it started.
+	// Path is the executable that runs Supervise when started with SuperviseArg: vx-sandbox, or
+	// vx itself. On Linux "/proc/self/exe" names vx's own binary even if its file was replaced
+	// since it started.
 	Path string
 	// Name is the supervisor's argv[0]; "" means Path. A binary that picks what to run by the
 	// name it was started under (a test binary standing for vx) needs it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +93,30 @@ func BenchmarkSandboxedTask(b *testing.B) {
 	b.ReportMetric(ms(median(extra)), "sandbox-extra-ms")
 	b.ReportMetric(ms(median(viaVX)), "plain-vx-supervise-ms")
 	b.ReportMetric(ms(median(viaVX))-ms(median(plain)), "helper-saves-ms")
+}
+
+// TestSandboxHelper runs a task under the real vx-sandbox helper, as vx does when it lies next to
+// it: an allowed write passes, one outside is denied, and without network the task has a network
+// namespace of its own.
+func TestSandboxHelper(t *testing.T) {
+	v := sandbox.Probe()
+	if !v.Enforced.Filesystem {
+		t.Skip("this host has no Landlock")
+	}
+	allowed, other := t.TempDir(), t.TempDir()
+	p := sandbox.Policy{Write: []string{allowed}}
+	sup := &proc.Supervisor{Path: buildHelperFor(t), Args: sandbox.Args(p), Attr: sandbox.Attr(p, v)}
+	var out strings.Builder
+	res, err := proc.Run(context.Background(), proc.Spec{Env: []string{"PATH=" + os.Getenv("PATH")}, Stdout: &out, Stderr: &out,
+		Shell:      `echo a > "` + allowed + `/a" && if echo b > "` + other + `/b"; then exit 3; fi && cat /proc/self/net/dev`,
+		Supervisor: sup})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("exit %d, %v:\n%s", res.ExitCode, err, out.String())
+	}
+	if !strings.Contains(out.String(), "Permission denied") {
+		t.Errorf("no denial:\n%s", out.String())
+	}
+	if lines := strings.Count(strings.TrimSpace(out.String()), "\n"); v.Enforced.Network && lines != 3 {
+		t.Errorf("want only a loopback in /proc/self/net/dev:\n%s", out.String())
+	}
 }
