@@ -122,10 +122,13 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 
 	if v := box.finish(e.Status == history.StatusMiss, out.log()); len(v) > 0 {
 		// A task that reached outside its sandbox fails, and is never cached.
+		for i := range v {
+			v[i] = r.masker.String(v[i])
+		}
 		e.SandboxViolations = v
 		msg := fmt.Sprintf("vx: %s reached outside its sandbox:\n  %s\n", t.ID, strings.Join(v, "\n  "))
-		log = append(log, r.masker.String(msg)...)
-		r.display.replay(t.ID, []byte(r.masker.String(msg)))
+		log = append(log, msg...)
+		r.display.replay(t.ID, []byte(msg))
 		if e.Status == history.StatusMiss {
 			e.Status = history.StatusFailed
 		}
