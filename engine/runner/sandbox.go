@@ -138,7 +138,14 @@ func (b *taskBox) prepare(spec *proc.Spec) string {
 	if err == nil {
 		b.tmpDir = dir
 		b.writes = append(b.writes, dir)
-		spec.Env = append(slices.Clip(spec.Env), "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
+		// Replaced, not appended: with a name twice, getenv(3) answers the first.
+		env := make([]string, 0, len(spec.Env)+3)
+		for _, kv := range spec.Env {
+			if name, _, _ := strings.Cut(kv, "="); name != "TMPDIR" && name != "TMP" && name != "TEMP" {
+				env = append(env, kv)
+			}
+		}
+		spec.Env = append(env, "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
 	}
 	policy := sandbox.Policy{Write: b.writes, Network: b.decl.Network}
 	if len(b.decl.Read) > 0 {
