@@ -37,14 +37,14 @@ type SandboxOptions struct {
 // maxViolations bounds the violations kept for one task.
 const maxViolations = 50
 
-// sandboxState is what a run knows of its sandboxes: the host's verdict, and which tasks run in
-// each project now, so that a task is blamed only for what no other running task may write.
+// sandboxState is what a run knows of its sandboxes: the host's verdict, and which tasks run now,
+// so that a task is blamed only for what no other running task may write.
 type sandboxState struct {
 	once    sync.Once
 	verdict sandbox.Verdict
 
 	mu      sync.Mutex
-	running map[string][]*taskBox // by project
+	running []*taskBox
 }
 
 // taskBox is one running task as its sandbox sees it. A task without a sandbox has one too, with
@@ -58,7 +58,8 @@ type taskBox struct {
 	writes  []string        // the same, as folders and files for Landlock
 	tmpDir  string
 	before  map[string]fileStamp
-	// beside are the tasks of the same project that ran at some moment while this one ran.
+	// beside are the tasks that ran at some moment while this one ran, of its project or of one
+	// whose folder holds it or is inside it.
 	beside []*taskBox
 }
 
@@ -100,15 +101,21 @@ func (r *runState) startSandbox(p *graph.Project, t *graph.Task, spec *proc.Spec
 	st := &r.sandbox
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.running == nil {
-		st.running = map[string][]*taskBox{}
+	for _, o := range st.running {
+		if sharesFolder(o.p.AbsDir, p.AbsDir) {
+			o.beside = append(o.beside, b)
+			b.beside = append(b.beside, o)
+		}
 	}
-	for _, o := range st.running[p.Name] {
-		o.beside = append(o.beside, b)
-		b.beside = append(b.beside, o)
-	}
-	st.running[p.Name] = append(st.running[p.Name], b)
+	st.running = append(st.running, b)
 	return b, ""
+}
+
+// sharesFolder reports whether one of two project folders holds the other (or they are one):
+// tasks of both may write the same files.
+func sharesFolder(a, b string) bool {
+	sep := string(filepath.Separator)
+	return a == b || strings.HasPrefix(a, b+sep) || strings.HasPrefix(b, a+sep)
 }
 
 func (b *taskBox) prepare(spec *proc.Spec) string {
@@ -265,16 +272,15 @@ func (b *taskBox) listProject() map[string]fileStamp {
 // output says it was denied (when it failed: an EACCES line of a task that passed is its own
 // business), and the files of its project it created, changed or removed outside what it may
 // write. Paths another task running beside it may write are not compared; nothing is, while a
-// task without a sandbox ran beside it.
+// task without a sandbox ran beside it in its project (or in one whose folder holds it).
 func (b *taskBox) finish(passed bool, log []byte) []string {
 	if b == nil {
 		return nil
 	}
 	st := &b.r.sandbox
 	st.mu.Lock()
-	list := st.running[b.p.Name]
-	if i := slices.Index(list, b); i >= 0 {
-		st.running[b.p.Name] = slices.Delete(list, i, i+1)
+	if i := slices.Index(st.running, b); i >= 0 {
+		st.running = slices.Delete(st.running, i, i+1)
 	}
 	beside := slices.Clone(b.beside)
 	st.mu.Unlock()
@@ -288,9 +294,12 @@ func (b *taskBox) finish(passed bool, log []byte) []string {
 	if !passed {
 		found = append(found, b.denied(log)...)
 	}
+	// A task without a sandbox, of this project or of one whose folder holds it, may have
+	// written anything here. (One of a project inside this one writes in its own folder, which
+	// is not listed.)
 	compare := true
 	for _, o := range beside {
-		if o.decl == nil {
+		if o.decl == nil && (o.p.AbsDir == b.p.AbsDir || strings.HasPrefix(b.p.AbsDir, o.p.AbsDir+string(filepath.Separator))) {
 			compare = false
 		}
 	}

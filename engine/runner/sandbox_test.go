@@ -138,3 +138,25 @@ func TestSandboxAgentNarrowsAndKeys(t *testing.T) {
 		t.Errorf("agent's sandbox %+v, want no network and no write globs", eff)
 	}
 }
+
+// A task of a project whose folder holds this one's (the workspace's root project) may write in
+// it: while one without a sandbox runs, the nested project's task is not blamed for its files.
+func TestSandboxBesideAnEnclosingProject(t *testing.T) {
+	f := newFixture(t)
+	app := f.project("app")
+	root := &graph.Project{Name: "root", Dir: ".", AbsDir: f.root, Tasks: map[string]*graph.Task{}}
+	f.ws.Projects = append(f.ws.Projects, root)
+	wait := func(other string) string {
+		return "i=0; while [ ! -e " + other + " ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done; "
+	}
+	f.task(root, "scribble", "touch root.started && "+wait("packages/app/app.started")+"echo x > packages/app/scribble.txt", func(t *graph.Task) {
+		t.Cache = false
+	})
+	f.task(app, "build", "touch app.started && "+wait("../../root.started")+"sleep 0.2", func(t *graph.Task) {
+		t.Sandbox, t.Cache = &graph.Sandbox{Write: []string{"*.started"}}, false
+	})
+	v, st, out := violationsOf(t, f, []string{"root#scribble", "app#build"}, unenforced)
+	if st["app#build"] != "miss" || len(v["app#build"]) > 0 {
+		t.Errorf("app#build beside root#scribble: %s %q\n%s", st["app#build"], v["app#build"], out)
+	}
+}
