@@ -18,12 +18,13 @@ import (
 	"github.com/vzn/vx/proc/sandbox"
 )
 
-// buildHelperFor builds the sandbox helper, vx-sandbox, into a temporary folder.
+// buildHelperFor builds the sandbox helper, vx-sandbox, into a temporary folder, without cgo.
 func buildHelperFor(tb testing.TB) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), sandbox.HelperName)
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/vzn/vx/cmd/vx-sandbox")
-	cmd.Dir = ".."
+	// As a release builds it: go-landlock's psx would otherwise link cgo, never used.
+	cmd.Dir, cmd.Env = "..", append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("go build: %v\n%s", err, out)
 	}
