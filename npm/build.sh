@@ -87,8 +87,17 @@ for p in $platforms; do
   began=$SECONDS
   (cd "$repo" && CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" GOFLAGS= \
     go build -ldflags "-s -w -X main.version=$version" -o "$dir/bin/$exe" ./cmd/vx)
-  echo "npm/build.sh: built $p (GOOS=$goos GOARCH=$goarch) in $((SECONDS - began))s" >&2
   chmod 755 "$dir/bin/$exe"
+  files='"bin/'$exe'"'
+  if [ "$goos" = linux ]; then
+    # Each task's supervisor (and sandbox): a small program next to vx, so that a task does not
+    # pay for starting the whole of vx (see docs/performance.md).
+    (cd "$repo" && CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" GOFLAGS= \
+      go build -ldflags "-s -w" -o "$dir/bin/vx-sandbox" ./cmd/vx-sandbox)
+    chmod 755 "$dir/bin/vx-sandbox"
+    files="$files, \"bin/vx-sandbox\""
+  fi
+  echo "npm/build.sh: built $p (GOOS=$goos GOARCH=$goarch) in $((SECONDS - began))s" >&2
   cp "$here/platform/package.json" "$dir/package.json"
   sed "s/@PLATFORM@/$p/g" "$here/platform/README.md" > "$dir/README.md"
   stageJSON "$dir/package.json" '
@@ -97,7 +106,7 @@ for p in $platforms; do
     p.description = "The vx binary for " + os + " " + cpu + " (installed by @vzn/vx)";
     p.repository.directory = "npm/platform";
     p.os = [os]; p.cpu = [cpu];
-    p.files = ["bin/" + (os === "win32" ? "vx.exe" : "vx"), "README.md"];'
+    p.files = ['"$files"', "README.md"];'
   order+=("vx-$p")
 done
 

@@ -239,11 +239,18 @@ func checkPackage(t *testing.T, m manifest, files map[string]tarEntry) {
 		if os == "win32" {
 			exe = "bin/vx.exe"
 		}
-		e, ok := files[exe]
-		if !ok {
-			t.Errorf("%s lacks %s", m.Name, exe)
-		} else if os != "win32" && e.mode&0o111 == 0 {
-			t.Errorf("%s: %s is not executable (mode %o)", m.Name, exe, e.mode)
+		exes := []string{exe}
+		if os == "linux" {
+			// Each task's supervisor and sandbox, next to vx.
+			exes = append(exes, "bin/vx-sandbox")
+		}
+		for _, exe := range exes {
+			e, ok := files[exe]
+			if !ok {
+				t.Errorf("%s lacks %s", m.Name, exe)
+			} else if os != "win32" && e.mode&0o111 == 0 {
+				t.Errorf("%s: %s is not executable (mode %o)", m.Name, exe, e.mode)
+			}
 		}
 	}
 }
@@ -302,7 +309,7 @@ func tsconfig(module, resolution string) string {
 const workspaceConfig = `import { defineWorkspace, definePlugin, type Task, type TaskId } from '@vzn/vx/config'
 import { mcp, type McpOptions } from '@vzn/vx-mcp'
 
-const mcpOptions: McpOptions = { run: ['build', 'test'], answerChars: 20_000 }
+const mcpOptions: McpOptions = { run: ['build', 'test'], answerChars: 20_000, sandbox: false }
 
 const ci = definePlugin({
   name: 'ci',
@@ -335,7 +342,7 @@ export default defineWorkspace({
     test: { command: 'test -s out.txt', dependsOn: ['build'], timeout: 60000 },
     // Declared, never run here: what the sandbox allows is not this test's business.
     dev: { command: 'sleep 1', persistent: true, cache: false, all: false, sandbox: true },
-    e2e: { command: 'true', sandbox: { network: false, read: ['//shared/**'], write: ['out.txt'] }, all: false },
+    e2e: { command: 'true', sandbox: { network: false, read: ['//shared/**'], write: ['out.txt'], required: false }, all: false },
   },
 })
 `
@@ -414,6 +421,14 @@ func TestPackInstallTypecheck(t *testing.T) {
 		}
 	}
 	env := []string{"VX_FIXTURE_TOKEN=s3cr3t", "VX_BINARY_PATH="}
+	if runtime.GOOS == "linux" {
+		// The installed vx finds its task supervisor beside it, in the platform package.
+		helper := filepath.Join(ws, "node_modules", "@vzn", "vx-"+host, "bin", "vx-sandbox")
+		if got := run(t, ws, env, "npx", "--no", "--", "vx", "info", "--format", "json"); !strings.Contains(got, `"helper": "`+helper) &&
+			!strings.Contains(got, `"helper":"`+helper) {
+			t.Errorf("npx vx info does not name the supervisor %s:\n%s", helper, got)
+		}
+	}
 	if got := run(t, ws, env, "npx", "--no", "--", "vx", "--version"); strings.TrimSpace(got) != "vx "+p.version {
 		t.Errorf("npx vx --version: %q, want vx %s", got, p.version)
 	}

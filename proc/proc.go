@@ -329,6 +329,9 @@ func (s Spec) command(grace time.Duration) (*exec.Cmd, *reportPipe, error) {
 	setParentDeathSignal(cmd.SysProcAttr, s.ParentDeathSignal)
 	if report != nil {
 		superviseAttr(cmd.SysProcAttr)
+		if s.Supervisor.Attr != nil {
+			s.Supervisor.Attr(cmd.SysProcAttr)
+		}
 	}
 	// Without a Context on the Cmd, WaitDelay only bounds the copying of output after the child
 	// exited: a process that escaped the group and holds the pipes cannot hang Run.

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -25,6 +27,11 @@ const rescanEvery = 100 * time.Millisecond
 // It is a process's whole life, not a library call: it makes the process a subreaper, reaps every
 // child of it, and handles SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGCHLD until it returns.
 func Supervise(args []string) int {
+	return SuperviseWith(args, SuperviseOptions{})
+}
+
+// SuperviseWith is Supervise with the child restricted by opts (see SuperviseOptions).
+func SuperviseWith(args []string, opts SuperviseOptions) int {
 	sa, err := parseSuperviseArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "vx %s: %v\n", SuperviseArg, err)
@@ -36,7 +43,7 @@ func Supervise(args []string) int {
 		syscall.CloseOnExec(sa.reportFD)
 		out = os.NewFile(uintptr(sa.reportFD), "report")
 	}
-	rep := supervise(sa)
+	rep := supervise(sa, opts)
 	if rep.Err != "" {
 		fmt.Fprintf(os.Stderr, "vx %s: %s\n", SuperviseArg, rep.Err)
 	}
@@ -49,7 +56,7 @@ func Supervise(args []string) int {
 }
 
 // supervise runs sa.argv and everything it starts to their end.
-func supervise(sa superviseArgs) report {
+func supervise(sa superviseArgs, opts SuperviseOptions) report {
 	if err := BecomeSubreaper(); err != nil {
 		return report{Err: err.Error()}
 	}
@@ -61,7 +68,8 @@ func supervise(sa superviseArgs) report {
 	signal.Notify(signals, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(signals)
 
-	pid, err := startSupervised(sa)
+	pid, release, err := startRestricted(sa, opts.Restrict)
+	defer release()
 	if err != nil {
 		return report{Err: err.Error()}
 	}
@@ -108,6 +116,39 @@ func supervise(sa superviseArgs) report {
 		rep.UserCPUNs, rep.SysCPUNs, rep.PeakRSSBytes = ru.Utime.Nano(), ru.Stime.Nano(), maxRSSBytes(&ru)
 	}
 	return rep
+}
+
+// startRestricted starts the program as startSupervised does; with restrict, from a thread of its
+// own that restrict has restricted first (Landlock applies to the thread that asks, and a child
+// inherits what the thread that forked it has), so that the supervisor itself stays unrestricted:
+// it must still read /proc, kill and reap whatever the child leaves, and report. That thread lives
+// until release is called, once the child is gone: the child's PR_SET_PDEATHSIG fires when the
+// thread that forked it ends, not the process.
+func startRestricted(sa superviseArgs, restrict func() error) (pid int, release func(), err error) {
+	if restrict == nil {
+		pid, err = startSupervised(sa)
+		return pid, func() {}, err
+	}
+	type started struct {
+		pid int
+		err error
+	}
+	done := make(chan started, 1)
+	end := make(chan struct{})
+	go func() {
+		// Never unlocked: the runtime ends a thread whose goroutine exits locked, so no other
+		// goroutine ever runs on the restricted thread.
+		runtime.LockOSThread()
+		if err := restrict(); err != nil {
+			done <- started{err: err}
+			return
+		}
+		pid, err := startSupervised(sa)
+		done <- started{pid, err}
+		<-end
+	}()
+	s := <-done
+	return s.pid, sync.OnceFunc(func() { close(end) }), s.err
 }
 
 // startSupervised starts the program in a process group of its own, with this process's

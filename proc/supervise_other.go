@@ -18,4 +18,7 @@ func Supervise(args []string) int {
 	return exitSupervisorFailed
 }
 
+// SuperviseWith is Supervise with options; it needs Linux.
+func SuperviseWith(args []string, _ SuperviseOptions) int { return Supervise(args) }
+
 func superviseAttr(*syscall.SysProcAttr) {}

@@ -48,16 +48,23 @@ const maxReportBytes = 64 << 10
 // (PR_SET_PDEATHSIG, SIGHUP), which then kills the whole tree at once.
 //
 // The supervisor is the last of vx to run before the child's program is executed, so it is where
-// a sandbox is to be applied: Supervise's command line is where its options go, and startSupervised
-// where it is applied (Landlock on a locked thread that then forks the child, or a further
-// `vx __sandbox` step in the child's place).
+// a sandbox is applied (proc/sandbox): Args carries its policy, Attr the namespaces the supervisor
+// starts in, and SuperviseOptions.Restrict restricts the locked thread that then forks the child.
 type Supervisor struct {
-	// Path is the executable that runs Supervise when started with SuperviseArg: vx itself. On
-	// Linux "/proc/self/exe" names vx's own binary even if its file was replaced since it started.
+	// Path is the executable that runs Supervise when started with SuperviseArg: vx-sandbox, or
+	// vx itself. On Linux "/proc/self/exe" names vx's own binary even if its file was replaced
+	// since it started.
 	Path string
 	// Name is the supervisor's argv[0]; "" means Path. A binary that picks what to run by the
 	// name it was started under (a test binary standing for vx) needs it.
 	Name string
+	// Args are options of the supervisor program's own, put after SuperviseArg and before
+	// Supervise's: the program peels them off before it hands the rest to SuperviseWith (the
+	// sandbox's policy, for proc/sandbox's helper).
+	Args []string
+	// Attr, when set, adjusts the attributes the supervisor is started with (Linux: new
+	// namespaces for it and so for everything it starts).
+	Attr func(*syscall.SysProcAttr)
 }
 
 // command is the supervisor's command line running argv, its report going to fd reportFD.
@@ -67,8 +74,18 @@ func (s *Supervisor) command(reportFD int, argv []string) *exec.Cmd {
 		name = s.Path
 	}
 	cmd := exec.Command(s.Path)
-	cmd.Args = append([]string{name, SuperviseArg, "--report-fd", strconv.Itoa(reportFD), "--"}, argv...)
+	cmd.Args = append(append([]string{name, SuperviseArg}, s.Args...), "--report-fd", strconv.Itoa(reportFD), "--")
+	cmd.Args = append(cmd.Args, argv...)
 	return cmd
+}
+
+// SuperviseOptions restrict what a supervisor starts: proc/sandbox's helper applies a task's
+// sandbox through them.
+type SuperviseOptions struct {
+	// Restrict, when set, is called on the locked OS thread that then starts the child, just
+	// before it does: what it applies to that thread (Landlock, no_new_privs) the child inherits,
+	// and the supervisor's other threads do not. An error fails the start (exit 125, reported).
+	Restrict func() error
 }
 
 // superviseArgs is Supervise's command line.

@@ -49,7 +49,8 @@ const callMarkerPrefix = "VX_MCP_RUN_CALL_"
 
 type runTasksArgs struct {
 	taskSelectionArgs
-	Force bool `json:"force" jsonschema:"Run even where it would hit."`
+	Force   bool `json:"force" jsonschema:"Run even where it would hit."`
+	sandbox bool // set from the workspace, never by the agent
 }
 
 // runLimit is what answers a run's tasks past the first page: getRunHistory with the run's id,
@@ -95,6 +96,8 @@ func (e *Env) runTasks() Tool {
 			if err := e.allowRun(ctx, ws, &args); err != nil {
 				return nil, err
 			}
+			// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
+			args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
 			ans, err := e.runChild(ctx, ws.Root, &args, call.Progress)
 			if err != nil || ans.Summary == nil {
 				return ans, err
@@ -209,6 +212,9 @@ func (args *runTasksArgs) childArgs() []string {
 	}
 	if args.Force {
 		argv = append(argv, "--force")
+	}
+	if args.sandbox {
+		argv = append(argv, "--sandbox-agent")
 	}
 	return append(append(argv, "--"), args.Tasks...)
 }

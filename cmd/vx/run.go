@@ -25,7 +25,7 @@ const summarizeDefault = "\x00default"
 
 func (a *app) runCmd() *cobra.Command {
 	var sel selectFlags
-	var all, force, bail bool
+	var all, force, bail, sandboxAgent bool
 	var concurrency, eventsFD int
 	var summarize, dry string
 	cmd := &cobra.Command{
@@ -101,7 +101,9 @@ given --filter NAME: its tasks and what they depend on.`,
 			opts.Bail, opts.Output, opts.Terminal, opts.Args = bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
 			opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 			opts.Events = eventsOut
-			opts.Exec = supervisedExec()
+			sup := taskSupervisor(a.getenv)
+			opts.Exec = supervisedExec(sup)
+			opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: sandboxAgent}
 			// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 			// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
 			brokenPipe := make(chan os.Signal, 1)
@@ -144,6 +146,8 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.Lookup("dry").NoOptDefVal = "text"
 	f.IntVar(&eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
+	f.BoolVar(&sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
+	_ = f.MarkHidden("sandbox-agent")
 	cmd.SetUsageFunc(leafUsage)
 	return cmd
 }
@@ -240,6 +244,9 @@ func writeSummaryText(w io.Writer, s *history.Summary) error {
 				code = fmt.Sprintf("exit code %d", *task.ExitCode)
 			}
 			fmt.Fprintf(w, "  failed    %s (%s)\n", task.TaskID, code)
+			for _, v := range task.SandboxViolations {
+				fmt.Fprintf(w, "            sandbox: %s\n", v)
+			}
 		case history.StatusTimedOut:
 			fmt.Fprintf(w, "  timed out %s after %s\n", task.TaskID, ms(task.DurationMs))
 		case history.StatusBlocked:

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("VX_TEST_MAIN") == "1" {
 		os.Exit(main1())
 	}
-	testscript.Main(leakChecked{m}, map[string]func(){"vx": func() { os.Exit(main1()) }})
+	testscript.Main(leakChecked{m}, map[string]func(){"vx": func() { os.Exit(main1()) }, "vxnet": vxnetMain})
 }
 
 // leakChecked runs the tests, then fails the package if any goroutine outlived them.

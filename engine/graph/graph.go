@@ -40,11 +40,15 @@ type EnvValue struct {
 	Secret string `json:"secret,omitempty"`
 }
 
-// Sandbox is a task's declared sandbox. vx records it and reports it; enforcement comes later.
+// Sandbox is a task's declared sandbox, which the runner enforces (proc/sandbox): writes only to
+// the outputs and Write, reads only beneath Read when it is set, no network unless Network.
 type Sandbox struct {
 	Network bool     `json:"network"`
 	Read    []string `json:"read,omitempty"`
 	Write   []string `json:"write,omitempty"`
+	// Required refuses to run the task where the host cannot enforce the sandbox, rather than
+	// run it with a warning.
+	Required bool `json:"required,omitempty"`
 }
 
 // Task is one resolved task of one project.
@@ -212,6 +216,9 @@ type MCPOptions struct {
 	// AnswerChars is the budget of every tool answer's text, in characters (mcp({ answerChars }));
 	// 0 means DefaultAnswerChars.
 	AnswerChars int `json:"answerChars,omitempty"`
+	// Sandbox confines every task an agent runs (mcp({ sandbox: true })): runTasks runs them
+	// sandboxed, narrowed to no network and writes to their outputs only.
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // The answer budget of `vx mcp`: the default, and the bounds mcp({ answerChars }) must keep to (an

@@ -50,6 +50,9 @@ type Manifest struct {
 	// "secret:sha256:<hex>" of their value (never the value).
 	ExecEnv map[string]string `json:"execEnv"`
 	Outputs []string          `json:"outputs"`
+	// Sandbox is the sandbox the task runs under, as declared (never what the host enforces of
+	// it); nil for none.
+	Sandbox *graph.Sandbox `json:"sandbox,omitempty"`
 	// Scripts holds the text of the package.json scripts the command runs, by name.
 	Scripts map[string]string `json:"scripts,omitempty"`
 	// Files maps each input file (relative to the project folder; "//"-prefixed and relative to
@@ -291,7 +294,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 	m := &Manifest{
 		Version: CacheVersion, TaskID: t.ID, Command: t.Command, Scripts: t.Scripts,
 		Env: map[string]string{}, ExecEnv: map[string]string{}, Outputs: nonNil(t.Outputs),
-		Files: map[string]string{}, Deps: map[string]string{},
+		Sandbox: t.Sandbox, Files: map[string]string{}, Deps: map[string]string{},
 	}
 	if err := h.putPackages(m, p); err != nil {
 		return nil, fmt.Errorf("hash %s: %w", t.ID, err)

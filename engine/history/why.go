@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 
@@ -53,6 +54,9 @@ type Diff struct {
 	// Through lists the projects a `^task` dependency passes through (they lack the task) whose
 	// files changed.
 	Through []string `json:"through"`
+	// sandbox is true when the sandbox the task runs under changed (its declaration, or an
+	// agent's narrowing of it); the reason says so.
+	sandbox bool
 }
 
 // PackageChange is an external package whose resolved version(s) moved; an empty side means it
@@ -212,6 +216,8 @@ func reason(w *Why) string {
 		return "environment changed"
 	case d.Outputs:
 		return "declared outputs changed"
+	case d.sandbox:
+		return "the sandbox it runs under changed"
 	case len(d.Upstream) > 0:
 		return "an upstream task's key changed"
 	}
@@ -263,7 +269,7 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 	}
 	d := diffManifests(before, after)
 	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through) > 0 ||
-		d.Command != nil || d.Outputs || d.Version || d.Lockfile ||
+		d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox ||
 		len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
 	if own {
 		root := Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command}
@@ -368,6 +374,7 @@ func diffManifests(before, after *hasher.Manifest) Diff {
 	}
 	sort.Slice(d.Upstream, func(i, j int) bool { return d.Upstream[i].TaskID < d.Upstream[j].TaskID })
 	d.Outputs = !equalStrings(before.Outputs, after.Outputs)
+	d.sandbox = !reflect.DeepEqual(before.Sandbox, after.Sandbox)
 	d.Version = before.Version != after.Version
 	return d
 }

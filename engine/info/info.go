@@ -20,6 +20,7 @@ import (
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
+	"github.com/vzn/vx/proc/sandbox"
 )
 
 // Document is the answer of `vx info --format json`.
@@ -273,25 +274,55 @@ func orNone(s, none string) string {
 	return s
 }
 
-// SandboxReport is the sandbox section: vx records sandbox declarations and does not yet enforce
-// them on any host, so the verdict says so, with how many tasks declare one.
+// SandboxReport is the sandbox section: what this host enforces of a task's sandbox (the real
+// verdict of the machine vx runs on, not the declarations'), the supervisor program sandboxed
+// tasks run under, and how many tasks declare a sandbox.
 type SandboxReport struct {
-	Enforced       bool   `json:"enforced"`
-	Verdict        string `json:"verdict"`
+	// Enforced is true when a sandbox's filesystem part is enforced here.
+	Enforced bool `json:"enforced"`
+	// Verdict is the host's verdict in one line.
+	Verdict string `json:"verdict"`
+	// Host is the verdict in parts: Landlock ABI, user namespaces, what is enforced and why not.
+	Host sandbox.Verdict `json:"host"`
+	// Helper is the supervisor program tasks run under: vx-sandbox next to vx, or vx itself.
+	Helper         string `json:"helper"`
 	TasksDeclaring int    `json:"tasksDeclaring"`
+	// TasksRequiring counts the tasks whose sandbox is required: where Enforced is false, a run
+	// refuses them.
+	TasksRequiring int `json:"tasksRequiring"`
+	// Agents is true when mcp({ sandbox: true }) confines every task an agent runs.
+	Agents bool `json:"agents"`
 }
 
 // Summary renders the report on one line.
 func (s SandboxReport) Summary() string {
-	return fmt.Sprintf("%s; %d task(s) declare a sandbox", s.Verdict, s.TasksDeclaring)
+	line := fmt.Sprintf("%s; %d task(s) declare a sandbox", s.Verdict, s.TasksDeclaring)
+	if s.TasksRequiring > 0 {
+		line += fmt.Sprintf(" (%d required)", s.TasksRequiring)
+	}
+	if s.Agents {
+		line += "; every task an agent runs is sandboxed"
+	}
+	return line
 }
 
 // Sandbox reports the sandbox verdict for this host and the tasks that declare one.
 func Sandbox(_ context.Context, ws *graph.Workspace) (any, error) {
-	r := SandboxReport{Verdict: "not enforced: this vx records sandbox declarations but runs tasks unsandboxed on " + runtime.GOOS}
+	v := sandbox.Probe()
+	r := SandboxReport{Enforced: v.Enforced.Filesystem, Verdict: v.Summary(), Host: v, Helper: sandbox.HelperFor(""),
+		Agents: ws.MCP != nil && ws.MCP.Sandbox}
+	switch {
+	case runtime.GOOS != "linux":
+		r.Helper = "none: tasks are not supervised on " + runtime.GOOS
+	case r.Helper == "":
+		r.Helper = "vx __supervise (no " + sandbox.HelperName + " next to vx: each task pays a start of vx)"
+	}
 	for _, id := range ws.TaskIDs() {
 		if t, _ := ws.Task(id); t.Sandbox != nil {
 			r.TasksDeclaring++
+			if t.Sandbox.Required {
+				r.TasksRequiring++
+			}
 		}
 	}
 	return r, nil

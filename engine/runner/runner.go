@@ -68,6 +68,8 @@ type Options struct {
 	Notice func(msg string)
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
 	DebugHash io.Writer
+	// Sandbox says how the tasks' sandboxes are enforced (see SandboxOptions).
+	Sandbox SandboxOptions
 }
 
 func (o *Options) fill() error {
@@ -146,6 +148,7 @@ type runState struct {
 	runID   string
 	enc     *zstd.Encoder
 	dec     *zstd.Decoder
+	sandbox sandboxState
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
@@ -48,6 +49,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 		}
 		return fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
 	}
+	m.Sandbox = r.effectiveSandbox(t)
 	key, data, err := m.Key()
 	if err != nil {
 		return fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
@@ -80,9 +82,14 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	}
 	defer cancel()
 	out := r.display.taskWriter(t.ID)
-	res, runErr := r.opts.Exec(runCtx, proc.Spec{
+	spec := proc.Spec{
 		Shell: t.Command, Dir: p.AbsDir, Env: r.taskEnv(t), Stdout: out, Stderr: out, Grace: r.opts.Grace,
-	})
+	}
+	box, refusal := r.startSandbox(p, t, &spec)
+	if refusal != "" {
+		return fail(history.StatusFailed, refusal)
+	}
+	res, runErr := r.opts.Exec(runCtx, spec)
 	out.flush()
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(p.Dir)
@@ -111,6 +118,20 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 		e.Status = history.StatusMiss
 	default:
 		e.Status = history.StatusFailed
+	}
+
+	if v := box.finish(e.Status == history.StatusMiss, out.log()); len(v) > 0 {
+		// A task that reached outside its sandbox fails, and is never cached.
+		for i := range v {
+			v[i] = r.masker.String(v[i])
+		}
+		e.SandboxViolations = v
+		msg := fmt.Sprintf("vx: %s reached outside its sandbox:\n  %s\n", t.ID, strings.Join(v, "\n  "))
+		log = append(log, msg...)
+		r.display.replay(t.ID, []byte(msg))
+		if e.Status == history.StatusMiss {
+			e.Status = history.StatusFailed
+		}
 	}
 
 	switch e.Status {

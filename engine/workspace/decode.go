@@ -314,7 +314,7 @@ func (r reader) sandbox(keyPath string, v any) (*graph.Sandbox, error) {
 		}
 		return &graph.Sandbox{}, nil
 	case map[string]any:
-		m, err := r.object(keyPath, x, "network", "read", "write")
+		m, err := r.object(keyPath, x, "network", "read", "write", "required")
 		if err != nil {
 			return nil, err
 		}
@@ -334,9 +334,14 @@ func (r reader) sandbox(keyPath string, v any) (*graph.Sandbox, error) {
 				return nil, err
 			}
 		}
+		if req, ok := m["required"]; ok {
+			if sb.Required, err = r.boolean(join(keyPath, "required"), req); err != nil {
+				return nil, err
+			}
+		}
 		return sb, nil
 	}
-	return nil, r.errAt(keyPath, "%s must be true, false or { network, read, write }, not %s", keyPath, jsType(v))
+	return nil, r.errAt(keyPath, "%s must be true, false or { network, read, write, required }, not %s", keyPath, jsType(v))
 }
 
 // jsType names a value's type the way a TypeScript author would.

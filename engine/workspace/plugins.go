@@ -60,7 +60,7 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 }
 
 // mcpOptionNames are the options mcp() takes; any other is refused, naming them.
-var mcpOptionNames = []string{"answerChars", "run"}
+var mcpOptionNames = []string{"answerChars", "run", "sandbox"}
 
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
@@ -75,6 +75,13 @@ func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	}
 	if out.AnswerChars, err = answerChars(r, opts["answerChars"]); err != nil {
 		return nil, err
+	}
+	switch sb := opts["sandbox"].(type) {
+	case nil:
+	case bool:
+		out.Sandbox = sb
+	default:
+		return nil, r.errAt("plugins", "mcp({ sandbox }) must be true or false, not %s", jsType(sb))
 	}
 	return out, nil
 }

@@ -19,6 +19,12 @@ export interface McpOptions {
    * 1,000,000 (default 40,000). A longer answer is windowed, with a cursor for the rest.
    */
   answerChars?: number
+  /**
+   * Confine every task an agent runs through runTasks: the task's own sandbox where it declares
+   * one, narrowed to no network and writes to its outputs only (never wider). Part of those runs'
+   * cache keys, like a declared sandbox.
+   */
+  sandbox?: boolean
 }
 
 /** The plugin object `mcp()` returns. */

@@ -51,6 +51,12 @@ export interface SandboxOptions {
   read?: Glob[]
   /** Globs of files the task may write (`'dist/**'`). */
   write?: Glob[]
+  /**
+   * `true`: where the host cannot enforce the sandbox (no Landlock, not Linux, no network rules
+   * for `network: false`), the task is refused with the reason rather than run with a one-line
+   * warning (default `false`).
+   */
+  required?: boolean
 }
 
 /** `true` is the default sandbox (no network); `false` is none. */

@@ -1,0 +1,397 @@
+package runner
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/pathglob"
+	"github.com/vzn/vx/proc"
+	"github.com/vzn/vx/proc/sandbox"
+)
+
+// SandboxOptions say how a run enforces the tasks' sandboxes.
+type SandboxOptions struct {
+	// Supervisor is the program a sandboxed task is supervised by, which applies its sandbox
+	// (proc/sandbox's Main: vx-sandbox, or vx itself); nil enforces nothing: each sandboxed task
+	// then runs with a warning, and one whose sandbox is required is refused.
+	Supervisor *proc.Supervisor
+	// Verdict answers what this host enforces; it is asked once, when the first sandboxed task
+	// starts. nil means sandbox.Probe.
+	Verdict func() sandbox.Verdict
+	// Agent confines every task of the run, as mcp({ sandbox: true }) asks of the runs of an
+	// agent (runTasks): the task's own sandbox narrowed to no network and writes to its outputs
+	// only, and a default one where it declares none.
+	Agent bool
+}
+
+// maxViolations bounds the violations kept for one task.
+const maxViolations = 50
+
+// sandboxState is what a run knows of its sandboxes: the host's verdict, and which tasks run now,
+// so that a task is blamed only for what no other running task may write.
+type sandboxState struct {
+	once    sync.Once
+	verdict sandbox.Verdict
+
+	mu      sync.Mutex
+	running []*taskBox
+}
+
+// taskBox is one running task as its sandbox sees it. A task without a sandbox has one too, with
+// decl nil: it counts among the tasks that ran beside a sandboxed one.
+type taskBox struct {
+	r       *runState
+	t       *graph.Task
+	p       *graph.Project
+	decl    *graph.Sandbox
+	allowed []*pathglob.Set // what the task may write: its outputs and `write` globs
+	writes  []string        // the same, as folders and files for Landlock
+	tmpDir  string
+	before  map[string]fileStamp
+	// beside are the tasks that ran at some moment while this one ran, of its project or of one
+	// whose folder holds it or is inside it.
+	beside []*taskBox
+}
+
+// effectiveSandbox is the sandbox a task runs under: its declaration, narrowed for an agent's run.
+// It is what enters the task's key.
+func (r *runState) effectiveSandbox(t *graph.Task) *graph.Sandbox {
+	if !r.opts.Sandbox.Agent {
+		return t.Sandbox
+	}
+	eff := &graph.Sandbox{} // no network, writes to the outputs only
+	if t.Sandbox != nil {
+		eff.Read, eff.Required = t.Sandbox.Read, t.Sandbox.Required
+	}
+	return eff
+}
+
+func (r *runState) sandboxVerdict() sandbox.Verdict {
+	r.sandbox.once.Do(func() {
+		probe := r.opts.Sandbox.Verdict
+		if probe == nil {
+			probe = sandbox.Probe
+		}
+		r.sandbox.verdict = probe()
+	})
+	return r.sandbox.verdict
+}
+
+// startSandbox registers the task as running and, for a sandboxed one, prepares its sandbox into
+// spec: its folders, a fresh TMPDIR, the supervisor that applies it, a listing of the project to
+// compare with afterwards. It answers the message the task is refused with when its sandbox is
+// required and this host cannot enforce it. The box's finish must be called once the task ended.
+func (r *runState) startSandbox(p *graph.Project, t *graph.Task, spec *proc.Spec) (*taskBox, string) {
+	b := &taskBox{r: r, t: t, p: p, decl: r.effectiveSandbox(t)}
+	if b.decl != nil {
+		if msg := b.prepare(spec); msg != "" {
+			return nil, msg
+		}
+	}
+	st := &r.sandbox
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, o := range st.running {
+		if sharesFolder(o.p.AbsDir, p.AbsDir) {
+			o.beside = append(o.beside, b)
+			b.beside = append(b.beside, o)
+		}
+	}
+	st.running = append(st.running, b)
+	return b, ""
+}
+
+// sharesFolder reports whether one of two project folders holds the other (or they are one):
+// tasks of both may write the same files.
+func sharesFolder(a, b string) bool {
+	sep := string(filepath.Separator)
+	return a == b || strings.HasPrefix(a, b+sep) || strings.HasPrefix(b, a+sep)
+}
+
+func (b *taskBox) prepare(spec *proc.Spec) string {
+	r, t, p := b.r, b.t, b.p
+	ws := r.opts.Workspace
+	v := r.sandboxVerdict()
+	missing := v.Missing(b.decl.Network)
+	sup := r.opts.Sandbox.Supervisor
+	if sup == nil && missing == "" {
+		missing = "this vx was started without a sandbox helper"
+	}
+	if missing != "" && b.decl.Required {
+		return fmt.Sprintf("vx: %s: its sandbox is required, and this host cannot enforce it: %s\n", t.ID, missing)
+	}
+	if missing != "" {
+		r.display.notice(t.ID, "vx: sandbox not enforced: "+missing)
+	}
+	for _, globs := range [][]string{t.Outputs, b.decl.Write} {
+		set, err := pathglob.NewSet(p.Dir, globs)
+		if err != nil || set.Empty() {
+			continue
+		}
+		b.allowed = append(b.allowed, set)
+		b.writes = append(b.writes, writeFolders(ws.Root, p.Dir, globs)...)
+	}
+	dir, err := os.MkdirTemp("", "vx-task-")
+	if err == nil {
+		b.tmpDir = dir
+		b.writes = append(b.writes, dir)
+		// Replaced, not appended: with a name twice, getenv(3) answers the first.
+		env := make([]string, 0, len(spec.Env)+3)
+		for _, kv := range spec.Env {
+			if name, _, _ := strings.Cut(kv, "="); name != "TMPDIR" && name != "TMP" && name != "TEMP" {
+				env = append(env, kv)
+			}
+		}
+		spec.Env = append(env, "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
+	}
+	policy := sandbox.Policy{Write: b.writes, Network: b.decl.Network}
+	if len(b.decl.Read) > 0 {
+		policy.NarrowRead = true
+		policy.Read = b.readPaths(spec.Env)
+	}
+	if sup != nil && (v.Enforced.Filesystem || v.Enforced.Network) {
+		spec.Supervisor = &proc.Supervisor{Path: sup.Path, Name: sup.Name, Args: sandbox.Args(policy), Attr: sandbox.Attr(policy, v)}
+	}
+	b.before = b.listProject()
+	return ""
+}
+
+// writeFolders are the folders (made here when missing: a Landlock rule needs a path that exists,
+// and the task may not make it in its parent) under which globs' files lie: the fixed leading part
+// of a pattern, and for a literal path the file's own folder.
+func writeFolders(root, dir string, globs []string) []string {
+	var out []string
+	for _, g := range globs {
+		parsed, err := pathglob.Parse(g)
+		if err != nil || parsed.Negated || parsed.Pattern == pathglob.Default {
+			continue
+		}
+		pattern := parsed.FromRoot(dir)
+		base := pattern
+		if strings.ContainsAny(pattern, "*?[{\\") {
+			base, _ = doublestar.SplitPattern(pattern)
+		}
+		folder := filepath.Join(root, filepath.FromSlash(base))
+		if base == pattern {
+			// A literal path: the file, or the folder it is to be created in.
+			if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+				folder = filepath.Dir(folder)
+			}
+		}
+		_ = os.MkdirAll(folder, 0o777)
+		out = append(out, folder)
+	}
+	return out
+}
+
+// readPaths are what a task that narrows its reads may read: its project, its inputs' and `read`
+// globs' folders, node_modules, the system's toolchain folders and those its PATH names.
+func (b *taskBox) readPaths(env []string) []string {
+	ws, p, t := b.r.opts.Workspace, b.p, b.t
+	paths := []string{p.AbsDir, filepath.Join(ws.Root, "node_modules"), filepath.Join(p.AbsDir, "node_modules")}
+	for _, globs := range [][]string{t.Inputs, b.decl.Read} {
+		if set, err := pathglob.NewSet(p.Dir, globs); err == nil {
+			for _, base := range set.Bases() {
+				paths = append(paths, filepath.Join(ws.Root, filepath.FromSlash(base)))
+			}
+		}
+	}
+	// Node and the like read the package.json of every folder above the project.
+	for dir := p.AbsDir; ; dir = filepath.Dir(dir) {
+		paths = append(paths, filepath.Join(dir, "package.json"))
+		if dir == ws.Root || dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	paths = append(paths, sandbox.SystemReadDirs...)
+	for _, kv := range env {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(path) {
+				if filepath.IsAbs(dir) {
+					paths = append(paths, filepath.Dir(dir)) // a toolchain's bin/ and its lib/
+				}
+			}
+		}
+	}
+	return paths
+}
+
+// fileStamp is what tells a file changed.
+type fileStamp struct {
+	size  int64
+	mtime time.Time
+	mode  fs.FileMode
+}
+
+// listProject stamps every file of the task's project folder, but for node_modules, .git, the
+// state folder and the folders of other projects inside it (their own tasks answer for those).
+func (b *taskBox) listProject() map[string]fileStamp {
+	ws := b.r.opts.Workspace
+	skip := map[string]bool{ws.CacheDir: true}
+	for _, o := range ws.Projects {
+		if o.AbsDir != b.p.AbsDir && strings.HasPrefix(o.AbsDir, b.p.AbsDir+string(filepath.Separator)) {
+			skip[o.AbsDir] = true
+		}
+	}
+	stamps := map[string]fileStamp{}
+	_ = filepath.WalkDir(b.p.AbsDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if path != b.p.AbsDir && (skip[path] || d.Name() == "node_modules" || d.Name() == ".git") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, err := filepath.Rel(ws.Root, path)
+		if err != nil {
+			return nil
+		}
+		stamps[filepath.ToSlash(rel)] = fileStamp{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
+		return nil
+	})
+	return stamps
+}
+
+// finish ends the task's part in the run's sandboxes and answers its violations: the paths its
+// output says it was denied (when it failed: an EACCES line of a task that passed is its own
+// business), and the files of its project it created, changed or removed outside what it may
+// write. Paths another task running beside it may write are not compared; nothing is, while a
+// task without a sandbox ran beside it in its project (or in one whose folder holds it).
+func (b *taskBox) finish(passed bool, log []byte) []string {
+	if b == nil {
+		return nil
+	}
+	st := &b.r.sandbox
+	st.mu.Lock()
+	if i := slices.Index(st.running, b); i >= 0 {
+		st.running = slices.Delete(st.running, i, i+1)
+	}
+	beside := slices.Clone(b.beside)
+	st.mu.Unlock()
+	if b.decl == nil {
+		return nil
+	}
+	if b.tmpDir != "" {
+		defer os.RemoveAll(b.tmpDir)
+	}
+	var found []string
+	if !passed {
+		found = append(found, b.denied(log)...)
+	}
+	// A task without a sandbox, of this project or of one whose folder holds it, may have
+	// written anything here. (One of a project inside this one writes in its own folder, which
+	// is not listed.)
+	compare := true
+	for _, o := range beside {
+		if o.decl == nil && (o.p.AbsDir == b.p.AbsDir || strings.HasPrefix(b.p.AbsDir, o.p.AbsDir+string(filepath.Separator))) {
+			compare = false
+		}
+	}
+	if compare && b.before != nil {
+		after := b.listProject()
+		mayWrite := func(rel string) bool {
+			for _, x := range append([]*taskBox{b}, beside...) {
+				for _, set := range x.allowed {
+					if set.Match(rel) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for rel, s := range after {
+			if old, ok := b.before[rel]; (!ok || old != s) && !mayWrite(rel) {
+				what := "changed"
+				if !ok {
+					what = "created"
+				}
+				found = append(found, fmt.Sprintf("%s: %s outside the task's outputs", rel, what))
+			}
+		}
+		for rel := range b.before {
+			if _, ok := after[rel]; !ok && !mayWrite(rel) {
+				found = append(found, fmt.Sprintf("%s: removed outside the task's outputs", rel))
+			}
+		}
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	if len(found) > maxViolations {
+		found = append(found[:maxViolations], fmt.Sprintf("… and %d more", len(found)-maxViolations))
+	}
+	return found
+}
+
+// deniedPath finds, in a task's output, the paths a program says it was denied, as Node, the
+// shells and coreutils, Python and Go word it.
+var deniedPath = []*regexp.Regexp{
+	regexp.MustCompile(`EACCES: permission denied, \w+ '([^'\n]+)'`),
+	regexp.MustCompile(`cannot \w+(?: \w+){0,2} '?([^'\n]+?)'?: Permission denied`),
+	regexp.MustCompile(`Permission denied: '([^'\n]+)'`),
+	regexp.MustCompile(`(?:open|mkdir|remove|rename|create|symlink|link) ([^\s:]+): permission denied`),
+	regexp.MustCompile(`(?m)^[^:\n]*sh: (?:line )?\d+: (?:cannot \w+ )?([^:\n]+): Permission denied`),
+}
+
+// deniedConnect finds a connection the sandbox refused.
+var deniedConnect = []*regexp.Regexp{
+	regexp.MustCompile(`connect (?:EACCES|ENETUNREACH) (\S+)`),
+	regexp.MustCompile(`dial (?:tcp|udp) (\S+): connect: (?:permission denied|network is unreachable)`),
+	regexp.MustCompile(`Failed to connect to (\S+ port \d+)`),
+}
+
+func (b *taskBox) denied(log []byte) []string {
+	ws := b.r.opts.Workspace
+	text := string(log)
+	var found []string
+	for _, re := range deniedPath {
+		for _, m := range re.FindAllStringSubmatch(text, maxViolations) {
+			path := m[1]
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(b.p.AbsDir, path)
+			}
+			path = filepath.Clean(path)
+			if b.mayWrite(path) || !sandbox.Writable(path) {
+				continue // denied by something else than the sandbox
+			}
+			shown := path
+			if rel, err := filepath.Rel(ws.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
+				shown = filepath.ToSlash(rel)
+			}
+			found = append(found, shown+": write denied by the sandbox")
+		}
+	}
+	if !b.decl.Network {
+		for _, re := range deniedConnect {
+			for _, m := range re.FindAllStringSubmatch(text, maxViolations) {
+				found = append(found, "connect "+strings.TrimRight(m[1], ".,:")+": network denied by the sandbox")
+			}
+		}
+	}
+	return found
+}
+
+// mayWrite reports whether the sandbox lets the task write the absolute path.
+func (b *taskBox) mayWrite(path string) bool {
+	for _, w := range b.writes {
+		if path == w || strings.HasPrefix(path, w+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
