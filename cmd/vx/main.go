@@ -15,6 +15,7 @@ func main1() int {
 	if isSupervise(os.Args) {
 		supervise(os.Args[2:]) // ends the process
 	}
+	defer startProfile(os.Getenv)()
 	ctx, stop := withSignals(context.Background())
 	defer stop()
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)

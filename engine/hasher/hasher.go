@@ -35,8 +35,15 @@ import (
 const CacheVersion = "2"
 
 // racyWindow is how close to the moment it was hashed a file's mtime may be before its stat cache
-// row is distrusted: a write within the same timestamp tick leaves size and mtime unchanged.
-const racyWindow = 2 * time.Second
+// row is distrusted: a write within the same timestamp tick leaves size and mtime unchanged. A
+// file system that stamps whole seconds (or FAT's two) needs the long window; one that stamps
+// nanoseconds does so from the kernel's coarse clock, a tick of at most a few milliseconds behind
+// the real time, so the short one is ample there and a file rewritten with the same content is
+// re-hashed once, not by every run for two seconds.
+const (
+	racyWindow     = 2 * time.Second
+	fineRacyWindow = 100 * time.Millisecond
+)
 
 // Manifest is everything that defines a task's work. Its JSON encoding (map keys sorted) is hashed
 // into the task's cache key.
@@ -615,7 +622,12 @@ var errIsDir = errors.New("a folder, not a file")
 func racy(f store.FileStat) bool {
 	// A write moves mtime and ctime to the same coarse clock; ctime must also be unchanged for the
 	// row to be trusted at all, so the mtime alone decides raciness.
-	return f.MtimeNs >= f.RecordedNs-racyWindow.Nanoseconds()
+	window := racyWindow
+	if f.MtimeNs%int64(time.Second) != 0 {
+		// Sub-second stamps: a file system with fine timestamps.
+		window = fineRacyWindow
+	}
+	return f.MtimeNs >= f.RecordedNs-window.Nanoseconds()
 }
 
 func statOf(fi fs.FileInfo) store.FileStat {

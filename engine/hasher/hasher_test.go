@@ -107,6 +107,42 @@ func TestStatCache(t *testing.T) {
 	}
 }
 
+// A file rewritten a moment ago is hashed again once: a file system that stamps nanoseconds needs
+// only a short racy window, so the next hasher trusts the row. One stamped in whole seconds keeps
+// the long window.
+func TestStatCacheRestampsOnce(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "f.txt", "one")
+	path := filepath.Join(root, "f.txt")
+	for _, tc := range []struct {
+		name    string
+		mtime   time.Time
+		trusted bool
+	}{
+		{"fine stamp 300 ms old", time.Now().Add(-300*time.Millisecond - 123456*time.Nanosecond), true},
+		{"fine stamp 10 ms old", time.Now().Add(-10*time.Millisecond - 123456*time.Nanosecond), false},
+		{"whole-second stamp 1 s old", time.Now().Add(-time.Second).Truncate(time.Second), false},
+	} {
+		if err := os.Chtimes(path, tc.mtime, tc.mtime); err != nil {
+			t.Fatal(err)
+		}
+		if tc.mtime.Nanosecond() != 0 {
+			if fi, _ := os.Stat(path); fi.ModTime().Nanosecond() == 0 {
+				t.Skipf("this file system stamps whole seconds")
+			}
+		}
+		h := New(Options{Root: root})
+		if _, err := h.FileHash("f.txt"); err != nil {
+			t.Fatal(err)
+		}
+		h2 := New(Options{Root: root, Stats: h.Updates()})
+		h2.FileHash("f.txt")
+		if _, hashed := h2.Counts(); (hashed == 0) != tc.trusted {
+			t.Errorf("%s: hashed again %d times, want trusted %v", tc.name, hashed, tc.trusted)
+		}
+	}
+}
+
 func TestManifestKey(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "p/a.txt", "a")
