@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -284,12 +282,11 @@ func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.Out
 	defer dec.Close()
 	// The archive can hold no more than what the entry lists: a bomb stops at that bound.
 	limited := &io.LimitedReader{R: dec, N: budget + (64 << 10)}
-	root, err := os.OpenRoot(o.root)
+	w, err := newOutputWriter(o.root)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	w := &safeWriter{root: root, dirs: map[string]bool{}}
+	defer w.close()
 	tr := tar.NewReader(limited)
 	seen := map[string]bool{}
 	for {
@@ -386,88 +383,4 @@ func (r *runState) matches(rel string, f store.OutputFile) bool {
 	}
 	sum, err := r.hasher.FileHash(rel)
 	return err == nil && sum == f.Hash
-}
-
-// safeWriter writes restored outputs beneath the workspace root, never through a symlink: every
-// folder on a path is checked (and made) without following links, and files are written to a
-// temporary name and renamed over the target.
-type safeWriter struct {
-	root *os.Root
-	dirs map[string]bool // folders already checked
-}
-
-// parent makes sure the folders holding rel exist and none is a symlink.
-func (w *safeWriter) parent(rel string) error {
-	dir := path.Dir(rel)
-	if dir == "." || w.dirs[dir] {
-		return nil
-	}
-	if err := w.parent(dir); err != nil {
-		return err
-	}
-	fi, err := w.root.Lstat(filepath.FromSlash(dir))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := w.root.Mkdir(filepath.FromSlash(dir), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-	case err != nil:
-		return err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%s is a symlink: vx never restores through one", dir)
-	case !fi.IsDir():
-		return fmt.Errorf("%s is a file where the outputs need a folder", dir)
-	}
-	w.dirs[dir] = true
-	return nil
-}
-
-func (w *safeWriter) symlink(rel, target string) error {
-	if err := w.parent(rel); err != nil {
-		return err
-	}
-	name := filepath.FromSlash(rel)
-	if err := w.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return w.root.Symlink(target, name)
-}
-
-// file writes one regular file from src, checking its content against the recorded hash.
-func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
-	if err := w.parent(rel); err != nil {
-		return err
-	}
-	dir := path.Dir(rel)
-	var tmpName string
-	var tmp *os.File
-	for i := 0; ; i++ {
-		tmpName = filepath.FromSlash(path.Join(dir, fmt.Sprintf(".vx-restore-%d-%d", os.Getpid(), i)))
-		var err error
-		tmp, err = w.root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return err
-		}
-	}
-	sum := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, sum), io.LimitReader(src, f.Size+1))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && (n != f.Size || hex.EncodeToString(sum.Sum(nil)) != f.Hash) {
-		err = fmt.Errorf("%w: %s does not have its recorded content", errBadEntry, rel)
-	}
-	if err == nil {
-		err = w.root.Chmod(tmpName, os.FileMode(f.Mode).Perm())
-	}
-	if err == nil {
-		err = w.root.Rename(tmpName, filepath.FromSlash(rel))
-	}
-	if err != nil {
-		_ = w.root.Remove(tmpName)
-	}
-	return err
 }

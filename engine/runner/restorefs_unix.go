@@ -1,0 +1,182 @@
+//go:build unix
+
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// safeWriter writes restored outputs beneath the workspace root, never through a symlink, with
+// the fewest syscalls: each folder on a path is opened once, relative to its parent and without
+// following a link (O_NOFOLLOW; made where missing), and each file is created by name inside its
+// folder. A file not on disk is created in place (O_CREAT|O_EXCL, which fails on anything already
+// there, a symlink too); one that is there but differs is written to a temporary name and renamed
+// over it. Its mode is set on the open file.
+type safeWriter struct {
+	root int
+	dirs map[string]int // folders already checked, open
+	pid  string
+}
+
+// copyBuffers are the buffers files are restored through.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// newOutputWriter answers the writer of restored outputs beneath root.
+func newOutputWriter(root string) (*safeWriter, error) {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", root, err)
+	}
+	return &safeWriter{root: fd, dirs: map[string]int{}, pid: strconv.Itoa(unix.Getpid())}, nil
+}
+
+// close closes the folders the writer opened, and its root.
+func (w *safeWriter) close() {
+	for _, fd := range w.dirs {
+		unix.Close(fd)
+	}
+	unix.Close(w.root)
+}
+
+// dir answers the open folder rel (root-relative, "." for the root), making it and the folders
+// above it where missing; none may be a symlink.
+func (w *safeWriter) dir(rel string) (int, error) {
+	if rel == "." {
+		return w.root, nil
+	}
+	if fd, ok := w.dirs[rel]; ok {
+		return fd, nil
+	}
+	parent, err := w.dir(path.Dir(rel))
+	if err != nil {
+		return -1, err
+	}
+	base, err := component(rel)
+	if err != nil {
+		return -1, err
+	}
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(parent, base, flags, 0)
+	if errors.Is(err, unix.ENOENT) {
+		if err := unix.Mkdirat(parent, base, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, fmt.Errorf("make %s: %w", rel, err)
+		}
+		fd, err = unix.Openat(parent, base, flags, 0)
+	}
+	if errors.Is(err, unix.ENOTDIR) {
+		// O_DIRECTORY|O_NOFOLLOW on a symlink answers ENOTDIR on Linux: tell the two apart.
+		var st unix.Stat_t
+		if unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			err = unix.ELOOP
+		}
+	}
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return -1, fmt.Errorf("%s is a symlink: vx never restores through one", rel)
+	case errors.Is(err, unix.ENOTDIR):
+		return -1, fmt.Errorf("%s is a file where the outputs need a folder", rel)
+	case err != nil:
+		return -1, fmt.Errorf("open %s: %w", rel, err)
+	}
+	w.dirs[rel] = fd
+	return fd, nil
+}
+
+// component answers the last element of a root-relative path, refusing one that would leave its
+// folder.
+func component(rel string) (string, error) {
+	base := path.Base(rel)
+	if base == ".." || base == "." || base == "/" || strings.Contains(rel, "\x00") {
+		return "", fmt.Errorf("%w: %q is not a path inside the workspace", errBadEntry, rel)
+	}
+	return base, nil
+}
+
+func (w *safeWriter) symlink(rel, target string) error {
+	d, err := w.dir(path.Dir(rel))
+	if err != nil {
+		return err
+	}
+	name, err := component(rel)
+	if err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(d, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("replace %s: %w", rel, err)
+	}
+	return unix.Symlinkat(target, d, name)
+}
+
+// file writes one regular file from src, checking its content against the recorded hash.
+func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
+	d, err := w.dir(path.Dir(rel))
+	if err != nil {
+		return err
+	}
+	name, err := component(rel)
+	if err != nil {
+		return err
+	}
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	target := name
+	fd, err := unix.Openat(d, name, flags, 0o600)
+	for i := 0; errors.Is(err, unix.EEXIST) && i <= 100; i++ {
+		// Something is there: write beside it and rename over it.
+		target = ".vx-restore-" + w.pid + "-" + strconv.Itoa(i)
+		fd, err = unix.Openat(d, target, flags, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", rel, err)
+	}
+	sum := sha256.New()
+	buf := copyBuffers.Get().(*[]byte)
+	n, err := io.CopyBuffer(io.MultiWriter(fdWriter(fd), sum), io.LimitReader(src, f.Size+1), *buf)
+	copyBuffers.Put(buf)
+	if err == nil && (n != f.Size || hex.EncodeToString(sum.Sum(nil)) != f.Hash) {
+		err = fmt.Errorf("%w: %s does not have its recorded content", errBadEntry, rel)
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, f.Mode&0o777)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err == nil && target != name {
+		err = unix.Renameat(d, target, d, name)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(d, target, 0)
+		return err
+	}
+	return nil
+}
+
+// fdWriter writes to a file descriptor.
+type fdWriter int
+
+func (fd fdWriter) Write(p []byte) (int, error) {
+	written := 0
+	for written < len(p) {
+		n, err := unix.Write(int(fd), p[written:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return written, err
+		}
+		written += n
+	}
+	return written, nil
+}
