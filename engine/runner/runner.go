@@ -22,6 +22,7 @@ import (
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
@@ -68,6 +69,9 @@ type Options struct {
 	Notice func(msg string)
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
 	DebugHash io.Writer
+	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
+	// "readwrite", or "" for the workspace's.
+	RemoteCache string
 }
 
 func (o *Options) fill() error {
@@ -146,6 +150,8 @@ type runState struct {
 	runID   string
 	enc     *zstd.Encoder
 	dec     *zstd.Decoder
+	// remote is the run's shared remote cache; nil without one.
+	remote *remote.Session
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -185,6 +191,8 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			secrets = append(secrets, opts.Getenv(name))
 		}
 	}
+	remoteCfg := remoteSettings(opts)
+	secrets = append(secrets, remoteCfg.Secrets()...)
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
@@ -202,6 +210,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
 	}
 	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
+	r.remote = remote.NewSession(ctx, remoteCfg, st.CAS(), opts.Notice, r.masker.String)
 	started := opts.Now()
 	r.runID = store.NewRunID(started)
 	host, _ := os.Hostname()
@@ -213,6 +222,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	r.event(startEvent(r.runID, len(nodes)))
 
 	execs, recErr := r.schedule(ctx, nodes)
+	remoteRun := r.remote.Close(remote.DefaultFlush)
 
 	finished := opts.Now()
 	run.Finished = finished
@@ -244,6 +254,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			sum = recorded
 		}
 	}
+	sum.RemoteCache = remoteRun
 	r.event(endEvent(r.runID, sum.OK, sum.ExitCode))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
