@@ -65,6 +65,25 @@ func twoCheckouts(t *testing.T, cfg string, env []string, srv *server) {
 	if !strings.Contains(rb.stderr, "built lib with ***") {
 		t.Errorf("B: the remote hit's log was not replayed masked:\n%s", rb.stderr)
 	}
+	var last history.Summary
+	vxJSON(t, b, env, &last, "last")
+	if last.Totals.RemoteHits != 6 || last.Tasks[0].CacheSource == nil || *last.Tasks[0].CacheSource != "remote" {
+		t.Fatalf("vx last: want the remote hits, got %+v", last.Totals)
+	}
+	var stats history.CacheStats
+	vxJSON(t, b, env, &stats, "cache", "stats")
+	if stats.RemoteHits24h != 6 {
+		t.Fatalf("vx cache stats: want 6 remote hits, got %+v", stats)
+	}
+	var info struct {
+		RemoteCache struct {
+			Value remote.Report `json:"value"`
+		} `json:"remoteCache"`
+	}
+	vxJSON(t, b, env, &info, "info")
+	if rc := info.RemoteCache.Value; !rc.Configured || rc.LastCheck == nil || !rc.LastCheck.OK {
+		t.Fatalf("vx info: want a passing server check, got %+v", rc)
+	}
 	rb2 := vxRun(t, b, env, "build", "test")
 	mustPass(t, "B again", rb2)
 	if got := sources(rb2); got["local"] != 6 {

@@ -183,3 +183,23 @@ func noSecretIn(t testing.TB, dir string) {
 		return nil
 	})
 }
+
+// vxJSON runs `vx ARGS --format json` in dir and decodes its answer into v.
+func vxJSON(t testing.TB, dir string, env []string, v any, args ...string) {
+	t.Helper()
+	cmd := exec.Command(vxBinary(t), append(args, "--format", "json")...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "VX_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("vx %v: %v", args, err)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("vx %v: %v\n%s", args, err, out)
+	}
+}
