@@ -210,7 +210,6 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
 	}
 	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
-	r.remote = remote.NewSession(ctx, remoteCfg, st.CAS(), opts.Notice, r.masker.String)
 	started := opts.Now()
 	r.runID = store.NewRunID(started)
 	host, _ := os.Hostname()
@@ -221,7 +220,9 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	}
 	r.event(startEvent(r.runID, len(nodes)))
 
+	r.remote = remote.NewSession(ctx, remoteCfg, st.CAS(), opts.Notice, r.masker.String)
 	execs, recErr := r.schedule(ctx, nodes)
+	// The uploads still in flight end here, bounded: the run is not done before them.
 	remoteRun := r.remote.Close(remote.DefaultFlush)
 
 	finished := opts.Now()
@@ -448,8 +449,9 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 			if n.key == "" {
 				n.key = o.key
 			}
-			if o.manifest != nil && o.exec.Status != history.StatusHit {
-				// A hit's manifest was kept when its entry was made.
+			if o.manifest != nil && (o.exec.Status != history.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
+				// A local hit's manifest was kept when its entry was made; a remote hit's entry
+				// was made on another machine.
 				batch.Manifests = append(batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: n.task.ID, Manifest: o.manifest})
 			}
 			if o.touched != "" {

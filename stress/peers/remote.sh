@@ -84,8 +84,13 @@ time_restore() {
 	out=$(cd "$work/b" && "$@" 2>&1) || { echo "$name failed: $out" >&2; exit 1; }
 	t1=$(now)
 	case $name in
-	turbo) echo "$out" | grep -q "Cached: *$N cached, $N total" || { echo "turbo: not every task cached: $(echo "$out" | tail -5)" >&2; exit 1; } ;;
-	*) echo "$out" | grep -q "\"remoteHits\": *$N" || { echo "$name: not every task a remote hit: $(echo "$out" | grep -A3 '"totals"')" >&2; exit 1; } ;;
+	# grep reads a here-string, not a pipe: grep -q ending early must not SIGPIPE an echo (pipefail).
+	turbo) grep -q "Cached: *$N cached, $N total" <<<"$out" || { echo "turbo: not every task cached: $(tail -5 <<<"$out")" >&2; exit 1; } ;;
+	*) grep -q "\"remoteHits\": *$N" <<<"$out" || {
+		echo "$out" >"$scratch/$name-failed.out"
+		echo "$name: not every task a remote hit: see $scratch/$name-failed.out" >&2
+		exit 1
+	} ;;
 	esac
 	echo $(((t1 - t0) / 1000000))
 }
