@@ -324,6 +324,10 @@ export default defineWorkspace({
   projects: ['packages/*'],
   plugins: [mcp(mcpOptions), ci],
   globalInputs: ['//shared/rules.txt'],
+  remoteCache: {
+    url: 'http://127.0.0.1:9', protocol: 'turbo', tokenEnv: 'VX_FIXTURE_CACHE_TOKEN', team: 'team_vx', slug: 'vx',
+    mode: 'off', timeout: '2s', signature: { keyEnv: 'VX_FIXTURE_SIGNATURE_KEY' },
+  },
   tasks: {
     build: {
       command: 'cat src/*.txt > out.txt',

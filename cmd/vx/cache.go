@@ -78,8 +78,12 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 				if doc.HitRate != nil {
 					rate = fmt.Sprintf("%.1f%%", *doc.HitRate*100)
 				}
-				_, err := fmt.Fprintf(w, "%d entries, %d bytes; last 24h: %d runs, %d hits, hit rate %s\n",
-					doc.Entries, doc.TotalBytes, doc.Runs24h, doc.Hits24h, rate)
+				remoteHits := ""
+				if doc.RemoteHits24h > 0 {
+					remoteHits = fmt.Sprintf(" (%d from the remote cache)", doc.RemoteHits24h)
+				}
+				_, err := fmt.Fprintf(w, "%d entries, %d bytes; last 24h: %d runs, %d hits%s, hit rate %s\n",
+					doc.Entries, doc.TotalBytes, doc.Runs24h, doc.Hits24h, remoteHits, rate)
 				return err
 			})
 		},

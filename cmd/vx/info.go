@@ -1,9 +1,12 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/info"
+	"github.com/vzn/vx/engine/remote"
 )
 
 func (a *app) infoCmd() *cobra.Command {
@@ -16,6 +19,12 @@ func (a *app) infoCmd() *cobra.Command {
 			doc, err := info.Answer(cmd.Context(), a.workspaceLoader(), version, concurrency, a.getenv)
 			if err != nil {
 				return err
+			}
+			// vx info (not getWorkspaceInfo, which stays closed-world) asks the remote cache
+			// server whether it answers and takes the token, and keeps the answer for the tool.
+			if rc, ok := doc.RemoteCache.Value.(remote.Report); ok {
+				rc.Check(cmd.Context(), time.Now)
+				doc.RemoteCache.Value = rc
 			}
 			return a.emit(doc, doc.WriteText)
 		},

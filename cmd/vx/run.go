@@ -27,7 +27,7 @@ func (a *app) runCmd() *cobra.Command {
 	var sel selectFlags
 	var all, force, bail, sandboxAgent bool
 	var concurrency, eventsFD int
-	var summarize, dry string
+	var summarize, dry, remoteCache string
 	cmd := &cobra.Command{
 		Use:   "run <tasks…> | --all",
 		Short: "Run tasks in dependency order, from the cache where their inputs did not change",
@@ -63,6 +63,11 @@ given --filter NAME: its tasks and what they depend on.`,
 			}
 			if dry != "" && dry != "json" && dry != "text" {
 				return vxerr.Usagef("--dry=%s: want json or text", dry)
+			}
+			switch remoteCache {
+			case "", "off", "read", "readwrite":
+			default:
+				return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", remoteCache)
 			}
 			ctx := cmd.Context()
 			ws, err := a.load(ctx)
@@ -104,6 +109,7 @@ given --filter NAME: its tasks and what they depend on.`,
 			sup := taskSupervisor(a.getenv)
 			opts.Exec = supervisedExec(sup)
 			opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: sandboxAgent}
+			opts.RemoteCache = remoteCache
 			// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 			// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
 			brokenPipe := make(chan os.Signal, 1)
@@ -144,6 +150,7 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
 	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
 	f.Lookup("dry").NoOptDefVal = "text"
+	f.StringVar(&remoteCache, "remote-cache", "", "use the shared remote cache as `MODE`: off, read or readwrite (default: the workspace's remoteCache.mode)")
 	f.IntVar(&eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
 	f.BoolVar(&sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
@@ -236,6 +243,13 @@ func writeSummaryText(w io.Writer, s *history.Summary) error {
 		fmt.Fprintf(w, " (saved %s)", ms(t.SavedMs))
 	}
 	fmt.Fprintln(w)
+	if rc := s.RemoteCache; rc != nil {
+		fmt.Fprintf(w, "  remote cache (%s, %s): %d hit, %d uploaded, %d errors", rc.Protocol, rc.Mode, rc.Hits, rc.Uploads, rc.Errors)
+		if rc.Abandoned > 0 {
+			fmt.Fprintf(w, ", %d uploads abandoned", rc.Abandoned)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, task := range s.Tasks {
 		switch task.Status {
 		case history.StatusFailed:

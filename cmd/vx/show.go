@@ -111,7 +111,7 @@ func (a *app) showCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := show.Options{Select: so}
+			opts := show.Options{Select: so, Getenv: a.getenv}
 			if len(args) == 1 {
 				opts.Target = args[0]
 			}

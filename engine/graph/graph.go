@@ -277,6 +277,8 @@ type Workspace struct {
 	MCP *MCPOptions `json:"mcp,omitempty"`
 	// GlobalInputs are workspace-root globs whose files enter every task's key.
 	GlobalInputs []string `json:"globalInputs,omitempty"`
+	// RemoteCache is the shared cache server the workspace declares; nil for none.
+	RemoteCache *RemoteCache `json:"remoteCache,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

@@ -407,6 +407,9 @@ type CacheStats struct {
 	Runs24h int      `json:"runs24h"`
 	Hits24h int      `json:"hits24h"`
 	HitRate *float64 `json:"hitRate"`
+	// RemoteHits24h counts, among Hits24h, the hits restored from the shared remote cache
+	// (absent when none).
+	RemoteHits24h int `json:"remoteHits24h,omitempty"`
 }
 
 // CacheScope narrows CacheStats.
@@ -423,6 +426,9 @@ func Cache(ctx context.Context, st *store.Store, project string, now time.Time) 
 	out := &CacheStats{Entries: c.Entries, TotalBytes: c.TotalBytes, Runs24h: c.RunsSince, Hits24h: c.HitsSince}
 	if project != "" {
 		out.Scope = &CacheScope{Project: project}
+	}
+	if out.RemoteHits24h, err = st.CountRemoteHits(ctx, project, now.Add(-24*time.Hour)); err != nil {
+		return nil, err
 	}
 	if c.CacheableSince > 0 {
 		r := round3(float64(c.HitsSince) / float64(c.CacheableSince))

@@ -38,6 +38,8 @@ type Summary struct {
 	Requested []string     `json:"requested"`
 	Tasks     []TaskResult `json:"tasks"`
 	Totals    Totals       `json:"totals"`
+	// RemoteCache is what the shared remote cache did in this run (vx run only; absent without one).
+	RemoteCache *RemoteCacheRun `json:"remoteCache,omitempty"`
 }
 
 // TaskResult is one task of a run summary.
@@ -47,7 +49,7 @@ type TaskResult struct {
 	// Hash is the task's cache key ("" when it was never computed: blocked, skipped).
 	Hash       string `json:"hash"`
 	DurationMs int64  `json:"durationMs"`
-	// CacheSource is "local" for a hit, null otherwise.
+	// CacheSource is "local" or "remote" for a hit, null otherwise.
 	CacheSource *string `json:"cacheSource"`
 	// ExitCode is the command's exit status; null when it did not run or was killed by a signal.
 	ExitCode *int `json:"exitCode"`
@@ -76,6 +78,8 @@ type Totals struct {
 	Cancelled int   `json:"cancelled"`
 	WallMs    int64 `json:"wallMs"`
 	SavedMs   int64 `json:"savedMs"`
+	// RemoteHits counts the hits restored from the shared remote cache.
+	RemoteHits int `json:"remoteHits,omitempty"`
 }
 
 // Summarize builds the summary of a run from its index rows. vx run builds its answer with it from
@@ -89,6 +93,9 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 		s.Totals.count(e.Status, 1)
 		if e.Status == StatusHit {
 			s.Totals.SavedMs += t.SavedMs
+			if e.CacheSource == CacheSourceRemote {
+				s.Totals.RemoteHits++
+			}
 		}
 	}
 	s.OK, s.ExitCode, s.Totals.WallMs = outcome(run)

@@ -17,6 +17,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lock"
 	"github.com/vzn/vx/engine/prune"
+	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -40,6 +41,8 @@ type Document struct {
 	FlakyTasks   Section           `json:"flakyTasks"`
 	Sandbox      Section           `json:"sandbox"`
 	Lock         Section           `json:"lock"`
+	// RemoteCache is the shared remote cache: its settings (token ***) and the last server check.
+	RemoteCache Section `json:"remoteCache"`
 }
 
 // Versions names the versions of vx and what it is built on.
@@ -126,7 +129,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 	if doc.MemoryBudget, err = MemoryBudget(opts.Getenv); err != nil {
 		return nil, err
 	}
-	for name, dst := range map[string]*Section{"cache": &doc.Cache, "flakyTasks": &doc.FlakyTasks, "sandbox": &doc.Sandbox, "lock": &doc.Lock} {
+	for name, dst := range map[string]*Section{"cache": &doc.Cache, "flakyTasks": &doc.FlakyTasks, "sandbox": &doc.Sandbox, "lock": &doc.Lock, "remoteCache": &doc.RemoteCache} {
 		fill := opts.Sections[name]
 		switch {
 		case fill == nil:
@@ -242,7 +245,7 @@ func (d *Document) WriteText(w io.Writer) error {
 	for _, s := range []struct {
 		name string
 		sec  Section
-	}{{"cache", d.Cache}, {"flaky", d.FlakyTasks}, {"sandbox", d.Sandbox}, {"lock", d.Lock}} {
+	}{{"cache", d.Cache}, {"flaky", d.FlakyTasks}, {"sandbox", d.Sandbox}, {"lock", d.Lock}, {"remote", d.RemoteCache}} {
 		if s.sec.Known {
 			fmt.Fprintf(&b, "%-10s %s\n", s.name, summarize(s.sec.Value))
 		} else {
@@ -345,6 +348,9 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 			"flakyTasks": flaky,
 			"sandbox":    Sandbox,
 			"lock":       lock.InfoSection,
+			"remoteCache": func(_ context.Context, ws *graph.Workspace) (any, error) {
+				return remote.ReportOf(ws.RemoteCache, getenv, workspace.CacheDir(root, getenv)), nil
+			},
 		},
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
@@ -70,6 +71,9 @@ type Options struct {
 	DebugHash io.Writer
 	// Sandbox says how the tasks' sandboxes are enforced (see SandboxOptions).
 	Sandbox SandboxOptions
+	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
+	// "readwrite", or "" for the workspace's.
+	RemoteCache string
 }
 
 func (o *Options) fill() error {
@@ -149,6 +153,8 @@ type runState struct {
 	enc     *zstd.Encoder
 	dec     *zstd.Decoder
 	sandbox sandboxState
+	// remote is the run's shared remote cache; nil without one.
+	remote *remote.Session
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -188,6 +194,8 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			secrets = append(secrets, opts.Getenv(name))
 		}
 	}
+	remoteCfg := remoteSettings(opts)
+	secrets = append(secrets, remoteCfg.Secrets()...)
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
@@ -215,7 +223,10 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	}
 	r.event(startEvent(r.runID, len(nodes)))
 
+	r.remote = remote.NewSession(ctx, remoteCfg, st.CAS(), opts.Notice, r.masker.String)
 	execs, recErr := r.schedule(ctx, nodes)
+	// The uploads still in flight end here, bounded: the run is not done before them.
+	remoteRun := r.remote.Close(remote.DefaultFlush)
 
 	finished := opts.Now()
 	run.Finished = finished
@@ -247,6 +258,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			sum = recorded
 		}
 	}
+	sum.RemoteCache = remoteRun
 	r.event(endEvent(r.runID, sum.OK, sum.ExitCode))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
@@ -440,8 +452,9 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 			if n.key == "" {
 				n.key = o.key
 			}
-			if o.manifest != nil && o.exec.Status != history.StatusHit {
-				// A hit's manifest was kept when its entry was made.
+			if o.manifest != nil && (o.exec.Status != history.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
+				// A local hit's manifest was kept when its entry was made; a remote hit's entry
+				// was made on another machine.
 				batch.Manifests = append(batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: n.task.ID, Manifest: o.manifest})
 			}
 			if o.touched != "" {

@@ -57,17 +57,15 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	e.Hash, o.key, o.manifest = key, key, data
 
 	if t.Cache && !r.opts.Force {
-		if entry, ok, err := r.st.Entry(ctx, key); err == nil && ok {
-			if logData, ok := r.restore(ctx, p, t, entry); ok {
-				e.Status = history.StatusHit
-				e.CacheSource = history.CacheSourceLocal
-				e.ExitCode = intPtr(0)
-				e.Saved = entry.Duration
-				e.LogBlob, e.LogSource = entry.LogBlob, "cache"
-				e.Duration = r.opts.Now().Sub(start)
-				o.exec, o.touched, o.replay = e, key, logData
-				return o
-			}
+		if entry, source, logData, ok := r.lookup(ctx, p, t, key); ok {
+			e.Status = history.StatusHit
+			e.CacheSource = source
+			e.ExitCode = intPtr(0)
+			e.Saved = entry.Duration
+			e.LogBlob, e.LogSource = entry.LogBlob, "cache"
+			e.Duration = r.opts.Now().Sub(start)
+			o.exec, o.touched, o.replay = e, key, logData
+			return o
 		}
 	}
 
@@ -207,7 +205,12 @@ func (r *runState) save(ctx context.Context, p *graph.Project, t *graph.Task, ke
 		return "", err
 	}
 	now := r.opts.Now()
-	return logBlob, r.st.PutEntry(dbctx, store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
+	entry := store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
 		OutputsBlob: outputsBlob, Outputs: files, LogBlob: logBlob, Size: size, Duration: took,
-		Created: now, LastUsed: now})
+		Created: now, LastUsed: now}
+	if err := r.st.PutEntry(dbctx, entry); err != nil {
+		return logBlob, err
+	}
+	r.upload(entry, int64(len(archive)), int64(len(log)))
+	return logBlob, nil
 }

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -25,6 +27,9 @@ type Document struct {
 	Projects []Project `json:"projects"`
 	// Affected says why each project is affected, under --affected.
 	Affected map[string]string `json:"affected,omitempty"`
+	// RemoteCache is the shared remote cache (token ***), when one is set and the whole
+	// workspace is shown.
+	RemoteCache *remote.Report `json:"remoteCache,omitempty"`
 }
 
 // Project is one project of the answer.
@@ -74,6 +79,9 @@ type Options struct {
 	Target string
 	// Select narrows the projects (--filter, --affected).
 	Select workspace.SelectOptions
+	// Getenv reads the remote cache's environment (VX_REMOTE_CACHE_URL, the token's variable);
+	// nil means os.Getenv.
+	Getenv func(string) string
 }
 
 // Show answers `vx show`.
@@ -84,6 +92,15 @@ func Show(ctx context.Context, ws *graph.Workspace, opts Options) (*Document, er
 		return nil, err
 	}
 	doc.Affected = sel.Affected
+	if opts.Target == "" {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if rc := remote.ReportOf(ws.RemoteCache, getenv, ws.CacheDir); rc.Configured {
+			doc.RemoteCache = &rc
+		}
+	}
 	selected := map[string]bool{}
 	for _, n := range sel.Projects {
 		selected[n] = true
@@ -177,6 +194,9 @@ func (d *Document) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if len(d.Projects) == 0 {
 		b.WriteString("no projects selected\n")
+	}
+	if d.RemoteCache != nil {
+		fmt.Fprintf(&b, "remote cache: %s\n\n", d.RemoteCache.Summary())
 	}
 	for i, p := range d.Projects {
 		if i > 0 {

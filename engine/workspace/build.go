@@ -11,7 +11,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -79,6 +79,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		return nil, err
 	}
 	if ws.GlobalInputs, err = globalInputs(r, top); err != nil {
+		return nil, err
+	}
+	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
 		return nil, err
 	}
 	templates, err := b.templates(r, top)

@@ -148,6 +148,28 @@ export interface WorkspaceConfig {
    * task's key: Turborepo's `globalDependencies`, Nx's `sharedGlobals`.
    */
   globalInputs?: Glob[]
+  /** A shared remote cache server that teams and CI already run: bazel-remote or a Turborepo API server. */
+  remoteCache?: RemoteCacheOptions
+}
+
+/** `remoteCache`: where the shared cache is, and how vx may use it. */
+export interface RemoteCacheOptions {
+  /** The server's base URL, http(s), without credentials; `VX_REMOTE_CACHE_URL` overrides it. */
+  url?: string
+  /** `'bazel'` (bazel-remote: `/ac/` and `/cas/`) or `'turbo'` (the Turborepo `/v8/artifacts` API). */
+  protocol?: 'bazel' | 'turbo'
+  /** The environment variable the token is read from at run time (default `VX_REMOTE_CACHE_TOKEN`); a secret: `***` everywhere. */
+  tokenEnv?: string
+  /** The Turborepo team id (`teamId` query parameter). */
+  team?: string
+  /** The Turborepo team slug (`slug` query parameter). */
+  slug?: string
+  /** `'readwrite'` (default), `'read'` (never upload) or `'off'`; `vx run --remote-cache=…` overrides it. */
+  mode?: 'readwrite' | 'read' | 'off'
+  /** How long vx waits for the server's answer or its next byte before it stops using it for the run: `'5s'` (the default), `'500ms'`, or milliseconds. */
+  timeout?: string | number
+  /** Turborepo artifact signatures (`x-artifact-tag`): the variable holding the HMAC key. */
+  signature?: { keyEnv: string }
 }
 
 /** vx.project.ts: a project's name, tags, dependencies, and its changes to the templates. */

@@ -1,0 +1,26 @@
+package graph
+
+import "time"
+
+// RemoteCache is the workspace's `remoteCache`: a shared cache server that vx reads hits from and
+// fills, as a client only. Secrets are named, never held: the token and the signature key are read
+// from the environment when a run starts.
+type RemoteCache struct {
+	// URL is the server's base URL (http or https).
+	URL string `json:"url,omitempty"`
+	// Protocol is "bazel" (bazel-remote's /ac/ and /cas/) or "turbo" (the Turborepo /v8 API).
+	Protocol string `json:"protocol,omitempty"`
+	// TokenEnv names the environment variable holding the token ("" means VX_REMOTE_CACHE_TOKEN).
+	TokenEnv string `json:"tokenEnv,omitempty"`
+	// Team and Slug select the Turborepo team (teamId and slug query parameters).
+	Team string `json:"team,omitempty"`
+	Slug string `json:"slug,omitempty"`
+	// Mode is "readwrite" (the default), "read" or "off".
+	Mode string `json:"mode,omitempty"`
+	// Timeout bounds each request's wait for the server (0: the default); TimeoutText as written.
+	Timeout     time.Duration `json:"-"`
+	TimeoutText string        `json:"timeout,omitempty"`
+	// SignatureKeyEnv names the environment variable holding the HMAC key of Turborepo artifact
+	// signatures ("" for unsigned artifacts).
+	SignatureKeyEnv string `json:"signatureKeyEnv,omitempty"`
+}

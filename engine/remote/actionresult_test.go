@@ -1,0 +1,56 @@
+package remote
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/vzn/vx/engine/graph"
+)
+
+func TestActionResultRoundTrip(t *testing.T) {
+	meta := digest{strings.Repeat("a", 64), 120}
+	out := digest{strings.Repeat("b", 64), 4096}
+	log := digest{strings.Repeat("c", 64), 17}
+	ar := actionResult{files: map[string]digest{arMetaPath: meta, arOutputsPath: out}, stdout: &log}
+	data := ar.encode([]string{arMetaPath, arOutputsPath})
+	// What a server adds (execution_metadata, field 9) is skipped.
+	data = protowire.AppendTag(data, 9, protowire.BytesType)
+	data = protowire.AppendBytes(data, []byte{0x0a, 0x01, 'w'})
+	got, err := decodeActionResult(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.files[arMetaPath] != meta || got.files[arOutputsPath] != out || got.stdout == nil || *got.stdout != log || got.exitCode != 0 {
+		t.Fatalf("round trip: %+v", got)
+	}
+	if _, err := decodeActionResult(data[:len(data)-2]); err == nil {
+		t.Fatal("a truncated ActionResult decoded")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	env := map[string]string{"TOK": "s3cret", EnvURL: "http://127.0.0.1:9"}
+	getenv := func(k string) string { return env[k] }
+	s, err := Resolve(&graph.RemoteCache{URL: "http://x", TokenEnv: "TOK", Mode: "read"}, getenv, "")
+	if err != nil || s.URL != "http://127.0.0.1:9" || s.Token != "s3cret" || s.Mode != ModeRead || s.Protocol != ProtocolBazel {
+		t.Fatalf("resolve: %+v %v", s, err)
+	}
+	if s, _ := Resolve(&graph.RemoteCache{URL: "http://x"}, getenv, ModeOff); s.Mode != ModeOff {
+		t.Fatalf("the flag did not turn it off: %+v", s)
+	}
+	if _, err := Resolve(&graph.RemoteCache{URL: "http://x", Protocol: "turbo"}, getenv, ""); err == nil {
+		t.Fatal("a turbo cache without team or slug resolved")
+	}
+	if _, err := Resolve(&graph.RemoteCache{URL: "http://x", SignatureKeyEnv: "NOPE"}, getenv, ""); err == nil {
+		t.Fatal("a missing signature key resolved")
+	}
+	if s, _ := Resolve(nil, func(string) string { return "" }, ""); s.Mode != ModeOff {
+		t.Fatalf("no URL: want off, got %+v", s)
+	}
+	r := ReportOf(&graph.RemoteCache{URL: "http://x", TokenEnv: "TOK"}, func(k string) string { return map[string]string{"TOK": "s3cret"}[k] }, t.TempDir())
+	if r.Token != "***" || strings.Contains(r.Summary(), "s3cret") {
+		t.Fatalf("the token shows: %+v", r)
+	}
+}

@@ -1,0 +1,240 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// bazel is a bazel-remote server (github.com/buchgr/bazel-remote), through its HTTP API: blobs
+// under /cas/<sha256>, a task's entry under /ac/<key> as a REAPI ActionResult whose output files
+// are the entry's Meta document and its outputs archive, and whose stdout is its log.
+type bazel struct{ h *httpClient }
+
+// maxActionResultBytes bounds the ActionResult a server may answer.
+const maxActionResultBytes = 1 << 20
+
+func (b *bazel) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bool, error) {
+	if !isDigest(key) {
+		return Meta{}, false, nil
+	}
+	acData, ok, err := b.getSmall(ctx, "/ac/"+key, maxActionResultBytes)
+	if err != nil || !ok {
+		return Meta{}, false, err
+	}
+	ar, err := decodeActionResult(acData)
+	if err != nil {
+		return Meta{}, false, fmt.Errorf("%w: action result of %s: %v", ErrCorrupt, key[:12], err)
+	}
+	metaDigest, ok := ar.files[arMetaPath]
+	if !ok || ar.exitCode != 0 {
+		return Meta{}, false, nil // another client's action under this key: not a vx entry
+	}
+	if metaDigest.size > maxMetaBytes {
+		return Meta{}, false, fmt.Errorf("%w: entry document of %d bytes", ErrCorrupt, metaDigest.size)
+	}
+	metaData, ok, err := b.getSmall(ctx, "/cas/"+metaDigest.hash, metaDigest.size)
+	if err != nil || !ok {
+		return Meta{}, false, err
+	}
+	if sum := sha256.Sum256(metaData); hex.EncodeToString(sum[:]) != metaDigest.hash || int64(len(metaData)) != metaDigest.size {
+		return Meta{}, false, fmt.Errorf("%w: blob %s does not match its digest", ErrCorrupt, metaDigest.hash[:12])
+	}
+	var m Meta
+	if err := json.Unmarshal(metaData, &m); err != nil {
+		return Meta{}, false, fmt.Errorf("%w: entry document: %v", ErrCorrupt, err)
+	}
+	if err := m.check(); err != nil {
+		return Meta{}, false, err
+	}
+	// The ActionResult names the same blobs as the document, or the entry is not one vx wrote.
+	out, hasOut := ar.files[arOutputsPath]
+	if hasOut != (m.OutputsBlob != "") || (hasOut && (out.hash != m.OutputsBlob || out.size != m.OutputsSize)) {
+		return Meta{}, false, fmt.Errorf("%w: action result and entry document disagree", ErrCorrupt)
+	}
+	if m.LogSize > 0 && (ar.stdout == nil || ar.stdout.hash != m.LogBlob || ar.stdout.size != m.LogSize) {
+		return Meta{}, false, fmt.Errorf("%w: action result and entry document disagree on the log", ErrCorrupt)
+	}
+	for _, d := range []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}} {
+		if ok, err := b.getBlob(ctx, d, cas); err != nil || !ok {
+			return Meta{}, false, err
+		}
+	}
+	return m, true, nil
+}
+
+// getSmall reads a small resource whole, at most max bytes; ok is false for a 404.
+func (b *bazel) getSmall(ctx context.Context, p string, max int64) ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.h.timeout)
+	defer cancel()
+	u := b.h.url(p, nil)
+	resp, err := b.h.do(ctx, http.MethodGet, u, nil, 0, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	defer drain(resp.Body)
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, false, nil
+	default:
+		return nil, false, status(http.MethodGet, u, resp)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), b.h.redactErr(err))
+	}
+	if int64(len(data)) > max {
+		return nil, false, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
+	}
+	return data, true, nil
+}
+
+// getBlob streams one blob into the local blob store, checked; ok is false when the server lacks it.
+func (b *bazel) getBlob(ctx context.Context, d digest, cas *store.CAS) (bool, error) {
+	if d.hash == "" {
+		return true, nil
+	}
+	if d.size == 0 {
+		if d.hash != emptyDigest {
+			return false, fmt.Errorf("%w: empty blob named %s", ErrCorrupt, d.hash[:12])
+		}
+		_, err := cas.Put(nil)
+		return err == nil, err
+	}
+	if cas.Has(d.hash) {
+		// Checked again when the runner reads it: a damaged local blob is a miss there.
+		return true, nil
+	}
+	ctx, watch := b.h.stallContext(ctx)
+	defer watch.stop()
+	u := b.h.url("/cas/"+d.hash, nil)
+	resp, err := b.h.do(ctx, http.MethodGet, u, nil, 0, nil)
+	if err != nil {
+		return false, err
+	}
+	defer drain(resp.Body)
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return false, nil
+	default:
+		return false, status(http.MethodGet, u, resp)
+	}
+	if err := cas.PutStream(d.hash, d.size, watch.reader(resp.Body)); err != nil {
+		if errors.Is(err, store.ErrBlobMismatch) {
+			return false, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), ctx.Err())
+		}
+		return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), b.h.redactErr(err))
+	}
+	return true, nil
+}
+
+func (b *bazel) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) error {
+	if !isDigest(key) {
+		return nil
+	}
+	metaData, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(metaData)
+	metaDigest := digest{hex.EncodeToString(sum[:]), int64(len(metaData))}
+	if err := b.putBlob(ctx, metaDigest, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(metaData)), nil }); err != nil {
+		return err
+	}
+	ar := actionResult{files: map[string]digest{arMetaPath: metaDigest}}
+	for _, d := range []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}} {
+		if d.hash == "" || d.size == 0 {
+			continue
+		}
+		open := func() (io.ReadCloser, error) {
+			f, size, err := cas.Open(d.hash)
+			if err == nil && size != d.size {
+				f.Close()
+				err = fmt.Errorf("local blob %s changed size", d.hash[:12])
+			}
+			return f, err
+		}
+		if err := b.putBlob(ctx, d, open); err != nil {
+			return err
+		}
+	}
+	if m.OutputsBlob != "" {
+		ar.files[arOutputsPath] = digest{m.OutputsBlob, m.OutputsSize}
+	}
+	if m.LogSize > 0 {
+		ar.stdout = &digest{m.LogBlob, m.LogSize}
+	}
+	acData := ar.encode([]string{arMetaPath, arOutputsPath})
+	return b.put(ctx, "/ac/"+key, int64(len(acData)), func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(acData)), nil
+	})
+}
+
+// putBlob uploads one blob unless the server already holds it (HEAD first).
+func (b *bazel) putBlob(ctx context.Context, d digest, open func() (io.ReadCloser, error)) error {
+	hctx, cancel := context.WithTimeout(ctx, b.h.timeout)
+	u := b.h.url("/cas/"+d.hash, nil)
+	resp, err := b.h.do(hctx, http.MethodHead, u, nil, 0, nil)
+	if err != nil {
+		cancel()
+		return err
+	}
+	drain(resp.Body)
+	cancel()
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	return b.put(ctx, "/cas/"+d.hash, d.size, open)
+}
+
+// put streams one PUT of size bytes.
+func (b *bazel) put(ctx context.Context, p string, size int64, open func() (io.ReadCloser, error)) error {
+	body, err := open()
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	ctx, watch := b.h.stallContext(ctx)
+	defer watch.stop()
+	u := b.h.url(p, nil)
+	resp, err := b.h.do(ctx, http.MethodPut, u, watch.reader(body), size, http.Header{"Content-Type": {"application/octet-stream"}})
+	if err != nil {
+		return err
+	}
+	defer drain(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return status(http.MethodPut, u, resp)
+	}
+	return nil
+}
+
+func (b *bazel) Check(ctx context.Context) error {
+	// A HEAD of a blob no one stores: 404 or 200 says the server answers and takes the token.
+	ctx, cancel := context.WithTimeout(ctx, b.h.timeout)
+	defer cancel()
+	u := b.h.url("/cas/"+emptyDigest, nil)
+	resp, err := b.h.do(ctx, http.MethodHead, u, nil, 0, nil)
+	if err != nil {
+		return err
+	}
+	drain(resp.Body)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+		return fmt.Errorf("%w: HEAD %s: %s", ErrUnavailable, RedactURL(u), resp.Status)
+	}
+	return nil
+}
+
+func (b *bazel) close() { b.h.close() }

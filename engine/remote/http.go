@@ -1,0 +1,156 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// httpClient is what both protocols share: the base URL, the token, and timeouts that keep a slow
+// server from stalling a run.
+type httpClient struct {
+	base    *url.URL
+	token   string
+	basic   bool // the token is user:password, sent as HTTP basic auth (bazel-remote's htpasswd)
+	timeout time.Duration
+	client  *http.Client
+}
+
+func newHTTP(s Settings) *httpClient {
+	base, _ := url.Parse(strings.TrimRight(s.URL, "/"))
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: s.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   s.Timeout,
+		ResponseHeaderTimeout: s.Timeout,
+		ExpectContinueTimeout: time.Second,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       30 * time.Second,
+		// A blob is already compressed (or checked byte for byte): never let the transport
+		// decompress behind the digest check.
+		DisableCompression: true,
+	}
+	h := &httpClient{base: base, token: s.Token, timeout: s.Timeout, client: &http.Client{Transport: tr}}
+	if s.Protocol == ProtocolBazel && strings.Contains(s.Token, ":") {
+		h.basic = true
+	}
+	return h
+}
+
+// close drops idle connections, so that no transport goroutine outlives the run.
+func (h *httpClient) close() { h.client.CloseIdleConnections() }
+
+// url is the base URL joined with p and the query.
+func (h *httpClient) url(p string, q url.Values) string {
+	u := *h.base
+	u.Path = strings.TrimRight(u.Path, "/") + p
+	if len(q) > 0 {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// do sends one request; the caller closes the body. A transport failure, a 5xx and a refused
+// token are ErrUnavailable; the response of any other status is answered.
+func (h *httpClient) do(ctx context.Context, method, u string, body io.Reader, size int64, hdr http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.ContentLength = size
+		if size == 0 {
+			req.Body = http.NoBody
+		}
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	switch {
+	case h.token == "":
+	case h.basic:
+		user, pass, _ := strings.Cut(h.token, ":")
+		req.SetBasicAuth(user, pass)
+	default:
+		req.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, h.redact(u), h.redactErr(err))
+	}
+	switch {
+	case resp.StatusCode >= 500:
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %s %s: %s", ErrUnavailable, method, h.redact(u), resp.Status)
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %s %s: %s (is the token right?)", ErrUnavailable, method, h.redact(u), resp.Status)
+	}
+	return resp, nil
+}
+
+// redact is a URL as it may be shown: the base's path, never a credential.
+func (h *httpClient) redact(u string) string { return RedactURL(u) }
+
+// redactErr is an error's text with the token masked (a transport error may quote a URL).
+func (h *httpClient) redactErr(err error) string {
+	s := err.Error()
+	if h.token != "" {
+		s = strings.ReplaceAll(s, h.token, "***")
+	}
+	return trimErr(s)
+}
+
+// stallContext answers ctx, cancelled once no byte has moved for the timeout: a server that
+// stalls in the middle of a body ends the transfer, one that is slow but moving does not. Wrap the
+// body with the watch's reader; stop releases it.
+func (h *httpClient) stallContext(ctx context.Context) (context.Context, *stallWatch) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &stallWatch{d: h.timeout, cancel: cancel}
+	w.t = time.AfterFunc(h.timeout+h.timeout, cancel) // the first byte waits for the answer too
+	return ctx, w
+}
+
+// stallWatch cancels a transfer that stalls.
+type stallWatch struct {
+	t      *time.Timer
+	d      time.Duration
+	cancel context.CancelFunc
+}
+
+func (w *stallWatch) reader(r io.Reader) io.Reader { return &watchedReader{r: r, w: w} }
+
+func (w *stallWatch) stop() {
+	w.t.Stop()
+	w.cancel()
+}
+
+type watchedReader struct {
+	r io.Reader
+	w *stallWatch
+}
+
+func (r *watchedReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.w.t.Reset(r.w.d)
+	}
+	return n, err
+}
+
+// drain reads what is left of a body (bounded) so that the connection can be reused, and closes it.
+func drain(r io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10))
+	r.Close()
+}
+
+// status is an unexpected answer.
+func status(method, u string, resp *http.Response) error {
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return fmt.Errorf("%w: %s %s: %s %s", ErrUnavailable, method, RedactURL(u), resp.Status, trimErr(string(msg)))
+}

@@ -1,0 +1,193 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
+)
+
+// MaxUploads bounds the uploads in flight at once; each streams from the local blob store, so
+// memory stays small whatever the archives weigh.
+const MaxUploads = 4
+
+// DefaultFlush bounds how long a run waits at its end for the uploads still in flight.
+const DefaultFlush = 30 * time.Second
+
+// Session is one run's use of a remote cache. It owns the background uploads: Close waits for them
+// (bounded) and ends every goroutine it started. A failure never fails the run: the first one is
+// warned once through Notice, each is counted, and a server that is unavailable (down, slow, 5xx, a
+// refused token) is not asked again in this run.
+type Session struct {
+	cache  Cache
+	cas    *store.CAS
+	notice func(string)
+	mask   func(string) string
+
+	ctx    context.Context // the uploads' context, cancelled when the flush runs out
+	cancel context.CancelFunc
+	sem    chan struct{}
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	stats   history.RemoteCacheRun
+	down    bool
+	pending int
+}
+
+// NewSession starts a run's session; nil when the settings' mode is off. notice receives the one
+// warning; mask masks secrets in it.
+func NewSession(ctx context.Context, s Settings, cas *store.CAS, notice func(string), mask func(string) string) *Session {
+	c := New(s)
+	if c == nil {
+		return nil
+	}
+	return newSession(ctx, c, s, cas, notice, mask)
+}
+
+func newSession(ctx context.Context, c Cache, s Settings, cas *store.CAS, notice func(string), mask func(string) string) *Session {
+	if notice == nil {
+		notice = func(string) {}
+	}
+	if mask == nil {
+		mask = func(s string) string { return s }
+	}
+	uctx, cancel := context.WithCancel(ctx)
+	return &Session{cache: c, cas: cas, notice: notice, mask: mask, ctx: uctx, cancel: cancel,
+		sem: make(chan struct{}, MaxUploads), stats: history.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode}}
+}
+
+// Writes reports whether the session uploads (mode readwrite).
+func (s *Session) Writes() bool { return s != nil && s.stats.Mode == ModeReadWrite }
+
+// Fetch asks the server for key's entry and brings its blobs into the local store, checked; ok is
+// false for a miss, which is what every failure is too.
+func (s *Session) Fetch(ctx context.Context, key string) (Meta, bool) {
+	if s == nil || s.isDown() {
+		return Meta{}, false
+	}
+	m, ok, err := s.cache.Fetch(ctx, key, s.cas)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.fail(err)
+		}
+		return Meta{}, false
+	}
+	return m, ok
+}
+
+// Hit counts a fetched entry that restored.
+func (s *Session) Hit() {
+	s.mu.Lock()
+	s.stats.Hits++
+	s.mu.Unlock()
+}
+
+// Reject counts a fetched entry that did not restore (its outputs are not the task's, or a file's
+// content is not its hash), warning once.
+func (s *Session) Reject(err error) { s.fail(errors.Join(ErrCorrupt, err)) }
+
+// Upload sends an entry in the background; a no-op unless the mode is readwrite. It never blocks
+// on the server: at most MaxUploads transfers run, the rest wait their turn.
+func (s *Session) Upload(key string, m Meta) {
+	if !s.Writes() || s.isDown() {
+		return
+	}
+	s.mu.Lock()
+	s.pending++
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			s.pending--
+			s.mu.Unlock()
+		}()
+		select {
+		case s.sem <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
+		defer func() { <-s.sem }()
+		if s.isDown() || s.ctx.Err() != nil {
+			return
+		}
+		if err := s.cache.Upload(s.ctx, key, m, s.cas); err != nil {
+			if s.ctx.Err() == nil {
+				s.fail(err)
+			}
+			return
+		}
+		s.mu.Lock()
+		s.stats.Uploads++
+		s.mu.Unlock()
+	}()
+}
+
+// Close waits for the uploads in flight, at most flush, then abandons the rest; it answers what the
+// session did. Every goroutine the session started has ended when it returns.
+func (s *Session) Close(flush time.Duration) *history.RemoteCacheRun {
+	if s == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(flush)
+	select {
+	case <-done:
+	case <-timer.C:
+		s.mu.Lock()
+		s.stats.Abandoned = s.pending
+		s.mu.Unlock()
+		s.cancel()
+		<-done
+		if s.stats.Abandoned > 0 {
+			s.notice("remote cache: " + strconv.Itoa(s.stats.Abandoned) + " uploads unfinished after " + flush.String() + ": abandoned")
+		}
+	}
+	timer.Stop()
+	s.cancel()
+	if c, ok := s.cache.(interface{ close() }); ok {
+		c.close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	return &st
+}
+
+func (s *Session) isDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
+}
+
+// fail counts a failure, warns of the first, and stops using a server that is unavailable.
+func (s *Session) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Errors++
+	unavailable := errors.Is(err, ErrUnavailable)
+	if unavailable {
+		s.down = true
+	}
+	if s.stats.Warning != "" {
+		return
+	}
+	msg := "remote cache: " + s.mask(err.Error())
+	if unavailable {
+		msg += "; continuing on the local cache for this run"
+	} else {
+		msg += "; not restored (a miss)"
+	}
+	s.stats.Warning = msg
+	s.notice(msg)
+}

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CountRemoteHits counts the hits restored from the shared remote cache since a time, narrowed to
+// a project when given. The executions' cache_source column holds where each hit came from, so
+// this needs no migration of its own.
+func (s *Store) CountRemoteHits(ctx context.Context, project string, since time.Time) (int, error) {
+	if s.db == nil {
+		return 0, nil
+	}
+	q := `SELECT count(*) FROM executions WHERE status = 'hit' AND cache_source = 'remote' AND started_ms >= ?`
+	args := []any{ms(since)}
+	if project != "" {
+		q += ` AND project = ?`
+		args = append(args, project)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count remote hits: %w", err)
+	}
+	return n, nil
+}
