@@ -17,6 +17,7 @@ type turboJSON struct {
 	Pipeline             map[string]json.RawMessage `json:"pipeline"`
 	GlobalEnv            []string                   `json:"globalEnv"`
 	GlobalPassThroughEnv []string                   `json:"globalPassThroughEnv"`
+	EnvMode              string                     `json:"envMode"`
 	GlobalDependencies   []string                   `json:"globalDependencies"`
 }
 
@@ -167,9 +168,12 @@ func (b *builder) fromTurbo(file, script string) error {
 	for _, g := range tj.GlobalDependencies {
 		b.addGlobalInput(rootGlob(strings.TrimPrefix(strings.Replace(g, turboRoot, "", 1), "/")))
 	}
-	globalEnv := b.turboEnv(file, "globalEnv", tj.GlobalEnv)
-	if len(tj.GlobalPassThroughEnv) > 0 {
-		b.note("%s globalPassThroughEnv (%s): vx passes its environment to every task, so nothing needed translating", file, strings.Join(tj.GlobalPassThroughEnv, ", "))
+	// globalEnv is the workspace's env (in every key, seen by every task), globalPassThroughEnv
+	// its passThroughEnv; turbo's default mode is strict, as vx's is.
+	b.env = addUnique(b.env, b.turboEnv(file, "globalEnv", tj.GlobalEnv)...)
+	b.passThroughEnv = addUnique(b.passThroughEnv, tj.GlobalPassThroughEnv...)
+	if tj.EnvMode == "loose" {
+		b.envMode = "loose"
 	}
 
 	// Generic tasks, package-specific ones ("web#build") that replace them for one package, and
@@ -180,7 +184,7 @@ func (b *builder) fromTurbo(file, script string) error {
 		pkg, task, isSpecific := strings.Cut(name, "#")
 		switch {
 		case isSpecific && (pkg == "" || pkg == "//"):
-			b.turboRootTask(file, key, name, task, tasks[name], globalEnv)
+			b.turboRootTask(file, key, name, task, tasks[name])
 		case isSpecific:
 			if specific[pkg] == nil {
 				specific[pkg] = map[string]turboTask{}
@@ -189,7 +193,7 @@ func (b *builder) fromTurbo(file, script string) error {
 		default:
 			generic[name] = tasks[name]
 			where := func(field string) (string, string) { return file, key + "." + name + "." + field }
-			b.fixed[name] = b.turboSpec(where, name, name, generic[name], globalEnv, "")
+			b.fixed[name] = b.turboSpec(where, name, name, generic[name], "")
 		}
 	}
 	for pkg := range specific {
@@ -245,7 +249,7 @@ func (b *builder) fromTurbo(file, script string) error {
 				}
 				return file, key + "." + name + "." + field
 			}
-			p.tasks[name] = b.turboSpec(where, p.name+"#"+name, name, defs[name], globalEnv, script)
+			p.tasks[name] = b.turboSpec(where, p.name+"#"+name, name, defs[name], script)
 		}
 	}
 	for _, name := range sortedKeys(generic) {
@@ -286,7 +290,7 @@ func allSpecs(specs []*taskSpec, ok func(*taskSpec) bool) bool {
 
 // turboRootTask makes a root task ("//#lint") a task of the root project: Turborepo runs it with
 // the root package.json's script of that name.
-func (b *builder) turboRootTask(file, key, id, name string, def turboTask, globalEnv []string) {
+func (b *builder) turboRootTask(file, key, id, name string, def turboTask) {
 	var scripts map[string]string
 	if b.repo.rootPkg != nil {
 		scripts = b.repo.rootPkg.Scripts
@@ -302,14 +306,14 @@ func (b *builder) turboRootTask(file, key, id, name string, def turboTask, globa
 	}
 	where := func(field string) (string, string) { return file, key + "." + id + "." + field }
 	rp := b.rootProject(file)
-	rp.tasks[name] = b.turboSpec(where, rp.name+"#"+name, name, def, globalEnv, script)
+	rp.tasks[name] = b.turboSpec(where, rp.name+"#"+name, name, def, script)
 }
 
 // turboSpec translates one turbo task definition; where names the file and key of a field, id the
 // task for notes. script is the package's script of the task's name; "" for a template.
-func (b *builder) turboSpec(where func(field string) (file, key string), id, name string, def turboTask, globalEnv []string, script string) *taskSpec {
+func (b *builder) turboSpec(where func(field string) (file, key string), id, name string, def turboTask, script string) *taskSpec {
 	t := &taskSpec{Command: b.repo.run(name), Description: deref(def.Description), NoCache: def.Cache != nil && !*def.Cache}
-	env := append([]string{}, globalEnv...)
+	var env []string
 	for _, d := range deref(def.DependsOn) {
 		if v, ok := strings.CutPrefix(d, "$"); ok {
 			env = addUnique(env, v) // Turborepo 1's env dependency
@@ -356,8 +360,7 @@ func (b *builder) turboSpec(where func(field string) (file, key string), id, nam
 		t.Env = env
 	}
 	if def.PassThroughEnv != nil && len(*def.PassThroughEnv) > 0 {
-		file, at := where("passThroughEnv")
-		b.note("%s %s (%s): vx passes its environment to every task, so nothing needed translating", file, at, strings.Join(*def.PassThroughEnv, ", "))
+		t.PassThroughEnv = append([]string(nil), *def.PassThroughEnv...)
 	}
 	if def.With != nil {
 		file, at := where("with")
