@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares vx's scheduler with Turborepo's on a graph whose durations are skewed: one long chain
-# (chain-0 → … → chain-5, each task sleeping 1–3 s) beside sixteen short independent tasks (each
+# (chain-0 → … → chain-7, each task sleeping 2–3 s) beside 28 short independent tasks (each
 # sleeping 0.1–0.5 s), on 2 workers, every task run the same way by both (npm run build). Turborepo
 # starts ready tasks in graph order with a fixed concurrency; vx starts the one with the longest
 # remaining path first (from the p50s of its history), so the chain never waits behind the short
@@ -50,9 +50,9 @@ pkg() {
 JSON
 }
 # The short tasks sort first by name, the chain last: graph order is name order among ready tasks.
-short=(0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5 0.2 0.4 0.3)
+short=(0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5 0.2 0.4 0.3 0.1 0.5)
 for i in "${!short[@]}"; do pkg "$(printf 'a-short-%02d' "$i")" "${short[$i]}"; done
-chain=(2 1 3 1.5 1 2.5)
+chain=(2 3 2.5 2 3 2.5 2 3)
 prev=""
 for i in "${!chain[@]}"; do
 	pkg "chain-$i" "${chain[$i]}" "$prev"
@@ -92,7 +92,7 @@ done
 vx=$(printf '%s\n' ${times[vx]} | median)
 fresh=$(printf '%s\n' ${times[vx_fresh]} | median)
 tb=$(printf '%s\n' ${times[turbo]} | median)
-echo "| 22 tasks, a 6-task chain of 11 s beside 16 short tasks, 2 workers | vx | vx, no history | turbo $("$turbo" --version 2>/dev/null) |"
+echo "| 36 tasks: an 8-task chain sleeping 20 s beside 28 short tasks sleeping 8.4 s, 2 workers | vx | vx, no history | turbo $("$turbo" --version 2>/dev/null) |"
 echo "| --- | --- | --- | --- |"
 echo "| cold: every task runs (median of $R) | ${vx} ms ($(awk "BEGIN{printf \"%.2f\", $vx/$tb}")×) | ${fresh} ms ($(awk "BEGIN{printf \"%.2f\", $fresh/$tb}")×) | ${tb} ms |"
 echo
