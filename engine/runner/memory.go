@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
@@ -35,8 +36,9 @@ const (
 	ReserveFromDefault = "default"
 )
 
-// PeakWindow is how many of a task's last executions its reservation looks at.
-const PeakWindow = 20
+// EstimateWindow is how many of a task's last executions that ran its command the scheduler
+// plans from: their p50 (of those that passed) and their largest peak RSS.
+const EstimateWindow = history.P50Window
 
 // MemoryBudget answers how much memory the tasks of a run may reserve together and where that
 // figure came from: the --memory-budget flag when given, else VX_MEMORY_BUDGET, else memoryBudget
@@ -76,8 +78,8 @@ func MemoryBudget(flag string, ws *graph.Workspace, getenv func(string) string) 
 	return n, MemoryFromMachine, nil
 }
 
-// reserve sets each node's memory reservation: the largest peak RSS of its last PeakWindow
-// executions; for a task with none, the workspace's taskMemory, else the median of the other
+// reserve sets each node's memory reservation: the largest peak RSS of its last EstimateWindow
+// executions that ran its command; for a task with none, the workspace's taskMemory, else the median of the other
 // tasks' peaks, else DefaultTaskMemory. A persistent task reserves nothing: it takes no worker
 // either, and holding memory for a server's whole life would starve what it serves.
 func reserve(nodes []*node, peaks map[string]int64, taskMemory int64) {
@@ -119,20 +121,33 @@ func taskMemory(ws *graph.Workspace) (int64, error) {
 	return n, nil
 }
 
-// estimates reads what the scheduler plans from, for the nodes: each task's p50 and its recent
-// peak RSS; and sets every node's priority and reservation from them.
+// estimates reads what the scheduler plans from, for the nodes — each task's last EstimateWindow
+// executions that ran its command, in one query a task — and sets every node's priority (from the
+// p50 of those that passed) and reservation (the largest peak RSS of them all). It answers the p50s.
 func estimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node) (map[string]int64, error) {
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {
 		ids[i] = n.task.ID
 	}
-	p50s, err := history.P50s(ctx, st, ids)
+	recent, err := st.RecentCommandRuns(ctx, ids, EstimateWindow)
 	if err != nil {
 		return nil, err
 	}
-	peaks, err := st.RecentPeaks(ctx, ids, PeakWindow)
-	if err != nil {
-		return nil, err
+	p50s := make(map[string]int64, len(recent))
+	peaks := make(map[string]int64, len(recent))
+	for id, runs := range recent {
+		var passed []time.Duration
+		var peak int64
+		for _, c := range runs {
+			if history.CountsForDuration(c.Status) {
+				passed = append(passed, c.Duration)
+			}
+			peak = max(peak, c.PeakRSSBytes)
+		}
+		if len(passed) > 0 {
+			p50s[id] = history.P50(passed)
+		}
+		peaks[id] = peak
 	}
 	tm, err := taskMemory(ws)
 	if err != nil {
