@@ -50,9 +50,10 @@ var turboBuiltinPassThroughEnv = []string{
 var vxBasePassThroughEnv = []string{
 	// the temporary folder and the locale, which Turborepo leaves out
 	"TMPDIR", "LC_*", "LANGUAGE",
-	// CI markers other than CI and GitHub's
-	"BUILDKITE", "BUILDKITE_*", "CIRCLECI", "CIRCLE_*", "GITLAB_CI", "CI_*", "JENKINS_URL", "BUILD_ID",
-	"TF_BUILD", "TEAMCITY_VERSION", "TRAVIS", "APPVEYOR", "CODEBUILD_BUILD_ID", "NETLIFY",
+	// CI markers other than CI and GitHub's: the names tools test to know they run in CI, not the
+	// whole of each CI's variables (GitLab's CI_* and Buildkite's BUILDKITE_* hold job tokens)
+	"BUILDKITE", "CIRCLECI", "GITLAB_CI", "JENKINS_URL", "TF_BUILD", "TEAMCITY_VERSION", "TRAVIS",
+	"APPVEYOR", "CODEBUILD_BUILD_ID", "NETLIFY", "BITBUCKET_BUILD_NUMBER", "DRONE",
 	// package managers' own settings
 	"npm_config_*", "NPM_CONFIG_*", "YARN_*", "BUN_INSTALL",
 	// proxies and certificates

@@ -68,3 +68,22 @@ func TestUndeclaredVariable(t *testing.T) {
 		}
 	}
 }
+
+// The base holds Turborepo's list and what the issue names besides: the temporary folder, the
+// locale, the package managers' settings, proxies and certificates, and vx's own test hooks.
+func TestBaseEnv(t *testing.T) {
+	var m envMatcher
+	m.add(BaseEnv()...)
+	for _, name := range []string{"PATH", "HOME", "SHELL", "TERM", "LANG", "SYSTEMROOT", "COREPACK_HOME", "GITHUB_ACTIONS",
+		"TMPDIR", "LC_ALL", "npm_config_cache", "HTTPS_PROXY", "no_proxy", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
+		"VX_CONCURRENCY", "GOCOVERDIR", "GITLAB_CI"} {
+		if !m.match(name) {
+			t.Errorf("%s is not in the base", name)
+		}
+	}
+	for _, name := range []string{"AWS_SECRET_ACCESS_KEY", "NPM_TOKEN", "CI_JOB_TOKEN", "BUILDKITE_AGENT_ACCESS_TOKEN", "NODE_ENV"} {
+		if m.match(name) {
+			t.Errorf("%s is in the base", name)
+		}
+	}
+}
