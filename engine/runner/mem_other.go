@@ -7,7 +7,8 @@ import (
 	"fmt"
 )
 
-// totalMemoryBytes is unknown here: the budget then has no default (--memory-budget, VX_MEMORY_BUDGET or memoryBudget set one).
+// totalMemoryBytes is unknown here: the budget then has no default (--memory-budget,
+// VX_MEMORY_BUDGET or memoryBudget set one).
 func totalMemoryBytes() (int64, error) {
 	return 0, fmt.Errorf("total memory: %w", errors.ErrUnsupported)
 }

@@ -1,8 +1,10 @@
-// Package runner runs a selection of tasks: in dependency order on a bounded pool of workers, each
-// through `sh -c` in its project folder, with its exec.env and secrets. Each task's cache key is
-// computed first (package hasher); a hit restores the task's outputs and replays its log, a miss
-// runs it and stores its outputs (a tar.zst archive) and its masked log in the cache. Every
-// execution is recorded in the index, so that history answers questions about it later.
+// Package runner runs a selection of tasks: in dependency order on a bounded pool of workers,
+// longest remaining path first and within a memory budget (schedule.go, memory.go), each through
+// `sh -c` in its project folder, with the environment it declares, its exec.env and secrets
+// (env.go). Each task's cache key is computed first (package hasher); a hit restores the task's
+// outputs and replays its log, a miss runs it and stores its outputs (a tar.zst archive) and its
+// masked log in the cache. Every execution is recorded in the index, so that history answers
+// questions about it later, and plans the next run's schedule.
 package runner
 
 import (
