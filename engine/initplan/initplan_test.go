@@ -344,6 +344,7 @@ func TestInitTurboPackageConfig(t *testing.T) {
 	}
 	for _, want := range []string{
 		"env: ['API_URL', 'NODE_ENV'],",                                            // env dependency and env, sorted
+		"passThroughEnv: ['NEXT_PUBLIC_*'],",                                       // a wildcard: seen by the task, in no key (and a todo)
 		"  env: ['CI'],\n  passThroughEnv: ['SENTRY_DSN'],\n  envMode: 'loose',\n", // globalEnv, globalPassThroughEnv, envMode
 		"build: { outputs: ['lib/**'] },",                                          // packages/a/turbo.json overrides the root's outputs
 		"test: {\n      command: 'npm run test',\n      dependsOn: ['build'],\n      passThroughEnv: ['JEST_*', '!JEST_TOKEN'],\n      cache: false,",

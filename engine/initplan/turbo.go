@@ -170,8 +170,9 @@ func (b *builder) fromTurbo(file, script string) error {
 	}
 	// globalEnv is the workspace's env (in every key, seen by every task), globalPassThroughEnv
 	// its passThroughEnv; turbo's default mode is strict, as vx's is.
-	b.env = addUnique(b.env, b.turboEnv(file, "globalEnv", tj.GlobalEnv)...)
-	b.passThroughEnv = addUnique(b.passThroughEnv, tj.GlobalPassThroughEnv...)
+	globalEnv, globalWild := b.turboEnv(file, "globalEnv", tj.GlobalEnv)
+	b.env = addUnique(b.env, globalEnv...)
+	b.passThroughEnv = addUnique(b.passThroughEnv, append(globalWild, tj.GlobalPassThroughEnv...)...)
 	if tj.EnvMode == "loose" {
 		b.envMode = "loose"
 	}
@@ -354,13 +355,17 @@ func (b *builder) turboSpec(where func(field string) (file, key string), id, nam
 		}
 	}
 	envFile, envKey := where("env")
-	env = addUnique(env, b.turboEnv(envFile, envKey, deref(def.Env))...)
+	names, wild := b.turboEnv(envFile, envKey, deref(def.Env))
+	env = addUnique(env, names...)
 	if len(env) > 0 {
 		sort.Strings(env)
 		t.Env = env
 	}
-	if def.PassThroughEnv != nil && len(*def.PassThroughEnv) > 0 {
-		t.PassThroughEnv = append([]string(nil), *def.PassThroughEnv...)
+	if def.PassThroughEnv != nil {
+		wild = append(wild, *def.PassThroughEnv...)
+	}
+	if len(wild) > 0 {
+		t.PassThroughEnv = wild
 	}
 	if def.With != nil {
 		file, at := where("with")
@@ -405,17 +410,20 @@ func byName(id, name string, nameRule bool) string {
 	return id
 }
 
-// turboEnv keeps the plain variable names of a turbo env list; wildcards and exclusions are todos.
-func (b *builder) turboEnv(file, key string, names []string) []string {
-	var out []string
+// turboEnv splits a turbo env list: the plain variable names (vx's env) and the wildcards and
+// exclusions, which vx's env cannot hold. Those go to passThroughEnv, so that the task still sees
+// the variables they match (vx, as turbo, gives a task only what it declares), and are todos: their
+// values are in no key until each variable is named in env.
+func (b *builder) turboEnv(file, key string, names []string) (plain, wild []string) {
 	for _, n := range names {
 		if strings.ContainsAny(n, "*!") {
-			b.todo(file, key, "%q: vx env lists exact variable names; name each variable it stands for", n)
+			b.todo(file, key, "%q: vx env lists exact variable names; name each variable it stands for (it is in passThroughEnv meanwhile: the task sees them, their values are in no key)", n)
+			wild = addUnique(wild, n)
 			continue
 		}
-		out = addUnique(out, n)
+		plain = addUnique(plain, n)
 	}
-	return out
+	return plain, wild
 }
 
 // projectDirs lists the folders of the projects found.
