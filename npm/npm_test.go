@@ -328,6 +328,11 @@ export default defineWorkspace({
     url: 'http://127.0.0.1:9', protocol: 'turbo', tokenEnv: 'VX_FIXTURE_CACHE_TOKEN', team: 'team_vx', slug: 'vx',
     mode: 'off', timeout: '2s', signature: { keyEnv: 'VX_FIXTURE_SIGNATURE_KEY' },
   },
+  env: ['VX_FIXTURE_GLOBAL'],
+  passThroughEnv: ['VX_FIXTURE_PASS_*', '!VX_FIXTURE_PASS_SECRET'],
+  envMode: 'strict',
+  memoryBudget: '2GiB',
+  taskMemory: 64 * 1024 * 1024,
   tasks: {
     build: {
       command: 'cat src/*.txt > out.txt',
@@ -342,6 +347,8 @@ export default defineWorkspace({
       persistent: false,
       all: true,
       ifScript: false,
+      passThroughEnv: ['LANG'],
+      envMode: 'strict',
     },
     test: { command: 'test -s out.txt', dependsOn: ['build'], timeout: 60000 },
     // Declared, never run here: what the sandbox allows is not this test's business.

@@ -101,6 +101,7 @@ func TestTaskTreesStress(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "vx.workspace.ts"), `import { defineWorkspace } from '@vzn/vx/config'
 export default defineWorkspace({
   projects: ['packages/*'],
+  passThroughEnv: ['PIDS'],
   tasks: {
     leave: { command: `+strconv.Quote(leave+`echo left`)+`, cache: false },
     fail: { command: `+strconv.Quote(leave+`exit 3`)+`, cache: false },

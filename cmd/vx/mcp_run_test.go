@@ -33,6 +33,8 @@ import { mcp } from '@vzn/vx-mcp'
 export default defineWorkspace({
   projects: ['packages/*'],
   plugins: [mcp(` + run + `)],
+  // The tasks write where the test reads: the one variable they see undeclared.
+  passThroughEnv: ['PIDS_DIR'],
   tasks: {
     build: { command: 'mkdir -p dist && echo built > dist/out.txt', dependsOn: ['^build'], outputs: ['dist/**'] },
     test: { command: 'echo tested', dependsOn: ['build'] },

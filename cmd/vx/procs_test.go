@@ -27,6 +27,8 @@ import { mcp } from '@vzn/vx-mcp'
 export default defineWorkspace({
   projects: ['packages/*'],
   plugins: [mcp()],
+  // The tasks write where the test reads: the one variable they see undeclared.
+  passThroughEnv: ['PIDS_DIR'],
   tasks: {
     stubborn: { command: ` + jsString(pids+daemon+`(trap '' TERM; exec sleep 300) & echo $! >> "$PIDS_DIR/pids"; trap '' TERM; wait`) + `,
                 cache: false },

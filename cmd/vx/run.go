@@ -27,7 +27,7 @@ func (a *app) runCmd() *cobra.Command {
 	var sel selectFlags
 	var all, force, bail, sandboxAgent bool
 	var concurrency, eventsFD int
-	var summarize, dry, remoteCache string
+	var summarize, dry, remoteCache, memoryBudget string
 	cmd := &cobra.Command{
 		Use:   "run <tasks…> | --all",
 		Short: "Run tasks in dependency order, from the cache where their inputs did not change",
@@ -84,7 +84,7 @@ given --filter NAME: its tasks and what they depend on.`,
 				so.Filters = append([]string{p.Name}, so.Filters...)
 			}
 			so.Tasks, so.All = args, all
-			req := runner.Request{SelectOptions: so, Concurrency: concurrency, Force: force, Getenv: a.getenv}
+			req := runner.Request{SelectOptions: so, Concurrency: concurrency, MemoryBudget: memoryBudget, Force: force, Getenv: a.getenv}
 			if a.getenv("VX_DEBUG_HASH") == "1" {
 				req.DebugHash = a.stderr
 			}
@@ -146,6 +146,7 @@ given --filter NAME: its tasks and what they depend on.`,
 	f.BoolVar(&force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
 	f.BoolVar(&bail, "bail", false, "start no new task after the first failure")
 	f.IntVar(&concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
+	f.StringVar(&memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
 	f.StringVar(&summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
 	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")

@@ -76,6 +76,13 @@ type Task struct {
 	Env []string `json:"env"`
 	// ExecEnv holds the environment given to the command (values or secrets), by variable name.
 	ExecEnv map[string]EnvValue `json:"-"`
+	// PassThroughEnv holds names (a trailing or inner * matches any run of characters; a leading !
+	// excludes) of variables the command sees without their values entering the cache key, as
+	// Turborepo's passThroughEnv.
+	PassThroughEnv []string `json:"passThroughEnv,omitempty"`
+	// EnvMode is "strict" (the command sees only what is declared), "loose" (it sees all of vx's
+	// environment) or "" for the workspace's mode.
+	EnvMode string `json:"envMode,omitempty"`
 	// Cache is false for tasks that never hit the cache.
 	Cache bool `json:"cache"`
 	// Timeout is zero for none; TimeoutSpec is the value as declared ("2m").
@@ -125,6 +132,8 @@ var TaskFields = []TaskField{
 	{Name: "persistent", Flag: true, Lock: "persistent"},
 	{Name: "all", Flag: true, Lock: "all"},
 	{Name: "ifScript", Flag: true},
+	{Name: "passThroughEnv"},
+	{Name: "envMode"},
 }
 
 // TaskFieldIndex answers the position of a field in TaskFields, -1 for an unknown name.
@@ -144,7 +153,7 @@ type Origins struct {
 }
 
 // taskFieldCount is len(TaskFields), as a constant for the Origins array (a test keeps them equal).
-const taskFieldCount = 13
+const taskFieldCount = 15
 
 // Get returns where the field was set.
 func (o *Origins) Get(name string) Origin {
@@ -279,6 +288,16 @@ type Workspace struct {
 	GlobalInputs []string `json:"globalInputs,omitempty"`
 	// RemoteCache is the shared cache server the workspace declares; nil for none.
 	RemoteCache *RemoteCache `json:"remoteCache,omitempty"`
+	// Env holds variable names whose values enter every task's key and which every task sees
+	// (Turborepo's globalEnv); PassThroughEnv names variables every task sees without them entering
+	// a key (globalPassThroughEnv); EnvMode is every task's default mode ("" means strict).
+	Env            []string `json:"env,omitempty"`
+	PassThroughEnv []string `json:"passThroughEnv,omitempty"`
+	EnvMode        string   `json:"envMode,omitempty"`
+	// MemoryBudget is memoryBudget as declared ("6GiB", or a number of bytes), "" when not set;
+	// TaskMemory is taskMemory, the reservation of a task with no recorded peak.
+	MemoryBudget string `json:"memoryBudget,omitempty"`
+	TaskMemory   string `json:"taskMemory,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

@@ -311,7 +311,12 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		return nil, fmt.Errorf("hash %s: %w", t.ID, err)
 	}
 	m.Global = global
-	for _, name := range t.Env {
+	// The workspace's env (Turborepo's globalEnv) enters every task's key as the task's own does.
+	var globalEnv []string
+	if h.opts.Workspace != nil {
+		globalEnv = h.opts.Workspace.Env
+	}
+	for _, name := range slices.Concat(globalEnv, t.Env) {
 		v := h.opts.Getenv(name)
 		if h.isSecret(t, name, v) {
 			h.putSecret(m, "env", name, v)

@@ -40,6 +40,8 @@ type Summary struct {
 	Totals    Totals       `json:"totals"`
 	// RemoteCache is what the shared remote cache did in this run (vx run only; absent without one).
 	RemoteCache *RemoteCacheRun `json:"remoteCache,omitempty"`
+	// Memory is the memory budget the run's tasks reserved from.
+	Memory Memory `json:"memory"`
 }
 
 // TaskResult is one task of a run summary.
@@ -61,6 +63,9 @@ type TaskResult struct {
 	// NotReady lists, for a skipped task, the tasks it still waited for when the run stopped.
 	NotReady     []string `json:"notReady"`
 	PeakRssBytes int64    `json:"peakRssBytes"`
+	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget: the
+	// largest peak RSS of its recent executions, or a default for a task with none.
+	ReservedBytes int64 `json:"reservedBytes"`
 	// CpuParallelism is CPU time over wall time.
 	CpuParallelism float64 `json:"cpuParallelism"`
 	// SavedMs is, for a hit, how long the cached execution took.
@@ -86,7 +91,7 @@ type Totals struct {
 // the rows it records, so that vx last answers the same document later.
 func Summarize(run store.Run, execs []store.Execution) *Summary {
 	s := &Summary{RunID: run.ID, Status: run.Status, StartedAt: run.Started.UTC(), Requested: nonNil(run.Requested),
-		Tasks: make([]TaskResult, 0, len(execs))}
+		Tasks: make([]TaskResult, 0, len(execs)), Memory: Memory{BudgetBytes: run.MemoryBudget, Source: run.MemorySource}}
 	for _, e := range execs {
 		t := taskResult(e)
 		s.Tasks = append(s.Tasks, t)
@@ -138,7 +143,7 @@ func taskResult(e store.Execution) TaskResult {
 	t := TaskResult{
 		TaskID: e.TaskID, Status: e.Status, Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
-		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, SavedMs: e.Saved.Milliseconds(),
+		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource

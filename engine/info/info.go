@@ -16,7 +16,6 @@ import (
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lock"
-	"github.com/vzn/vx/engine/prune"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
@@ -68,7 +67,8 @@ type ConfigError struct {
 	Message string `json:"message"`
 }
 
-// Setting is a value a run uses and where it came from: "flag", "env" or "default".
+// Setting is a value a run uses and where it came from: "flag", "env" or "default" for the
+// workers; "env", "config", "cgroup", "machine" or "unknown" for the memory budget.
 type Setting struct {
 	Value  int64  `json:"value"`
 	Source string `json:"source"`
@@ -126,7 +126,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 	if doc.Workers, err = Workers(opts.Concurrency, opts.Getenv); err != nil {
 		return nil, err
 	}
-	if doc.MemoryBudget, err = MemoryBudget(opts.Getenv); err != nil {
+	if doc.MemoryBudget, err = MemoryBudget(opts.Workspace, opts.Getenv); err != nil {
 		return nil, err
 	}
 	for name, dst := range map[string]*Section{"cache": &doc.Cache, "flakyTasks": &doc.FlakyTasks, "sandbox": &doc.Sandbox, "lock": &doc.Lock, "remoteCache": &doc.RemoteCache} {
@@ -154,21 +154,12 @@ func Workers(flag int, getenv func(string) string) (Setting, error) {
 	return Setting{Value: int64(n), Source: source}, err
 }
 
-// MemoryBudget is the memory a run may plan its tasks into: VX_MEMORY_BUDGET (bytes, or with a
-// KiB/MiB/GiB suffix), else half the machine's memory.
-func MemoryBudget(getenv func(string) string) (Setting, error) {
-	if v := getenv("VX_MEMORY_BUDGET"); v != "" {
-		n, err := prune.ParseSize(v)
-		if err != nil {
-			return Setting{}, vxerr.Usagef("VX_MEMORY_BUDGET: %v", err)
-		}
-		return Setting{Value: n, Source: "env"}, nil
-	}
-	total, err := totalMemoryBytes()
-	if err != nil {
-		return Setting{Source: "default"}, nil
-	}
-	return Setting{Value: total / 2, Source: "default"}, nil
+// MemoryBudget is the memory a run's tasks may reserve together and its source, as the runner
+// decides it: VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts (ws may be nil), else the
+// cgroup's memory limit or the machine's memory (runner.MemoryBudget).
+func MemoryBudget(ws *graph.Workspace, getenv func(string) string) (Setting, error) {
+	n, source, err := runner.MemoryBudget("", ws, getenv)
+	return Setting{Value: n, Source: source}, err
 }
 
 func configEngine() string {

@@ -323,10 +323,12 @@ func TestInitTurboPackageConfig(t *testing.T) {
 			// Turborepo 1
 			"pipeline": {
 				"build": {"dependsOn": ["^build", "$API_URL"], "outputs": ["dist/**"], "env": ["NODE_ENV", "NEXT_PUBLIC_*"]},
-				"test": {"dependsOn": ["build"], "cache": false},
+				"test": {"dependsOn": ["build"], "cache": false, "passThroughEnv": ["JEST_*", "!JEST_TOKEN"]},
 				"b#test": {"outputs": ["coverage/**"]},
 			},
-			"globalEnv": ["CI"]
+			"globalEnv": ["CI"],
+			"globalPassThroughEnv": ["SENTRY_DSN"],
+			"envMode": "loose"
 		}`,
 		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc", "test": "vitest"}}`,
 		"packages/a/turbo.json":   `{"extends": ["//"], "tasks": {"build": {"outputs": ["lib/**"]}}}`,
@@ -341,11 +343,13 @@ func TestInitTurboPackageConfig(t *testing.T) {
 		all += "-- " + f.Path + "\n" + f.Text
 	}
 	for _, want := range []string{
-		"env: ['API_URL', 'CI', 'NODE_ENV'],", // env dependency, globalEnv and env, sorted
-		"build: { outputs: ['lib/**'] },",     // packages/a/turbo.json overrides the root's outputs
-		"test: {\n      command: 'npm run test',\n      dependsOn: ['build'],\n      env: ['CI'],\n      cache: false,",
+		"env: ['API_URL', 'NODE_ENV'],",                                            // env dependency and env, sorted
+		"passThroughEnv: ['NEXT_PUBLIC_*'],",                                       // a wildcard: seen by the task, in no key (and a todo)
+		"  env: ['CI'],\n  passThroughEnv: ['SENTRY_DSN'],\n  envMode: 'loose',\n", // globalEnv, globalPassThroughEnv, envMode
+		"build: { outputs: ['lib/**'] },",                                          // packages/a/turbo.json overrides the root's outputs
+		"test: {\n      command: 'npm run test',\n      dependsOn: ['build'],\n      passThroughEnv: ['JEST_*', '!JEST_TOKEN'],\n      cache: false,",
 		"-- packages/b/vx.project.ts",
-		"test: { dependsOn: [], outputs: ['coverage/**'], cache: true },", // b#test replaces the generic test
+		"test: {\n      dependsOn: [],\n      outputs: ['coverage/**'],\n      passThroughEnv: [],\n      cache: true,\n    },", // b#test replaces the generic test
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("plan lacks %q:\n%s", want, all)

@@ -23,6 +23,8 @@ type taskSpec struct {
 	Outputs []string
 	Env     []string
 	ExecEnv map[string]string
+	// PassThroughEnv names variables the task sees without them entering its key.
+	PassThroughEnv []string
 	// NoCache is true for a task that never hits the cache (cache: false).
 	NoCache bool
 	// Persistent is true for a dev server or a watcher (persistent: true).
@@ -66,6 +68,10 @@ type builder struct {
 	projects []*project
 	// globalInputs are the workspace's globalInputs ("//…" globs).
 	globalInputs []string
+	// env, passThroughEnv and envMode are the workspace's (turbo's globalEnv, globalPassThroughEnv
+	// and envMode).
+	env, passThroughEnv []string
+	envMode             string
 	// fixed holds the templates the source config defines once for every package (turbo.json's
 	// tasks): they are the workspace templates whatever the packages override.
 	fixed map[string]*taskSpec

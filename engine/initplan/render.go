@@ -21,6 +21,15 @@ func (b *builder) renderWorkspace(templates map[string]*taskSpec) string {
 	if len(b.globalInputs) > 0 {
 		w.line("globalInputs: %s,", tsList(b.globalInputs))
 	}
+	if len(b.env) > 0 {
+		w.line("env: %s,", tsList(b.env))
+	}
+	if len(b.passThroughEnv) > 0 {
+		w.line("passThroughEnv: %s,", tsList(b.passThroughEnv))
+	}
+	if b.envMode != "" {
+		w.line("envMode: %s,", tsString(b.envMode))
+	}
 	w.line("plugins: [mcp()],")
 	if len(templates) == 0 {
 		w.line("tasks: {},")
@@ -175,6 +184,9 @@ func (w *tsWriter) task(name string, t, base *taskSpec, ifScript bool) {
 	}
 	if !slices.Equal(t.Env, base.Env) {
 		fields = append(fields, "env: "+tsList(t.Env))
+	}
+	if !slices.Equal(t.PassThroughEnv, base.PassThroughEnv) {
+		fields = append(fields, "passThroughEnv: "+tsList(t.PassThroughEnv))
 	}
 	if !reflect.DeepEqual(t.ExecEnv, base.ExecEnv) && len(t.ExecEnv) > 0 {
 		var kv []string

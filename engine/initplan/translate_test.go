@@ -33,22 +33,22 @@ func TestInitKitchenSink(t *testing.T) {
 	for _, want := range []string{
 		"written by `vx init` from .config/turbo.jsonc",
 		"projects: ['.', 'apps/*', 'packages/*', '!packages/legacy', '!packages/scripts'],",
-		"globalInputs: ['//tsconfig.base.json', '//.env'],",
+		"globalInputs: ['//tsconfig.base.json', '//.env'],\n  env: ['NODE_ENV'],",
 		"inputs: ['src/**', 'test/**', '//jest.config.base.js'],",
-		"dev: {\n      command: 'pnpm run dev',\n      env: ['NODE_ENV'],\n      cache: false,\n      persistent: true,\n      ifScript: true,\n    },",
-		"clean: {\n      command: 'pnpm run clean',\n      env: ['NODE_ENV'],\n      cache: false,\n      all: false,\n      ifScript: true,\n    },",
+		"dev: {\n      command: 'pnpm run dev',\n      cache: false,\n      persistent: true,\n      ifScript: true,\n    },",
+		"clean: {\n      command: 'pnpm run clean',\n      cache: false,\n      all: false,\n      ifScript: true,\n    },",
 	} {
 		if !strings.Contains(ws, want) {
 			t.Errorf("vx.workspace.ts lacks %q:\n%s", want, ws)
 		}
 	}
 	// The root task is the root project's, and only it.
-	if root := files["vx.project.ts"]; !strings.Contains(root, "lint: { command: 'pnpm run lint', inputs: ['*.json', '*.md', '.config/**'], env: ['NODE_ENV'] },") ||
+	if root := files["vx.project.ts"]; !strings.Contains(root, "lint: { command: 'pnpm run lint', inputs: ['*.json', '*.md', '.config/**'] },") ||
 		strings.Contains(root, "build") {
 		t.Errorf("vx.project.ts:\n%s", root)
 	}
 	// web#build stays web's; the workspace build stays turbo.json's build.
-	if web := files["apps/web/vx.project.ts"]; !strings.Contains(web, "build: { outputs: ['.next/**', '!.next/cache/**'], env: ['NEXT_PUBLIC_API_HOST', 'NODE_ENV'] },") {
+	if web := files["apps/web/vx.project.ts"]; !strings.Contains(web, "build: { outputs: ['.next/**', '!.next/cache/**'], env: ['NEXT_PUBLIC_API_HOST'] },") {
 		t.Errorf("apps/web/vx.project.ts:\n%s", web)
 	}
 	if !strings.Contains(ws, "outputs: ['dist/**', 'storybook-static/**'],") || strings.Contains(ws, "NEXT_PUBLIC_API_HOST") {

@@ -17,6 +17,7 @@ type turboJSON struct {
 	Pipeline             map[string]json.RawMessage `json:"pipeline"`
 	GlobalEnv            []string                   `json:"globalEnv"`
 	GlobalPassThroughEnv []string                   `json:"globalPassThroughEnv"`
+	EnvMode              string                     `json:"envMode"`
 	GlobalDependencies   []string                   `json:"globalDependencies"`
 }
 
@@ -167,9 +168,13 @@ func (b *builder) fromTurbo(file, script string) error {
 	for _, g := range tj.GlobalDependencies {
 		b.addGlobalInput(rootGlob(strings.TrimPrefix(strings.Replace(g, turboRoot, "", 1), "/")))
 	}
-	globalEnv := b.turboEnv(file, "globalEnv", tj.GlobalEnv)
-	if len(tj.GlobalPassThroughEnv) > 0 {
-		b.note("%s globalPassThroughEnv (%s): vx passes its environment to every task, so nothing needed translating", file, strings.Join(tj.GlobalPassThroughEnv, ", "))
+	// globalEnv is the workspace's env (in every key, seen by every task), globalPassThroughEnv
+	// its passThroughEnv; turbo's default mode is strict, as vx's is.
+	globalEnv, globalWild := b.turboEnv(file, "globalEnv", tj.GlobalEnv)
+	b.env = addUnique(b.env, globalEnv...)
+	b.passThroughEnv = addUnique(b.passThroughEnv, append(globalWild, tj.GlobalPassThroughEnv...)...)
+	if tj.EnvMode == "loose" {
+		b.envMode = "loose"
 	}
 
 	// Generic tasks, package-specific ones ("web#build") that replace them for one package, and
@@ -180,7 +185,7 @@ func (b *builder) fromTurbo(file, script string) error {
 		pkg, task, isSpecific := strings.Cut(name, "#")
 		switch {
 		case isSpecific && (pkg == "" || pkg == "//"):
-			b.turboRootTask(file, key, name, task, tasks[name], globalEnv)
+			b.turboRootTask(file, key, name, task, tasks[name])
 		case isSpecific:
 			if specific[pkg] == nil {
 				specific[pkg] = map[string]turboTask{}
@@ -189,7 +194,7 @@ func (b *builder) fromTurbo(file, script string) error {
 		default:
 			generic[name] = tasks[name]
 			where := func(field string) (string, string) { return file, key + "." + name + "." + field }
-			b.fixed[name] = b.turboSpec(where, name, name, generic[name], globalEnv, "")
+			b.fixed[name] = b.turboSpec(where, name, name, generic[name], "")
 		}
 	}
 	for pkg := range specific {
@@ -245,7 +250,7 @@ func (b *builder) fromTurbo(file, script string) error {
 				}
 				return file, key + "." + name + "." + field
 			}
-			p.tasks[name] = b.turboSpec(where, p.name+"#"+name, name, defs[name], globalEnv, script)
+			p.tasks[name] = b.turboSpec(where, p.name+"#"+name, name, defs[name], script)
 		}
 	}
 	for _, name := range sortedKeys(generic) {
@@ -286,7 +291,7 @@ func allSpecs(specs []*taskSpec, ok func(*taskSpec) bool) bool {
 
 // turboRootTask makes a root task ("//#lint") a task of the root project: Turborepo runs it with
 // the root package.json's script of that name.
-func (b *builder) turboRootTask(file, key, id, name string, def turboTask, globalEnv []string) {
+func (b *builder) turboRootTask(file, key, id, name string, def turboTask) {
 	var scripts map[string]string
 	if b.repo.rootPkg != nil {
 		scripts = b.repo.rootPkg.Scripts
@@ -302,14 +307,14 @@ func (b *builder) turboRootTask(file, key, id, name string, def turboTask, globa
 	}
 	where := func(field string) (string, string) { return file, key + "." + id + "." + field }
 	rp := b.rootProject(file)
-	rp.tasks[name] = b.turboSpec(where, rp.name+"#"+name, name, def, globalEnv, script)
+	rp.tasks[name] = b.turboSpec(where, rp.name+"#"+name, name, def, script)
 }
 
 // turboSpec translates one turbo task definition; where names the file and key of a field, id the
 // task for notes. script is the package's script of the task's name; "" for a template.
-func (b *builder) turboSpec(where func(field string) (file, key string), id, name string, def turboTask, globalEnv []string, script string) *taskSpec {
+func (b *builder) turboSpec(where func(field string) (file, key string), id, name string, def turboTask, script string) *taskSpec {
 	t := &taskSpec{Command: b.repo.run(name), Description: deref(def.Description), NoCache: def.Cache != nil && !*def.Cache}
-	env := append([]string{}, globalEnv...)
+	var env []string
 	for _, d := range deref(def.DependsOn) {
 		if v, ok := strings.CutPrefix(d, "$"); ok {
 			env = addUnique(env, v) // Turborepo 1's env dependency
@@ -350,14 +355,17 @@ func (b *builder) turboSpec(where func(field string) (file, key string), id, nam
 		}
 	}
 	envFile, envKey := where("env")
-	env = addUnique(env, b.turboEnv(envFile, envKey, deref(def.Env))...)
+	names, wild := b.turboEnv(envFile, envKey, deref(def.Env))
+	env = addUnique(env, names...)
 	if len(env) > 0 {
 		sort.Strings(env)
 		t.Env = env
 	}
-	if def.PassThroughEnv != nil && len(*def.PassThroughEnv) > 0 {
-		file, at := where("passThroughEnv")
-		b.note("%s %s (%s): vx passes its environment to every task, so nothing needed translating", file, at, strings.Join(*def.PassThroughEnv, ", "))
+	if def.PassThroughEnv != nil {
+		wild = append(wild, *def.PassThroughEnv...)
+	}
+	if len(wild) > 0 {
+		t.PassThroughEnv = wild
 	}
 	if def.With != nil {
 		file, at := where("with")
@@ -402,17 +410,20 @@ func byName(id, name string, nameRule bool) string {
 	return id
 }
 
-// turboEnv keeps the plain variable names of a turbo env list; wildcards and exclusions are todos.
-func (b *builder) turboEnv(file, key string, names []string) []string {
-	var out []string
+// turboEnv splits a turbo env list: the plain variable names (vx's env) and the wildcards and
+// exclusions, which vx's env cannot hold. Those go to passThroughEnv, so that the task still sees
+// the variables they match (vx, as turbo, gives a task only what it declares), and are todos: their
+// values are in no key until each variable is named in env.
+func (b *builder) turboEnv(file, key string, names []string) (plain, wild []string) {
 	for _, n := range names {
 		if strings.ContainsAny(n, "*!") {
-			b.todo(file, key, "%q: vx env lists exact variable names; name each variable it stands for", n)
+			b.todo(file, key, "%q: vx env lists exact variable names; name each variable it stands for (it is in passThroughEnv meanwhile: the task sees them, their values are in no key)", n)
+			wild = addUnique(wild, n)
 			continue
 		}
-		out = addUnique(out, n)
+		plain = addUnique(plain, n)
 	}
-	return out
+	return plain, wild
 }
 
 // projectDirs lists the folders of the projects found.

@@ -27,6 +27,8 @@ type Request struct {
 	workspace.SelectOptions
 	// Concurrency is --concurrency; 0 means VX_CONCURRENCY, else the number of CPUs.
 	Concurrency int
+	// MemoryBudget is --memory-budget ("" when not given): see MemoryBudget.
+	MemoryBudget string
 	// Force runs (and predicts) every task as a miss.
 	Force bool
 	// Getenv reads VX_CONCURRENCY, env values and secrets; nil means os.Getenv.
@@ -38,7 +40,7 @@ type Request struct {
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
 // adds how the run is shown and recorded, with the affected reasons; or the refusal vx run answers
 // (an error with a vxerr code): a selection it cannot make, no task selected, a worker count that
-// is not a positive number. vx run and vx run --dry both start here.
+// is not a positive number, a memory budget that is not a size. vx run and vx run --dry both start here.
 func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions, error) {
 	getenv := req.Getenv
 	if getenv == nil {
@@ -55,10 +57,15 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 	if err != nil {
 		return PlanOptions{}, err
 	}
+	budget, budgetSource, err := MemoryBudget(req.MemoryBudget, ws, getenv)
+	if err != nil {
+		return PlanOptions{}, err
+	}
 	return PlanOptions{
 		Options: Options{
 			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
 			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
+			MemoryBudget: budget, MemorySource: budgetSource,
 		},
 		Affected: selection.Affected,
 	}, nil
@@ -94,12 +101,23 @@ func describeSelection(so workspace.SelectOptions) string {
 type Plan struct {
 	Workers int        `json:"workers"`
 	Tasks   []PlanTask `json:"tasks"`
-	// WallMs is the predicted wall time of the run, from the p50s (a predicted hit counts 0) and
-	// the worker count; WorkMs the sum of the p50s of the tasks that would run.
+	// WallMs is the predicted wall time of the run: the run's own scheduler (longest remaining
+	// path first, within the workers and the memory budget) simulated on the p50s (a predicted hit
+	// counts 0, a task that never ran the median task); WorkMs the sum of the durations of the tasks
+	// that would run.
 	WallMs int64 `json:"wallMs"`
 	WorkMs int64 `json:"workMs"`
-	// CriticalPath is the longest chain of dependencies by predicted duration, first task first.
+	// CriticalPath is, in that simulation, the chain of tasks that ended last, each waiting on the
+	// one before it, first task first.
 	CriticalPath []string `json:"criticalPath"`
+	// MemoryBudget is the memory the tasks reserve from, and its source.
+	MemoryBudget MemorySetting `json:"memoryBudget"`
+}
+
+// MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
+type MemorySetting struct {
+	Bytes  int64  `json:"bytes"`
+	Source string `json:"source"`
 }
 
 // PlanTask is one task of a plan.
@@ -117,6 +135,13 @@ type PlanTask struct {
 	Requested bool `json:"requested"`
 	// Affected says why the task's project is affected (under --affected), null otherwise.
 	Affected *string `json:"affected"`
+	// PriorityMs is the task's remaining path: its predicted duration plus the longest chain of
+	// what waits on it. Among ready tasks, the largest starts first.
+	PriorityMs int64 `json:"priorityMs"`
+	// ReserveBytes is the memory the task reserves from the budget; ReserveFrom says from what
+	// (history: its recent peak RSS; median, config or default when it has none).
+	ReserveBytes int64  `json:"reserveBytes"`
+	ReserveFrom  string `json:"reserveFrom,omitempty"`
 }
 
 // PlanOptions configure DryRun: the Options of a run, and the affected reasons by project.
@@ -150,11 +175,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	}
 	h := hasher.New(hasher.Options{Workspace: o.Workspace, Stats: stats,
 		Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
-	ids := make([]string, len(nodes))
-	for i, n := range nodes {
-		ids[i] = n.task.ID
-	}
-	p50s, err := history.P50s(ctx, st, ids)
+	p50s, err := estimates(ctx, st, o.Workspace, nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +183,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	for _, id := range o.Requested {
 		requested[id] = true
 	}
-	plan := &Plan{Workers: o.Concurrency, Tasks: make([]PlanTask, 0, len(nodes)), CriticalPath: []string{}}
+	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, Tasks: make([]PlanTask, 0, len(nodes)), CriticalPath: []string{}}
 	cost := make(map[*node]int64, len(nodes))
 	// nodes are in dependency order: every key a task needs is computed before it.
 	for _, n := range sortedByIndex(nodes) {
@@ -178,7 +199,8 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 			return nil, err
 		}
 		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: history.StatusMiss, Cacheable: n.task.Cache,
-			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID]}
+			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID],
+			PriorityMs: n.priority, ReserveBytes: n.reserve, ReserveFrom: n.reserveFrom}
 		if n.task.Cache && !o.Force {
 			if e, ok, err := st.Entry(ctx, n.key); err == nil && ok && st.CAS().Has(e.LogBlob) &&
 				(e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob)) {
@@ -188,10 +210,11 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		if p, ok := p50s[n.task.ID]; ok {
 			p := p
 			pt.P50Ms = &p
-			if pt.Cache == history.StatusMiss {
-				cost[n] = p
-				plan.WorkMs += p
-			}
+		}
+		if pt.Cache == history.StatusMiss && !n.task.Persistent {
+			// A task that never ran counts as the median task (prioritize).
+			cost[n] = n.cost
+			plan.WorkMs += n.cost
 		}
 		if why, ok := opts.Affected[n.task.Project]; ok {
 			why := why
@@ -199,8 +222,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		}
 		plan.Tasks = append(plan.Tasks, pt)
 	}
-	plan.WallMs = simulate(nodes, cost, o.Concurrency)
-	plan.CriticalPath = criticalPath(nodes, cost)
+	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
 	return plan, nil
 }
 
@@ -226,6 +248,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "predicted: wall %s, work %s on %d workers; critical path %s\n", millis(p.WallMs), millis(p.WorkMs), p.Workers,
 		strings.Join(p.CriticalPath, " → "))
+	fmt.Fprintf(&b, "memory: %d MiB (%s)\n", p.MemoryBudget.Bytes>>20, p.MemoryBudget.Source)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -248,67 +271,4 @@ func sortedByIndex(nodes []*node) []*node {
 	out := append([]*node(nil), nodes...)
 	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
 	return out
-}
-
-// simulate list-schedules the graph on workers by predicted cost and answers the makespan.
-func simulate(nodes []*node, cost map[*node]int64, workers int) int64 {
-	pending := make(map[*node]int, len(nodes))
-	ready := &readyQueue{}
-	for _, n := range nodes {
-		pending[n] = len(n.deps)
-		if len(n.deps) == 0 {
-			ready.Push(n)
-		}
-	}
-	type job struct {
-		n   *node
-		end int64
-	}
-	var running []job
-	var now int64
-	for ready.Len() > 0 || len(running) > 0 {
-		sort.Sort(ready)
-		for ready.Len() > 0 && len(running) < workers {
-			n := (*ready)[0]
-			*ready = (*ready)[1:]
-			running = append(running, job{n, now + cost[n]})
-		}
-		sort.Slice(running, func(i, j int) bool { return running[i].end < running[j].end })
-		j := running[0]
-		running = running[1:]
-		now = j.end
-		for _, d := range j.n.dependents {
-			if pending[d]--; pending[d] == 0 {
-				ready.Push(d)
-			}
-		}
-	}
-	return now
-}
-
-// criticalPath answers the chain of dependencies with the largest total predicted cost.
-func criticalPath(nodes []*node, cost map[*node]int64) []string {
-	best := make(map[*node]int64, len(nodes))
-	prev := make(map[*node]*node, len(nodes))
-	var end *node
-	for _, n := range sortedByIndex(nodes) {
-		var b int64
-		for _, d := range n.deps {
-			if best[d] > b || (best[d] == b && prev[n] == nil) {
-				b, prev[n] = best[d], d
-			}
-		}
-		best[n] = b + cost[n]
-		if end == nil || best[n] > best[end] {
-			end = n
-		}
-	}
-	var path []string
-	for n := end; n != nil; n = prev[n] {
-		path = append([]string{n.task.ID}, path...)
-	}
-	if path == nil {
-		path = []string{}
-	}
-	return path
 }

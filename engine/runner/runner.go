@@ -1,12 +1,13 @@
-// Package runner runs a selection of tasks: in dependency order on a bounded pool of workers, each
-// through `sh -c` in its project folder, with its exec.env and secrets. Each task's cache key is
-// computed first (package hasher); a hit restores the task's outputs and replays its log, a miss
-// runs it and stores its outputs (a tar.zst archive) and its masked log in the cache. Every
-// execution is recorded in the index, so that history answers questions about it later.
+// Package runner runs a selection of tasks: in dependency order on a bounded pool of workers,
+// longest remaining path first and within a memory budget (schedule.go, memory.go), each through
+// `sh -c` in its project folder, with the environment it declares, its exec.env and secrets
+// (env.go). Each task's cache key is computed first (package hasher); a hit restores the task's
+// outputs and replays its log, a miss runs it and stores its outputs (a tar.zst archive) and its
+// masked log in the cache. Every execution is recorded in the index, so that history answers
+// questions about it later, and plans the next run's schedule.
 package runner
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,10 @@ type Options struct {
 	Bail bool
 	// Concurrency is the number of workers; 0 means Workers(0, Getenv).
 	Concurrency int
+	// MemoryBudget is the memory, in bytes, the running tasks may reserve together, and
+	// MemorySource where that figure came from; 0 means MemoryBudget("", Workspace, Getenv).
+	MemoryBudget int64
+	MemorySource string
 	// Getenv reads env values and secrets; nil means os.Getenv.
 	Getenv func(string) string
 	// Environ is the environment every task starts from; nil means os.Environ().
@@ -102,6 +107,13 @@ func (o *Options) fill() error {
 		}
 		o.Concurrency = n
 	}
+	if o.MemoryBudget <= 0 {
+		n, source, err := MemoryBudget("", o.Workspace, o.Getenv)
+		if err != nil {
+			return err
+		}
+		o.MemoryBudget, o.MemorySource = n, source
+	}
 	return nil
 }
 
@@ -113,11 +125,16 @@ type node struct {
 	deps       []*node
 	dependents []*node
 	pending    int
-	started    bool
-	done       bool
-	ok         bool // hit or miss
-	key        string
-	exec       store.Execution
+	// cost is the task's predicted duration (its p50, else the median task's), priority its
+	// remaining path (prioritize); reserve the memory it reserves and reserveFrom from what.
+	cost, priority int64
+	reserve        int64
+	reserveFrom    string
+	started        bool
+	done           bool
+	ok             bool // hit or miss
+	key            string
+	exec           store.Execution
 	// A persistent task releases its dependents once its key is known (they run beside it), and
 	// is stopped through stop when the last of them has finished.
 	released bool
@@ -184,6 +201,9 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := estimates(dbctx, st, opts.Workspace, nodes); err != nil {
+		return nil, err
+	}
 	salt, err := store.Salt(st.Dir(), true)
 	if err != nil {
 		return nil, err
@@ -217,7 +237,8 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	r.runID = store.NewRunID(started)
 	host, _ := os.Hostname()
 	run := store.Run{ID: r.runID, Started: started, Status: store.RunRunning, PID: os.Getpid(), Host: host,
-		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency}
+		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency,
+		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource}
 	if err := st.BeginRun(dbctx, run); err != nil {
 		return nil, err
 	}
@@ -299,20 +320,6 @@ func buildNodes(ws *graph.Workspace, ids []string) ([]*node, error) {
 	return nodes, nil
 }
 
-// readyQueue keeps ready tasks in dependency order, so that runs start tasks predictably.
-type readyQueue []*node
-
-func (q readyQueue) Len() int           { return len(q) }
-func (q readyQueue) Less(i, j int) bool { return q[i].index < q[j].index }
-func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *readyQueue) Push(x any)        { *q = append(*q, x.(*node)) }
-func (q *readyQueue) Pop() any {
-	old := *q
-	n := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return n
-}
-
 // flushEvery is how often finished executions are committed to the index while a run goes on.
 const flushEvery = 250 * time.Millisecond
 
@@ -326,10 +333,10 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 	var wg sync.WaitGroup
 	defer wg.Wait()
 
-	ready := &readyQueue{}
+	slots := &slots{workers: workers, budget: r.opts.MemoryBudget}
 	for _, n := range nodes {
 		if n.pending == 0 {
-			heap.Push(ready, n)
+			slots.push(n)
 		}
 	}
 	var batch store.Batch
@@ -358,6 +365,9 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		d.stop()
 	}
 	finish := func(n *node, e store.Execution) {
+		if n.started {
+			e.ReservedBytes = n.reserve
+		}
 		n.done = true
 		n.exec = e
 		batch.Executions = append(batch.Executions, e)
@@ -376,18 +386,21 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		n.released = true
 		for _, d := range n.dependents {
 			if d.pending--; d.pending == 0 && !d.done {
-				heap.Push(ready, d)
+				slots.push(d)
 			}
 		}
 	}
 
 	lastFlush := r.opts.Now()
-	running, servers, decided := 0, 0, 0
+	servers, decided := 0, 0
 	stopping := false
 	done := ctx.Done()
 	for decided < len(nodes) {
-		for !stopping && ready.Len() > 0 && (running < workers || (*ready)[0].task.Persistent) {
-			n := heap.Pop(ready).(*node)
+		for !stopping {
+			n := slots.next()
+			if n == nil {
+				break
+			}
 			n.started = true
 			taskCtx := ctx
 			if n.task.Persistent {
@@ -396,8 +409,6 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 				var stop context.CancelFunc
 				taskCtx, stop = context.WithCancel(ctx)
 				n.stop = stop
-			} else {
-				running++
 			}
 			depKeys := make(map[string]string, len(n.deps))
 			for _, d := range n.deps {
@@ -410,7 +421,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 				results <- r.execute(taskCtx, n, depKeys)
 			}()
 		}
-		if running == 0 && (ready.Len() == 0 || stopping) && servers > 0 {
+		if slots.running == 0 && (slots.ready.Len() == 0 || stopping) && servers > 0 {
 			// Nothing else can start (once every server has released its dependents): stop the
 			// servers that were started for dependents.
 			settled := true
@@ -426,7 +437,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 				}
 			}
 		}
-		if running+servers == 0 {
+		if slots.running+servers == 0 {
 			break
 		}
 		select {
@@ -445,9 +456,8 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 					// Stopped by vx after its dependents finished: it served them and passed.
 					o.exec.Status = history.StatusMiss
 				}
-			} else {
-				running--
 			}
+			slots.done(n)
 			decided++
 			if n.key == "" {
 				n.key = o.key

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -152,36 +151,9 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 
 func intPtr(i int) *int { return &i }
 
-// taskEnv is the task's environment: vx's, then its exec.env, secrets read now.
+// taskEnv is the task's environment: what it declares (TaskEnv), exec.env and secrets read now.
 func (r *runState) taskEnv(t *graph.Task) []string {
-	env := make([]string, 0, len(r.opts.Environ)+len(t.ExecEnv))
-	set := map[string]string{}
-	var names []string
-	for name, v := range t.ExecEnv {
-		if v.Secret != "" {
-			set[name] = r.opts.Getenv(v.Secret)
-		} else {
-			set[name] = v.Value
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, kv := range r.opts.Environ {
-		name := kv
-		for i := 0; i < len(kv); i++ {
-			if kv[i] == '=' {
-				name = kv[:i]
-				break
-			}
-		}
-		if _, over := set[name]; !over {
-			env = append(env, kv)
-		}
-	}
-	for _, name := range names {
-		env = append(env, name+"="+set[name])
-	}
-	return env
+	return TaskEnv(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv)
 }
 
 // save stores the task's outputs archive and log, then the cache entry naming them.

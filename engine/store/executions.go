@@ -33,6 +33,8 @@ type Execution struct {
 	NotReady          []string
 	LogBlob           string
 	LogSource         string // "cache", "failure" or ""
+	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget.
+	ReservedBytes int64
 }
 
 // RecordExecution stores one task's execution.
@@ -45,7 +47,7 @@ func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 
 const insertExecutionSQL = `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
 		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
-		sandbox_violations, not_ready, log_blob, log_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		sandbox_violations, not_ready, log_blob, log_source, reserved_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 type execer interface {
 	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
@@ -70,7 +72,7 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 	}
 	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource)
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes)
 	if err != nil {
 		return fmt.Errorf("record %s: %w", e.TaskID, err)
 	}
@@ -78,7 +80,7 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 }
 
 const execCols = `run_id, task_id, project, task, ord, status, exit_code, started_ms, duration_ms, user_cpu_ms, sys_cpu_ms,
-	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source`
+	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source, reserved_bytes`
 
 func scanExec(sc scanner) (Execution, error) {
 	var e Execution
@@ -87,7 +89,7 @@ func scanExec(sc scanner) (Execution, error) {
 	var timedOut int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
-		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource); err != nil {
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes); err != nil {
 		return e, err
 	}
 	if exit.Valid {

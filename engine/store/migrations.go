@@ -41,6 +41,13 @@ var migrations = []migration{
 	}},
 	// key_outcomes: the flaky tasks of the whole history (see flaky.go), filled once from it.
 	{3, "keep the outcomes of each cache key", []string{keyOutcomesTable, keyOutcomesFill, keyOutcomesTrigger}},
+	// The scheduler's memory model: what each task reserved from the run's budget, and the budget
+	// with its source, so that vx last shows them as the run's own summary did.
+	{4, "keep the memory reservations", []string{
+		`ALTER TABLE executions ADD COLUMN reserved_bytes INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN memory_budget INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN memory_source TEXT NOT NULL DEFAULT ''`,
+	}},
 }
 
 // tablesV1 are the tables of the first layout. Times are Unix milliseconds, file times nanoseconds;

@@ -68,7 +68,7 @@ func TestNewIndexStamped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if v, row := stamps(t, st.db); v != SchemaVersion || row != "3" {
+	if v, row := stamps(t, st.db); v != SchemaVersion || row != "4" {
 		t.Errorf("stamps %d %q, want %d", v, row, SchemaVersion)
 	}
 	want := []string{
@@ -127,7 +127,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			before := folderState(t, dir)
 			_, err := OpenReadOnly(ctx, dir)
 			var ve *VersionError
-			if !errors.As(err, &ve) || ve.Found != "1" || !strings.HasSuffix(err.Error(), "this vx reads version 3: the next `vx run` upgrades it") {
+			if !errors.As(err, &ve) || ve.Found != "1" || !strings.HasSuffix(err.Error(), "this vx reads version 4: the next `vx run` upgrades it") {
 				t.Fatalf("a reader of version 1: %v", err)
 			}
 			if got := Inspect(ctx, dir); got.State != "otherVersion" || got.FoundVersion != "1" {
@@ -145,7 +145,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			if st.Reset != "" {
 				t.Errorf("the upgrade reset the index: %s", st.Reset)
 			}
-			if v, row := stamps(t, st.db); v != SchemaVersion || row != "3" {
+			if v, row := stamps(t, st.db); v != SchemaVersion || row != "4" {
 				t.Errorf("stamps after the upgrade %d %q", v, row)
 			}
 			if got := schemaObjects(t, st.db); !slices.Equal(got, wantObjects) {
@@ -218,7 +218,7 @@ func checkFixtureHistory(t *testing.T, st *Store, flaky string) {
 // that does not reset, and reset by one that does (vx run).
 func TestNewerVersionRefusedThenReset(t *testing.T) {
 	for name, stamp := range map[string]string{
-		"newer":    `PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = 'schema'`,
+		"newer":    `PRAGMA user_version = 5; UPDATE meta SET value = '5' WHERE key = 'schema'`,
 		"disagree": `PRAGMA user_version = 2`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestNewerVersionRefusedThenReset(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			wantFound := map[string]string{"newer": "4", "disagree": "3"}[name]
+			wantFound := map[string]string{"newer": "5", "disagree": "4"}[name]
 			_, err = OpenReadOnly(ctx, dir)
 			var ve *VersionError
 			if !errors.As(err, &ve) || ve.Found != wantFound || !strings.HasSuffix(err.Error(), "the next `vx run` resets it") {
@@ -250,7 +250,7 @@ func TestNewerVersionRefusedThenReset(t *testing.T) {
 			if st.Reset != "schema version "+wantFound {
 				t.Errorf("reset %q", st.Reset)
 			}
-			if v, row := stamps(t, st.db); v != SchemaVersion || row != "3" {
+			if v, row := stamps(t, st.db); v != SchemaVersion || row != "4" {
 				t.Errorf("stamps after the reset %d %q", v, row)
 			}
 			if runs, err := st.Runs(ctx, RunQuery{}); err != nil || len(runs) != 0 {

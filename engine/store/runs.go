@@ -33,6 +33,9 @@ type Run struct {
 	Requested   []string
 	TaskCount   int
 	Concurrency int
+	// MemoryBudget is the memory the run's tasks reserved from, MemorySource where it came from.
+	MemoryBudget int64
+	MemorySource string
 }
 
 // crockford is the alphabet of run ids: sortable as text, no ambiguous letters.
@@ -65,9 +68,10 @@ func (s *Store) BeginRun(ctx context.Context, r Run) error {
 	}
 	args, _ := json.Marshal(nonNil(r.Args))
 	req, _ := json.Marshal(nonNil(r.Requested))
-	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, started_ms, status, pid, host, args, requested, task_count, concurrency)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, ms(r.Started), RunRunning, r.PID, r.Host, string(args), string(req), r.TaskCount, r.Concurrency)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, started_ms, status, pid, host, args, requested, task_count, concurrency,
+		memory_budget, memory_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, ms(r.Started), RunRunning, r.PID, r.Host, string(args), string(req), r.TaskCount, r.Concurrency,
+		r.MemoryBudget, r.MemorySource)
 	if err != nil {
 		return fmt.Errorf("record run %s: %w", r.ID, err)
 	}
@@ -113,13 +117,13 @@ func (s *Store) FinishRun(ctx context.Context, id, status string, exitCode int, 
 	return nil
 }
 
-const runCols = `id, started_ms, coalesce(finished_ms, 0), status, coalesce(exit_code, 0), pid, host, args, requested, task_count, concurrency`
+const runCols = `id, started_ms, coalesce(finished_ms, 0), status, coalesce(exit_code, 0), pid, host, args, requested, task_count, concurrency, memory_budget, memory_source`
 
 func scanRun(sc scanner) (Run, error) {
 	var r Run
 	var started, finished int64
 	var args, req string
-	if err := sc.Scan(&r.ID, &started, &finished, &r.Status, &r.ExitCode, &r.PID, &r.Host, &args, &req, &r.TaskCount, &r.Concurrency); err != nil {
+	if err := sc.Scan(&r.ID, &started, &finished, &r.Status, &r.ExitCode, &r.PID, &r.Host, &args, &req, &r.TaskCount, &r.Concurrency, &r.MemoryBudget, &r.MemorySource); err != nil {
 		return r, err
 	}
 	r.Started = time.UnixMilli(started)

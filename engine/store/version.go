@@ -12,11 +12,11 @@ import (
 // SchemaVersion is the version of the index layout this vx writes: the last migration's. An index
 // of an older version is upgraded by the next writer; one of a newer or unknown version is refused
 // by readers and reset by the next vx run.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // oldestReadable is the oldest layout this vx's readers read as it is: they count on key_outcomes
-// (migration 3).
-const oldestReadable = 3
+// (migration 3) and the memory reservations (migration 4).
+const oldestReadable = 4
 
 // unknownVersion is the version of an index whose stamps this vx cannot place.
 const unknownVersion = -1

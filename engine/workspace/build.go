@@ -11,7 +11,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -84,6 +84,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
 		return nil, err
 	}
+	if err := workspaceEnv(r, top, ws); err != nil {
+		return nil, err
+	}
 	templates, err := b.templates(r, top)
 	if err != nil {
 		return nil, err
@@ -151,6 +154,33 @@ func globalInputs(r reader, top map[string]any) ([]string, error) {
 		out = append(out, neg+rest)
 	}
 	return out, nil
+}
+
+// workspaceEnv reads what the workspace declares for every task's environment and memory: env,
+// passThroughEnv, envMode, memoryBudget and taskMemory.
+func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error) {
+	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory"} {
+		v, ok := top[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "env":
+			ws.Env, err = r.strings(k, v)
+		case "passThroughEnv":
+			ws.PassThroughEnv, err = r.strings(k, v)
+		case "envMode":
+			ws.EnvMode, err = r.envMode(k, v)
+		case "memoryBudget":
+			ws.MemoryBudget, err = r.size(k, v)
+		case "taskMemory":
+			ws.TaskMemory, err = r.size(k, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reader returns a reader of one config file that records the secret names it meets.

@@ -219,6 +219,48 @@ var fieldCodecs = map[string]fieldCodec{
 		t.IfScript, err = r.boolean(kp, v)
 		return err
 	}, func(d, s *graph.Task) { d.IfScript = s.IfScript }},
+	"passThroughEnv": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.PassThroughEnv, err = r.strings(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.PassThroughEnv = s.PassThroughEnv }},
+	"envMode": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.EnvMode, err = r.envMode(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.EnvMode = s.EnvMode }},
+}
+
+// envMode reads an envMode: "strict" or "loose".
+func (r reader) envMode(keyPath string, v any) (string, error) {
+	s, err := r.str(keyPath, v)
+	if err == nil && s != "strict" && s != "loose" {
+		err = r.errAt(keyPath, "%s %q: want \"strict\" or \"loose\"", keyPath, s)
+	}
+	return s, err
+}
+
+// size reads a memory size: a number of bytes, or a string such as "6GiB" or "512MiB".
+func (r reader) size(keyPath string, v any) (string, error) {
+	switch x := v.(type) {
+	case int64:
+		if x > 0 {
+			return fmt.Sprint(x), nil
+		}
+	case float64:
+		if x > 0 && x < math.MaxInt64 {
+			return fmt.Sprint(int64(x)), nil
+		}
+	case string:
+		s := strings.TrimSpace(x)
+		i := strings.IndexFunc(s, func(c rune) bool { return (c < '0' || c > '9') && c != '.' })
+		unit := ""
+		if i >= 0 {
+			unit = strings.ToUpper(strings.TrimSpace(s[i:]))
+		}
+		if i != 0 && slices.Contains([]string{"", "B", "K", "KB", "KIB", "M", "MB", "MIB", "G", "GB", "GIB", "T", "TB", "TIB"}, unit) {
+			return s, nil
+		}
+	}
+	return "", r.errAt(keyPath, "%s must be a positive size (a number of bytes, or e.g. \"6GiB\")", keyPath)
 }
 
 // taskFieldNames lists the keys a task config may hold, in graph.TaskFields' order.

@@ -111,6 +111,16 @@ export interface Task {
    * the task (Turborepo's rule), unless a project's vx.project.ts names it (default `false`).
    */
   ifScript?: boolean
+  /**
+   * Names of environment variables the command sees without them entering the key (Turborepo's
+   * `passThroughEnv`); `*` matches (`'JEST_*'`), `!` takes a name back out (`'!JEST_TOKEN'`).
+   */
+  passThroughEnv?: string[]
+  /**
+   * `'strict'` (the default): the command sees only its declared environment and a fixed base;
+   * `'loose'`: all of vx's environment (`env` still says what enters the key).
+   */
+  envMode?: 'strict' | 'loose'
 }
 
 /**
@@ -150,6 +160,20 @@ export interface WorkspaceConfig {
   globalInputs?: Glob[]
   /** A shared remote cache server that teams and CI already run: bazel-remote or a Turborepo API server. */
   remoteCache?: RemoteCacheOptions
+  /** Names of variables every task sees and whose values enter every task's key (Turborepo's `globalEnv`). */
+  env?: string[]
+  /** Names of variables every task sees without them entering a key (`globalPassThroughEnv`); `*` and `!` as a task's. */
+  passThroughEnv?: string[]
+  /** Every task's default `envMode`: `'strict'` (the default) or `'loose'`. */
+  envMode?: 'strict' | 'loose'
+  /**
+   * The memory the running tasks may reserve together (`'6GiB'`, or bytes); each reserves its
+   * recent peak RSS. Default: the cgroup limit, else the machine's memory. `--memory-budget` and
+   * `VX_MEMORY_BUDGET` override it.
+   */
+  memoryBudget?: string | number
+  /** What a task with no recorded peak reserves (`'1GiB'`, or bytes); default the median recorded peak, else 512 MiB. */
+  taskMemory?: string | number
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */

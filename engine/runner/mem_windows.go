@@ -1,4 +1,4 @@
-package info
+package runner
 
 import (
 	"unsafe"
@@ -24,4 +24,10 @@ func totalMemoryBytes() (int64, error) {
 		return 0, err
 	}
 	return int64(ms.totalPhys), nil
+}
+
+// availableMemoryBytes is the machine's RAM: vx reads no memory limit of its own here.
+func availableMemoryBytes() (int64, bool, error) {
+	total, err := totalMemoryBytes()
+	return total, false, err
 }

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd || openbsd || dragonfly
 
-package info
+package runner
 
 import (
 	"runtime"
@@ -16,4 +16,10 @@ func totalMemoryBytes() (int64, error) {
 	}
 	n, err := unix.SysctlUint64(name)
 	return int64(n), err
+}
+
+// availableMemoryBytes is the machine's RAM: vx reads no memory limit of its own here.
+func availableMemoryBytes() (int64, bool, error) {
+	total, err := totalMemoryBytes()
+	return total, false, err
 }

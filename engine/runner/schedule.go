@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"container/heap"
+	"slices"
+)
+
+// prioritize sets each node's priority: its remaining path, the p50 of the task plus the longest
+// chain of p50s of what waits on it. A task with no timed history counts as the median of the
+// p50s known (1 ms when none is). Started longest-path first, the chain that bounds the run's
+// wall time is never left waiting behind short tasks that could have run beside it.
+func prioritize(nodes []*node, p50s map[string]int64) {
+	var known []int64
+	for _, n := range nodes {
+		if p, ok := p50s[n.task.ID]; ok {
+			known = append(known, p)
+		}
+	}
+	median := int64(1)
+	if len(known) > 0 {
+		slices.Sort(known)
+		median = known[len(known)/2]
+	}
+	for _, n := range nodes {
+		n.cost = median
+		if p, ok := p50s[n.task.ID]; ok {
+			n.cost = p
+		}
+	}
+	// Dependency order (index) reversed: every dependent's priority is known before its deps'.
+	ordered := sortedByIndex(nodes)
+	for i := len(ordered) - 1; i >= 0; i-- {
+		n := ordered[i]
+		var longest int64
+		for _, d := range n.dependents {
+			longest = max(longest, d.priority)
+		}
+		n.priority = n.cost + longest
+	}
+}
+
+// readyQueue holds the tasks that may start, longest remaining path first, then in dependency
+// order, so that runs start tasks predictably.
+type readyQueue []*node
+
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	if q[i].priority != q[j].priority {
+		return q[i].priority > q[j].priority
+	}
+	return q[i].index < q[j].index
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(*node)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	n := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return n
+}
+
+// slots decides which ready task starts next: the run (schedule) and its prediction (simulate)
+// both go by it, so that the plan and the run agree. A task starts when a worker is free and its
+// reservation fits beside those of the running tasks; a persistent task takes neither. When the
+// first ready task does not fit, a later one that does may start in its place, except when the
+// first is larger than the whole budget: then nothing passes it, and it runs alone once the
+// running tasks have finished (rather than never).
+type slots struct {
+	workers int
+	// budget is the memory budget in bytes; 0 holds no task back.
+	budget   int64
+	ready    readyQueue
+	running  int
+	reserved int64
+}
+
+func (s *slots) push(n *node) { heap.Push(&s.ready, n) }
+
+// next takes the ready task to start now out of the queue and counts it as running; nil when
+// none may start.
+func (s *slots) next() *node {
+	if s.ready.Len() == 0 {
+		return nil
+	}
+	if s.ready[0].task.Persistent {
+		return heap.Pop(&s.ready).(*node)
+	}
+	if s.running >= s.workers {
+		return nil
+	}
+	var passed []*node
+	defer func() {
+		for _, n := range passed {
+			heap.Push(&s.ready, n)
+		}
+	}()
+	for s.ready.Len() > 0 {
+		n := s.ready[0]
+		if n.task.Persistent || s.fits(n) {
+			heap.Pop(&s.ready)
+			if !n.task.Persistent {
+				s.running++
+				s.reserved += n.reserve
+			}
+			return n
+		}
+		if n.reserve > s.budget {
+			return nil
+		}
+		passed = append(passed, heap.Pop(&s.ready).(*node))
+	}
+	return nil
+}
+
+func (s *slots) fits(n *node) bool {
+	return s.budget <= 0 || s.running == 0 || s.reserved+n.reserve <= s.budget
+}
+
+// done returns a finished task's worker and reservation.
+func (s *slots) done(n *node) {
+	if !n.task.Persistent {
+		s.running--
+		s.reserved -= n.reserve
+	}
+}
+
+// simulate runs the scheduler on a clock instead of processes: each task takes cost[n] (0 for a
+// predicted hit; a persistent task releases its dependents at once). It answers the predicted
+// wall time and the chain of tasks that ended last, each waiting on the one before it, first task
+// first: the run's critical path as this schedule meets it.
+func simulate(nodes []*node, cost map[*node]int64, workers int, budget int64) (int64, []string) {
+	s := &slots{workers: workers, budget: budget}
+	pending := make(map[*node]int, len(nodes))
+	end := make(map[*node]int64, len(nodes))
+	for _, n := range nodes {
+		pending[n] = len(n.deps)
+		if len(n.deps) == 0 {
+			s.push(n)
+		}
+	}
+	type job struct {
+		n   *node
+		end int64
+	}
+	var running []job
+	var now int64
+	var last *node
+	for s.ready.Len() > 0 || len(running) > 0 {
+		for n := s.next(); n != nil; n = s.next() {
+			d := cost[n]
+			if n.task.Persistent {
+				d = 0
+			}
+			running = append(running, job{n, now + d})
+		}
+		if len(running) == 0 {
+			break // cannot happen: a ready task always starts on an idle pool
+		}
+		i := 0
+		for k, j := range running {
+			if j.end < running[i].end || (j.end == running[i].end && j.n.index < running[i].n.index) {
+				i = k
+			}
+		}
+		j := running[i]
+		running = append(running[:i], running[i+1:]...)
+		now = j.end
+		end[j.n] = j.end
+		last = j.n
+		s.done(j.n)
+		for _, d := range j.n.dependents {
+			if pending[d]--; pending[d] == 0 {
+				s.push(d)
+			}
+		}
+	}
+	path := []string{}
+	for n := last; n != nil; {
+		path = append(path, n.task.ID)
+		var prev *node
+		for _, d := range n.deps {
+			if prev == nil || end[d] > end[prev] {
+				prev = d
+			}
+		}
+		n = prev
+	}
+	slices.Reverse(path)
+	return now, path
+}

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CommandRun is one execution that ran its task's command: its status (miss, failed or
+// timedOut), how long it took and its peak RSS.
+type CommandRun struct {
+	Status       string
+	Duration     time.Duration
+	PeakRSSBytes int64
+}
+
+// RecentCommandRuns answers, for each task id, its last n executions that ran its command (miss,
+// failed or timedOut), newest first; a task with none is absent. It reads three columns through
+// the task index, one prepared query a task: the scheduler plans every run from it (each task's
+// p50 and the peak RSS it reserves), so it is what a full-hit run pays for its schedule.
+func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) (map[string][]CommandRun, error) {
+	out := make(map[string][]CommandRun, len(taskIDs))
+	if s.db == nil || len(taskIDs) == 0 {
+		return out, nil
+	}
+	stmt, err := s.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM executions
+		WHERE task_id = ? AND status IN ('miss', 'failed', 'timedOut') ORDER BY run_id DESC, ord DESC LIMIT ?`)
+	if err != nil {
+		return nil, fmt.Errorf("read recent executions: %w", err)
+	}
+	for _, id := range taskIDs {
+		rows, err := stmt.QueryContext(ctx, id, n)
+		if err != nil {
+			return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
+		}
+		for rows.Next() {
+			var c CommandRun
+			var ms int64
+			if err := rows.Scan(&c.Status, &ms, &c.PeakRSSBytes); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
+			}
+			c.Duration = time.Duration(ms) * time.Millisecond
+			out[id] = append(out[id], c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
+		}
+	}
+	return out, nil
+}
