@@ -582,11 +582,17 @@ func joinRel(dir, rel string) string {
 
 // FileHash answers the SHA-256 of a file (root-relative, forward slashes), through the stat cache.
 func (h *Hasher) FileHash(rel string) (string, error) {
-	abs := filepath.Join(h.opts.Root, filepath.FromSlash(rel))
-	fi, err := os.Lstat(abs)
+	fi, err := os.Lstat(filepath.Join(h.opts.Root, filepath.FromSlash(rel)))
 	if err != nil {
 		return "", err
 	}
+	return h.FileHashOf(rel, fi)
+}
+
+// FileHashOf is FileHash for a file the caller has just lstat'ed (fi), which it does not stat
+// again.
+func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
+	abs := filepath.Join(h.opts.Root, filepath.FromSlash(rel))
 	if fi.IsDir() {
 		return "", errIsDir
 	}

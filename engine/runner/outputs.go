@@ -381,6 +381,6 @@ func (r *runState) matches(rel string, f store.OutputFile) bool {
 	if !fi.Mode().IsRegular() || fi.Size() != f.Size || uint32(fi.Mode().Perm()) != f.Mode {
 		return false
 	}
-	sum, err := r.hasher.FileHash(rel)
+	sum, err := r.hasher.FileHashOf(rel, fi)
 	return err == nil && sum == f.Hash
 }

@@ -148,7 +148,7 @@ type outcome struct {
 	exec     store.Execution
 	key      string
 	manifest []byte
-	touched  string // the cache key hit, for its last-use time
+	touched  string // the cache key hit, when its last-use time is to be recorded (see touchEvery)
 	replay   []byte // the log to show for a hit
 }
 
@@ -322,6 +322,12 @@ func buildNodes(ws *graph.Workspace, ids []string) ([]*node, error) {
 
 // flushEvery is how often finished executions are committed to the index while a run goes on.
 const flushEvery = 250 * time.Millisecond
+
+// touchEvery is how stale a hit entry's recorded last use may grow before a hit records it again:
+// eviction by last use (vx cache prune) needs no finer clock, and a full hit repeated within it
+// rewrites no cache entry row (each holds its output listing, a page or so: 300 hits had cost
+// some 600 index pages).
+const touchEvery = time.Hour
 
 // schedule runs the graph and answers every task's execution row, in dependency order. It owns the
 // workers: it returns only after each has ended.

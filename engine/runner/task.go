@@ -63,7 +63,10 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 			e.Saved = entry.Duration
 			e.LogBlob, e.LogSource = entry.LogBlob, "cache"
 			e.Duration = r.opts.Now().Sub(start)
-			o.exec, o.touched, o.replay = e, key, logData
+			o.exec, o.replay = e, logData
+			if r.opts.Now().Sub(entry.LastUsed) >= touchEvery {
+				o.touched = key
+			}
 			return o
 		}
 	}
