@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // typescriptVersion is the TypeScript the test type-checks configs with: pinned, so that a new
@@ -61,20 +62,6 @@ func runErr(dir string, env []string, name string, args ...string) (string, erro
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
-}
-
-// writeFiles writes files (path → text) under root.
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // tarEntry is one file of a packed tarball.
@@ -421,7 +408,7 @@ func TestPackInstallTypecheck(t *testing.T) {
 
 	// Offline, from the tarballs: nothing of vx is published, and npm's cache stays in ~/.npm.
 	ws := t.TempDir()
-	writeFiles(t, ws, fixture(p, "npm"))
+	testkit.WriteTree(t, ws, fixture(p, "npm"))
 	began := time.Now()
 	run(t, ws, nil, "npm", "install", "--offline", "--no-audit", "--no-fund")
 	t.Logf("npm install --offline in %s", time.Since(began).Round(time.Millisecond))
@@ -463,18 +450,18 @@ func TestPackInstallTypecheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := strings.Replace(string(orig), `"version": "`+p.version+`"`, `"version": "0.0.1"`, 1)
-	writeFiles(t, ws, map[string]string{"node_modules/@vzn/vx-" + host + "/package.json": other})
+	testkit.WriteTree(t, ws, map[string]string{"node_modules/@vzn/vx-" + host + "/package.json": other})
 	if got := run(t, ws, env, "npx", "--no", "--", "vx", "--version"); !strings.Contains(got, "warning: @vzn/vx is "+p.version+" but @vzn/vx-"+host+" is 0.0.1") || !strings.Contains(got, "vx "+p.version) {
 		t.Errorf("vx with a platform package of another version:\n%s", got)
 	}
-	writeFiles(t, ws, map[string]string{"node_modules/@vzn/vx-" + host + "/package.json": string(orig)})
+	testkit.WriteTree(t, ws, map[string]string{"node_modules/@vzn/vx-" + host + "/package.json": string(orig)})
 	checkRuntime(t, ws)
 	tsc := installTypescript(t)
 	typecheck(t, tsc, ws)
 
 	// Optional dependencies left out: the shim names the package and the platform.
 	bare := t.TempDir()
-	writeFiles(t, bare, fixture(p, "npm"))
+	testkit.WriteTree(t, bare, fixture(p, "npm"))
 	run(t, bare, nil, "npm", "install", "--offline", "--no-audit", "--no-fund", "--omit=optional")
 	out, err = runErr(bare, env, "npx", "--no", "--", "vx", "--version")
 	if exitCode(err) != 1 || !strings.Contains(out, "@vzn/vx-"+host) || !strings.Contains(out, "("+host+")") || !strings.Contains(out, "VX_BINARY_PATH") {
@@ -510,7 +497,7 @@ func TestPackInstallTypecheck(t *testing.T) {
 			continue
 		}
 		dir := t.TempDir()
-		writeFiles(t, dir, fixture(p, pm.name))
+		testkit.WriteTree(t, dir, fixture(p, pm.name))
 		began := time.Now()
 		run(t, dir, []string{"CI=true"}, pm.name, pm.install...)
 		t.Logf("%s %s in %s", pm.name, strings.Join(pm.install, " "), time.Since(began).Round(time.Millisecond))
@@ -546,7 +533,7 @@ console.log(JSON.stringify({ same: c.defineWorkspace(w) === w && c.defineProject
 func installTypescript(t *testing.T) string {
 	t.Helper()
 	tools := filepath.Join(t.TempDir(), "tools")
-	writeFiles(t, tools, map[string]string{"package.json": `{ "private": true }` + "\n"})
+	testkit.WriteTree(t, tools, map[string]string{"package.json": `{ "private": true }` + "\n"})
 	began := time.Now()
 	if out, err := runErr(tools, nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "typescript@"+typescriptVersion); err != nil {
 		t.Skipf("typescript %s is neither in npm's cache nor reachable on the registry, so no config can be type-checked: %v\n%s", typescriptVersion, err, out)
@@ -585,13 +572,13 @@ func typecheck(t *testing.T, tsc, ws string) {
 			generated[path.Join("init", strings.TrimSuffix(filepath.Base(plan), ".plan.json"), f.Path)] = f.Text
 		}
 	}
-	writeFiles(t, ws, generated)
+	testkit.WriteTree(t, ws, generated)
 	if out, err := runErr(filepath.Join(ws, "init"), nil, "node", tsc, "-p", "."); err != nil {
 		t.Errorf("tsc refuses configs vx init writes (%d files of %d plans): %v\n%s", len(generated)-1, len(plans), err, out)
 	}
 
 	bad := "import { defineWorkspace, defineProject } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'\n" + strings.Join(badConfigs, "\n") + "\n"
-	writeFiles(t, ws, map[string]string{
+	testkit.WriteTree(t, ws, map[string]string{
 		"bad/bad.ts":        bad,
 		"bad/tsconfig.json": strings.Replace(tsconfig("nodenext", "nodenext"), `["vx.workspace.ts", "packages/*/vx.project.ts"]`, `["bad.ts"]`, 1),
 	})

@@ -114,16 +114,17 @@ func cutOutput(plain string, chars int) logtext.Text {
 	}
 }
 
-// affectedOf keeps, of the affected reasons by project, those of the projects a page lists; a
-// page that lists every project keeps them all, as the CLI prints them.
-func affectedOf(affected map[string]string, listed []string, total int) map[string]string {
-	if affected == nil || len(listed) == total {
+// affectedOf keeps, of the affected reasons by project, those of the projects a page lists (name
+// answers the name of listed project i); a page that lists every project keeps them all, as the
+// CLI prints them.
+func affectedOf(affected map[string]string, listed int, name func(i int) string, total int) map[string]string {
+	if affected == nil || listed == total {
 		return affected
 	}
-	out := make(map[string]string, len(listed))
-	for _, name := range listed {
-		if reason, ok := affected[name]; ok {
-			out[name] = reason
+	out := make(map[string]string, listed)
+	for i := range listed {
+		if reason, ok := affected[name(i)]; ok {
+			out[name(i)] = reason
 		}
 	}
 	return out
@@ -139,10 +140,6 @@ type configPage struct {
 // MarshalJSON writes the document with the reasons of the listed projects only.
 func (p configPage) MarshalJSON() ([]byte, error) {
 	d := *p.Document
-	names := make([]string, len(d.Projects))
-	for i, pr := range d.Projects {
-		names[i] = pr.Name
-	}
-	d.Affected = affectedOf(d.Affected, names, p.total)
+	d.Affected = affectedOf(d.Affected, len(d.Projects), func(i int) string { return d.Projects[i].Name }, p.total)
 	return json.Marshal(d)
 }

@@ -97,10 +97,6 @@ type taskListPage struct{ *TaskList }
 // MarshalJSON writes the list with the reasons of the listed projects only.
 func (p taskListPage) MarshalJSON() ([]byte, error) {
 	l := *p.TaskList
-	names := make([]string, len(l.Projects))
-	for i, pr := range l.Projects {
-		names[i] = pr.Name
-	}
-	l.Affected = affectedOf(l.Affected, names, l.TotalProjects)
+	l.Affected = affectedOf(l.Affected, len(l.Projects), func(i int) string { return l.Projects[i].Name }, l.TotalProjects)
 	return json.Marshal(l)
 }

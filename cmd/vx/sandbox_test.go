@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,71 +26,49 @@ import (
 func TestSandboxScripts(t *testing.T) {
 	t.Parallel()
 	verdict := sandbox.Probe()
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/sandbox",
-		RequireExplicitExec: true,
-		UpdateScripts:       os.Getenv("VX_UPDATE_SCRIPTS") != "",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("GIT_AUTHOR_NAME", "vx")
-			env.Setenv("GIT_AUTHOR_EMAIL", "vx@example.com")
-			env.Setenv("GIT_COMMITTER_NAME", "vx")
-			env.Setenv("GIT_COMMITTER_EMAIL", "vx@example.com")
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-			env.Setenv("HOME", env.WorkDir)
-			if p, err := exec.LookPath("git"); err == nil {
-				env.Setenv("PATH", filepath.Dir(p)+string(os.PathListSeparator)+env.Getenv("PATH"))
+	params := scriptParams("testdata/sandbox")
+	params.Condition = func(cond string) (bool, error) {
+		switch cond {
+		case "landlock":
+			return verdict.Enforced.Filesystem, nil
+		case "landlocknet":
+			return verdict.Enforced.TCP, nil
+		case "netns":
+			return verdict.Enforced.Network, nil
+		}
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	params.Cmds["tcplisten"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: tcplisten FILE")
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				conn.Close()
 			}
-			return nil
-		},
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "landlock":
-				return verdict.Enforced.Filesystem, nil
-			case "landlocknet":
-				return verdict.Enforced.TCP, nil
-			case "netns":
-				return verdict.Enforced.Network, nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"gitinit": func(ts *testscript.TestScript, neg bool, args []string) {
-				for _, argv := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "initial"}} {
-					ts.Exec("git", argv...)
-				}
-			},
-			"tcplisten": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 1 {
-					ts.Fatalf("usage: tcplisten FILE")
-				}
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				ts.Check(err)
-				var wg sync.WaitGroup
-				wg.Go(func() {
-					for {
-						conn, err := ln.Accept()
-						if err != nil {
-							return
-						}
-						conn.Close()
-					}
-				})
-				ts.Defer(func() { ln.Close(); wg.Wait() })
-				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(ln.Addr().String()), 0o644))
-			},
-			"dnsserve": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 1 {
-					ts.Fatalf("usage: dnsserve FILE")
-				}
-				pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-				ts.Check(err)
-				var wg sync.WaitGroup
-				wg.Go(func() { serveDNS(pc) })
-				ts.Defer(func() { pc.Close(); wg.Wait() })
-				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(pc.LocalAddr().String()), 0o644))
-			},
-		},
-	})
+		})
+		ts.Defer(func() { ln.Close(); wg.Wait() })
+		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(ln.Addr().String()), 0o644))
+	}
+	params.Cmds["dnsserve"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: dnsserve FILE")
+		}
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		ts.Check(err)
+		var wg sync.WaitGroup
+		wg.Go(func() { serveDNS(pc) })
+		ts.Defer(func() { pc.Close(); wg.Wait() })
+		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(pc.LocalAddr().String()), 0o644))
+	}
+	testscript.Run(t, params)
 }
 
 // serveDNS answers every A question with 127.0.0.1 and every other with no answer, until pc is

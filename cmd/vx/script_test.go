@@ -38,8 +38,14 @@ func (l leakChecked) Run() int {
 // the work folder a git repository with one commit of everything in it.
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	testscript.Run(t, scriptParams("testdata/script"))
+}
+
+// scriptParams are the script tests' parameters for the scripts in dir: a git identity and a
+// home of the script's own, git first on PATH, and the `gitinit` command.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		UpdateScripts:       os.Getenv("VX_UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
@@ -65,5 +71,5 @@ func TestScripts(t *testing.T) {
 				}
 			},
 		},
-	})
+	}
 }

@@ -211,14 +211,7 @@ func (b *bazel) put(ctx context.Context, p string, size int64, open func() (io.R
 	defer watch.stop()
 	u := b.h.url(p, nil)
 	resp, err := b.h.do(ctx, http.MethodPut, u, watch.reader(body), size, http.Header{"Content-Type": {"application/octet-stream"}})
-	if err != nil {
-		return err
-	}
-	defer drain(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return status(http.MethodPut, u, resp)
-	}
-	return nil
+	return putDone(u, resp, err)
 }
 
 func (b *bazel) Check(ctx context.Context) error {

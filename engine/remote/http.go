@@ -149,6 +149,18 @@ func drain(r io.ReadCloser) {
 	r.Close()
 }
 
+// putDone ends a PUT: the request's error, or the answer's unless it is a success.
+func putDone(u string, resp *http.Response, err error) error {
+	if err != nil {
+		return err
+	}
+	defer drain(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return status(http.MethodPut, u, resp)
+	}
+	return nil
+}
+
 // status is an unexpected answer.
 func status(method, u string, resp *http.Response) error {
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

@@ -203,14 +203,7 @@ func (t *turbo) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) 
 	defer watch.stop()
 	u := t.h.url("/v8/artifacts/"+url.PathEscape(key), t.query())
 	resp, err := t.h.do(ctx, http.MethodPut, u, watch.reader(r), size, hdr)
-	if err != nil {
-		return err
-	}
-	defer drain(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return status(http.MethodPut, u, resp)
-	}
-	return nil
+	return putDone(u, resp, err)
 }
 
 func (t *turbo) Check(ctx context.Context) error {
