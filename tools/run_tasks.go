@@ -53,9 +53,9 @@ type runTasksArgs struct {
 	sandbox bool // set from the workspace, never by the agent
 }
 
-// runLimit is what answers a run's tasks past the first page: getRunHistory with the run's id,
-// which reads them from the index rather than running anything again.
-const runLimit = "getRunHistory"
+// runRest is the tool that answers a run's tasks past the first page: getRunHistory with the
+// run's id, which reads them from the index rather than running anything again.
+const runRest = "getRunHistory"
 
 // RunAnswer is runTasks' answer: vx run's exit status, and its summary or the message it refused
 // the run with.
@@ -119,7 +119,7 @@ func runNext(s *history.Summary) string {
 // fitRunAnswer answers ans within the budget: the summary first, its first page runTasks', the
 // rest of its tasks through getRunHistory { runId, cursor }.
 func (e *Env) fitRunAnswer(ctx context.Context, call *Call, ans *RunAnswer) (fitted, error) {
-	next := window.Question{Tool: runLimit, Args: runIDArgs(ans.Summary.RunID)}
+	next := window.Question{Tool: runRest, Args: runIDArgs(ans.Summary.RunID)}
 	return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: "runTasks"}, Next: next},
 		ans, runLists(ans.Summary)...)
 }

@@ -13,13 +13,9 @@ import (
 	"strconv"
 )
 
-// The answer budget, in characters of an answer's text: the default, and the bounds that
-// mcp({ answerChars }) must keep to.
-const (
-	DefaultChars = 40_000
-	MinChars     = 8_000
-	MaxChars     = 1_000_000
-)
+// DefaultChars is the answer budget, in characters of an answer's text, of a Request that names
+// none (vx's is graph.DefaultAnswerChars, which mcp({ answerChars }) changes).
+const DefaultChars = 40_000
 
 // Reserve is what the page fields (nextCursor, total, omitted) may take: a cursor is under 200
 // characters.

@@ -31,6 +31,9 @@ func makeDoc(na, nb, textLen int) doc {
 	return d
 }
 
+// smallBudget is the least budget vx allows (graph.MinAnswerChars).
+const smallBudget = 8_000
+
 type answer struct {
 	doc
 	NextCursor *string `json:"nextCursor"`
@@ -109,10 +112,10 @@ func TestWholeAnswerIsTheDocument(t *testing.T) {
 
 func TestCursorsYieldEveryElementOnce(t *testing.T) {
 	for _, tc := range []struct{ na, nb, text, chars int }{
-		{2000, 0, 0, MinChars},
-		{0, 3000, 40, MinChars},
+		{2000, 0, 0, smallBudget},
+		{0, 3000, 40, smallBudget},
 		{1500, 1500, 100, DefaultChars},
-		{1, 1, 20000, MinChars}, // b's one element is larger than a page: it gets a page of its own
+		{1, 1, 20000, smallBudget}, // b's one element is larger than a page: it gets a page of its own
 	} {
 		t.Run(fmt.Sprintf("%d+%d", tc.na, tc.nb), func(t *testing.T) {
 			mk := func() doc { return makeDoc(tc.na, tc.nb, tc.text) }
@@ -149,12 +152,12 @@ func TestCutElementFitsItsPage(t *testing.T) {
 		v.Text = v.Text[:max(0, chars-40)]
 		return v, true
 	}
-	js, err := Fit(&d, Request{Chars: MinChars, Question: Question{Tool: "t"}}, OfCut("b", &d.B, cut))
+	js, err := Fit(&d, Request{Chars: smallBudget, Question: Question{Tool: "t"}}, OfCut("b", &d.B, cut))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(js) > MinChars {
-		t.Fatalf("%d characters, over %d", len(js), MinChars)
+	if len(js) > smallBudget {
+		t.Fatalf("%d characters, over %d", len(js), smallBudget)
 	}
 	if !strings.Contains(string(js), `"omitted":0`) {
 		t.Fatalf("a cut element still counts as answered: %s", js[len(js)-80:])
