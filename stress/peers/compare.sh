@@ -14,6 +14,7 @@ set -euo pipefail
 N=${1:-100}
 R=${2:-5}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/stress/peers/lib.sh"
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers}
 mkdir -p "$scratch"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false CI=true
@@ -60,17 +61,6 @@ done
 ln -s "$scratch/tools/node_modules" "$ws/node_modules"
 printf 'node_modules\n.vx\n.turbo\n.nx\ndist\n' > "$ws/.gitignore"
 (cd "$ws" && git init -q && git add -A && git -c user.name=p -c user.email=p@p commit -qm init)
-
-now() { date +%s%N; }
-# time_ms CMD...: wall milliseconds of one run, output discarded; a failure stops the script.
-time_ms() {
-	local t0 t1
-	t0=$(now)
-	"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; "$@" >&2; exit 1; }
-	t1=$(now)
-	echo $(((t1 - t0) / 1000000))
-}
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
 
 leaf=$ws/packages/pkg-000/src/index.ts
 declare -A cold hit one

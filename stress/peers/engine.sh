@@ -14,6 +14,7 @@ SIZES=${1:-"300 1000"}
 R=${2:-7}
 TURBO_VERSION=${TURBO_VERSION:-2.11.11}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/stress/peers/lib.sh"
 gen=${VX_GENMONO:-$repo/../shared/bench/genmono.py}
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers-engine}
 mkdir -p "$scratch"
@@ -38,8 +39,6 @@ measure() {
 	}
 	cat "$scratch/time.out" >>"$scratch/$tool-$label"
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 echo "| packages | path | vx | turbo $TURBO_VERSION | vx/turbo | vx peak RSS | turbo peak RSS |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"

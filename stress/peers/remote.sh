@@ -12,6 +12,7 @@ set -euo pipefail
 N=${1:-300}
 R=${2:-5}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/stress/peers/lib.sh"
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers-remote}
 genmono=${GENMONO:-/work/shared/bench/genmono.py}
 mkdir -p "$scratch"
@@ -68,8 +69,6 @@ echo "filling the servers ..." >&2
 (cd "$ws" && rm -rf .vx && vx_turbo >/dev/null 2>&1)
 (cd "$ws" && "$turbo" run build --concurrency=2 --output-logs=none >/dev/null 2>&1)
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
 # fresh: a copy of the checkout without outputs or local caches.
 fresh() {
 	rm -rf "$work/b"

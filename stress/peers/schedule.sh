@@ -12,6 +12,7 @@
 set -euo pipefail
 R=${1:-3}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/stress/peers/lib.sh"
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers-sched}
 mkdir -p "$scratch"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 CI=true
@@ -61,16 +62,6 @@ done
 printf 'node_modules\n.vx\n.turbo\ndist\n' > "$ws/.gitignore"
 (cd "$ws" && npm install --silent --no-audit --no-fund >/dev/null 2>&1 || true)
 (cd "$ws" && git init -q && git add -A && git -c user.name=p -c user.email=p@p commit -qm init)
-
-now() { date +%s%N; }
-time_ms() {
-	local t0 t1
-	t0=$(now)
-	"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; "$@" >&2; exit 1; }
-	t1=$(now)
-	echo $(((t1 - t0) / 1000000))
-}
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
 
 run_vx()       { (cd "$ws" && "$scratch/vx" run build --concurrency 2 --force); }
 run_vx_fresh() { rm -rf "$ws/.vx"; (cd "$ws" && "$scratch/vx" run build --concurrency 2); }
