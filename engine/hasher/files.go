@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -115,9 +116,13 @@ func (h *Hasher) excluded(p *graph.Project, rootRel string) bool {
 	if h.stateRel != "" && (rootRel == h.stateRel || strings.HasPrefix(rootRel, h.stateRel+"/")) {
 		return true
 	}
-	if p != nil {
-		for _, nested := range h.nested[p.Dir] {
-			if strings.HasPrefix(rootRel, nested+"/") {
+	if p == nil {
+		return false
+	}
+	if inner := h.nested[p.Dir]; len(inner) > 0 {
+		// The folders holding the file, up to p's own: is one of them another project's?
+		for d := path.Dir(rootRel); d != "." && d != p.Dir; d = path.Dir(d) {
+			if inner[d] {
 				return true
 			}
 		}
@@ -152,18 +157,32 @@ func outsideBases(dir string, bases []string) []string {
 	return out
 }
 
-// nestedDirs maps each project folder to the folders of the projects inside it.
-func nestedDirs(dirs []string) map[string][]string {
-	out := map[string][]string{}
-	for _, outer := range dirs {
-		for _, inner := range dirs {
-			if inner == outer {
+// nestedDirs maps each project folder to the set of the folders of the projects inside it. The
+// folders under outer are those from outer+"/" up to outer+"0" ('0' follows '/') in sorted order.
+func nestedDirs(dirs []string) map[string]map[string]bool {
+	sorted := slices.Clone(dirs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	out := map[string]map[string]bool{}
+	add := func(outer string, inner []string) {
+		for _, d := range inner {
+			if d == "." {
 				continue
 			}
-			if outer == "." || strings.HasPrefix(inner, outer+"/") {
-				out[outer] = append(out[outer], inner)
+			if out[outer] == nil {
+				out[outer] = map[string]bool{}
 			}
+			out[outer][d] = true
 		}
+	}
+	for _, outer := range sorted {
+		if outer == "." {
+			add(".", sorted)
+			continue
+		}
+		lo, _ := slices.BinarySearch(sorted, outer+"/")
+		hi, _ := slices.BinarySearch(sorted, outer+"0")
+		add(outer, sorted[lo:hi])
 	}
 	return out
 }

@@ -152,8 +152,8 @@ type Options struct {
 	Root string
 	// CacheDir is the state folder, never an input.
 	CacheDir string
-	// Stats is the stat cache as loaded from the index (root-relative path → stat); nil for none.
-	Stats map[string]store.FileStat
+	// Stats is the stat cache as loaded from the index; nil for none.
+	Stats *store.StatCache
 	// Getenv reads env values and secrets; nil means os.Getenv.
 	Getenv func(string) string
 	// Debug receives every hash input when VX_DEBUG_HASH=1; nil for none.
@@ -173,8 +173,9 @@ type Options struct {
 type Hasher struct {
 	opts Options
 
-	mu       sync.Mutex
-	stats    map[string]store.FileStat
+	mu sync.Mutex
+	// stats is the stat cache as loaded; updates what this hasher hashed since, which wins.
+	stats    *store.StatCache
 	updates  map[string]store.FileStat
 	listings map[string][]string // project dir (root-relative) → git-visible files under it
 	stale    map[string]bool     // project dirs whose listing must be taken again
@@ -185,8 +186,8 @@ type Hasher struct {
 	debugMu   sync.Mutex
 	// stateRel is the state folder relative to the root ("" when outside it).
 	stateRel string
-	// nested maps each project folder to the folders of the projects inside it.
-	nested map[string][]string
+	// nested maps each project folder to the set of the folders of the projects inside it.
+	nested map[string]map[string]bool
 
 	// throughDigests memoises projectDigest until a task writes files.
 	throughDigests map[string]string
@@ -217,11 +218,7 @@ func New(opts Options) *Hasher {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	stats := opts.Stats
-	if stats == nil {
-		stats = map[string]store.FileStat{}
-	}
-	h := &Hasher{opts: opts, stats: stats, updates: map[string]store.FileStat{},
+	h := &Hasher{opts: opts, stats: opts.Stats, updates: map[string]store.FileStat{},
 		listings: map[string][]string{}, stale: map[string]bool{},
 		secretNames: map[string]bool{}, secretValues: map[string]bool{}, keyDigests: map[string]string{}}
 	if ws := opts.Workspace; ws != nil {
@@ -606,9 +603,12 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 	}
 	cur := statOf(fi)
 	h.mu.Lock()
-	cached, ok := h.stats[rel]
+	cached, ok := h.updates[rel]
 	h.statted++
 	h.mu.Unlock()
+	if !ok {
+		cached, ok = h.stats.Get(rel)
+	}
 	if ok && cached.Size == cur.Size && cached.MtimeNs == cur.MtimeNs && cached.CtimeNs == cur.CtimeNs &&
 		cached.Ino == cur.Ino && cached.Hash != "" && !racy(cached) {
 		return cached.Hash, nil
@@ -621,7 +621,6 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 	cur.Hash, cur.RecordedNs = sum, recorded.UnixNano()
 	h.mu.Lock()
 	h.hashed++
-	h.stats[rel] = cur
 	h.updates[rel] = cur
 	h.mu.Unlock()
 	return sum, nil

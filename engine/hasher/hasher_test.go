@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -86,7 +87,7 @@ func TestStatCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2 := New(Options{Root: root, Stats: h.Updates()})
+	h2 := New(Options{Root: root, Stats: store.NewStatCache(h.Updates())})
 	if sum, _ := h2.FileHash("f.txt"); sum != sum1 {
 		t.Fatal("hash changed")
 	}
@@ -95,12 +96,12 @@ func TestStatCache(t *testing.T) {
 	}
 	// Same size, new content, new mtime: the stat differs, so it is hashed again.
 	write(t, root, "f.txt", "two")
-	h3 := New(Options{Root: root, Stats: h.Updates()})
+	h3 := New(Options{Root: root, Stats: store.NewStatCache(h.Updates())})
 	if sum, _ := h3.FileHash("f.txt"); sum == sum1 {
 		t.Fatal("a changed file kept its old hash")
 	}
 	// A file hashed within the racy window is hashed again next time even if its stat is unchanged.
-	h4 := New(Options{Root: root, Stats: h3.Updates()})
+	h4 := New(Options{Root: root, Stats: store.NewStatCache(h3.Updates())})
 	h4.FileHash("f.txt")
 	if _, hashed := h4.Counts(); hashed != 1 {
 		t.Fatalf("a racily clean file was trusted")
@@ -135,7 +136,7 @@ func TestStatCacheRestampsOnce(t *testing.T) {
 		if _, err := h.FileHash("f.txt"); err != nil {
 			t.Fatal(err)
 		}
-		h2 := New(Options{Root: root, Stats: h.Updates()})
+		h2 := New(Options{Root: root, Stats: store.NewStatCache(h.Updates())})
 		h2.FileHash("f.txt")
 		if _, hashed := h2.Counts(); (hashed == 0) != tc.trusted {
 			t.Errorf("%s: hashed again %d times, want trusted %v", tc.name, hashed, tc.trusted)
@@ -189,7 +190,7 @@ func BenchmarkStatCache(b *testing.B) {
 	stats := warm.Updates()
 	b.Run("stat-cache", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			h := New(Options{Root: root, Stats: stats})
+			h := New(Options{Root: root, Stats: store.NewStatCache(stats)})
 			for _, r := range rels {
 				if _, err := h.FileHash(r); err != nil {
 					b.Fatal(err)
@@ -357,5 +358,19 @@ func TestDefaultInputsExtended(t *testing.T) {
 	}
 	if want := []string{"//tsconfig.base.json", "src/a.ts"}; !reflect.DeepEqual(files, want) {
 		t.Fatalf("inputs %v, want %v", files, want)
+	}
+}
+
+// nestedDirs finds the projects inside each project, and only those: a sibling whose name only
+// starts with another's ("a-b" beside "a") is not inside it, and the root holds every other.
+func TestNestedDirs(t *testing.T) {
+	got := nestedDirs([]string{"a/c", "a-b", ".", "a", "a/c/d", "b", "a"})
+	want := map[string]map[string]bool{
+		".":   {"a": true, "a-b": true, "a/c": true, "a/c/d": true, "b": true},
+		"a":   {"a/c": true, "a/c/d": true},
+		"a/c": {"a/c/d": true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("nestedDirs = %v, want %v", got, want)
 	}
 }

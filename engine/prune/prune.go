@@ -143,7 +143,7 @@ func staleFileStats(ctx context.Context, st *store.Store, root string) ([]string
 		return nil, err
 	}
 	var stale []string
-	for p := range stats {
+	for p := range stats.All() {
 		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); errors.Is(err, os.ErrNotExist) {
 			stale = append(stale, p)
 		}

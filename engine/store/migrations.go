@@ -13,6 +13,9 @@ type migration struct {
 	// what names the step, for a failure's message.
 	what  string
 	stmts []string
+	// convert, when set, runs after stmts, in the same transaction: what SQL alone cannot carry
+	// over from the layout before.
+	convert func(ctx context.Context, tx *sql.Tx) error
 }
 
 // migrations make the index, in order: a writer that opens an index of an older version applies
@@ -25,7 +28,7 @@ type migration struct {
 // time patched steps 2 and 3 into them as it opened them, without changing the stamp: a version-1
 // file may already hold what those steps make, so they make it only where it is missing.
 var migrations = []migration{
-	{1, "create the tables", tablesV1},
+	{1, "create the tables", tablesV1, nil},
 	// The indexes the history readers (vx last, vx cache stats, the MCP history tools) lean on.
 	{2, "index the history", []string{
 		// A window of recent runs read without touching the table: per run, its executions by
@@ -38,16 +41,63 @@ var migrations = []migration{
 		// cache_entries_by_project, which no write should maintain beside it.
 		`CREATE INDEX IF NOT EXISTS cache_entries_by_project_size ON cache_entries (project, size)`,
 		`DROP INDEX IF EXISTS cache_entries_by_project`,
-	}},
+	}, nil},
 	// key_outcomes: the flaky tasks of the whole history (see flaky.go), filled once from it.
-	{3, "keep the outcomes of each cache key", []string{keyOutcomesTable, keyOutcomesFill, keyOutcomesTrigger}},
+	{3, "keep the outcomes of each cache key", []string{keyOutcomesTable, keyOutcomesFill, keyOutcomesTrigger}, nil},
 	// The scheduler's memory model: what each task reserved from the run's budget, and the budget
 	// with its source, so that vx last shows them as the run's own summary did.
 	{4, "keep the memory reservations", []string{
 		`ALTER TABLE executions ADD COLUMN reserved_bytes INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN memory_budget INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN memory_source TEXT NOT NULL DEFAULT ''`,
-	}},
+	}, nil},
+	// What a full hit reads before it runs, kept small. The scheduler's estimates read each task's
+	// last command runs (RecentCommandRuns): through executions_by_task that scan walked past
+	// every hit in the history, which grows by a row per task per run; this index holds only the
+	// command runs, with what the estimates read. The stat cache moves to a row per folder
+	// (filestats.go): a run loads thousands of rows, not one per file. The per-file rows are
+	// carried over (an upgrade on a large repo would otherwise hash every file again once).
+	{5, "index the command runs; keep the stat cache by folder", []string{
+		`CREATE INDEX IF NOT EXISTS executions_command_runs ON executions (task_id, run_id, ord, status, duration_ms, peak_rss)
+			WHERE status IN ('miss', 'failed', 'timedOut')`,
+		`CREATE TABLE IF NOT EXISTS stat_folders (folder TEXT PRIMARY KEY, rows BLOB NOT NULL)`,
+	}, statsByFolder},
+}
+
+// statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into
+// stat_folders, and drops them.
+func statsByFolder(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT path, size, mtime_ns, ctime_ns, ino, hash, recorded_ns FROM file_stats`)
+	if err != nil {
+		return fmt.Errorf("read file_stats: %w", err)
+	}
+	byDir := map[string]map[string]FileStat{}
+	for rows.Next() {
+		var rel string
+		var f FileStat
+		var ino int64
+		if err := rows.Scan(&rel, &f.Size, &f.MtimeNs, &f.CtimeNs, &ino, &f.Hash, &f.RecordedNs); err != nil {
+			rows.Close()
+			return fmt.Errorf("read file_stats: %w", err)
+		}
+		f.Ino = uint64(ino)
+		dir, name := splitRel(rel)
+		if byDir[dir] == nil {
+			byDir[dir] = map[string]FileStat{}
+		}
+		byDir[dir][name] = f
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read file_stats: %w", err)
+	}
+	for dir, files := range byDir {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO stat_folders (folder, rows) VALUES (?, ?)`, dir, encodeStats(files)); err != nil {
+			return fmt.Errorf("write stat_folders: %w", err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `DROP TABLE file_stats`)
+	return err
 }
 
 // tablesV1 are the tables of the first layout. Times are Unix milliseconds, file times nanoseconds;
@@ -132,6 +182,11 @@ func migrate(ctx context.Context, tx *sql.Tx, from int) error {
 	for _, m := range migrations[from:] {
 		for _, stmt := range m.stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.what, err)
+			}
+		}
+		if m.convert != nil {
+			if err := m.convert(ctx, tx); err != nil {
 				return fmt.Errorf("migration %d (%s): %w", m.version, m.what, err)
 			}
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,14 +70,15 @@ func TestNewIndexStamped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if v, row := stamps(t, st.db); v != SchemaVersion || row != "4" {
+	if v, row := stamps(t, st.db); v != SchemaVersion || row != strconv.Itoa(SchemaVersion) {
 		t.Errorf("stamps %d %q, want %d", v, row, SchemaVersion)
 	}
 	want := []string{
 		"index cache_entries_by_project_size", "index cache_entries_by_task", "index executions_by_project",
 		"index executions_by_run", "index executions_by_status", "index executions_by_task",
-		"table cache_entries", "table executions", "table file_stats", "table key_outcomes", "table manifests",
-		"table meta", "table runs", "trigger key_outcomes_record",
+		"index executions_command_runs",
+		"table cache_entries", "table executions", "table key_outcomes", "table manifests",
+		"table meta", "table runs", "table stat_folders", "trigger key_outcomes_record",
 	}
 	if got := schemaObjects(t, st.db); !slices.Equal(got, want) {
 		t.Errorf("objects\n got %v\nwant %v", got, want)
@@ -127,7 +130,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			before := folderState(t, dir)
 			_, err := OpenReadOnly(ctx, dir)
 			var ve *VersionError
-			if !errors.As(err, &ve) || ve.Found != "1" || !strings.HasSuffix(err.Error(), "this vx reads version 4: the next `vx run` upgrades it") {
+			if !errors.As(err, &ve) || ve.Found != "1" || !strings.HasSuffix(err.Error(), fmt.Sprintf("this vx reads version %d: the next `vx run` upgrades it", SchemaVersion)) {
 				t.Fatalf("a reader of version 1: %v", err)
 			}
 			if got := Inspect(ctx, dir); got.State != "otherVersion" || got.FoundVersion != "1" {
@@ -145,7 +148,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			if st.Reset != "" {
 				t.Errorf("the upgrade reset the index: %s", st.Reset)
 			}
-			if v, row := stamps(t, st.db); v != SchemaVersion || row != "4" {
+			if v, row := stamps(t, st.db); v != SchemaVersion || row != strconv.Itoa(SchemaVersion) {
 				t.Errorf("stamps after the upgrade %d %q", v, row)
 			}
 			if got := schemaObjects(t, st.db); !slices.Equal(got, wantObjects) {
@@ -206,7 +209,7 @@ func checkFixtureHistory(t *testing.T, st *Store, flaky string) {
 	if m, ok, err := st.Manifest(ctx, "k1"); err != nil || !ok || !strings.Contains(string(m), "a#test") {
 		t.Errorf("manifest %s %v %v", m, ok, err)
 	}
-	if fs, err := st.FileStats(ctx); err != nil || fs["a/src/a.ts"].Ino != 42 {
+	if fs, err := st.FileStats(ctx); err != nil || fs.All()["a/src/a.ts"].Ino != 42 {
 		t.Errorf("file stats %+v %v", fs, err)
 	}
 	if got, err := st.FlakyTasks(ctx); err != nil || strings.Join(got, " ") != flaky {
@@ -218,7 +221,7 @@ func checkFixtureHistory(t *testing.T, st *Store, flaky string) {
 // that does not reset, and reset by one that does (vx run).
 func TestNewerVersionRefusedThenReset(t *testing.T) {
 	for name, stamp := range map[string]string{
-		"newer":    `PRAGMA user_version = 5; UPDATE meta SET value = '5' WHERE key = 'schema'`,
+		"newer":    fmt.Sprintf(`PRAGMA user_version = %[1]d; UPDATE meta SET value = '%[1]d' WHERE key = 'schema'`, SchemaVersion+1),
 		"disagree": `PRAGMA user_version = 2`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -233,7 +236,7 @@ func TestNewerVersionRefusedThenReset(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			wantFound := map[string]string{"newer": "5", "disagree": "4"}[name]
+			wantFound := map[string]string{"newer": strconv.Itoa(SchemaVersion + 1), "disagree": strconv.Itoa(SchemaVersion)}[name]
 			_, err = OpenReadOnly(ctx, dir)
 			var ve *VersionError
 			if !errors.As(err, &ve) || ve.Found != wantFound || !strings.HasSuffix(err.Error(), "the next `vx run` resets it") {
@@ -250,7 +253,7 @@ func TestNewerVersionRefusedThenReset(t *testing.T) {
 			if st.Reset != "schema version "+wantFound {
 				t.Errorf("reset %q", st.Reset)
 			}
-			if v, row := stamps(t, st.db); v != SchemaVersion || row != "4" {
+			if v, row := stamps(t, st.db); v != SchemaVersion || row != strconv.Itoa(SchemaVersion) {
 				t.Errorf("stamps after the reset %d %q", v, row)
 			}
 			if runs, err := st.Runs(ctx, RunQuery{}); err != nil || len(runs) != 0 {

@@ -35,7 +35,10 @@ type Store struct {
 	dir      string
 	db       *sql.DB // nil for a read-only store over an absent index
 	readOnly bool
-	cas      *CAS
+	// version is the index's layout version (SchemaVersion once a writer has opened it; a reader
+	// may read an older one, down to oldestReadable).
+	version int
+	cas     *CAS
 	// Reset is set when Open found an index of another version (or an unreadable one) and reset
 	// it; it says what was found, for the caller's message.
 	Reset string
@@ -154,7 +157,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		}
 		s.Reset = fmt.Sprintf("an unreadable index (moved to %s)", filepath.Base(aside))
 	}
-	s.db = db
+	s.db, s.version = db, SchemaVersion
 	return s, nil
 }
 
@@ -210,7 +213,7 @@ func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
 		db.Close()
 		return nil, &VersionError{Path: path, Found: found}
 	}
-	s.db = db
+	s.db, s.version = db, version
 	return s, nil
 }
 
