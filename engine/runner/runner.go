@@ -322,9 +322,9 @@ func buildNodes(ws *graph.Workspace, ids []string) ([]*node, error) {
 
 // flushEvery is how often finished executions are committed to the index while a run goes on, and
 // flushRows how many may wait for it. A commit rewrites every index page its rows touch, and a
-// run's rows fall a page apart in the indexes by task and by project: 1,000 hits committed 256 at
-// a time wrote some 2,300 pages, at once some 900. A crash loses at most this much history, never
-// a cache entry (each is committed as it is made).
+// run's rows fall a page apart in the indexes by task and by project (1,000 hits change some 900
+// pages), so a commit of a few rows costs nearly a page each. A crash loses at most this much
+// history, never a cache entry (each is committed as it is made).
 const (
 	flushEvery = time.Second
 	flushRows  = 4096
