@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sourcegraph/conc/pool"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
@@ -169,13 +170,24 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		}
 		defer st.Close()
 	}
-	stats, err := st.FileStats(ctx)
+	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
+	// query (database/sql's and the driver's).
+	dbctx := context.WithoutCancel(ctx)
+	stats, err := st.FileStats(dbctx)
 	if err != nil {
 		return nil, err
 	}
 	h := hasher.New(hasher.Options{Workspace: o.Workspace, Stats: stats,
 		Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
-	p50s, err := estimates(ctx, st, o.Workspace, nodes)
+	p50s, err := estimates(dbctx, st, o.Workspace, nodes)
+	if err != nil {
+		return nil, err
+	}
+	workers := o.Concurrency
+	if o.DebugHash != nil {
+		workers = 1 // the hash inputs are printed in the plan's order
+	}
+	hits, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -185,27 +197,12 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	}
 	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, Tasks: make([]PlanTask, 0, len(nodes)), CriticalPath: []string{}}
 	cost := make(map[*node]int64, len(nodes))
-	// nodes are in dependency order: every key a task needs is computed before it.
 	for _, n := range sortedByIndex(nodes) {
-		depKeys := make(map[string]string, len(n.deps))
-		for _, d := range n.deps {
-			depKeys[d.task.ID] = d.key
-		}
-		m, err := h.Manifest(ctx, n.project, n.task, depKeys)
-		if err != nil {
-			return nil, err
-		}
-		if n.key, _, err = m.Key(); err != nil {
-			return nil, err
-		}
 		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: history.StatusMiss, Cacheable: n.task.Cache,
 			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID],
 			PriorityMs: n.priority, ReserveBytes: n.reserve, ReserveFrom: n.reserveFrom}
-		if n.task.Cache && !o.Force {
-			if e, ok, err := st.Entry(ctx, n.key); err == nil && ok && st.CAS().Has(e.LogBlob) &&
-				(e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob)) {
-				pt.Cache = history.StatusHit
-			}
+		if hits[n] {
+			pt.Cache = history.StatusHit
 		}
 		if p, ok := p50s[n.task.ID]; ok {
 			p := p
@@ -265,6 +262,53 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// planKeys computes every node's key (n.key) on up to workers goroutines, each task once the keys
+// it depends on are known, and answers the nodes whose entry is in the cache whole (never when
+// force is set, nor for a task that is not cached).
+func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, error) {
+	sorted := sortedByIndex(nodes)
+	keyed := make(map[*node]chan struct{}, len(sorted))
+	for _, n := range sorted {
+		keyed[n] = make(chan struct{})
+	}
+	hit := make([]bool, len(sorted))
+	errs := make([]error, len(sorted))
+	// Nodes go to the pool in dependency order, so the first unfinished one always holds a
+	// worker with every key it needs: a worker waiting on a dependency never starves it.
+	p := pool.New().WithMaxGoroutines(max(1, workers))
+	for i, n := range sorted {
+		p.Go(func() {
+			defer close(keyed[n])
+			depKeys := make(map[string]string, len(n.deps))
+			for _, d := range n.deps {
+				<-keyed[d]
+				depKeys[d.task.ID] = d.key
+			}
+			m, err := h.Manifest(ctx, n.project, n.task, depKeys)
+			if err == nil {
+				n.key, _, err = m.Key()
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if n.task.Cache && !force {
+				e, ok, err := st.Entry(dbctx, n.key)
+				hit[i] = err == nil && ok && st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob))
+			}
+		})
+	}
+	p.Wait()
+	hits := make(map[*node]bool, len(sorted))
+	for i, n := range sorted {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		hits[n] = hit[i]
+	}
+	return hits, nil
 }
 
 func sortedByIndex(nodes []*node) []*node {

@@ -28,7 +28,9 @@ func remoteSettings(opts Options) remote.Settings {
 // false for a miss. A remote hit comes through the same checked restore as a local one, and fills
 // the local cache.
 func (r *runState) lookup(ctx context.Context, p *graph.Project, t *graph.Task, key string) (entry store.Entry, source string, log []byte, ok bool) {
-	if entry, ok, err := r.st.Entry(ctx, key); err == nil && ok {
+	// A point lookup is never worth interrupting, and a cancellable context costs a goroutine in
+	// database/sql and another in the SQLite driver for every query.
+	if entry, ok, err := r.st.Entry(context.WithoutCancel(ctx), key); err == nil && ok {
 		if log, ok := r.restore(ctx, p, t, entry); ok {
 			return entry, history.CacheSourceLocal, log, true
 		}

@@ -320,14 +320,13 @@ func buildNodes(ws *graph.Workspace, ids []string) ([]*node, error) {
 	return nodes, nil
 }
 
-// flushEvery is how often finished executions are committed to the index while a run goes on, and
-// flushRows how many may wait for it. A commit rewrites every index page its rows touch, and a
-// run's rows fall a page apart in the indexes by task and by project (1,000 hits change some 900
-// pages), so a commit of a few rows costs nearly a page each. A crash loses at most this much
-// history, never a cache entry (each is committed as it is made).
+// flushEvery is how often finished executions are handed to the recorder while a run goes on, and
+// flushRows how many may wait for it. The recorder commits them beside the workers, merging what
+// arrives while it commits; a crash loses at most this much history, never a cache entry (each is
+// committed as it is made).
 const (
-	flushEvery = time.Second
-	flushRows  = 4096
+	flushEvery = 250 * time.Millisecond
+	flushRows  = 256
 )
 
 // touchEvery is how stale a hit entry's recorded last use may grow before a hit records it again:
@@ -353,15 +352,11 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		}
 	}
 	var batch store.Batch
-	var recErr error
+	rec := newRecorder(dbctx, r.st)
+	defer rec.close() // a second close only waits for the first
 	flush := func() {
-		if batch.Empty() {
-			return
-		}
 		batch.TouchedAt = r.opts.Now()
-		if err := r.st.Record(dbctx, batch); err != nil && recErr == nil {
-			recErr = err
-		}
+		rec.add(batch)
 		batch = store.Batch{}
 	}
 	// stopServer stops a persistent task once every dependent it was started for has finished.
@@ -520,6 +515,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 		finish(n, r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = waiting }))
 	}
 	flush()
+	recErr := rec.close()
 	execs := make([]store.Execution, len(nodes))
 	for i, n := range nodes {
 		execs[i] = n.exec
