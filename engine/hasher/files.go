@@ -248,8 +248,11 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	return files, nil
 }
 
-// rootList answers the listing of the whole workspace, taken once per hasher.
+// rootList answers the listing of the whole workspace, taken once per hasher: workers asking at
+// once wait for the one git call rather than each making its own.
 func (h *Hasher) rootListing(ctx context.Context) ([]string, error) {
+	h.listMu.Lock()
+	defer h.listMu.Unlock()
 	h.mu.Lock()
 	root := h.rootList
 	h.mu.Unlock()

@@ -174,6 +174,8 @@ type Hasher struct {
 	opts Options
 
 	mu sync.Mutex
+	// listMu is held while the root listing is taken.
+	listMu sync.Mutex
 	// stats is the stat cache as loaded; updates what this hasher hashed since, which wins.
 	stats    *store.StatCache
 	updates  map[string]store.FileStat
@@ -258,6 +260,20 @@ func New(opts Options) *Hasher {
 		h.stateRel = filepath.ToSlash(rel)
 	}
 	return h
+}
+
+// Prefetch takes the workspace's file listing ahead of the first task that needs it, so that the
+// git call runs beside whatever the caller does meanwhile (loading the stat cache); a failure is
+// met again, and reported, by that task.
+func (h *Hasher) Prefetch(ctx context.Context) {
+	_, _ = h.rootListing(ctx)
+}
+
+// SetStats gives the hasher the stat cache, loaded since New (before the first Manifest).
+func (h *Hasher) SetStats(c *store.StatCache) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stats = c
 }
 
 // Updates answers the stat cache rows this hasher (re)computed, to be stored after the run.
@@ -604,10 +620,11 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 	cur := statOf(fi)
 	h.mu.Lock()
 	cached, ok := h.updates[rel]
+	stats := h.stats
 	h.statted++
 	h.mu.Unlock()
 	if !ok {
-		cached, ok = h.stats.Get(rel)
+		cached, ok = stats.Get(rel)
 	}
 	if ok && cached.Size == cur.Size && cached.MtimeNs == cur.MtimeNs && cached.CtimeNs == cur.CtimeNs &&
 		cached.Ino == cur.Ino && cached.Hash != "" && !racy(cached) {

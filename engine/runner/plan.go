@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -173,12 +174,16 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
 	dbctx := context.WithoutCancel(ctx)
+	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
+	// The workspace's listing (a git call) is taken while the index is read.
+	var prefetch sync.WaitGroup
+	defer prefetch.Wait()
+	prefetch.Go(func() { h.Prefetch(ctx) })
 	stats, err := st.FileStats(dbctx)
 	if err != nil {
 		return nil, err
 	}
-	h := hasher.New(hasher.Options{Workspace: o.Workspace, Stats: stats,
-		Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
+	h.SetStats(stats)
 	p50s, err := estimates(dbctx, st, o.Workspace, nodes)
 	if err != nil {
 		return nil, err

@@ -197,15 +197,22 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
 	}
 	dbctx := context.WithoutCancel(ctx)
+	salt, err := store.Salt(st.Dir(), true)
+	if err != nil {
+		return nil, err
+	}
+	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
+		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now})
+	// The workspace's listing (a git call) is taken while the index is read.
+	var prefetch sync.WaitGroup
+	defer prefetch.Wait()
+	prefetch.Go(func() { h.Prefetch(ctx) })
 	stats, err := st.FileStats(dbctx)
 	if err != nil {
 		return nil, err
 	}
+	h.SetStats(stats)
 	if _, err := estimates(dbctx, st, opts.Workspace, nodes); err != nil {
-		return nil, err
-	}
-	salt, err := store.Salt(st.Dir(), true)
-	if err != nil {
 		return nil, err
 	}
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
@@ -229,8 +236,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	r := &runState{
 		opts: opts, st: st, enc: enc, dec: dec,
 		masker: mask.New(secrets...),
-		hasher: hasher.New(hasher.Options{Workspace: opts.Workspace, Stats: stats, Salt: salt, Warn: opts.Notice,
-			Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now}),
+		hasher: h,
 	}
 	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
 	started := opts.Now()
