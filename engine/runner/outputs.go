@@ -351,15 +351,21 @@ func (o *outputSet) removeStale(listed map[string]store.OutputFile) error {
 	if err != nil {
 		return err
 	}
+	var stale []string
+	for _, rel := range onDisk {
+		if _, ok := listed[rel]; !ok {
+			stale = append(stale, rel)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
 	root, err := os.OpenRoot(o.root)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	for _, rel := range onDisk {
-		if _, ok := listed[rel]; ok {
-			continue
-		}
+	for _, rel := range stale {
 		if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove stale output %s: %w", rel, err)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,21 +41,72 @@ type Entry struct {
 	LastUsed time.Time
 }
 
-const entryCols = `hash, task_id, project, command, outputs_blob, outputs, log_blob, size, duration_ms, exit_code, created_ms, last_used_ms`
+// entryCols are the columns scanEntry reads. listing (migration 5) holds the output listing packed
+// (encodeListing); an entry written before it keeps its listing as JSON in outputs.
+const entryCols = `hash, task_id, project, command, outputs_blob, outputs, listing, log_blob, size, duration_ms, exit_code, created_ms, last_used_ms`
+
+// selectEntryCols is entryCols as this index can answer them: one older than the packed listings
+// answers none.
+func (s *Store) selectEntryCols() string {
+	if s.version < packedVersion {
+		return strings.Replace(entryCols, "listing", "NULL", 1)
+	}
+	return entryCols
+}
 
 func scanEntry(sc scanner) (Entry, error) {
 	var e Entry
 	var outputs string
+	var listing []byte
 	var dur, created, used int64
-	if err := sc.Scan(&e.Hash, &e.TaskID, &e.Project, &e.Command, &e.OutputsBlob, &outputs, &e.LogBlob, &e.Size, &dur,
+	if err := sc.Scan(&e.Hash, &e.TaskID, &e.Project, &e.Command, &e.OutputsBlob, &outputs, &listing, &e.LogBlob, &e.Size, &dur,
 		&e.ExitCode, &created, &used); err != nil {
 		return e, err
 	}
-	_ = json.Unmarshal([]byte(outputs), &e.Outputs)
+	if listing != nil {
+		e.Outputs = decodeListing(listing)
+	} else {
+		_ = json.Unmarshal([]byte(outputs), &e.Outputs)
+	}
 	e.Duration = time.Duration(dur) * time.Millisecond
 	e.Created = time.UnixMilli(created)
 	e.LastUsed = time.UnixMilli(used)
 	return e, nil
+}
+
+// encodeListing packs an output listing: per file its path, size, mode, hash and link target, as
+// varints and length-first texts. It reads some ten times faster than the JSON it replaces, and a
+// full hit reads one listing a task.
+func encodeListing(files []OutputFile) []byte {
+	buf := make([]byte, 0, len(files)*110)
+	for _, f := range files {
+		buf = appendText(buf, f.Path)
+		buf = binary.AppendVarint(buf, f.Size)
+		buf = binary.AppendUvarint(buf, uint64(f.Mode))
+		buf = appendText(buf, f.Hash)
+		buf = appendText(buf, f.Link)
+	}
+	return buf
+}
+
+// decodeListing unpacks encodeListing's bytes. A listing cut short answers what was read before the
+// fault, and the hit that reads it fails its checks (the archive holds files it does not list) and
+// becomes a miss.
+func decodeListing(listing []byte) []OutputFile {
+	files := []OutputFile{}
+	d := packedReader{buf: listing, str: string(listing), ok: true}
+	for d.pos < len(d.buf) && d.ok {
+		var f OutputFile
+		f.Path = d.text()
+		f.Size = d.varint()
+		f.Mode = uint32(d.uvarint())
+		f.Hash = d.text()
+		f.Link = d.text()
+		if d.ok {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // Entry answers the cache entry of a key; ok is false when there is none.
@@ -62,7 +114,7 @@ func (s *Store) Entry(ctx context.Context, hash string) (Entry, bool, error) {
 	if s.db == nil {
 		return Entry{}, false, nil
 	}
-	stmt, err := s.prepared(ctx, `SELECT `+entryCols+` FROM cache_entries WHERE hash = ?`)
+	stmt, err := s.prepared(ctx, `SELECT `+s.selectEntryCols()+` FROM cache_entries WHERE hash = ?`)
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("read cache entry %s: %w", short(hash), err)
 	}
@@ -89,7 +141,7 @@ func (s *Store) Entries(ctx context.Context, q EntryQuery) ([]Entry, error) {
 	if s.db == nil {
 		return nil, nil
 	}
-	query := `SELECT ` + entryCols + ` FROM cache_entries`
+	query := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries`
 	var where []string
 	var args []any
 	if q.Project != "" {
@@ -114,12 +166,10 @@ func (s *Store) PutEntry(ctx context.Context, e Entry) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	outputs, _ := json.Marshal(e.Outputs)
-	if e.Outputs == nil {
-		outputs = []byte("[]")
-	}
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO cache_entries (`+entryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, string(outputs), e.LogBlob, e.Size, e.Duration.Milliseconds(),
+	// A zero-length blob, never NULL: an entry with no outputs reads as packed too.
+	listing := append(make([]byte, 0), encodeListing(e.Outputs)...)
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO cache_entries (`+entryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, "[]", listing, e.LogBlob, e.Size, e.Duration.Milliseconds(),
 		e.ExitCode, ms(e.Created), ms(e.LastUsed))
 	if err != nil {
 		return fmt.Errorf("record cache entry of %s: %w", e.TaskID, err)

@@ -118,7 +118,7 @@ func (c *StatCache) All() map[string]FileStat {
 // next run upgrades it) answers an empty one.
 func (s *Store) FileStats(ctx context.Context) (*StatCache, error) {
 	c := NewStatCache(nil)
-	if s.db == nil || s.version < statFoldersVersion {
+	if s.db == nil || s.version < packedVersion {
 		return c, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT folder, rows FROM stat_folders`)
@@ -233,14 +233,12 @@ func encodeStats(files map[string]FileStat) []byte {
 	buf := make([]byte, 0, len(files)*112)
 	for _, name := range names {
 		f := files[name]
-		buf = binary.AppendUvarint(buf, uint64(len(name)))
-		buf = append(buf, name...)
+		buf = appendText(buf, name)
 		buf = binary.AppendVarint(buf, f.Size)
 		buf = binary.AppendVarint(buf, f.MtimeNs)
 		buf = binary.AppendVarint(buf, f.CtimeNs)
 		buf = binary.AppendUvarint(buf, f.Ino)
-		buf = binary.AppendUvarint(buf, uint64(len(f.Hash)))
-		buf = append(buf, f.Hash...)
+		buf = appendText(buf, f.Hash)
 		buf = binary.AppendVarint(buf, f.RecordedNs)
 	}
 	return buf
@@ -248,10 +246,11 @@ func encodeStats(files map[string]FileStat) []byte {
 
 // decodeStats unpacks encodeStats's blob. A blob cut short or otherwise unreadable answers the files
 // read before the fault: the stat cache only saves hashing, and a file it lacks is hashed again.
+// The names and hashes are cut from one copy of the blob: a folder costs one string, not two a file.
 func decodeStats(blob []byte) map[string]FileStat {
 	files := map[string]FileStat{}
-	d := statDecoder{buf: blob, ok: true}
-	for len(d.buf) > 0 && d.ok {
+	d := packedReader{buf: blob, str: string(blob), ok: true}
+	for d.pos < len(d.buf) && d.ok {
 		name := d.text()
 		var f FileStat
 		f.Size, f.MtimeNs, f.CtimeNs = d.varint(), d.varint(), d.varint()
@@ -265,45 +264,3 @@ func decodeStats(blob []byte) map[string]FileStat {
 	return files
 }
 
-// statDecoder reads encodeStats's varints; ok turns false at the first fault and stays so.
-type statDecoder struct {
-	buf []byte
-	ok  bool
-}
-
-func (d *statDecoder) uvarint() uint64 {
-	if !d.ok {
-		return 0
-	}
-	v, n := binary.Uvarint(d.buf)
-	if n <= 0 {
-		d.ok = false
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
-}
-
-func (d *statDecoder) varint() int64 {
-	if !d.ok {
-		return 0
-	}
-	v, n := binary.Varint(d.buf)
-	if n <= 0 {
-		d.ok = false
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
-}
-
-func (d *statDecoder) text() string {
-	n := d.uvarint()
-	if !d.ok || n > uint64(len(d.buf)) {
-		d.ok = false
-		return ""
-	}
-	s := string(d.buf[:n])
-	d.buf = d.buf[n:]
-	return s
-}

@@ -157,3 +157,37 @@ func TestStatCacheOlderReader(t *testing.T) {
 		t.Errorf("command runs without their index: %v", err)
 	}
 }
+
+// An entry's output listing is stored packed and read back whole, a symlink's target and an empty
+// listing too; one cut short answers only the files read before the cut.
+func TestEntryListingPacked(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	files := []OutputFile{
+		{Path: "dist/a.js", Size: 12, Mode: 0o644, Hash: fmt.Sprintf("%064x", 1)},
+		{Path: "//out/ü b.txt", Size: 0, Mode: 0o755, Hash: fmt.Sprintf("%064x", 2)},
+		{Path: "dist/link", Mode: 0o777, Link: "../a.js"},
+	}
+	for _, e := range []Entry{{Hash: "k1", TaskID: "a#build", Outputs: files}, {Hash: "k2", TaskID: "a#lint"}} {
+		if err := st.PutEntry(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := st.Entry(ctx, e.Hash)
+		if err != nil || !ok || len(got.Outputs) != len(e.Outputs) {
+			t.Fatalf("%s: %+v %v %v", e.Hash, got.Outputs, ok, err)
+		}
+		for i := range e.Outputs {
+			if got.Outputs[i] != e.Outputs[i] {
+				t.Errorf("%s file %d = %+v, want %+v", e.Hash, i, got.Outputs[i], e.Outputs[i])
+			}
+		}
+	}
+	packed := encodeListing(files)
+	if got := decodeListing(packed[:len(packed)-3]); len(got) != 2 || got[1] != files[1] {
+		t.Errorf("a listing cut short: %+v", got)
+	}
+}

@@ -55,12 +55,15 @@ var migrations = []migration{
 	// last command runs (RecentCommandRuns): through executions_by_task that scan walked past
 	// every hit in the history, which grows by a row per task per run; this index holds only the
 	// command runs, with what the estimates read. The stat cache moves to a row per folder
-	// (filestats.go): a run loads thousands of rows, not one per file. The per-file rows are
-	// carried over (an upgrade on a large repo would otherwise hash every file again once).
-	{5, "index the command runs; keep the stat cache by folder", []string{
+	// (filestats.go): a run loads thousands of rows, not one per file; its per-file rows are
+	// carried over (an upgrade on a large repo would otherwise hash every file again once). New
+	// cache entries pack their output listing (entries.go); older ones keep their JSON.
+	{5, "index the command runs; pack the stat cache and the output listings", []string{
 		`CREATE INDEX IF NOT EXISTS executions_command_runs ON executions (task_id, run_id, ord, status, duration_ms, peak_rss)
 			WHERE status IN ('miss', 'failed', 'timedOut')`,
 		`CREATE TABLE IF NOT EXISTS stat_folders (folder TEXT PRIMARY KEY, rows BLOB NOT NULL)`,
+		// A cache entry's output listing packed (entries.go): a full hit reads one a task.
+		`ALTER TABLE cache_entries ADD COLUMN listing BLOB`,
 	}, statsByFolder},
 }
 

@@ -16,12 +16,9 @@ const SchemaVersion = 5
 
 // oldestReadable is the oldest layout this vx's readers read as it is: they count on key_outcomes
 // (migration 3) and the memory reservations (migration 4). What migration 5 adds a reader does
-// without: an index that lacks it answers an empty stat cache (statFoldersVersion), and the
-// command runs by a slower plan.
+// without: an index that lacks it answers an empty stat cache and the output listings as JSON
+// (packedVersion), and the command runs by a slower plan.
 const oldestReadable = 4
-
-// statFoldersVersion is the layout that keeps the stat cache by folder.
-const statFoldersVersion = 5
 
 // unknownVersion is the version of an index whose stamps this vx cannot place.
 const unknownVersion = -1
