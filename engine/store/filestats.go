@@ -263,4 +263,3 @@ func decodeStats(blob []byte) map[string]FileStat {
 	}
 	return files
 }
-
