@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -23,11 +24,13 @@ import (
 // following a link (O_NOFOLLOW; made where missing), and each file is created by name inside its
 // folder. A file not on disk is created in place (O_CREAT|O_EXCL, which fails on anything already
 // there, a symlink too); one that is there but differs is written to a temporary name and renamed
-// over it. Its mode is set on the open file.
+// over it. It is created with its recorded mode, which is set again on the open file only where
+// the umask took bits from it.
 type safeWriter struct {
-	root int
-	dirs map[string]int // folders already checked, open
-	pid  string
+	root  int
+	dirs  map[string]int // folders already checked, open
+	pid   string
+	umask int // the process's umask, -1 when it cannot be read
 }
 
 // copyBuffers are the buffers files are restored through.
@@ -39,7 +42,24 @@ func newOutputWriter(root string) (*safeWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", root, err)
 	}
-	return &safeWriter{root: fd, dirs: map[string]int{}, pid: strconv.Itoa(unix.Getpid())}, nil
+	return &safeWriter{root: fd, dirs: map[string]int{}, pid: strconv.Itoa(unix.Getpid()), umask: processUmask()}, nil
+}
+
+// processUmask reads the umask from /proc/self/status (Linux 4.7 and later): setting it to read it
+// back would race with the files other goroutines create. Elsewhere it answers -1.
+func processUmask() int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return int(n)
+			}
+		}
+	}
+	return -1
 }
 
 // close closes the folders the writer opened, and its root.
@@ -130,12 +150,13 @@ func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 		return err
 	}
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	mode := f.Mode & 0o777
 	target := name
-	fd, err := unix.Openat(d, name, flags, 0o600)
+	fd, err := unix.Openat(d, name, flags, mode)
 	for i := 0; errors.Is(err, unix.EEXIST) && i <= 100; i++ {
 		// Something is there: write beside it and rename over it.
 		target = ".vx-restore-" + w.pid + "-" + strconv.Itoa(i)
-		fd, err = unix.Openat(d, target, flags, 0o600)
+		fd, err = unix.Openat(d, target, flags, mode)
 	}
 	if err != nil {
 		return fmt.Errorf("create %s: %w", rel, err)
@@ -147,8 +168,8 @@ func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	if err == nil && (n != f.Size || hex.EncodeToString(sum.Sum(nil)) != f.Hash) {
 		err = fmt.Errorf("%w: %s does not have its recorded content", errBadEntry, rel)
 	}
-	if err == nil {
-		err = unix.Fchmod(fd, f.Mode&0o777)
+	if err == nil && (w.umask < 0 || mode&^uint32(w.umask) != mode) {
+		err = unix.Fchmod(fd, mode)
 	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr

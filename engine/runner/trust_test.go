@@ -348,3 +348,30 @@ func TestRestoreRefusesSparseEntries(t *testing.T) {
 		t.Fatalf("dist/o.txt after the sparse entry: %v %v", fi, err)
 	}
 }
+
+// A restored file has its recorded mode exactly, whatever the umask took from it when it was
+// created: an executable, a group-writable file (which umask 022 would strip), a private one.
+func TestRestoreKeepsModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	modes := map[string]os.FileMode{"run.sh": 0o755, "shared.txt": 0o664, "private.txt": 0o600, "ro.txt": 0o444}
+	var cmd strings.Builder
+	cmd.WriteString("mkdir -p dist")
+	for name, mode := range modes {
+		fmt.Fprintf(&cmd, " && echo %s > dist/%s && chmod %o dist/%s", name, name, mode, name)
+	}
+	f := newTrustFixture(t, cmd.String())
+	check := func(when string) {
+		for name, mode := range modes {
+			fi, err := os.Lstat(filepath.Join(f.p.AbsDir, "dist", name))
+			if err != nil || fi.Mode().Perm() != mode {
+				t.Errorf("%s: %s is %v (%v), want %v", when, name, fi.Mode().Perm(), err, mode)
+			}
+		}
+	}
+	check("after the run")
+	os.RemoveAll(filepath.Join(f.p.AbsDir, "dist"))
+	f.runExpect("p#build=hit")
+	check("after the restore")
+}
