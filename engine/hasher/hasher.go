@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -301,9 +302,14 @@ func (h *Hasher) Invalidate(projectDir string) {
 	defer h.mu.Unlock()
 	h.rootStale = true
 	h.throughDigests = nil
-	for dir := range h.listings {
-		if dir == "." || dir == projectDir || strings.HasPrefix(projectDir, dir+"/") {
+	// The folders holding projectDir are its own and those above it: a look-up each, not a pass
+	// over every listing (a pass a restored task made a full run quadratic).
+	for dir := projectDir; ; dir = path.Dir(dir) {
+		if _, ok := h.listings[dir]; ok {
 			h.stale[dir] = true
+		}
+		if dir == "." || dir == "/" || dir == "" {
+			break
 		}
 	}
 }

@@ -251,9 +251,12 @@ func (r *runState) restore(ctx context.Context, p *graph.Project, t *graph.Task,
 	if err != nil {
 		return nil, false
 	}
-	defer r.hasher.Invalidate(p.Dir)
 	blob := func() ([]byte, error) { return r.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
-	err = extract(ctx, r.opts.Workspace, p, t, e.Outputs, blob, r.matches)
+	changed, err := extract(ctx, r.opts.Workspace, p, t, e.Outputs, blob, r.matches)
+	if changed || err != nil {
+		// Files of the project were written or removed: list them again for later tasks.
+		r.hasher.Invalidate(p.Dir)
+	}
 	switch {
 	case err == nil:
 		return log, true
@@ -272,7 +275,8 @@ func (r *runState) restore(ctx context.Context, p *graph.Project, t *graph.Task,
 // An error wrapping ErrBadEntry means the entry itself is wrong.
 func ExtractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, archive []byte) error {
 	blob := func() ([]byte, error) { return archive, nil }
-	return extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false })
+	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false })
+	return err
 }
 
 // ErrBadEntry is a cache entry whose archive does not hold what it lists, or that lists what the
@@ -280,30 +284,33 @@ func ExtractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, 
 var ErrBadEntry = errBadEntry
 
 // extract checks the listing against the task's outputs, writes what differs on disk (matches
-// says what does not) from the archive blob reads, and removes stale outputs.
+// says what does not) from the archive blob reads, and removes stale outputs; changed reports
+// whether it wrote or removed anything.
 func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
-	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool) error {
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool) (changed bool, err error) {
 	o, err := newOutputSet(ws, p, t)
 	if err != nil {
-		return err
+		return false, err
 	}
 	listed := make(map[string]store.OutputFile, len(files))
 	var budget int64
 	for _, f := range files {
 		rel, ok := o.rootRel(f.Path)
 		if !ok || !o.allowed(rel) || (f.Link != "" && !linkInside(rel, f.Link)) || f.Size < 0 {
-			return fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
+			return false, fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
 		}
 		if _, dup := listed[rel]; dup {
-			return fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
+			return false, fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
 		}
 		listed[rel] = f
 		budget += f.Size + 1024
 	}
-	if err := writeOutputs(ctx, o, listed, budget, blob, matches); err != nil {
-		return err
+	wrote, err := writeOutputs(ctx, o, listed, budget, blob, matches)
+	if err != nil {
+		return true, err
 	}
-	return o.removeStale(listed)
+	removed, err := o.removeStale(listed)
+	return wrote || removed, err
 }
 
 // dropEntry removes a bad entry so that the task runs and stores a good one.
@@ -312,9 +319,10 @@ func (r *runState) dropEntry(ctx context.Context, e store.Entry, why string) {
 	_ = r.st.DeleteEntries(context.WithoutCancel(ctx), []string{e.Hash})
 }
 
-// writeOutputs writes the listed outputs that differ from disk from the entry's archive.
+// writeOutputs writes the listed outputs that differ from disk from the entry's archive; wrote
+// reports whether any did.
 func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, budget int64,
-	getBlob func() ([]byte, error), matches func(string, store.OutputFile) bool) error {
+	getBlob func() ([]byte, error), matches func(string, store.OutputFile) bool) (wrote bool, err error) {
 	stale := map[string]bool{}
 	for rel, f := range listed {
 		if !matches(rel, f) {
@@ -322,8 +330,14 @@ func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.Out
 		}
 	}
 	if len(stale) == 0 {
-		return nil
+		return false, nil
 	}
+	return true, writeStale(ctx, o, listed, stale, budget, getBlob)
+}
+
+// writeStale writes the stale outputs from the entry's archive.
+func writeStale(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, stale map[string]bool, budget int64,
+	getBlob func() ([]byte, error)) error {
 	blob, err := getBlob()
 	if err != nil {
 		return fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
@@ -398,11 +412,12 @@ func sparse(hdr *tar.Header) bool {
 	return false
 }
 
-// removeStale deletes the files under the output globs that the entry does not list.
-func (o *outputSet) removeStale(listed map[string]store.OutputFile) error {
+// removeStale deletes the files under the output globs that the entry does not list; removed
+// reports whether there were any.
+func (o *outputSet) removeStale(listed map[string]store.OutputFile) (removed bool, err error) {
 	onDisk, err := o.list()
 	if err != nil {
-		return err
+		return false, err
 	}
 	var stale []string
 	for _, rel := range onDisk {
@@ -411,19 +426,19 @@ func (o *outputSet) removeStale(listed map[string]store.OutputFile) error {
 		}
 	}
 	if len(stale) == 0 {
-		return nil
+		return false, nil
 	}
 	root, err := os.OpenRoot(o.root)
 	if err != nil {
-		return err
+		return true, err
 	}
 	defer root.Close()
 	for _, rel := range stale {
 		if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove stale output %s: %w", rel, err)
+			return true, fmt.Errorf("remove stale output %s: %w", rel, err)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // matches reports whether the output on disk (root-relative) is the archived one.

@@ -64,9 +64,12 @@ func (r *runState) restoreRemote(ctx context.Context, p *graph.Project, t *graph
 	if err != nil {
 		return nil, fmt.Errorf("log blob: %w", err)
 	}
-	defer r.hasher.Invalidate(p.Dir)
 	blob := func() ([]byte, error) { return r.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
-	if err := extract(ctx, r.opts.Workspace, p, t, e.Outputs, blob, r.matches); err != nil {
+	changed, err := extract(ctx, r.opts.Workspace, p, t, e.Outputs, blob, r.matches)
+	if changed || err != nil {
+		r.hasher.Invalidate(p.Dir)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return log, nil
