@@ -42,8 +42,11 @@ func newOutputWriter(root string) (*safeWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", root, err)
 	}
-	return &safeWriter{root: fd, dirs: map[string]int{}, pid: strconv.Itoa(unix.Getpid()), umask: processUmask()}, nil
+	return &safeWriter{root: fd, dirs: map[string]int{}, pid: strconv.Itoa(unix.Getpid()), umask: umaskOnce()}, nil
 }
+
+// umaskOnce is processUmask, read once for the process (vx never changes its umask).
+var umaskOnce = sync.OnceValue(processUmask)
 
 // processUmask reads the umask from /proc/self/status (Linux 4.7 and later): setting it to read it
 // back would race with the files other goroutines create. Elsewhere it answers -1.
