@@ -305,12 +305,32 @@ func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *grap
 		listed[rel] = f
 		budget += f.Size + 1024
 	}
+	// Where no output is on disk (every folder they lie under is missing, as after a clean),
+	// every listed file is written without a look at its place, and none can be stale.
+	fresh := o.absent()
+	if fresh {
+		matches = func(string, store.OutputFile) bool { return false }
+	}
 	wrote, err := writeOutputs(ctx, o, listed, budget, blob, matches)
-	if err != nil {
-		return true, err
+	if err != nil || fresh {
+		return wrote || err != nil, err
 	}
 	removed, err := o.removeStale(listed)
 	return wrote || removed, err
+}
+
+// absent reports whether no output can be on disk: the folder (or file) each positive pattern is
+// fixed to is missing.
+func (o *outputSet) absent() bool {
+	for _, base := range o.set.Bases() {
+		if base == "." || base == "" {
+			return false
+		}
+		if _, err := os.Lstat(filepath.Join(o.root, filepath.FromSlash(base))); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // dropEntry removes a bad entry so that the task runs and stores a good one.
