@@ -8,6 +8,17 @@ import (
 	"testing"
 )
 
+// openStore opens a new state folder for writing, closed when the test ends.
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func statOf(i int) FileStat {
 	return FileStat{Size: int64(i), MtimeNs: 1_700_000_000_123_456_789 + int64(i), CtimeNs: -int64(i),
 		Ino: 1<<63 + uint64(i), Hash: fmt.Sprintf("%064x", i), RecordedNs: 1_700_000_001_000_000_000}
@@ -18,11 +29,7 @@ func statOf(i int) FileStat {
 // file.
 func TestStatCacheByFolder(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	want := map[string]FileStat{}
 	for i, rel := range []string{"package.json", "a/b.ts", "a/c.ts", "a/d/e.ts", "x/y/z/w.js", "a/d/f g.ts", "ü/é.ts"} {
 		want[rel] = statOf(i)
@@ -98,11 +105,7 @@ func TestStatCacheDamagedRow(t *testing.T) {
 // Workers asking about the same folders at once (go test -race) all see the stored stats.
 func TestStatCacheConcurrentGet(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	want := map[string]FileStat{}
 	for d := range 20 {
 		for f := range 20 {
@@ -162,11 +165,7 @@ func TestStatCacheOlderReader(t *testing.T) {
 // listing too; one cut short answers only the files read before the cut.
 func TestEntryListingPacked(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	files := []OutputFile{
 		{Path: "dist/a.js", Size: 12, Mode: 0o644, Hash: fmt.Sprintf("%064x", 1)},
 		{Path: "//out/ü b.txt", Size: 0, Mode: 0o755, Hash: fmt.Sprintf("%064x", 2)},

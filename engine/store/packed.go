@@ -22,24 +22,16 @@ type packedReader struct {
 	ok  bool
 }
 
-func (d *packedReader) uvarint() uint64 {
-	if !d.ok {
-		return 0
-	}
-	v, n := binary.Uvarint(d.buf[d.pos:])
-	if n <= 0 {
-		d.ok = false
-		return 0
-	}
-	d.pos += n
-	return v
-}
+func (d *packedReader) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *packedReader) varint() int64 {
+func (d *packedReader) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](d *packedReader, read func([]byte) (T, int)) T {
 	if !d.ok {
 		return 0
 	}
-	v, n := binary.Varint(d.buf[d.pos:])
+	v, n := read(d.buf[d.pos:])
 	if n <= 0 {
 		d.ok = false
 		return 0
