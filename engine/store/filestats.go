@@ -39,16 +39,20 @@ type StatCache struct {
 
 // NewStatCache answers a stat cache holding stats (root-relative path → stat); nil holds none.
 func NewStatCache(stats map[string]FileStat) *StatCache {
-	c := &StatCache{packed: map[string][]byte{}, folders: map[string]map[string]FileStat{}}
+	return &StatCache{packed: map[string][]byte{}, folders: byFolder(stats)}
+}
+
+// byFolder groups stats (root-relative path → stat) by folder key, then file name.
+func byFolder(stats map[string]FileStat) map[string]map[string]FileStat {
+	out := map[string]map[string]FileStat{}
 	for rel, f := range stats {
-		dir, name := path.Split(rel)
-		dir = folderKey(dir)
-		if c.folders[dir] == nil {
-			c.folders[dir] = map[string]FileStat{}
+		dir, name := splitRel(rel)
+		if out[dir] == nil {
+			out[dir] = map[string]FileStat{}
 		}
-		c.folders[dir][name] = f
+		out[dir][name] = f
 	}
-	return c
+	return out
 }
 
 // folderKey is the stat_folders key of path.Split's folder part: "." for the root.
@@ -143,16 +147,9 @@ func (s *Store) FileStats(ctx context.Context) (*StatCache, error) {
 // PutFileStats stores stat cache rows (root-relative path → stat) in one transaction, rewriting
 // each folder they fall in.
 func (s *Store) PutFileStats(ctx context.Context, stats map[string]FileStat) error {
-	byDir := map[string]map[string]FileStat{}
-	for rel, f := range stats {
-		dir, name := splitRel(rel)
-		if byDir[dir] == nil {
-			byDir[dir] = map[string]FileStat{}
-		}
-		byDir[dir][name] = f
-	}
-	edits := make(map[string]func(map[string]FileStat), len(byDir))
-	for dir, changed := range byDir {
+	folders := byFolder(stats)
+	edits := make(map[string]func(map[string]FileStat), len(folders))
+	for dir, changed := range folders {
 		edits[dir] = func(files map[string]FileStat) {
 			for name, f := range changed {
 				files[name] = f

@@ -74,7 +74,7 @@ func statsByFolder(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("read file_stats: %w", err)
 	}
-	byDir := map[string]map[string]FileStat{}
+	stats := map[string]FileStat{}
 	for rows.Next() {
 		var rel string
 		var f FileStat
@@ -84,17 +84,13 @@ func statsByFolder(ctx context.Context, tx *sql.Tx) error {
 			return fmt.Errorf("read file_stats: %w", err)
 		}
 		f.Ino = uint64(ino)
-		dir, name := splitRel(rel)
-		if byDir[dir] == nil {
-			byDir[dir] = map[string]FileStat{}
-		}
-		byDir[dir][name] = f
+		stats[rel] = f
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read file_stats: %w", err)
 	}
-	for dir, files := range byDir {
+	for dir, files := range byFolder(stats) {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO stat_folders (folder, rows) VALUES (?, ?)`, dir, encodeStats(files)); err != nil {
 			return fmt.Errorf("write stat_folders: %w", err)
 		}
