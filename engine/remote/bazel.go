@@ -215,19 +215,7 @@ func (b *bazel) put(ctx context.Context, p string, size int64, open func() (io.R
 }
 
 func (b *bazel) Check(ctx context.Context) error {
-	// A HEAD of a blob no one stores: 404 or 200 says the server answers and takes the token.
-	ctx, cancel := context.WithTimeout(ctx, b.h.timeout)
-	defer cancel()
-	u := b.h.url("/cas/"+emptyDigest, nil)
-	resp, err := b.h.do(ctx, http.MethodHead, u, nil, 0, nil)
-	if err != nil {
-		return err
-	}
-	drain(resp.Body)
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
-		return fmt.Errorf("%w: HEAD %s: %s", ErrUnavailable, RedactURL(u), resp.Status)
-	}
-	return nil
+	return b.h.probe(ctx, b.h.url("/cas/"+emptyDigest, nil))
 }
 
 func (b *bazel) close() { b.h.close() }

@@ -95,6 +95,23 @@ func (h *httpClient) do(ctx context.Context, method, u string, body io.Reader, s
 }
 
 // redact is a URL as it may be shown: the base's path, never a credential.
+// probe is a server's check: a HEAD of the empty blob, which no one stores, within the client's
+// timeout. 200 or 404 says the server answers and takes the token; anything else is
+// ErrUnavailable.
+func (h *httpClient) probe(ctx context.Context, u string) error {
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	resp, err := h.do(ctx, http.MethodHead, u, nil, 0, nil)
+	if err != nil {
+		return err
+	}
+	drain(resp.Body)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+		return fmt.Errorf("%w: HEAD %s: %s", ErrUnavailable, RedactURL(u), resp.Status)
+	}
+	return nil
+}
+
 func (h *httpClient) redact(u string) string { return RedactURL(u) }
 
 // redactErr is an error's text with the token masked (a transport error may quote a URL).

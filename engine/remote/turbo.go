@@ -207,18 +207,7 @@ func (t *turbo) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) 
 }
 
 func (t *turbo) Check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, t.h.timeout)
-	defer cancel()
-	u := t.h.url("/v8/artifacts/"+emptyDigest, t.query())
-	resp, err := t.h.do(ctx, http.MethodHead, u, nil, 0, nil)
-	if err != nil {
-		return err
-	}
-	drain(resp.Body)
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
-		return fmt.Errorf("%w: HEAD %s: %s", ErrUnavailable, RedactURL(u), resp.Status)
-	}
-	return nil
+	return t.h.probe(ctx, t.h.url("/v8/artifacts/"+emptyDigest, t.query()))
 }
 
 func (t *turbo) close() { t.h.close() }
