@@ -27,6 +27,33 @@ func buildVX(t *testing.T) string {
 	return bin
 }
 
+// waitNoProcessIn waits until no process has its working folder inside dir (Linux's /proc;
+// elsewhere it cannot tell and waits a bounded half second).
+func waitNoProcessIn(t *testing.T, dir string, timeout time.Duration) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/cwd"); err != nil {
+		time.Sleep(500 * time.Millisecond)
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		var left []string
+		pids, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range pids {
+			if cwd, err := os.Readlink(p + "/cwd"); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator))) {
+				left = append(left, filepath.Base(p))
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes still running in %s after %v: %v", dir, timeout, left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // crashEnv is the environment of the vx processes: no inherited VX_ variable.
 func crashEnv() []string {
 	var env []string
@@ -96,12 +123,14 @@ export default defineWorkspace({
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// Not a synchronisation: the kill lands at a random moment of the run, which is the test.
 		time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}
-	// Tasks the killed runs left behind end within a fraction of a second.
-	time.Sleep(500 * time.Millisecond)
+	// Tasks the killed runs left behind end within a fraction of a second (their supervisor
+	// outlives vx only to stop them); the check below must not race their last writes.
+	waitNoProcessIn(t, ws, 30*time.Second)
 
 	ctx := context.Background()
 	st, err := store.OpenReadOnly(ctx, filepath.Join(ws, ".vx"))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -149,14 +150,23 @@ func BenchmarkMCPInitializeColdVX(b *testing.B) {
 }
 
 // benchPingLoaded measures ping round trips while 64 tool calls are in flight
-// (every worker busy, the rest queued).
+// (every worker busy, the rest queued). busyCall(i) must report progress once when it starts
+// and then run until cancelled.
 func benchPingLoaded(b *testing.B, p *rawProc, busyCall func(i int) string) {
 	p.call(b, initializeLine)
 	p.send(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i := range 64 {
 		p.send(b, busyCall(i))
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Every worker is busy once as many busy calls as the server has workers (its default:
+	// 2×NumCPU, at least 4) have reported their start.
+	for started := 0; started < max(4, 2*runtime.NumCPU()); {
+		if line := p.recv(b); strings.Contains(line, `"notifications/progress"`) {
+			started++
+		} else {
+			b.Fatalf("before any reply, a busy call answered: %s", line)
+		}
+	}
 	var rtts latencies
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -177,7 +187,7 @@ func benchPingLoaded(b *testing.B, p *rawProc, busyCall func(i int) string) {
 func BenchmarkMCPPing64InFlight(b *testing.B) {
 	p := startRaw(b, testServer(b))
 	benchPingLoaded(b, p, func(i int) string {
-		return fmt.Sprintf(`{"jsonrpc":"2.0","id":"busy%d","method":"tools/call","params":{"name":"sleep","arguments":{"ms":600000}}}`, i)
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":"busy%d","method":"tools/call","params":{"name":"run","arguments":{"ms":600000},"_meta":{"progressToken":"b%d"}}}`, i, i)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func (c *mcpClient) read() {
 		for _, m := range msgs {
 			if m.Method == "notifications/progress" {
 				tok := m.Params.ProgressToken
-				if c.replies[progressID(tok)] > 0 {
+				if !strings.HasPrefix(tok, busyToken) && c.replies[progressID(tok)] > 0 {
 					c.lateNotify = append(c.lateNotify, tok)
 				}
 				c.progress[tok] = append(c.progress[tok], m.Params.Progress)
@@ -100,6 +101,29 @@ func (c *mcpClient) read() {
 			}
 		}
 		c.mu.Unlock()
+	}
+}
+
+// waitProgress waits until n progress tokens starting with prefix have been notified.
+func (c *mcpClient) waitProgress(t *testing.T, prefix string, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		c.mu.Lock()
+		seen := 0
+		for tok := range c.progress {
+			if strings.HasPrefix(tok, prefix) {
+				seen++
+			}
+		}
+		c.mu.Unlock()
+		if seen >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d calls %s* reported their start within %v; stderr:\n%s", seen, n, prefix, timeout, c.p.Stderr())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -45,19 +45,24 @@ func TestMCPStress(t *testing.T) {
 		n := min(len(frames), 50+rng.IntN(100))
 		c.send(t, frames[:n])
 		frames = frames[n:]
+		// Jitter, not synchronisation: a pause of 0 or 1 ms between chunks lets the server
+		// drain some of them, so that cancels meet calls in every state.
 		time.Sleep(time.Duration(rng.IntN(2)) * time.Millisecond)
 	}
 	c.waitAnswered(t, plan.mustAnswer, 2*time.Minute)
 	elapsed := time.Since(start)
-	time.Sleep(300 * time.Millisecond) // let a wrong late reply to a cancelled call show up
+	// A wait for something not to happen: a wrong late reply to a cancelled call would show up
+	// within this bound (every call's work is a few milliseconds).
+	time.Sleep(300 * time.Millisecond)
 
 	// Ping round trips with every worker busy and more work queued behind them.
 	var busy []string
 	for i := range 2 * stressWorkers {
-		busy = append(busy, fmt.Sprintf(`{"jsonrpc":"2.0","id":"busy%d","method":"tools/call","params":{"name":"sleep","arguments":{"ms":600000}}}`, i))
+		busy = append(busy, busyCall(i))
 	}
 	c.send(t, busy)
-	time.Sleep(100 * time.Millisecond)
+	// Every worker is busy once as many busy calls as workers have reported their start.
+	c.waitProgress(t, busyToken, stressWorkers, time.Minute)
 	var rtts latencies
 	for i := range pings {
 		id := fmt.Sprintf("ping%d", i)
@@ -125,6 +130,14 @@ func TestMCPStress(t *testing.T) {
 		plan.calls, len(plan.racing)+len(plan.mustNot), len(plan.mustNot), len(plan.racing), crossed, plan.frameCount, c.arrays)
 	t.Logf("mixed load: %v, %.0f calls/s with %d workers", elapsed.Round(time.Millisecond), float64(plan.calls)/elapsed.Seconds(), stressWorkers)
 	t.Logf("ping round trip with %d workers busy and %d calls queued: %v", stressWorkers, stressWorkers, rtts)
+}
+
+// busyToken prefixes the progress tokens of the calls that keep every worker busy.
+const busyToken = "busy-"
+
+// busyCall is a call that reports its start (progress 1) and then runs until cancelled.
+func busyCall(i int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"busy%d","method":"tools/call","params":{"name":"run","arguments":{"ms":600000},"_meta":{"progressToken":"%s%d"}}}`, i, busyToken, i)
 }
 
 // callPlan is the generated workload and what each request must get.
