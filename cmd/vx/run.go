@@ -24,11 +24,17 @@ import (
 
 const summarizeDefault = "\x00default"
 
+// runFlags are vx run's flags.
+type runFlags struct {
+	sel                            selectFlags
+	all, force, bail, sandboxAgent bool
+	concurrency, eventsFD          int
+	summarize, dry, remoteCache    string
+	memoryBudget                   string
+}
+
 func (a *app) runCmd() *cobra.Command {
-	var sel selectFlags
-	var all, force, bail, sandboxAgent bool
-	var concurrency, eventsFD int
-	var summarize, dry, remoteCache, memoryBudget string
+	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   "run <tasks…> | --all",
 		Short: "Run tasks in dependency order, from the cache where their inputs did not change",
@@ -42,14 +48,14 @@ given --filter NAME: its tasks and what they depend on.`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			shortLivedGC(a.getenv)
 			var eventsOut io.Writer
-			if eventsFD > 0 {
-				events := os.NewFile(uintptr(eventsFD), "events")
+			if rf.eventsFD > 0 {
+				events := os.NewFile(uintptr(rf.eventsFD), "events")
 				if events == nil {
-					return vxerr.Usagef("--events-fd %d: not an open file", eventsFD)
+					return vxerr.Usagef("--events-fd %d: not an open file", rf.eventsFD)
 				}
 				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
 				// or to hold it open after vx is gone).
-				closeOnExec(eventsFD)
+				closeOnExec(rf.eventsFD)
 				defer events.Close()
 				// What vx ends on where its summary does not say it (a refusal, a run it could not
 				// record) goes to the reader too, which need not pick it out of stderr.
@@ -60,106 +66,124 @@ given --filter NAME: its tasks and what they depend on.`,
 				}()
 				eventsOut = events
 			}
-			if len(args) == 0 && !all {
-				return vxerr.Usagef("vx run: name the tasks to run, or --all")
-			}
-			if dry != "" && dry != "json" && dry != "text" {
-				return vxerr.Usagef("--dry=%s: want json or text", dry)
-			}
-			switch remoteCache {
-			case "", "off", "read", "readwrite":
-			default:
-				return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", remoteCache)
-			}
-			ctx := cmd.Context()
-			ws, err := a.load(ctx)
-			if err != nil {
+			if err := rf.check(args); err != nil {
 				return err
 			}
-			so, err := a.selectOptions(ws, &sel)
-			if err != nil {
-				return err
-			}
-			// In a project's folder, vx run is about that project, as turbo's is; an explicit
-			// --filter says otherwise. Silent, as turbo is: docs/cli.md says so.
-			if p := a.folderProject(ws); p != nil && len(sel.filters) == 0 {
-				so.Filters = append([]string{p.Name}, so.Filters...)
-			}
-			so.Tasks, so.All = args, all
-			req := runner.Request{SelectOptions: so, Concurrency: concurrency, MemoryBudget: memoryBudget, Force: force, Getenv: a.getenv}
-			if a.getenv("VX_DEBUG_HASH") == "1" {
-				req.DebugHash = a.stderr
-			}
-			if dry != "" {
-				plan, err := runner.PlanDocument(ctx, ws, req)
-				if err != nil {
-					return err
-				}
-				if dry == "json" {
-					return writeJSON(a.stdout, plan)
-				}
-				return a.emit(plan, plan.WriteText)
-			}
-			prepared, err := runner.Prepare(ctx, ws, req)
-			if err != nil {
-				return err
-			}
-			opts := prepared.Options
-			opts.Bail, opts.Output, opts.Terminal, opts.Args = bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
-			opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
-			opts.Events = eventsOut
-			sup := taskSupervisor(a.getenv)
-			opts.Exec = supervisedExec(sup)
-			opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: sandboxAgent}
-			opts.RemoteCache = remoteCache
-			// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
-			// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
-			brokenPipe := make(chan os.Signal, 1)
-			signal.Notify(brokenPipe, syscall.SIGPIPE)
-			defer signal.Stop(brokenPipe)
-			sum, runErr := runner.Run(ctx, opts)
-			if sum == nil {
-				return runErr
-			}
-			if cmd.Flags().Changed("summarize") {
-				path := summarize
-				if path == summarizeDefault {
-					path = filepath.Join(ws.CacheDir, "runs", sum.RunID+".json")
-				}
-				if err := writeFileAtomic(path, sum); err != nil {
-					return err
-				}
-			}
-			if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum) }); err != nil {
-				return err
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if !sum.OK {
-				return &vxerr.FailureError{}
-			}
-			return nil
+			return a.run(cmd, &rf, args, eventsOut)
 		},
 	}
-	sel.register(cmd)
-	f := cmd.Flags()
-	f.BoolVar(&all, "all", false, "run every task of the selected projects, except persistent tasks and tasks marked all: false")
-	f.BoolVar(&force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
-	f.BoolVar(&bail, "bail", false, "start no new task after the first failure")
-	f.IntVar(&concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
-	f.StringVar(&memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
-	f.StringVar(&summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
-	f.Lookup("summarize").NoOptDefVal = summarizeDefault
-	f.StringVar(&dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
-	f.Lookup("dry").NoOptDefVal = "text"
-	f.StringVar(&remoteCache, "remote-cache", "", "use the shared remote cache as `MODE`: off, read or readwrite (default: the workspace's remoteCache.mode)")
-	f.IntVar(&eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
-	_ = f.MarkHidden("events-fd")
-	f.BoolVar(&sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
-	_ = f.MarkHidden("sandbox-agent")
+	rf.register(cmd)
 	cmd.SetUsageFunc(leafUsage)
 	return cmd
+}
+
+// register declares the flags on cmd.
+func (rf *runFlags) register(cmd *cobra.Command) {
+	rf.sel.register(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&rf.all, "all", false, "run every task of the selected projects, except persistent tasks and tasks marked all: false")
+	f.BoolVar(&rf.force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
+	f.BoolVar(&rf.bail, "bail", false, "start no new task after the first failure")
+	f.IntVar(&rf.concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
+	f.StringVar(&rf.memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
+	f.StringVar(&rf.summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
+	f.Lookup("summarize").NoOptDefVal = summarizeDefault
+	f.StringVar(&rf.dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
+	f.Lookup("dry").NoOptDefVal = "text"
+	f.StringVar(&rf.remoteCache, "remote-cache", "", "use the shared remote cache as `MODE`: off, read or readwrite (default: the workspace's remoteCache.mode)")
+	f.IntVar(&rf.eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
+	_ = f.MarkHidden("events-fd")
+	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
+	_ = f.MarkHidden("sandbox-agent")
+}
+
+// check refuses flag values vx run cannot use, before the workspace loads.
+func (rf *runFlags) check(args []string) error {
+	if len(args) == 0 && !rf.all {
+		return vxerr.Usagef("vx run: name the tasks to run, or --all")
+	}
+	if rf.dry != "" && rf.dry != "json" && rf.dry != "text" {
+		return vxerr.Usagef("--dry=%s: want json or text", rf.dry)
+	}
+	switch rf.remoteCache {
+	case "", "off", "read", "readwrite":
+	default:
+		return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", rf.remoteCache)
+	}
+	return nil
+}
+
+// run plans or runs the selection the flags and args name.
+func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer) error {
+	ctx := cmd.Context()
+	ws, err := a.load(ctx)
+	if err != nil {
+		return err
+	}
+	so, err := a.selectOptions(ws, &rf.sel)
+	if err != nil {
+		return err
+	}
+	// In a project's folder, vx run is about that project, as turbo's is; an explicit
+	// --filter says otherwise. Silent, as turbo is: docs/cli.md says so.
+	if p := a.folderProject(ws); p != nil && len(rf.sel.filters) == 0 {
+		so.Filters = append([]string{p.Name}, so.Filters...)
+	}
+	so.Tasks, so.All = args, rf.all
+	req := runner.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
+	if a.getenv("VX_DEBUG_HASH") == "1" {
+		req.DebugHash = a.stderr
+	}
+	if rf.dry != "" {
+		plan, err := runner.PlanDocument(ctx, ws, req)
+		if err != nil {
+			return err
+		}
+		if rf.dry == "json" {
+			return writeJSON(a.stdout, plan)
+		}
+		return a.emit(plan, plan.WriteText)
+	}
+	prepared, err := runner.Prepare(ctx, ws, req)
+	if err != nil {
+		return err
+	}
+	opts := prepared.Options
+	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
+	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
+	opts.Events = eventsOut
+	sup := taskSupervisor(a.getenv)
+	opts.Exec = supervisedExec(sup)
+	opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
+	opts.RemoteCache = rf.remoteCache
+	// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
+	// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, syscall.SIGPIPE)
+	defer signal.Stop(brokenPipe)
+	sum, runErr := runner.Run(ctx, opts)
+	if sum == nil {
+		return runErr
+	}
+	if cmd.Flags().Changed("summarize") {
+		path := rf.summarize
+		if path == summarizeDefault {
+			path = filepath.Join(ws.CacheDir, "runs", sum.RunID+".json")
+		}
+		if err := writeFileAtomic(path, sum); err != nil {
+			return err
+		}
+	}
+	if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum) }); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if !sum.OK {
+		return &vxerr.FailureError{}
+	}
+	return nil
 }
 
 // leafUsage prints the usage of a command without subcommands, aliases or examples as cobra does,

@@ -318,37 +318,8 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 			}
 		}
 		spec := &taskSpec{Persistent: continuous}
-		var script string
-		switch executor {
-		case "nx:run-commands":
-			cmd, ok := b.nxRunCommands(np, key, t, opts)
-			if !ok {
-				continue
-			}
-			spec.Command, script = cmd, cmd
-			spec.ExecEnv = nxEnv(opts)
-			if _, ok := opts["envFile"]; ok {
-				b.projectTodo(np.project, np.file, key+".options.envFile", "vx does not read env files: list the variables in exec.env")
-			}
-		case "nx:run-script":
-			var name string
-			_ = json.Unmarshal(opts["script"], &name)
-			if name == "" {
-				b.projectTodo(np.project, np.file, key+".options.script", "nx:run-script without a script name")
-				continue
-			}
-			spec.Command, script = b.repo.run(name), np.scripts[name]
-		case "nx:noop":
-			continue
-		case "":
-			b.projectTodo(np.project, np.file, key, "the target names no executor or command (a plugin may infer it): declare its command in vx.project.ts")
-			continue
-		default:
-			also := ""
-			if continuous {
-				also = ", with persistent: true (a continuous target)"
-			}
-			b.projectTodo(np.project, np.file, key+".executor", "the executor %s has no vx equivalent: declare the command it runs (the tool's own CLI) in vx.project.ts%s", executor, also)
+		script, ok := b.nxCommand(np, key, executor, t, opts, spec)
+		if !ok {
 			continue
 		}
 		if !spec.Persistent && isLongRunning(name, script) {
@@ -381,6 +352,44 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 		}
 		np.tasks[name] = spec
 	}
+}
+
+// nxCommand sets spec's command (and exec env) from a target's executor, answering the text the
+// command runs (for the persistent and clean-up checks) and false where the target gives no task.
+func (b *builder) nxCommand(np *nxProject, key, executor string, t nxTarget, opts map[string]json.RawMessage, spec *taskSpec) (script string, ok bool) {
+	switch executor {
+	case "nx:run-commands":
+		cmd, ok := b.nxRunCommands(np, key, t, opts)
+		if !ok {
+			return "", false
+		}
+		spec.Command, script = cmd, cmd
+		spec.ExecEnv = nxEnv(opts)
+		if _, ok := opts["envFile"]; ok {
+			b.projectTodo(np.project, np.file, key+".options.envFile", "vx does not read env files: list the variables in exec.env")
+		}
+	case "nx:run-script":
+		var name string
+		_ = json.Unmarshal(opts["script"], &name)
+		if name == "" {
+			b.projectTodo(np.project, np.file, key+".options.script", "nx:run-script without a script name")
+			return "", false
+		}
+		spec.Command, script = b.repo.run(name), np.scripts[name]
+	case "nx:noop":
+		return "", false
+	case "":
+		b.projectTodo(np.project, np.file, key, "the target names no executor or command (a plugin may infer it): declare its command in vx.project.ts")
+		return "", false
+	default:
+		also := ""
+		if spec.Persistent { // a continuous target
+			also = ", with persistent: true (a continuous target)"
+		}
+		b.projectTodo(np.project, np.file, key+".executor", "the executor %s has no vx equivalent: declare the command it runs (the tool's own CLI) in vx.project.ts%s", executor, also)
+		return "", false
+	}
+	return script, true
 }
 
 // nxRunCommands builds the shell command of an nx:run-commands target. Nx runs it at the workspace

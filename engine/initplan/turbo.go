@@ -203,6 +203,18 @@ func (b *builder) fromTurbo(file, script string) error {
 		}
 	}
 
+	if err := b.turboPackageTasks(file, key, generic, specific); err != nil {
+		return err
+	}
+	b.turboTemplates(file, generic)
+	b.pruneDependsOn()
+	return nil
+}
+
+// turboPackageTasks gives each package the tasks it has a script for: the generic definition,
+// or the package-specific one, merged field by field with the package's own turbo.json.
+func (b *builder) turboPackageTasks(file, key string, generic map[string]turboTask, specific map[string]map[string]turboTask) error {
+	r := b.repo
 	for _, p := range b.projects {
 		pkg := r.packages[p.dir]
 		if pkg == nil {
@@ -253,6 +265,13 @@ func (b *builder) fromTurbo(file, script string) error {
 			p.tasks[name] = b.turboSpec(where, p.name+"#"+name, name, defs[name], script)
 		}
 	}
+	return nil
+}
+
+// turboTemplates marks a generic task persistent, not in --all or not cached where every package's
+// script is so, so that the template says it once.
+func (b *builder) turboTemplates(file string, generic map[string]turboTask) {
+	r := b.repo
 	for _, name := range sortedKeys(generic) {
 		var holders []*taskSpec
 		for _, p := range b.projects {
@@ -276,8 +295,6 @@ func (b *builder) fromTurbo(file, script string) error {
 			t.NoCache = true
 		}
 	}
-	b.pruneDependsOn()
-	return nil
 }
 
 func allSpecs(specs []*taskSpec, ok func(*taskSpec) bool) bool {

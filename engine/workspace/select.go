@@ -267,27 +267,35 @@ func parseFilter(raw string) (*selector, error) {
 		}
 	}
 	if commits, _, _, ok := group("commits"); ok {
-		if rest, found := strings.CutPrefix(commits, "..."); found {
-			if s.name == "" && s.dir == "" {
-				return nil, unsupported("...[REF] after a NAME or {PATH} only: NAME...[REF] keeps NAME when it or what it depends on changed")
-			}
-			s.matchDeps, commits = true, rest
+		if err := s.setCommits(commits, unsupported); err != nil {
+			return nil, err
 		}
-		inner := strings.TrimSuffix(strings.TrimPrefix(commits, "["), "]")
-		from, to, isRange := strings.Cut(inner, "...")
-		switch {
-		case strings.TrimSpace(inner) == "":
-			return nil, unsupported("an empty []: write [REF]")
-		case from == "" || (isRange && to == ""):
-			return nil, unsupported("a range needs both ends: [FROM...TO]")
-		case strings.ContainsAny(inner, " \t"):
-			return nil, unsupported("a git ref holds no space")
-		case strings.HasPrefix(from, "-") || strings.HasPrefix(to, "-"):
-			return nil, unsupported("a git ref does not start with -")
-		}
-		s.fromRef, s.toRef = from, to
 	}
 	return s, nil
+}
+
+// setCommits records a filter's git range, [REF], [FROM...TO] or ...[REF].
+func (s *selector) setCommits(commits string, unsupported func(string) error) error {
+	if rest, found := strings.CutPrefix(commits, "..."); found {
+		if s.name == "" && s.dir == "" {
+			return unsupported("...[REF] after a NAME or {PATH} only: NAME...[REF] keeps NAME when it or what it depends on changed")
+		}
+		s.matchDeps, commits = true, rest
+	}
+	inner := strings.TrimSuffix(strings.TrimPrefix(commits, "["), "]")
+	from, to, isRange := strings.Cut(inner, "...")
+	switch {
+	case strings.TrimSpace(inner) == "":
+		return unsupported("an empty []: write [REF]")
+	case from == "" || (isRange && to == ""):
+		return unsupported("a range needs both ends: [FROM...TO]")
+	case strings.ContainsAny(inner, " \t"):
+		return unsupported("a git ref holds no space")
+	case strings.HasPrefix(from, "-") || strings.HasPrefix(to, "-"):
+		return unsupported("a git ref does not start with -")
+	}
+	s.fromRef, s.toRef = from, to
+	return nil
 }
 
 // setDir records a folder glob written at raw[at:], cleaned and relative to the workspace root.
