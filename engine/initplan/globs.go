@@ -1,7 +1,9 @@
 package initplan
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/pathglob"
@@ -51,11 +53,11 @@ func (b *builder) checkGlobs() {
 			t.Outputs = nil
 		}
 	}
-	for _, name := range sortedKeys(b.fixed) {
+	for _, name := range slices.Sorted(maps.Keys(b.fixed)) {
 		check(workspace.ConfigFileName, name, b.fixed[name])
 	}
 	for _, p := range b.projects {
-		for _, name := range sortedKeys(p.tasks) {
+		for _, name := range slices.Sorted(maps.Keys(p.tasks)) {
 			check(path.Join(p.dir, workspace.ProjectConfigFileName), name, p.tasks[name])
 		}
 	}

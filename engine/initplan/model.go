@@ -166,7 +166,7 @@ func (n *noteEntry) String() string {
 // packageProjects makes a project of every workspace package, named as vx names it (package.json
 // name, else folder name), with no tasks yet.
 func (b *builder) packageProjects() {
-	for _, dir := range sortedKeys(b.repo.packages) {
+	for _, dir := range slices.Sorted(maps.Keys(b.repo.packages)) {
 		pkg := b.repo.packages[dir]
 		name := pkg.Name
 		if name == "" {
@@ -253,12 +253,12 @@ func (b *builder) pruneDependsOn() {
 		return kept
 	}
 	for _, p := range b.projects {
-		for _, name := range sortedKeys(p.tasks) {
+		for _, name := range slices.Sorted(maps.Keys(p.tasks)) {
 			t := p.tasks[name]
 			t.DependsOn = prune(p, p.name+"#"+name, t.DependsOn)
 		}
 	}
-	for _, name := range sortedKeys(b.fixed) {
+	for _, name := range slices.Sorted(maps.Keys(b.fixed)) {
 		t := b.fixed[name]
 		t.DependsOn = prune(nil, name, t.DependsOn)
 	}
@@ -274,7 +274,7 @@ func (b *builder) plan() *Plan {
 	plan := &Plan{Mode: b.mode, PackageManager: b.repo.pm, Projects: []PlannedProject{}, Todos: []Todo{}, Notes: []string{}}
 	plan.Files = append(plan.Files, File{Path: workspace.ConfigFileName, Text: b.renderWorkspace(templates)})
 	for _, p := range b.projects {
-		plan.Projects = append(plan.Projects, PlannedProject{Name: p.name, Dir: p.dir, Tasks: sortedKeys(p.tasks)})
+		plan.Projects = append(plan.Projects, PlannedProject{Name: p.name, Dir: p.dir, Tasks: append([]string{}, slices.Sorted(maps.Keys(p.tasks))...)})
 		if text, ok := b.renderProject(p, templates); ok {
 			plan.Files = append(plan.Files, File{Path: path.Join(p.dir, workspace.ProjectConfigFileName), Text: text})
 		}
@@ -309,7 +309,7 @@ func (b *builder) templates() map[string]*taskSpec {
 		}
 	}
 	out := map[string]*taskSpec{}
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		holders := byName[name]
 		if t, ok := b.fixed[name]; ok {
 			out[name] = t
@@ -349,10 +349,6 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return append([]string{}, slices.Sorted(maps.Keys(m))...) // never nil: an empty list, not null
 }
 
 // addUnique appends the items not yet in list.

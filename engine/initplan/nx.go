@@ -144,7 +144,7 @@ func (b *builder) fromNx() error {
 	}
 
 	var projects []*nxProject
-	for _, dir := range sortedKeys(dirs) {
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
 		np, err := b.readNxProject(dir, &nx)
 		if err != nil {
 			return err
@@ -152,9 +152,9 @@ func (b *builder) fromNx() error {
 		projects = append(projects, np)
 		b.projects = append(b.projects, np.project)
 	}
-	b.globs = dirGlobs(r.root, sortedKeys(dirs))
+	b.globs = dirGlobs(r.root, slices.Sorted(maps.Keys(dirs)))
 	if r.globsFile != "" {
-		b.globs = projectGlobs(r.root, append(slices.Clone(r.globs), b.globs...), sortedKeys(dirs))
+		b.globs = projectGlobs(r.root, append(slices.Clone(r.globs), b.globs...), slices.Sorted(maps.Keys(dirs)))
 	}
 	b.noteWorkspace()
 
@@ -293,7 +293,7 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 		targets[name] = t.over(targets[name])
 	}
 
-	for _, name := range sortedKeys(targets) {
+	for _, name := range slices.Sorted(maps.Keys(targets)) {
 		t := targets[name]
 		key := "targets." + name
 		if def, ok := nx.TargetDefaults[t.Executor]; ok && t.Executor != "" {

@@ -2,6 +2,7 @@ package initplan
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func (b *builder) renderWorkspace(templates map[string]*taskSpec) string {
 	} else {
 		w.line("tasks: {")
 		w.indent++
-		for _, name := range sortedKeys(templates) {
+		for _, name := range slices.Sorted(maps.Keys(templates)) {
 			w.task(name, templates[name], nil, b.ifScript[name])
 		}
 		w.indent--
@@ -62,7 +63,7 @@ func (b *builder) renderProject(p *project, templates map[string]*taskSpec) (str
 	for n := range templates {
 		names[n] = true
 	}
-	for _, name := range sortedKeys(names) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		t, tmpl := p.tasks[name], templates[name]
 		if p.isRoot() {
 			tmpl = nil
@@ -190,7 +191,7 @@ func (w *tsWriter) task(name string, t, base *taskSpec, ifScript bool) {
 	}
 	if !reflect.DeepEqual(t.ExecEnv, base.ExecEnv) && len(t.ExecEnv) > 0 {
 		var kv []string
-		for _, k := range sortedKeys(t.ExecEnv) {
+		for _, k := range slices.Sorted(maps.Keys(t.ExecEnv)) {
 			kv = append(kv, tsKey(k)+": "+tsString(t.ExecEnv[k]))
 		}
 		fields = append(fields, "exec: { env: { "+strings.Join(kv, ", ")+" } }")

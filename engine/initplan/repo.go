@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -370,7 +372,7 @@ var turboFlag = regexp.MustCompile(`--root-turbo-json(?:=|\s+)("[^"]+"|'[^']+'|[
 // there is none.
 func (r *repo) turboConfig() (file, script string) {
 	if r.rootPkg != nil {
-		for _, name := range sortedKeys(r.rootPkg.Scripts) {
+		for _, name := range slices.Sorted(maps.Keys(r.rootPkg.Scripts)) {
 			cmd := r.rootPkg.Scripts[name]
 			if !strings.Contains(cmd, "turbo") {
 				continue

@@ -2,7 +2,9 @@ package initplan
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -25,7 +27,7 @@ func (b *builder) fromScripts() error {
 		}
 	}
 	var lone []string
-	for _, name := range sortedKeys(holders) {
+	for _, name := range slices.Sorted(maps.Keys(holders)) {
 		ps := holders[name]
 		first := ps[0]
 		switch {

@@ -3,7 +3,9 @@ package initplan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -119,14 +121,14 @@ func (b *builder) turboTasks(file string, tj *turboJSON) (map[string]turboTask, 
 		b.note("%s: the Turborepo 1 pipeline key was read as tasks", file)
 	}
 	out := map[string]turboTask{}
-	for _, name := range sortedKeys(raw) {
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
 		var t turboTask
 		if err := json.Unmarshal(raw[name], &t); err != nil {
 			return nil, fmt.Errorf("%s: %s.%s: %w", file, key, name, err)
 		}
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(raw[name], &fields)
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			if !turboKnown[f] {
 				b.todo(file, key+"."+name+"."+f, "%s has no vx equivalent and was left out", f)
 			}
@@ -181,7 +183,7 @@ func (b *builder) fromTurbo(file, script string) error {
 	// root tasks ("//#lint").
 	generic := map[string]turboTask{}
 	specific := map[string]map[string]turboTask{} // package name -> task -> def
-	for _, name := range sortedKeys(tasks) {
+	for _, name := range slices.Sorted(maps.Keys(tasks)) {
 		pkg, task, isSpecific := strings.Cut(name, "#")
 		switch {
 		case isSpecific && (pkg == "" || pkg == "//"):
@@ -247,7 +249,7 @@ func (b *builder) turboPackageTasks(file, key string, generic map[string]turboTa
 			}
 			break
 		}
-		for _, name := range sortedKeys(defs) {
+		for _, name := range slices.Sorted(maps.Keys(defs)) {
 			script, ok := pkg.Scripts[name]
 			if !ok {
 				continue // Turborepo runs a task only where the package has the script
@@ -272,7 +274,7 @@ func (b *builder) turboPackageTasks(file, key string, generic map[string]turboTa
 // script is so, so that the template says it once.
 func (b *builder) turboTemplates(file string, generic map[string]turboTask) {
 	r := b.repo
-	for _, name := range sortedKeys(generic) {
+	for _, name := range slices.Sorted(maps.Keys(generic)) {
 		var holders []*taskSpec
 		for _, p := range b.projects {
 			if t := p.tasks[name]; t != nil && r.packages[p.dir] != nil {

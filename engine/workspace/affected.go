@@ -3,7 +3,9 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/git"
@@ -22,7 +24,7 @@ func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]
 		return nil, err
 	}
 	out := changedProjects(ws, files, base)
-	direct := sortedKeys(out)
+	direct := slices.Sorted(maps.Keys(out))
 	for _, name := range direct {
 		for _, dep := range projectClosure(ws, name, true) {
 			if _, ok := out[dep]; !ok {

@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/config"
@@ -127,7 +129,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 			}
 		}
 	}
-	ws.Secrets = secretValues(sortedKeys(b.allSecretNames(ws)), b.getenv)
+	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
 }
 
@@ -192,7 +194,9 @@ func (b *build) reader(file string) reader {
 }
 
 // metSecrets returns the values of the secrets named so far, for masking an error.
-func (b *build) metSecrets() []string { return secretValues(sortedKeys(b.secretNames), b.getenv) }
+func (b *build) metSecrets() []string {
+	return secretValues(slices.Sorted(maps.Keys(b.secretNames)), b.getenv)
+}
 
 // allSecretNames lists every secret the tasks declare.
 func (b *build) allSecretNames(ws *graph.Workspace) map[string]bool {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vzn/vx/engine/bytesize"
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
@@ -48,7 +49,7 @@ func (r reader) object(keyPath string, v any, allowed ...string) (map[string]any
 	if !ok {
 		return nil, r.errAt(keyPath, "%s must be an object, not %s", keyPath, jsType(v))
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(allowed, k) {
 			return nil, r.errAt(join(keyPath, k), "unknown field %q in %s (known: %s)", k, orTop(keyPath), strings.Join(allowed, ", "))
 		}
@@ -251,12 +252,7 @@ func (r reader) size(keyPath string, v any) (string, error) {
 		}
 	case string:
 		s := strings.TrimSpace(x)
-		i := strings.IndexFunc(s, func(c rune) bool { return (c < '0' || c > '9') && c != '.' })
-		unit := ""
-		if i >= 0 {
-			unit = strings.ToUpper(strings.TrimSpace(s[i:]))
-		}
-		if i != 0 && slices.Contains([]string{"", "B", "K", "KB", "KIB", "M", "MB", "MIB", "G", "GB", "GIB", "T", "TB", "TIB"}, unit) {
+		if _, err := bytesize.Parse(s, bytesize.Positive); err == nil {
 			return s, nil
 		}
 	}
@@ -279,7 +275,7 @@ func (r reader) taskSpec(keyPath string, v any) (*taskSpec, error) {
 		return nil, err
 	}
 	ts := &taskSpec{set: map[string]bool{}, origins: map[string]graph.Origin{}}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		val, kp := m[k], join(keyPath, k)
 		if val == nil {
 			return nil, r.errAt(kp, "%s is null (leave the field out instead)", kp)
@@ -319,7 +315,7 @@ func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, error) {
 	if !ok {
 		return nil, r.errAt(kp, "%s must be an object of names to values, not %s", kp, jsType(envVal))
 	}
-	for _, name := range sortedKeys(env) {
+	for _, name := range slices.Sorted(maps.Keys(env)) {
 		switch x := env[name].(type) {
 		case string:
 			out[name] = graph.EnvValue{Value: x}
@@ -420,9 +416,4 @@ func orTop(keyPath string) string {
 		return "the config"
 	}
 	return keyPath
-}
-
-// sortedKeys lists a map's keys in order, as a non-nil slice (an empty list, never null, in JSON).
-func sortedKeys[V any](m map[string]V) []string {
-	return append([]string{}, slices.Sorted(maps.Keys(m))...)
 }

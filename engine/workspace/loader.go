@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -130,7 +131,7 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		}
 		stamps[p] = st
 	}
-	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: sortedKeys(b.allSecretNames(ws))}
+	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: slices.Sorted(maps.Keys(b.allSecretNames(ws)))}
 	writeResolved(cacheDir, l.last)
 	return ws, nil
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -43,7 +44,7 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 				p.Commands = append(p.Commands, s)
 			}
 		case map[string]any:
-			p.Commands = sortedKeys(c)
+			p.Commands = append([]string{}, slices.Sorted(maps.Keys(c))...)
 		default:
 			return nil, nil, r.errAt("plugins", "%s.commands must list command names", kp)
 		}
@@ -64,7 +65,7 @@ var mcpOptionNames = []string{"answerChars", "run", "sandbox"}
 
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if !slices.Contains(mcpOptionNames, k) {
 			return nil, r.errAt("plugins", "unknown field %q in mcp() options (known: %s)", k, strings.Join(mcpOptionNames, ", "))
 		}

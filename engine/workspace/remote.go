@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"maps"
 	"net/url"
+	"slices"
 
 	"github.com/vzn/vx/engine/graph"
 )
@@ -23,7 +25,7 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 	rc := &graph.RemoteCache{}
 	strs := map[string]*string{"url": &rc.URL, "protocol": &rc.Protocol, "tokenEnv": &rc.TokenEnv,
 		"team": &rc.Team, "slug": &rc.Slug, "mode": &rc.Mode}
-	for _, k := range sortedKeys(strs) {
+	for _, k := range slices.Sorted(maps.Keys(strs)) {
 		if x, ok := m[k]; ok {
 			if *strs[k], err = r.str("remoteCache."+k, x); err != nil {
 				return nil, err

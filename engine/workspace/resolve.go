@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,10 +61,10 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 			}
 		}
 		delete(deps, t.ID)
-		t.DependsOn = sortedKeys(deps)
+		t.DependsOn = append([]string{}, slices.Sorted(maps.Keys(deps))...)
 		t.Through = nil
 		if len(through) > 0 {
-			t.Through = sortedKeys(through)
+			t.Through = append([]string{}, slices.Sorted(maps.Keys(through))...)
 		}
 		if t.Outputs == nil {
 			t.Outputs = []string{}
@@ -253,7 +255,7 @@ func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string
 	for _, p := range ws.Projects {
 		p.Tasks = map[string]*graph.Task{}
 	}
-	ids := sortedKeys(out)
+	ids := slices.Sorted(maps.Keys(out))
 	for _, id := range ids {
 		proj, name, ok := graph.SplitTaskID(id)
 		if !ok {

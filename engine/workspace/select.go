@@ -4,8 +4,10 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -38,7 +40,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
-	sel.Projects = sortedKeys(projects)
+	sel.Projects = append([]string{}, slices.Sorted(maps.Keys(projects))...)
 
 	requested := map[string]bool{}
 	for _, name := range opts.Tasks {
@@ -63,7 +65,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
-	sel.Requested = sortedKeys(requested)
+	sel.Requested = append([]string{}, slices.Sorted(maps.Keys(requested))...)
 	sel.TaskIDs = Closure(ws, sel.Requested)
 	return sel, nil
 }
@@ -407,9 +409,9 @@ func (r *resolver) resolve(s *selector) ([]string, error) {
 		if s.withDependents {
 			what = "has no dependents"
 		}
-		return nil, vxerr.Usagef("--filter %q matches no project: %s %s", s.raw, strings.Join(sortedKeys(base), ", "), what)
+		return nil, vxerr.Usagef("--filter %q matches no project: %s %s", s.raw, strings.Join(slices.Sorted(maps.Keys(base)), ", "), what)
 	}
-	return sortedKeys(out), nil
+	return append([]string{}, slices.Sorted(maps.Keys(out))...), nil
 }
 
 // noMatch is the refusal of a selector whose name and folder match no project. A name that is a
@@ -511,7 +513,7 @@ func projectClosure(ws *graph.Workspace, name string, dependents bool) []string 
 		}
 	}
 	delete(seen, name)
-	return sortedKeys(seen)
+	return append([]string{}, slices.Sorted(maps.Keys(seen))...)
 }
 
 // Closure returns ids and every task they transitively depend on, in dependency order: each task

@@ -2,8 +2,10 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/config"
@@ -22,7 +24,7 @@ func (b *build) templates(r reader, top map[string]any) (map[string]*taskSpec, e
 	if !ok {
 		return nil, r.errAt("tasks", "tasks must be an object of task names to tasks, not %s", jsType(v))
 	}
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if err := checkTaskName(r, name); err != nil {
 			return nil, err
 		}
@@ -146,7 +148,7 @@ func (b *build) projects(dirs []*projectDir, byConf map[string]*config.Module, t
 				deps[name] = true
 			}
 		}
-		p.DependsOn = sortedKeys(deps)
+		p.DependsOn = append([]string{}, slices.Sorted(maps.Keys(deps))...)
 	}
 	return projects, nil
 }
@@ -172,7 +174,7 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 	for n := range overrides {
 		names[n] = true
 	}
-	for _, name := range sortedKeys(names) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		tmpl := templates[name]
 		if p.Dir == "." {
 			tmpl = nil

@@ -308,3 +308,21 @@ func TestFieldCodecsCoverTaskFields(t *testing.T) {
 		}
 	}
 }
+
+// A size in the config is read by the one grammar the CLI and prune use, and must be above
+// zero: "0GiB" is refused when the config loads, not when a run starts.
+func TestConfigSizesArePositive(t *testing.T) {
+	for value, ok := range map[string]bool{"'6GiB'": true, "'512 mib'": true, "1048576": true, "'0GiB'": false, "0": false, "'lots'": false, "'1PB'": false} {
+		root := testkit.TempTree(t, map[string]string{
+			"vx.workspace.ts": "export default { projects: ['p'], memoryBudget: " + value + ", tasks: { b: { command: 'true' } } }\n",
+			"p/package.json":  `{"name":"p"}`,
+		})
+		_, err := NewLoader(Options{Dir: root}).Load(context.Background())
+		if ok != (err == nil) {
+			t.Errorf("memoryBudget: %s: %v", value, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "memoryBudget must be a positive size") {
+			t.Errorf("memoryBudget: %s: the error does not name the field: %v", value, err)
+		}
+	}
+}
