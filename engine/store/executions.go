@@ -102,9 +102,11 @@ func scanExec(sc scanner) (Execution, error) {
 	e.SysCPU = time.Duration(scpu) * time.Millisecond
 	e.Saved = time.Duration(saved) * time.Millisecond
 	e.TimedOut = timedOut != 0
-	_ = json.Unmarshal([]byte(sv), &e.SandboxViolations)
-	_ = json.Unmarshal([]byte(nr), &e.NotReady)
-	return e, nil
+	row := e.RunID + " " + e.TaskID
+	if err := jsonColumn(sv, "sandbox_violations", row, &e.SandboxViolations); err != nil {
+		return e, err
+	}
+	return e, jsonColumn(nr, "not_ready", row, &e.NotReady)
 }
 
 func (s *Store) queryExecs(ctx context.Context, query string, args ...any) ([]Execution, error) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -34,4 +35,18 @@ func scanString(sc scanner) (string, error) {
 	var s string
 	err := sc.Scan(&s)
 	return s, err
+}
+
+// jsonColumn decodes a JSON list column into dst. vx writes these columns itself, inside the
+// transaction that writes the row, so text that does not decode is a damaged index: the error
+// names the column and the row's key rather than answering an empty list in silence. An empty
+// value (a NULL read as "") is an empty list.
+func jsonColumn(raw, column, row string, dst any) error {
+	if raw == "" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(raw), dst); err != nil {
+		return fmt.Errorf("%s of %s: %w", column, row, err)
+	}
+	return nil
 }

@@ -70,7 +70,13 @@ func readVersion(ctx context.Context, q querier) (int, string, error) {
 		return 1, row, nil
 	case row != "":
 		return unknownVersion, row, nil
-	case !hasTables(ctx, q):
+	}
+	tables, err := hasTables(ctx, q)
+	switch {
+	case err != nil:
+		// A locked or unreadable index is not a new one (version 0, which a writer would set up).
+		return 0, "", err
+	case !tables:
 		return 0, "", nil
 	}
 	return unknownVersion, "none", nil
@@ -93,10 +99,12 @@ func readSchemaRow(ctx context.Context, q querier) (string, error) {
 	return v, err
 }
 
-func hasTables(ctx context.Context, q querier) bool {
+func hasTables(ctx context.Context, q querier) (bool, error) {
 	var n int
-	_ = q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table'`).Scan(&n)
-	return n > 0
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table'`).Scan(&n); err != nil {
+		return false, fmt.Errorf("list tables: %w", err)
+	}
+	return n > 0, nil
 }
 
 // setUp brings the index to SchemaVersion inside one write transaction, so that two processes

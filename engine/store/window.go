@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -191,11 +190,12 @@ func (sn *Snapshot) ListedExecutions(ctx context.Context, w Window, whole, part 
 		}
 		e.Duration = time.Duration(dur) * time.Millisecond
 		e.TimedOut = timedOut != 0
-		if sv.Valid {
-			_ = json.Unmarshal([]byte(sv.String), &e.SandboxViolations)
+		row := e.RunID + " " + e.TaskID
+		if err := jsonColumn(sv.String, "sandbox_violations", row, &e.SandboxViolations); err != nil {
+			return nil, fmt.Errorf("read executions: %w", err)
 		}
-		if nr.Valid {
-			_ = json.Unmarshal([]byte(nr.String), &e.NotReady)
+		if err := jsonColumn(nr.String, "not_ready", row, &e.NotReady); err != nil {
+			return nil, fmt.Errorf("read executions: %w", err)
 		}
 		out = append(out, e)
 	}

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A list column that does not decode is a damaged index: the read names the column and the row
+// instead of answering an empty list in silence.
+func TestDamagedListColumnNamed(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := NewRunID(time.UnixMilli(1_800_000_000_000))
+	if err := st.BeginRun(ctx, Run{ID: id, Started: time.UnixMilli(1_800_000_000_000), PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordExecution(ctx, Execution{RunID: id, TaskID: "app#build", Project: "app", Task: "build", Status: "miss",
+		SandboxViolations: []string{"wrote /etc/x"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Executions(ctx, id)
+	if err != nil || len(got) != 1 || len(got[0].SandboxViolations) != 1 {
+		t.Fatalf("before the damage: %+v %v", got, err)
+	}
+	if _, err := st.db.ExecContext(ctx, `UPDATE executions SET sandbox_violations = '["cut'`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Executions(ctx, id)
+	if err == nil || !strings.Contains(err.Error(), "sandbox_violations of "+id+" app#build") {
+		t.Fatalf("a damaged column read as %v", err)
+	}
+}
