@@ -2,6 +2,7 @@ package runner
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,21 +142,74 @@ func TaskEnvMode(ws *graph.Workspace, t *graph.Task) string {
 	return EnvStrict
 }
 
+// credentialNames are the names (a * matches any run of characters, case aside) of variables
+// that hold credentials: in strict and loose mode alike a task sees none of them unless it names
+// them itself (see namesCredential). `*_AUTH` and `*_AUTH_*` rather than `*_AUTH*`, so that git's
+// GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL still reach a loose task.
+var credentialNames = []string{"*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_AUTH", "*_AUTH_*", "npm_config__auth*"}
+
+// CredentialNames lists the patterns of the variable names a task never sees unless it names them
+// (docs/config.md).
+func CredentialNames() []string { return append([]string(nil), credentialNames...) }
+
+// isCredential reports whether a variable name (or a pattern as written) reads as a credential.
+func isCredential(name string) bool {
+	upper := strings.ToUpper(name)
+	for _, p := range credentialNames {
+		if wildcardMatch(strings.ToUpper(p), upper) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesCredential reports whether one of patterns names the credential variable name: spelled
+// out, or by a pattern that itself reads as a credential (NPM_TOKEN, *_TOKEN). A broader pattern
+// (GITHUB_*, *) does not hand a task a credential.
+func namesCredential(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if strings.HasPrefix(p, "!") || !wildcardMatch(p, name) {
+			continue
+		}
+		if !strings.Contains(p, "*") || isCredential(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withheld are the variables of vx's environment no task sees unless it names them: the names
+// that read as credentials (credentialNames) and those the workspace's remoteCache reads its
+// token and signature key from.
+func withheld(ws *graph.Workspace, name string) bool {
+	if isCredential(name) {
+		return true
+	}
+	if ws != nil && ws.RemoteCache != nil {
+		rc := ws.RemoteCache
+		if (rc.TokenEnv != "" && wildcardMatch(rc.TokenEnv, name)) ||
+			(rc.SignatureKeyEnv != "" && wildcardMatch(rc.SignatureKeyEnv, name)) {
+			return true
+		}
+	}
+	return false
+}
+
 // TaskEnv is the environment a task's command starts with, from environ (vx's): in strict mode
 // only the variables the task declares (env, passThroughEnv), the workspace's (env,
-// passThroughEnv) and BaseEnv; in loose mode all of environ. exec.env is set over either, its
-// secrets read through getenv.
+// passThroughEnv) and BaseEnv; in loose mode all of environ. In both, a credential (withheld)
+// passes only when one of those declarations names it (namesCredential). exec.env is set over
+// either, its secrets read through getenv.
 func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(string) string) []string {
 	strict := TaskEnvMode(ws, t) == EnvStrict
+	declared := slices.Concat(t.Env, t.PassThroughEnv)
+	if ws != nil {
+		declared = slices.Concat(ws.Env, ws.PassThroughEnv, declared)
+	}
 	var m envMatcher
 	if strict {
 		m.add(BaseEnv()...)
-		if ws != nil {
-			m.add(ws.Env...)
-			m.add(ws.PassThroughEnv...)
-		}
-		m.add(t.Env...)
-		m.add(t.PassThroughEnv...)
+		m.add(declared...)
 	}
 	set := make(map[string]string, len(t.ExecEnv))
 	names := make([]string, 0, len(t.ExecEnv))
@@ -175,6 +229,9 @@ func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(s
 			continue
 		}
 		if strict && !m.match(name) {
+			continue
+		}
+		if withheld(ws, name) && !namesCredential(declared, name) {
 			continue
 		}
 		env = append(env, kv)
