@@ -218,6 +218,9 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
 	for _, n := range nodes {
 		for _, name := range n.task.SecretNames() {
+			if err := mask.Check(name, opts.Getenv(name)); err != nil {
+				return nil, fmt.Errorf("%s: %w", n.task.ID, err)
+			}
 			secrets = append(secrets, opts.Getenv(name))
 		}
 	}
