@@ -37,6 +37,11 @@ func SuperviseWith(args []string, opts SuperviseOptions) int {
 		fmt.Fprintf(os.Stderr, "vx %s: %v\n", SuperviseArg, err)
 		return exitSupervisorFailed
 	}
+	// What this process inherited is not the child's, but for the descriptors below the report's,
+	// which startSupervised passes on by name (clearing their close-on-exec for the child alone).
+	if err := CloseInheritedOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "vx %s: %v\n", SuperviseArg, err)
+	}
 	var out *os.File
 	if sa.reportFD > 0 {
 		// The report is Run's alone: the program must not inherit it (nor hold it open).
