@@ -67,6 +67,11 @@ func supervise(sa superviseArgs, opts SuperviseOptions) report {
 	}
 	// Named in ps and top as what it is rather than "exe" (it is started as /proc/self/exe).
 	_ = os.WriteFile("/proc/self/comm", []byte("vx-supervise"), 0)
+	// It holds the task's environment and vx's report pipe; a task of the same user must not read
+	// them through /proc. (After the write above: /proc/self/comm is root's from here on.)
+	if err := Undumpable(); err != nil {
+		return report{Err: err.Error()}
+	}
 	parent := WatchParent()
 	// Before the child exists, so that neither its end nor a signal for it is missed.
 	signals := make(chan os.Signal, 16)
