@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/mask"
 )
 
 // Environment modes of a task (envMode in config).
@@ -142,27 +143,6 @@ func TaskEnvMode(ws *graph.Workspace, t *graph.Task) string {
 	return EnvStrict
 }
 
-// credentialNames are the names (a * matches any run of characters, case aside) of variables
-// that hold credentials: in strict and loose mode alike a task sees none of them unless it names
-// them itself (see namesCredential). `*_AUTH` and `*_AUTH_*` rather than `*_AUTH*`, so that git's
-// GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL still reach a loose task.
-var credentialNames = []string{"*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_AUTH", "*_AUTH_*", "npm_config__auth*"}
-
-// CredentialNames lists the patterns of the variable names a task never sees unless it names them
-// (docs/config.md).
-func CredentialNames() []string { return append([]string(nil), credentialNames...) }
-
-// isCredential reports whether a variable name (or a pattern as written) reads as a credential.
-func isCredential(name string) bool {
-	upper := strings.ToUpper(name)
-	for _, p := range credentialNames {
-		if wildcardMatch(strings.ToUpper(p), upper) {
-			return true
-		}
-	}
-	return false
-}
-
 // namesCredential reports whether one of patterns names the credential variable name: spelled
 // out, or by a pattern that itself reads as a credential (NPM_TOKEN, *_TOKEN). A broader pattern
 // (GITHUB_*, *) does not hand a task a credential.
@@ -171,7 +151,7 @@ func namesCredential(patterns []string, name string) bool {
 		if strings.HasPrefix(p, "!") || !wildcardMatch(p, name) {
 			continue
 		}
-		if !strings.Contains(p, "*") || isCredential(p) {
+		if !strings.Contains(p, "*") || mask.IsCredentialName(p) {
 			return true
 		}
 	}
@@ -179,10 +159,10 @@ func namesCredential(patterns []string, name string) bool {
 }
 
 // withheld are the variables of vx's environment no task sees unless it names them: the names
-// that read as credentials (credentialNames) and those the workspace's remoteCache reads its
+// that read as credentials (mask.IsCredentialName) and those the workspace's remoteCache reads its
 // token and signature key from.
 func withheld(ws *graph.Workspace, name string) bool {
-	if isCredential(name) {
+	if mask.IsCredentialName(name) {
 		return true
 	}
 	if ws != nil && ws.RemoteCache != nil {
