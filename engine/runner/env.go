@@ -221,3 +221,17 @@ func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(s
 	}
 	return env
 }
+
+// credentialValues are the values of the credentials (withheld) a task names and so is given:
+// they are masked like secrets wherever the run could show them (its log, the cache's copy).
+func credentialValues(ws *graph.Workspace, t *graph.Task, environ []string) []string {
+	var vals []string
+	for _, kv := range TaskEnv(ws, t, environ, func(string) string { return "" }) {
+		if name, v, _ := strings.Cut(kv, "="); v != "" && withheld(ws, name) {
+			if _, set := t.ExecEnv[name]; !set {
+				vals = append(vals, v)
+			}
+		}
+	}
+	return vals
+}

@@ -108,9 +108,10 @@ func TestTaskNeverSeesCredentials(t *testing.T) {
 		{"", []string{"GITHUB_*"}, "GITHUB_REF=main VX_LOG=warn npm_config_cache=/c "},
 		{EnvLoose, nil, "GITHUB_REF=main GIT_AUTHOR_NAME=me VX_LOG=warn npm_config_cache=/c "},
 		{"", []string{"NPM_TOKEN", "CACHE_KEY", "*_AUTHTOKEN", "npm_config__auth*"},
-			"CACHE_KEY=cachekey GITHUB_REF=main NPM_TOKEN=npmtok VX_LOG=warn npm_config__auth=basic npm_config__authToken=authtok npm_config_cache=/c "},
+			// named, given, and masked as secrets are
+			"CACHE_KEY=*** GITHUB_REF=main NPM_TOKEN=*** VX_LOG=warn npm_config__auth=*** npm_config__authToken=*** npm_config_cache=/c "},
 		{EnvLoose, []string{"SIG_KEY", "GITHUB_TOKEN"},
-			"GITHUB_REF=main GITHUB_TOKEN=ghtok GIT_AUTHOR_NAME=me SIG_KEY=sigkey VX_LOG=warn npm_config_cache=/c "},
+			"GITHUB_REF=main GITHUB_TOKEN=*** GIT_AUTHOR_NAME=me SIG_KEY=*** VX_LOG=warn npm_config_cache=/c "},
 	} {
 		f := newFixture(t)
 		f.ws.RemoteCache = &graph.RemoteCache{TokenEnv: "CACHE_KEY", SignatureKeyEnv: "SIG_KEY"}
@@ -122,5 +123,21 @@ func TestTaskNeverSeesCredentials(t *testing.T) {
 		if !strings.Contains(out, tc.want) {
 			t.Errorf("envMode %q, passThroughEnv %q: task saw\n%s\nwant %q", tc.mode, tc.passThrough, out, tc.want)
 		}
+	}
+}
+
+// A credential a task names is given to it, and masked in what the run shows and keeps of its
+// output, as a secret is.
+func TestNamedCredentialMasked(t *testing.T) {
+	f := newFixture(t)
+	p := f.project("p")
+	f.task(p, "publish", `echo "npm [$NPM_TOKEN] ref [$GITHUB_REF]"`, func(t *graph.Task) {
+		t.PassThroughEnv = []string{"NPM_TOKEN", "GITHUB_*"}
+	})
+	_, out := f.run([]string{"p#publish"}, func(o *Options) {
+		o.Environ = []string{"PATH=/usr/bin:/bin", "NPM_TOKEN=npm-tok-7f3a", "GITHUB_REF=main"}
+	})
+	if !strings.Contains(out, "npm [***] ref [main]") || strings.Contains(out, "npm-tok-7f3a") {
+		t.Errorf("output %q, want the token masked", out)
 	}
 }

@@ -223,6 +223,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 			}
 			secrets = append(secrets, opts.Getenv(name))
 		}
+		secrets = append(secrets, credentialValues(opts.Workspace, n.task, opts.Environ)...)
 	}
 	remoteCfg := remoteSettings(opts)
 	secrets = append(secrets, remoteCfg.Secrets()...)
