@@ -43,6 +43,13 @@ func TestMain(m *testing.M) {
 		os.Exit(watchParentMiddle())
 	case "watch-parent-child":
 		os.Exit(watchParentChild())
+	case "inherited":
+		os.Exit(inheritedHelper())
+	}
+	// As vx does: what this binary inherited (from go test, a shell) is no child's.
+	if err := CloseInheritedOnExec(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	goleak.VerifyTestMain(leftoverCheck{m})
 }

@@ -37,6 +37,11 @@ func SuperviseWith(args []string, opts SuperviseOptions) int {
 		fmt.Fprintf(os.Stderr, "vx %s: %v\n", SuperviseArg, err)
 		return exitSupervisorFailed
 	}
+	// What this process inherited is not the child's, but for the descriptors below the report's,
+	// which startSupervised passes on by name (clearing their close-on-exec for the child alone).
+	if err := CloseInheritedOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "vx %s: %v\n", SuperviseArg, err)
+	}
 	var out *os.File
 	if sa.reportFD > 0 {
 		// The report is Run's alone: the program must not inherit it (nor hold it open).
@@ -62,6 +67,11 @@ func supervise(sa superviseArgs, opts SuperviseOptions) report {
 	}
 	// Named in ps and top as what it is rather than "exe" (it is started as /proc/self/exe).
 	_ = os.WriteFile("/proc/self/comm", []byte("vx-supervise"), 0)
+	// It holds the task's environment and vx's report pipe; a task of the same user must not read
+	// them through /proc. (After the write above: /proc/self/comm is root's from here on.)
+	if err := Undumpable(); err != nil {
+		return report{Err: err.Error()}
+	}
 	parent := WatchParent()
 	// Before the child exists, so that neither its end nor a signal for it is missed.
 	signals := make(chan os.Signal, 16)

@@ -2,7 +2,25 @@
 
 package main
 
-import "syscall"
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/vzn/vx/proc"
+)
 
 // closeOnExec keeps fd from the processes vx starts.
 func closeOnExec(fd int) { syscall.CloseOnExec(fd) }
+
+// guardFromTasks keeps from every process vx starts what vx holds and was not meant for them:
+// each descriptor vx inherited beyond stdin, stdout and stderr (proc.CloseInheritedOnExec), and
+// on Linux its environment, memory and descriptors through /proc (proc.Undumpable). Called first
+// thing in main, before vx opens or starts anything.
+func guardFromTasks() {
+	for _, err := range []error{proc.CloseInheritedOnExec(), proc.Undumpable()} {
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "vx: %v\n", err)
+		}
+	}
+}

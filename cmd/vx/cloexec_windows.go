@@ -5,3 +5,6 @@ import "syscall"
 // closeOnExec keeps fd, a handle on Windows (--events-fd passes the handle's value), from the
 // processes vx starts.
 func closeOnExec(fd int) { syscall.CloseOnExec(syscall.Handle(fd)) }
+
+// guardFromTasks does nothing on Windows: a child inherits only the handles os/exec lists for it.
+func guardFromTasks() {}

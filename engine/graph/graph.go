@@ -43,9 +43,11 @@ type EnvValue struct {
 // Sandbox is a task's declared sandbox, which the runner enforces (proc/sandbox): writes only to
 // the outputs and Write, reads only beneath Read when it is set, no network unless Network.
 type Sandbox struct {
-	Network bool     `json:"network"`
-	Read    []string `json:"read,omitempty"`
-	Write   []string `json:"write,omitempty"`
+	Network bool `json:"network"`
+	// Read is nil when not declared; `read: []` (empty, not nil) narrows reads too, and encodes
+	// (so hashes) apart from nil.
+	Read  []string `json:"read,omitzero"`
+	Write []string `json:"write,omitempty"`
 	// Required refuses to run the task where the host cannot enforce the sandbox, rather than
 	// run it with a warning.
 	Required bool `json:"required,omitempty"`

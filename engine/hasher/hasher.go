@@ -28,6 +28,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lockfile"
+	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -395,9 +396,9 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 }
 
 // isSecret reports whether an env variable carries a secret: its name is one any task reads a
-// secret from, or its value is a secret's value.
+// secret from or reads as a credential (NPM_TOKEN), or its value is a secret's value.
 func (h *Hasher) isSecret(t *graph.Task, name, value string) bool {
-	if h.secretNames[name] || slices.Contains(t.SecretNames(), name) {
+	if h.secretNames[name] || slices.Contains(t.SecretNames(), name) || mask.IsCredentialName(name) {
 		return true
 	}
 	return value != "" && h.secretValues[value]

@@ -149,7 +149,7 @@ func fingerprint(t *graph.Task) Fingerprint {
 	if t.Sandbox != nil {
 		// Empty lists are left out of the file, so they must read back as what they were written from.
 		sb := graph.Sandbox{Network: t.Sandbox.Network}
-		if len(t.Sandbox.Read) > 0 {
+		if t.Sandbox.Read != nil { // `read: []` narrows, unlike an absent read
 			sb.Read = append([]string{}, t.Sandbox.Read...)
 		}
 		if len(t.Sandbox.Write) > 0 {

@@ -2,12 +2,28 @@
 package mask
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Stars is what a secret value reads as.
 const Stars = "***"
+
+// MinSecretLen is the length (in characters) below which a value is not masked: masking every
+// "t" or "ab" of every message would garble them all ("en***ry rejec***ed") and hide nothing. A
+// run refuses a task's secret that short (Check), so such a value never reaches a task's output.
+const MinSecretLen = 4
+
+// Check answers an error naming the secret variable name when its value is set but shorter than
+// MinSecretLen, too short to be masked.
+func Check(name, value string) error {
+	if n := utf8.RuneCountInString(value); n > 0 && n < MinSecretLen {
+		return fmt.Errorf("secret %s is %d character(s) long: vx refuses a secret shorter than %d, which could not be masked without masking ordinary text; set a longer value", name, n, MinSecretLen)
+	}
+	return nil
+}
 
 // minLineSecret is the shortest line of a multi-line secret masked on its own: shorter ones would
 // mask common text for little gain.
@@ -19,8 +35,8 @@ type Masker struct {
 	secrets  []string
 }
 
-// New returns a Masker for the given secret values; empty values are ignored. Longer secrets are
-// replaced first so a secret that contains another is masked whole.
+// New returns a Masker for the given secret values; values shorter than MinSecretLen are
+// ignored. Longer secrets are replaced first so a secret that contains another is masked whole.
 //
 // A secret that spans lines (a PEM key, say) is also masked line by line: output read a line at a
 // time (a task's live output) never holds it whole.
@@ -28,7 +44,7 @@ func New(secrets ...string) *Masker {
 	var vals []string
 	seen := map[string]bool{}
 	add := func(s string) {
-		if s != "" && !seen[s] {
+		if utf8.RuneCountInString(s) >= MinSecretLen && !seen[s] {
 			seen[s] = true
 			vals = append(vals, s)
 		}

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/mask"
 )
 
 // Environment modes of a task (envMode in config).
@@ -141,21 +143,53 @@ func TaskEnvMode(ws *graph.Workspace, t *graph.Task) string {
 	return EnvStrict
 }
 
+// namesCredential reports whether one of patterns names the credential variable name: spelled
+// out, or by a pattern that itself reads as a credential (NPM_TOKEN, *_TOKEN). A broader pattern
+// (GITHUB_*, *) does not hand a task a credential.
+func namesCredential(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if strings.HasPrefix(p, "!") || !wildcardMatch(p, name) {
+			continue
+		}
+		if !strings.Contains(p, "*") || mask.IsCredentialName(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withheld are the variables of vx's environment no task sees unless it names them: the names
+// that read as credentials (mask.IsCredentialName) and those the workspace's remoteCache reads its
+// token and signature key from.
+func withheld(ws *graph.Workspace, name string) bool {
+	if mask.IsCredentialName(name) {
+		return true
+	}
+	if ws != nil && ws.RemoteCache != nil {
+		rc := ws.RemoteCache
+		if (rc.TokenEnv != "" && wildcardMatch(rc.TokenEnv, name)) ||
+			(rc.SignatureKeyEnv != "" && wildcardMatch(rc.SignatureKeyEnv, name)) {
+			return true
+		}
+	}
+	return false
+}
+
 // TaskEnv is the environment a task's command starts with, from environ (vx's): in strict mode
 // only the variables the task declares (env, passThroughEnv), the workspace's (env,
-// passThroughEnv) and BaseEnv; in loose mode all of environ. exec.env is set over either, its
-// secrets read through getenv.
+// passThroughEnv) and BaseEnv; in loose mode all of environ. In both, a credential (withheld)
+// passes only when one of those declarations names it (namesCredential). exec.env is set over
+// either, its secrets read through getenv.
 func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(string) string) []string {
 	strict := TaskEnvMode(ws, t) == EnvStrict
+	declared := slices.Concat(t.Env, t.PassThroughEnv)
+	if ws != nil {
+		declared = slices.Concat(ws.Env, ws.PassThroughEnv, declared)
+	}
 	var m envMatcher
 	if strict {
 		m.add(BaseEnv()...)
-		if ws != nil {
-			m.add(ws.Env...)
-			m.add(ws.PassThroughEnv...)
-		}
-		m.add(t.Env...)
-		m.add(t.PassThroughEnv...)
+		m.add(declared...)
 	}
 	set := make(map[string]string, len(t.ExecEnv))
 	names := make([]string, 0, len(t.ExecEnv))
@@ -177,10 +211,27 @@ func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(s
 		if strict && !m.match(name) {
 			continue
 		}
+		if withheld(ws, name) && !namesCredential(declared, name) {
+			continue
+		}
 		env = append(env, kv)
 	}
 	for _, name := range names {
 		env = append(env, name+"="+set[name])
 	}
 	return env
+}
+
+// credentialValues are the values of the credentials (withheld) a task names and so is given:
+// they are masked like secrets wherever the run could show them (its log, the cache's copy).
+func credentialValues(ws *graph.Workspace, t *graph.Task, environ []string) []string {
+	var vals []string
+	for _, kv := range TaskEnv(ws, t, environ, func(string) string { return "" }) {
+		if name, v, _ := strings.Cut(kv, "="); v != "" && withheld(ws, name) {
+			if _, set := t.ExecEnv[name]; !set {
+				vals = append(vals, v)
+			}
+		}
+	}
+	return vals
 }

@@ -218,8 +218,12 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
 	for _, n := range nodes {
 		for _, name := range n.task.SecretNames() {
+			if err := mask.Check(name, opts.Getenv(name)); err != nil {
+				return nil, fmt.Errorf("%s: %w", n.task.ID, err)
+			}
 			secrets = append(secrets, opts.Getenv(name))
 		}
+		secrets = append(secrets, credentialValues(opts.Workspace, n.task, opts.Environ)...)
 	}
 	remoteCfg := remoteSettings(opts)
 	secrets = append(secrets, remoteCfg.Secrets()...)

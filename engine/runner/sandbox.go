@@ -155,7 +155,7 @@ func (b *taskBox) prepare(spec *proc.Spec) string {
 		spec.Env = append(env, "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
 	}
 	policy := sandbox.Policy{Write: b.writes, Network: b.decl.Network}
-	if len(b.decl.Read) > 0 {
+	if b.decl.Read != nil { // `read: []` narrows too, to what read grants without globs of its own
 		policy.NarrowRead = true
 		policy.Read = b.readPaths(spec.Env)
 	}
@@ -195,7 +195,8 @@ func writeFolders(root, dir string, globs []string) []string {
 }
 
 // readPaths are what a task that narrows its reads may read: its project, its inputs' and `read`
-// globs' folders, node_modules, the system's toolchain folders and those its PATH names.
+// globs' folders, node_modules, the system's toolchain folders and those its PATH names
+// (pathReadDirs).
 func (b *taskBox) readPaths(env []string) []string {
 	ws, p, t := b.r.opts.Workspace, b.p, b.t
 	paths := []string{p.AbsDir, filepath.Join(ws.Root, "node_modules"), filepath.Join(p.AbsDir, "node_modules")}
@@ -214,16 +215,39 @@ func (b *taskBox) readPaths(env []string) []string {
 		}
 	}
 	paths = append(paths, sandbox.SystemReadDirs...)
+	return append(paths, pathReadDirs(env)...)
+}
+
+// pathReadDirs are the folders a task that narrows its reads may read for its PATH: each absolute
+// PATH folder, and its parent too (a toolchain's bin/ beside its lib/) unless that parent is /,
+// $HOME, or a top-level folder that is not among the system's (sandbox.SystemReadDirs: /home,
+// /tmp, /root, /srv are not): with PATH=/usr/bin:/bin, /usr and not /; with ~/bin, not ~.
+func pathReadDirs(env []string) []string {
+	var path, home string
 	for _, kv := range env {
-		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
-			for _, dir := range filepath.SplitList(path) {
-				if filepath.IsAbs(dir) {
-					paths = append(paths, filepath.Dir(dir)) // a toolchain's bin/ and its lib/
-				}
-			}
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		} else if v, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(v) {
+			home = filepath.Clean(v)
 		}
 	}
-	return paths
+	var dirs []string
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		dir = filepath.Clean(dir)
+		dirs = append(dirs, dir)
+		parent := filepath.Dir(dir)
+		topLevel := filepath.Dir(parent) == parent || filepath.Dir(parent) == string(filepath.Separator)
+		switch {
+		case parent == dir, parent == string(filepath.Separator), parent == home:
+		case topLevel && !slices.Contains(sandbox.SystemReadDirs, parent):
+		default:
+			dirs = append(dirs, parent)
+		}
+	}
+	return dirs
 }
 
 // fileStamp is what tells a file changed.

@@ -160,3 +160,14 @@ func TestSandboxBesideAnEnclosingProject(t *testing.T) {
 		t.Errorf("app#build beside root#scribble: %s %q\n%s", st["app#build"], v["app#build"], out)
 	}
 }
+
+// A PATH folder is readable, and its parent unless that is /, $HOME or a top-level folder that is
+// not a system one: the usual PATH (/usr/bin:/bin) does not grant /, ~/bin does not grant ~.
+func TestPathReadDirs(t *testing.T) {
+	got := pathReadDirs([]string{"HOME=/home/me", "PATH=/home/me/bin:/home/me/.local/bin:/opt/node/bin:/usr/local/bin:/usr/bin:/bin:/tmp/x:relative/bin:/home/bin"})
+	want := []string{"/home/me/bin", "/home/me/.local/bin", "/home/me/.local", "/opt/node/bin", "/opt/node",
+		"/usr/local/bin", "/usr/local", "/usr/bin", "/usr", "/bin", "/tmp/x", "/home/bin"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pathReadDirs:\n got %q\nwant %q", got, want)
+	}
+}

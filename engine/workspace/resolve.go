@@ -229,7 +229,11 @@ func taskMap(t *graph.Task) map[string]any {
 		m["exec"] = map[string]any{"env": env}
 	}
 	if t.Sandbox != nil {
-		m["sandbox"] = map[string]any{"network": t.Sandbox.Network, "read": toAny(t.Sandbox.Read), "write": toAny(t.Sandbox.Write)}
+		sb := map[string]any{"network": t.Sandbox.Network, "write": toAny(t.Sandbox.Write)}
+		if t.Sandbox.Read != nil { // an absent read reads everywhere; `read: []` narrows
+			sb["read"] = toAny(t.Sandbox.Read)
+		}
+		m["sandbox"] = sb
 	}
 	if t.Persistent {
 		m["persistent"] = true
