@@ -20,7 +20,7 @@ import (
 
 	"github.com/vzn/vx/actor"
 	"github.com/vzn/vx/actor/actortest"
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 func TestMain(m *testing.M) {
@@ -121,7 +121,7 @@ func startSession(t *testing.T, edit func(*actor.Config)) *session {
 	cfg := actor.Config{
 		In: inR, Out: outW,
 		Logger:        zerolog.New(s.log).Level(zerolog.DebugLevel),
-		Tools:         tools.NewRegistry(testTools()...),
+		Tools:         tool.NewRegistry(testTools()...),
 		Workers:       4,
 		Mask:          actortest.Mask,
 		ServerName:    "vx-test",
@@ -292,7 +292,7 @@ func TestErrorIsComparesCode(t *testing.T) {
 	}
 }
 
-func toolsRegistry() *tools.Registry { return tools.NewRegistry(testTools()...) }
+func toolsRegistry() *tool.Registry { return tool.NewRegistry(testTools()...) }
 
 // gate is a tool that blocks, deaf to its context, until the test opens it: a call to it is still
 // running whatever the test does meanwhile. Open it before the session ends (defer g.open()).
@@ -307,14 +307,13 @@ func (g *gate) open() { g.once.Do(func() { close(g.opening) }) }
 
 // serve adds the gate to the tools a session serves (an edit for startSession).
 func (g *gate) serve(cfg *actor.Config) {
-	cfg.Tools = tools.NewRegistry(append(testTools(), tools.Tool{
+	cfg.Tools = tool.NewRegistry(append(testTools(), tool.New(tool.Tool{
 		Name: "gate", Description: "Blocks until the test opens it, whatever its context says.",
-		Annotations: tools.Annotations{ReadOnlyHint: ptr(true)},
-		Handler: func(context.Context, *tools.Call) (any, error) {
-			<-g.opening
-			return map[string]bool{"opened": true}, nil
-		},
-	})...)
+		Annotations: tool.Annotations{ReadOnlyHint: ptr(true)},
+	}, func(context.Context, *tool.Call, json.RawMessage) (any, error) {
+		<-g.opening
+		return map[string]bool{"opened": true}, nil
+	}))...)
 }
 
 func ptr[T any](v T) *T { return &v }

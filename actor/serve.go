@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sourcegraph/conc"
 
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 // Config is what Serve needs.
@@ -30,7 +30,7 @@ type Config struct {
 	// outcome) and the server's warnings; it must not write to Out.
 	Logger zerolog.Logger
 	// Tools are the tools listed and called.
-	Tools *tools.Registry
+	Tools *tool.Registry
 	// Workers is the size of the pool running tools/list and tools/call;
 	// 0 means 2×NumCPU, at least 4.
 	Workers int

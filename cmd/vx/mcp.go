@@ -49,12 +49,12 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				_, _ = loader.Load(cmd.Context())
 			}()
 			defer warm.Wait()
-			env := &tools.Env{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
+			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
 			err = actor.Serve(cmd.Context(), actor.Config{
 				In:            os.Stdin,
 				Out:           out,
 				Logger:        a.log,
-				Tools:         tools.All(env),
+				Tools:         tools.All(deps),
 				Mask:          func(s string) string { return loader.Masker().String(s) },
 				ServerName:    "vx",
 				ServerVersion: version,

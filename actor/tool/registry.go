@@ -1,0 +1,145 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Lister chooses, at call time, which of the registered tools are available now
+// (e.g. runTasks hidden when the workspace says mcp({ run: false })). It gets every
+// registered tool in registration order and returns those to list, a subset in the
+// same order. A tool a Lister leaves out is also unknown to Lookup.
+type Lister func(ctx context.Context, all []Tool) []Tool
+
+// Registry holds the tools the server lists and calls. It is immutable after
+// construction and safe for concurrent use.
+type Registry struct {
+	tools  []Tool
+	byName map[string]int
+	lister Lister
+	budget func(ctx context.Context) int
+}
+
+// NewRegistry returns a registry of tools, listed in the order given. It panics on
+// a programming error: an empty or duplicate name, a tool not built by New, or a schema
+// that is not a JSON object or leaves the portable subset.
+func NewRegistry(tools ...Tool) *Registry {
+	r := &Registry{tools: make([]Tool, 0, len(tools)), byName: make(map[string]int, len(tools))}
+	for _, t := range tools {
+		if err := checkTool(t); err != nil {
+			panic(fmt.Sprintf("tool.NewRegistry: %v", err))
+		}
+		if _, dup := r.byName[t.Name]; dup {
+			panic(fmt.Sprintf("tool.NewRegistry: duplicate tool name %q", t.Name))
+		}
+		r.byName[t.Name] = len(r.tools)
+		r.tools = append(r.tools, t)
+	}
+	return r
+}
+
+func checkTool(t Tool) error {
+	if t.Name == "" {
+		return errors.New("a tool has no name")
+	}
+	if t.run == nil {
+		return fmt.Errorf("tool %q has no handler (build it with tool.New)", t.Name)
+	}
+	for what, schema := range map[string]json.RawMessage{"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema} {
+		if schema == nil {
+			continue
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
+			return fmt.Errorf("tool %q: %s is not a JSON object", t.Name, what)
+		}
+		if where := unportable(obj, what); where != "" {
+			return fmt.Errorf("tool %q: %s uses what not every client accepts: %s", t.Name, what, where)
+		}
+	}
+	return nil
+}
+
+// unportable answers where a schema leaves the portable subset that every MCP client and model
+// provider accepts (Gemini's and OpenAI's function declarations): a `type` array, `oneOf` or
+// `$ref`; "" when it does not.
+func unportable(v any, path string) string {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x["type"].([]any); ok {
+			return path + ": a type array (write anyOf of single types)"
+		}
+		for _, k := range []string{"oneOf", "$ref"} {
+			if _, ok := x[k]; ok {
+				return path + ": " + k
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if where := unportable(x[k], path+"."+k); where != "" {
+				return where
+			}
+		}
+	case []any:
+		for i, item := range x {
+			if where := unportable(item, fmt.Sprintf("%s[%d]", path, i)); where != "" {
+				return where
+			}
+		}
+	}
+	return ""
+}
+
+// WithLister returns a registry of the same tools whose listed set l chooses per
+// call; a nil l lists every tool.
+func (r *Registry) WithLister(l Lister) *Registry {
+	return &Registry{tools: r.tools, byName: r.byName, lister: l, budget: r.budget}
+}
+
+// WithBudget returns a registry of the same tools whose calls fit their answers to the budget
+// b answers, in characters of an answer's text (a config may set it); nil means
+// window.DefaultChars.
+func (r *Registry) WithBudget(b func(ctx context.Context) int) *Registry {
+	return &Registry{tools: r.tools, byName: r.byName, lister: r.lister, budget: b}
+}
+
+// List returns the tools available now, in registration order. The slice is the
+// caller's to keep; the Tools in it share their schemas with the registry.
+func (r *Registry) List(ctx context.Context) []Tool {
+	all := r.all()
+	if r.lister == nil {
+		return all
+	}
+	return r.lister(ctx, all)
+}
+
+// all is a copy of every tool, each with the registry's budget.
+func (r *Registry) all() []Tool {
+	all := append([]Tool(nil), r.tools...)
+	for i := range all {
+		all[i].budget = r.budget
+	}
+	return all
+}
+
+// Lookup returns the tool called name if it is available now.
+func (r *Registry) Lookup(ctx context.Context, name string) (Tool, bool) {
+	i, ok := r.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	if r.lister == nil {
+		t := r.tools[i]
+		t.budget = r.budget
+		return t, true
+	}
+	for _, t := range r.lister(ctx, r.all()) {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
