@@ -24,7 +24,8 @@ type TaskList struct {
 	Affected      map[string]string `json:"affected,omitempty"`
 }
 
-// ListedProject is one project of listTasks' answer.
+// ListedProject is one project of listTasks' answer: of show.Project, the fields that say what
+// can run, each as show answers it (see listOf).
 type ListedProject struct {
 	Name      string       `json:"name"`
 	Dir       string       `json:"dir"`
@@ -33,7 +34,8 @@ type ListedProject struct {
 	Tasks     []ListedTask `json:"tasks"`
 }
 
-// ListedTask is one task of listTasks' answer.
+// ListedTask is one task of listTasks' answer: of show.Task, the fields that say what it runs and
+// after what, each as show answers it (see listOf).
 type ListedTask struct {
 	ID          string   `json:"id"`
 	Command     string   `json:"command"`
@@ -73,15 +75,23 @@ func (d *Deps) listTasks() tool.Tool {
 	})
 }
 
+// The listed types are projections of show's: each field is show's field of the same name, type
+// and json tag (Tasks aside, which is projected in turn), checked when the package starts.
+var (
+	projectFields = projection[ListedProject, show.Project]("Tasks")
+	taskFields    = projection[ListedTask, show.Task]()
+)
+
 // listOf is the list of the projects of doc and their tasks.
 func listOf(doc *show.Document) *TaskList {
-	list := &TaskList{Projects: make([]ListedProject, 0, len(doc.Projects)), TotalProjects: len(doc.Projects), Affected: doc.Affected}
-	for _, p := range doc.Projects {
-		lp := ListedProject{Name: p.Name, Dir: p.Dir, Tags: p.Tags, DependsOn: p.DependsOn, Tasks: make([]ListedTask, 0, len(p.Tasks))}
-		for _, t := range p.Tasks {
-			lp.Tasks = append(lp.Tasks, ListedTask{ID: t.ID, Command: t.Command, Description: t.Description, DependsOn: t.DependsOn, Cache: t.Cache})
+	list := &TaskList{Projects: make([]ListedProject, len(doc.Projects)), TotalProjects: len(doc.Projects), Affected: doc.Affected}
+	for i, p := range doc.Projects {
+		lp := &list.Projects[i]
+		projectFields.copy(lp, &p)
+		lp.Tasks = make([]ListedTask, len(p.Tasks))
+		for j := range p.Tasks {
+			taskFields.copy(&lp.Tasks[j], &p.Tasks[j])
 		}
-		list.Projects = append(list.Projects, lp)
 	}
 	return list
 }
