@@ -93,10 +93,10 @@ type conn struct {
 }
 
 // update runs f with the state locked: the one place state changes.
-func (s *conn) update(f func(st *state)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(&s.st)
+func (cn *conn) update(f func(st *state)) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	f(&cn.st)
 }
 
 // Serve runs the server until In reaches EOF or ctx ends.
@@ -118,7 +118,7 @@ func Serve(ctx context.Context, cfg Config) error {
 }
 
 func newConn(cfg Config, h handler) *conn {
-	s := &conn{
+	cn := &conn{
 		log:      cfg.Logger,
 		mask:     cfg.Mask,
 		handler:  h,
@@ -129,45 +129,45 @@ func newConn(cfg Config, h handler) *conn {
 		work:     newQueue[*call](),
 		replies:  newQueue[outMsg](),
 	}
-	s.st = newState(s.replies, cfg.observe)
-	if s.mask == nil {
-		s.mask = func(v string) string { return v }
+	cn.st = newState(cn.replies, cfg.observe)
+	if cn.mask == nil {
+		cn.mask = func(v string) string { return v }
 	}
-	if s.workers <= 0 {
-		s.workers = max(4, 2*runtime.NumCPU())
+	if cn.workers <= 0 {
+		cn.workers = max(4, 2*runtime.NumCPU())
 	}
-	if s.maxLine <= 0 {
-		s.maxLine = DefaultMaxLineBytes
+	if cn.maxLine <= 0 {
+		cn.maxLine = DefaultMaxLineBytes
 	}
-	if s.eofGrace == 0 {
-		s.eofGrace = DefaultEOFGrace
+	if cn.eofGrace == 0 {
+		cn.eofGrace = DefaultEOFGrace
 	}
-	return s
+	return cn
 }
 
 // serve runs the reader, the dispatcher and the writer, and shuts them down in
 // order: the reader first, then the calls (within the grace on EOF), then the
 // writer once the last reply is queued.
-func (s *conn) serve(ctx context.Context, in io.Reader) error {
+func (cn *conn) serve(ctx context.Context, in io.Reader) error {
 	in, interrupt, release := interruptible(in)
 	defer release()
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	s.base, s.stop = runCtx, stop
+	cn.base, cn.stop = runCtx, stop
 
 	var wg conc.WaitGroup
 	readDone := make(chan error, 1)
 	dispatched := make(chan struct{})
-	wg.Go(s.writeLoop)
+	wg.Go(cn.writeLoop)
 	wg.Go(func() {
 		defer close(dispatched)
-		s.dispatchLoop()
+		cn.dispatchLoop()
 	})
 	wg.Go(func() {
 		err := errors.New("actor: reader panicked")
 		defer func() { readDone <- err }()
-		err = s.readLoop(newFrameReader(in, s.maxLine))
+		err = cn.readLoop(newFrameReader(in, cn.maxLine))
 	})
 
 	var readErr error
@@ -181,7 +181,7 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 		}
 		readErr = <-readDone // without interrupt, In must end by itself
 	}
-	s.work.close() // nothing more is read: the pool's queue ends here
+	cn.work.close() // nothing more is read: the pool's queue ends here
 
 	var cause error
 	switch {
@@ -190,21 +190,21 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 	case readErr != nil:
 		cause = fmt.Errorf("actor: reading requests: %w", readErr)
 	default:
-		cause = s.answerWithinGrace(runCtx, dispatched)
+		cause = cn.answerWithinGrace(runCtx, dispatched)
 	}
-	s.log.Debug().AnErr("cause", cause).Msg("mcp server shutting down")
+	cn.log.Debug().AnErr("cause", cause).Msg("mcp server shutting down")
 	stop(cause)
-	s.update(func(st *state) { st.cancelAll(cause) })
+	cn.update(func(st *state) { st.cancelAll(cause) })
 	<-dispatched // every call has finished: no more replies
-	s.replies.close()
-	if d, ok := s.out.(interface{ SetWriteDeadline(time.Time) error }); ok {
+	cn.replies.close()
+	if d, ok := cn.out.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		_ = d.SetWriteDeadline(time.Now().Add(shutdownFlushTimeout))
 		defer d.SetWriteDeadline(time.Time{})
 	}
 	wg.Wait()
 
 	var writeErr error
-	s.update(func(st *state) { writeErr = st.writeErr })
+	cn.update(func(st *state) { writeErr = st.writeErr })
 	switch {
 	case writeErr != nil:
 		return fmt.Errorf("actor: writing replies: %w", writeErr)
@@ -220,19 +220,19 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 // and returns the cause the rest are then cancelled with. Calls to tools that are
 // not read-only are cancelled at once. A signal or a broken reply stream ends the
 // grace early.
-func (s *conn) answerWithinGrace(runCtx context.Context, dispatched <-chan struct{}) error {
-	if s.eofGrace < 0 {
+func (cn *conn) answerWithinGrace(runCtx context.Context, dispatched <-chan struct{}) error {
+	if cn.eofGrace < 0 {
 		return errStdinClosed
 	}
-	s.log.Debug().Dur("grace", s.eofGrace).Msg("mcp stdin closed: answering the requests read")
-	s.update(func(st *state) { st.stdinClosed(errStdinClosed) })
-	grace := time.NewTimer(s.eofGrace)
+	cn.log.Debug().Dur("grace", cn.eofGrace).Msg("mcp stdin closed: answering the requests read")
+	cn.update(func(st *state) { st.stdinClosed(errStdinClosed) })
+	grace := time.NewTimer(cn.eofGrace)
 	defer grace.Stop()
 	select {
 	case <-dispatched:
 		return errStdinClosed
 	case <-grace.C:
-		return fmt.Errorf("%w %v ago, and the call was still running", errStdinClosed, s.eofGrace)
+		return fmt.Errorf("%w %v ago, and the call was still running", errStdinClosed, cn.eofGrace)
 	case <-runCtx.Done():
 		return context.Cause(runCtx)
 	}
