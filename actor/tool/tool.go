@@ -69,14 +69,15 @@ type Handler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, err
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // New returns t answering with h: the argument type is named once, in h, and so is the answer's.
-// An In of json.RawMessage gets the arguments object as it came; any other In must be a struct, decoded strictly by Decode. A nil t.InputSchema or
-// t.OutputSchema is derived from In or Out (see InputSchemaOf and OutputSchemaOf).
+// An In of json.RawMessage gets the arguments object as it came, host keys removed; any other In must be a struct, decoded strictly by Decode. A nil t.InputSchema or
+// t.OutputSchema is derived from In or Out (see InputSchemaOf and OutputSchemaOf); an Out of an
+// interface type or json.RawMessage, an answer of any shape, lists none.
 func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 	in, out := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 	if t.InputSchema == nil {
 		t.InputSchema = InputSchemaOf(in)
 	}
-	if t.OutputSchema == nil && out.Kind() != reflect.Interface {
+	if t.OutputSchema == nil && out.Kind() != reflect.Interface && out != rawMessageType {
 		t.OutputSchema = OutputSchemaOf(out, t.Paged, t.Optional...)
 	}
 	t.run = func(ctx context.Context, call *Call) (json.RawMessage, error) {
@@ -95,13 +96,15 @@ func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 	return t
 }
 
-// Call runs the tool's handler for one tools/call and answers its JSON. An error that wraps
+// Call runs the tool's handler for one tools/call and answers its JSON. The host's own keys
+// (HostKeys) are removed from call.Args first, whatever their values. An error that wraps
 // ErrEncoding means the answer could not be marshalled (a programming error).
 func (t Tool) Call(ctx context.Context, call *Call) (json.RawMessage, error) {
 	if t.run == nil {
 		return nil, fmt.Errorf("tool %q has no handler (build it with tool.New)", t.Name)
 	}
 	call.tool = t.Name
+	call.Args = dropHostKeys(call.Args)
 	if call.Budget == nil {
 		call.Budget = t.budget
 	}
@@ -114,7 +117,7 @@ var ErrEncoding = errors.New("encoding the answer")
 // Call is what a handler gets for one tools/call.
 type Call struct {
 	// Args is the call's arguments, always a JSON object (the server refuses others with -32602
-	// before a handler runs).
+	// before a handler runs), the host's own keys (HostKeys) removed.
 	Args json.RawMessage
 	// Progress sends notifications/progress for the request's _meta.progressToken:
 	// done so far, total when known (0 = unknown) and a message. It is a no-op
