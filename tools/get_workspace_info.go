@@ -2,6 +2,9 @@ package tools
 
 import (
 	"context"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
@@ -19,6 +22,9 @@ func (d *Deps) getWorkspaceInfo() tool.Tool {
 		Title:       "Workspace info",
 		Description: "What is this workspace, and what will a run use? vx info --format json: versions, git status, projects and tasks (and configs that failed to load), plugins, worker count and memory budget with their sources, cache state, flaky tasks, sandbox verdict, lock.",
 		Paged:       true,
+		// A section's value (info.Section.Value, an any) is always the document of its part of
+		// vx: an object.
+		OutputTypes: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[any](): {Type: "object"}},
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getWorkspaceInfoArgs) (*info.Document, error) {
 		doc, err := info.Answer(ctx, d.Loader, d.Version, 0, d.getenv)

@@ -46,3 +46,32 @@ func TestToolsTakeTheHostsKeys(t *testing.T) {
 		t.Errorf("searchDocs with bogus: %v", err)
 	}
 }
+
+// Every schema every vx tool lists passes the portability check the Inspector's --strict applies
+// (tool.CheckSchema), so a new field cannot bring a bare true back; and getWorkspaceInfo's section
+// values are described as the objects they are.
+func TestEverySchemaIsPortable(t *testing.T) {
+	for _, tl := range All(&Deps{}).WithLister(nil).List(context.Background()) {
+		for what, schema := range map[string]json.RawMessage{"inputSchema": tl.InputSchema, "outputSchema": tl.OutputSchema} {
+			if err := tool.CheckSchema(schema); err != nil {
+				t.Errorf("%s: %s %v", tl.Name, what, err)
+			}
+		}
+		if tl.Name != "getWorkspaceInfo" {
+			continue
+		}
+		var out struct {
+			Properties map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(tl.OutputSchema, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, section := range []string{"cache", "flakyTasks", "sandbox", "lock", "remoteCache"} {
+			if got := string(out.Properties[section].Properties["value"]); got != `{"type":"object"}` {
+				t.Errorf("getWorkspaceInfo: %s.value is %s", section, got)
+			}
+		}
+	}
+}

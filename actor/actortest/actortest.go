@@ -137,7 +137,7 @@ func Tools() []tool.Tool {
 	return []tool.Tool{
 		tool.New(tool.Tool{
 			Name: "echo", Title: "Echo", Description: "Answers its arguments.",
-			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":true}`),
+			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":{}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"args":{"type":"object"}},"required":["args"]}`),
 			Annotations:  tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
 		}, func(_ context.Context, c *tool.Call, args json.RawMessage) (echoAnswer, error) {

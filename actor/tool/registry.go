@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 )
 
 // Lister chooses, at call time, which of the registered tools are available now
@@ -53,44 +51,11 @@ func checkTool(t Tool) error {
 		if schema == nil {
 			continue
 		}
-		var obj map[string]any
-		if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
-			return fmt.Errorf("tool %q: %s is not a JSON object", t.Name, what)
-		}
-		if where := unportable(obj, what); where != "" {
-			return fmt.Errorf("tool %q: %s uses what not every client accepts: %s", t.Name, what, where)
+		if err := CheckSchema(schema); err != nil {
+			return fmt.Errorf("tool %q: %s %w", t.Name, what, err)
 		}
 	}
 	return nil
-}
-
-// unportable answers where a schema leaves the portable subset that every MCP client and model
-// provider accepts (Gemini's and OpenAI's function declarations): a `type` array, `oneOf` or
-// `$ref`; "" when it does not.
-func unportable(v any, path string) string {
-	switch x := v.(type) {
-	case map[string]any:
-		if _, ok := x["type"].([]any); ok {
-			return path + ": a type array (write anyOf of single types)"
-		}
-		for _, k := range []string{"oneOf", "$ref"} {
-			if _, ok := x[k]; ok {
-				return path + ": " + k
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if where := unportable(x[k], path+"."+k); where != "" {
-				return where
-			}
-		}
-	case []any:
-		for i, item := range x {
-			if where := unportable(item, fmt.Sprintf("%s[%d]", path, i)); where != "" {
-				return where
-			}
-		}
-	}
-	return ""
 }
 
 // WithLister returns a registry of the same tools whose listed set l chooses per

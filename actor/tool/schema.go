@@ -15,21 +15,18 @@ import (
 // the client's validation, and a deep one costs every tools/list its size.
 const outputDepth = 2
 
-// OutputSchemaOf is the output schema of a tool answering t: generated from the Go type (one
-// source: the answer cannot drift from its schema), kept to the portable subset (anyOf of single
-// types for a nullable field, never a type array) and to outputDepth levels. A paged answer's
-// schema also has the page fields (nextCursor, total, omitted).
-//
-// optional names top-level fields the answer may leave out although the type writes them
-// (getRunHistory asked with a run id answers only its run). A pointer t is described as what it
-// points to. It panics on a type jsonschema-go
-// cannot describe (a programming error).
-func OutputSchemaOf(t reflect.Type, paged bool, optional ...string) json.RawMessage {
+// outputSchemaOf is the output schema of a tool answering t, as spec says (Paged, Optional,
+// OutputTypes): generated from the Go type (one source: the answer cannot drift from its
+// schema), kept to the portable subset (see portable) and to outputDepth levels. A paged answer's
+// schema also has the page fields (nextCursor, total, omitted). A pointer t is described as what
+// it points to. It panics on a type jsonschema-go cannot describe (a programming error).
+func outputSchemaOf(t reflect.Type, spec Tool) json.RawMessage {
 	for t.Kind() == reflect.Pointer { // a handler answers a non-nil pointer: what it points to
 		t = t.Elem()
 	}
-	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true,
-		TypeSchemas: map[reflect.Type]*jsonschema.Schema{rawMessageType: {}}})
+	types := map[reflect.Type]*jsonschema.Schema{rawMessageType: {}}
+	maps.Copy(types, spec.OutputTypes)
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{IgnoreInvalidTypes: true, TypeSchemas: types})
 	if err != nil {
 		panic(fmt.Sprintf("tool: output schema of %v: %v", t, err))
 	}
@@ -37,15 +34,15 @@ func OutputSchemaOf(t reflect.Type, paged bool, optional ...string) json.RawMess
 	if err != nil {
 		panic(err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(js, &m); err != nil {
+	var generated any
+	if err := json.Unmarshal(js, &generated); err != nil {
 		panic(err)
 	}
-	m = portable(m, 0).(map[string]any)
-	if req, ok := m["required"].([]any); ok && len(optional) > 0 {
-		m["required"] = slices.DeleteFunc(req, func(v any) bool { s, _ := v.(string); return slices.Contains(optional, s) })
+	m := portable(generated, 0)
+	if req, ok := m["required"].([]any); ok && len(spec.Optional) > 0 {
+		m["required"] = slices.DeleteFunc(req, func(v any) bool { s, _ := v.(string); return slices.Contains(spec.Optional, s) })
 	}
-	if paged {
+	if spec.Paged {
 		props, _ := m["properties"].(map[string]any)
 		if props == nil {
 			props = map[string]any{}
@@ -58,23 +55,25 @@ func OutputSchemaOf(t reflect.Type, paged bool, optional ...string) json.RawMess
 	return mustJSON(m)
 }
 
-// portable rewrites a generated schema into the subset every client accepts and cuts it at
-// outputDepth: a type array becomes anyOf of single types; a struct's closed properties open (an
-// answer may grow a field before its schema does); descriptions and property orders go.
-func portable(v any, depth int) any {
+// portable rewrites a generated output schema into the subset every client accepts (see
+// CheckSchema) and cuts it at outputDepth: a type array becomes anyOf of single types; a struct's
+// closed properties open (an answer may grow a field before its schema does; a map keeps its
+// values' schema as additionalProperties); below outputDepth a schema keeps its type only, an
+// array with items {}; a value of any shape (a bare true) is {}; descriptions and property orders
+// go.
+func portable(v any, depth int) map[string]any {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return v
+		return map[string]any{}
 	}
-	delete(m, "additionalProperties")
 	delete(m, "propertyOrder")
 	delete(m, "description")
 	if depth >= outputDepth {
-		out := map[string]any{}
+		cut := map[string]any{}
 		if t, ok := m["type"]; ok {
-			out["type"] = t
+			cut["type"] = t
 		}
-		return nullable(out)
+		return complete(nullable(cut))
 	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		for _, k := range slices.Collect(maps.Keys(props)) {
@@ -84,7 +83,34 @@ func portable(v any, depth int) any {
 	if items, ok := m["items"]; ok {
 		m["items"] = portable(items, depth+1)
 	}
-	return nullable(m)
+	if values, ok := m["additionalProperties"].(map[string]any); ok {
+		m["additionalProperties"] = portable(values, depth+1)
+	} else {
+		delete(m, "additionalProperties") // false (a struct) opens
+	}
+	if alts, ok := m["anyOf"].([]any); ok {
+		for i, alt := range alts {
+			alts[i] = portable(alt, depth)
+		}
+	}
+	return complete(nullable(m))
+}
+
+// complete gives an array schema (or alternative) without items the items {}. An object without
+// additionalProperties is open already: saying so ({}) would cost every tools/list 25 bytes an
+// object for nothing.
+func complete(m map[string]any) map[string]any {
+	if alts, ok := m["anyOf"].([]any); ok {
+		for _, alt := range alts {
+			if a, ok := alt.(map[string]any); ok {
+				complete(a)
+			}
+		}
+	}
+	if _, ok := m["items"]; !ok && m["type"] == "array" {
+		m["items"] = map[string]any{}
+	}
+	return m
 }
 
 // nullable turns {"type": ["null", X], ...} into {"anyOf": [{"type": X, ...}, {"type": "null"}]}.
@@ -149,11 +175,12 @@ func schemers(t reflect.Type, into map[reflect.Type]*jsonschema.Schema) {
 	}
 }
 
-// InputSchemaOf is the input schema of a tool whose arguments Decode decodes into t: generated
+// inputSchemaOf is the input schema of a tool whose arguments Decode decodes into t: generated
 // from that struct, so that it names exactly the arguments the decoder takes, each property as
-// its `arg` tag says (see ArgTag). A json.RawMessage t, arguments the tool reads itself, is any
+// its `arg` tag says (see ArgTag), in the portable subset (closed objects say
+// additionalProperties false). A json.RawMessage t, arguments the tool reads itself, is any
 // object. It panics on a type Decode cannot decode into (a programming error).
-func InputSchemaOf(t reflect.Type) json.RawMessage {
+func inputSchemaOf(t reflect.Type) json.RawMessage {
 	if t == rawMessageType {
 		return json.RawMessage(`{"type":"object"}`)
 	}

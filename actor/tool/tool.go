@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/vzn/vx/actor/tool/window"
 )
 
@@ -38,6 +40,9 @@ type Tool struct {
 	// Optional names top-level fields of Out that an answer may leave out although Out writes
 	// them; a derived output schema does not require them.
 	Optional []string
+	// OutputTypes are, for a derived output schema, the schemas of Go types whose shape the type
+	// does not tell: an interface field that always holds an object, say.
+	OutputTypes map[reflect.Type]*jsonschema.Schema
 	// Annotations are the behaviour hints (listed from revision 2025-03-26 on).
 	Annotations Annotations
 
@@ -70,15 +75,15 @@ var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // New returns t answering with h: the argument type is named once, in h, and so is the answer's.
 // An In of json.RawMessage gets the arguments object as it came, host keys removed; any other In must be a struct, decoded strictly by Decode. A nil t.InputSchema or
-// t.OutputSchema is derived from In or Out (see InputSchemaOf and OutputSchemaOf); an Out of an
+// t.OutputSchema is derived from In or Out (see ArgTag, Paged, Optional, OutputTypes); an Out of an
 // interface type or json.RawMessage, an answer of any shape, lists none.
 func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 	in, out := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 	if t.InputSchema == nil {
-		t.InputSchema = InputSchemaOf(in)
+		t.InputSchema = inputSchemaOf(in)
 	}
 	if t.OutputSchema == nil && out.Kind() != reflect.Interface && out != rawMessageType {
-		t.OutputSchema = OutputSchemaOf(out, t.Paged, t.Optional...)
+		t.OutputSchema = outputSchemaOf(out, t)
 	}
 	t.run = func(ctx context.Context, call *Call) (json.RawMessage, error) {
 		var args In
