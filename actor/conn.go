@@ -36,6 +36,7 @@ type pooled struct {
 // the reader itself, requests go to the pool's queue. It never blocks on the
 // pool or the writer.
 func (cn *conn) readLoop(fr *frameReader) error {
+	afterFirst := cn.afterFirst
 	for {
 		line, err := fr.next()
 		if err != nil {
@@ -51,6 +52,10 @@ func (cn *conn) readLoop(fr *frameReader) error {
 			return err
 		}
 		cn.handleFrame(line)
+		if afterFirst != nil {
+			afterFirst()
+			afterFirst = nil
+		}
 	}
 }
 

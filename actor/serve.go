@@ -48,6 +48,11 @@ type Config struct {
 	// be answered before they are cancelled; 0 means DefaultEOFGrace, a negative
 	// value cancels them at once.
 	EOFGrace time.Duration
+	// AfterFirstFrame, when set, is called once, on the reader, right after the first frame was
+	// handled (an initialize, server/discover or ping answered, its reply queued for the
+	// writer): the place to start work the server wants done early but not before its first
+	// answer. It must not block; what it starts is its caller's to wait for.
+	AfterFirstFrame func()
 
 	// observe is the tests' hook on every transition of a call (export_test.go).
 	observe func(callEvent)
@@ -81,6 +86,8 @@ type conn struct {
 	maxLine  int
 	eofGrace time.Duration
 	out      io.Writer
+
+	afterFirst func() // Config.AfterFirstFrame; the reader's alone
 
 	base context.Context // parent of every call's context; cancelled at shutdown
 	stop context.CancelCauseFunc
@@ -126,8 +133,10 @@ func newConn(cfg Config, h handler) *conn {
 		maxLine:  cfg.MaxLineBytes,
 		eofGrace: cfg.EOFGrace,
 		out:      cfg.Out,
-		work:     newQueue[*call](),
-		replies:  newQueue[outMsg](),
+
+		afterFirst: cfg.AfterFirstFrame,
+		work:       newQueue[*call](),
+		replies:    newQueue[outMsg](),
 	}
 	cn.st = newState(cn.replies, cfg.observe)
 	if cn.mask == nil {

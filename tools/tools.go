@@ -55,23 +55,26 @@ func (d *Deps) load(ctx context.Context) (*graph.Workspace, error) {
 // All returns the registry of every vx tool over deps. Which tools are listed depends on the
 // workspace at the time of the call: runTasks is hidden under mcp({ run: false }).
 func All(deps *Deps) *tool.Registry {
-	return tool.NewRegistry(
-		deps.listTasks(),
-		deps.getCacheStats(),
-		deps.getRunHistory(),
-		deps.explainCacheKey(),
-		deps.whyDidThisRerun(),
-		deps.pruneCache(),
-		deps.planInit(),
-		deps.searchDocs(),
-		deps.checkLock(),
-		deps.getConfig(),
-		deps.getTaskLog(),
-		deps.getFailures(),
-		deps.runTasks(),
-		deps.planTasks(),
-		deps.getWorkspaceInfo(),
-	).WithLister(deps.lister).WithBudget(deps.budget)
+	// Built on the first tools/list or tools/call: initialize is answered before.
+	return tool.Lazy(func() []tool.Tool {
+		return []tool.Tool{
+			deps.listTasks(),
+			deps.getCacheStats(),
+			deps.getRunHistory(),
+			deps.explainCacheKey(),
+			deps.whyDidThisRerun(),
+			deps.pruneCache(),
+			deps.planInit(),
+			deps.searchDocs(),
+			deps.checkLock(),
+			deps.getConfig(),
+			deps.getTaskLog(),
+			deps.getFailures(),
+			deps.runTasks(),
+			deps.planTasks(),
+			deps.getWorkspaceInfo(),
+		}
+	}).WithLister(deps.lister).WithBudget(deps.budget)
 }
 
 // lister hides runTasks where the workspace's mcp({ run: false }) says nothing may run. A config

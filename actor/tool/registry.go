@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Lister chooses, at call time, which of the registered tools are available now
@@ -16,28 +17,46 @@ type Lister func(ctx context.Context, all []Tool) []Tool
 // Registry holds the tools the server lists and calls. It is immutable after
 // construction and safe for concurrent use.
 type Registry struct {
-	tools  []Tool
-	byName map[string]int
+	set    func() *toolSet // the tools; built on first use for a Lazy registry
 	lister Lister
 	budget func(ctx context.Context) int
+}
+
+// toolSet is a registry's tools, in registration order, and their indexes by name.
+type toolSet struct {
+	tools  []Tool
+	byName map[string]int
 }
 
 // NewRegistry returns a registry of tools, listed in the order given. It panics on
 // a programming error: an empty or duplicate name, a tool not built by New, or a schema
 // that is not a JSON object or leaves the portable subset.
 func NewRegistry(tools ...Tool) *Registry {
-	r := &Registry{tools: make([]Tool, 0, len(tools)), byName: make(map[string]int, len(tools))}
+	set := newToolSet(tools)
+	return &Registry{set: func() *toolSet { return set }}
+}
+
+// Lazy returns a registry of the tools build returns, called once, on the registry's first List
+// or Lookup, and checked then as NewRegistry checks them. A server holding it answers
+// initialize, server/discover and ping without building a tool: deriving the schemas of vx's
+// fifteen by reflection takes longer than the process start.
+func Lazy(build func() []Tool) *Registry {
+	return &Registry{set: sync.OnceValue(func() *toolSet { return newToolSet(build()) })}
+}
+
+func newToolSet(tools []Tool) *toolSet {
+	set := &toolSet{tools: make([]Tool, 0, len(tools)), byName: make(map[string]int, len(tools))}
 	for _, t := range tools {
 		if err := checkTool(t); err != nil {
 			panic(fmt.Sprintf("tool.NewRegistry: %v", err))
 		}
-		if _, dup := r.byName[t.Name]; dup {
+		if _, dup := set.byName[t.Name]; dup {
 			panic(fmt.Sprintf("tool.NewRegistry: duplicate tool name %q", t.Name))
 		}
-		r.byName[t.Name] = len(r.tools)
-		r.tools = append(r.tools, t)
+		set.byName[t.Name] = len(set.tools)
+		set.tools = append(set.tools, t)
 	}
-	return r
+	return set
 }
 
 func checkTool(t Tool) error {
@@ -61,14 +80,14 @@ func checkTool(t Tool) error {
 // WithLister returns a registry of the same tools whose listed set l chooses per
 // call; a nil l lists every tool.
 func (r *Registry) WithLister(l Lister) *Registry {
-	return &Registry{tools: r.tools, byName: r.byName, lister: l, budget: r.budget}
+	return &Registry{set: r.set, lister: l, budget: r.budget}
 }
 
 // WithBudget returns a registry of the same tools whose calls fit their answers to the budget
 // b answers, in characters of an answer's text (a config may set it); nil means
 // window.DefaultChars.
 func (r *Registry) WithBudget(b func(ctx context.Context) int) *Registry {
-	return &Registry{tools: r.tools, byName: r.byName, lister: r.lister, budget: b}
+	return &Registry{set: r.set, lister: r.lister, budget: b}
 }
 
 // List returns the tools available now, in registration order. The slice is the
@@ -83,7 +102,7 @@ func (r *Registry) List(ctx context.Context) []Tool {
 
 // all is a copy of every tool, each with the registry's budget.
 func (r *Registry) all() []Tool {
-	all := append([]Tool(nil), r.tools...)
+	all := append([]Tool(nil), r.set().tools...)
 	for i := range all {
 		all[i].budget = r.budget
 	}
@@ -92,12 +111,13 @@ func (r *Registry) all() []Tool {
 
 // Lookup returns the tool called name if it is available now.
 func (r *Registry) Lookup(ctx context.Context, name string) (Tool, bool) {
-	i, ok := r.byName[name]
+	set := r.set()
+	i, ok := set.byName[name]
 	if !ok {
 		return Tool{}, false
 	}
 	if r.lister == nil {
-		t := r.tools[i]
+		t := set.tools[i]
 		t.budget = r.budget
 		return t, true
 	}
