@@ -3,8 +3,6 @@ package actor_test
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -17,7 +15,7 @@ var engineOnly = []string{"modernc.org/sqlite", "github.com/evanw/esbuild", "git
 func TestActorDoesNotCarryTheEngine(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("the go command is needed to list the dependencies: %v", err)
 	}
 	cmd := exec.CommandContext(context.Background(), goTool, "list", "-deps", "github.com/vzn/vx/actor")
 	out, err := cmd.Output()

@@ -4,7 +4,9 @@
 // schemas derived from In and Out, and the fitting of an answer to the budget (package window).
 //
 // It imports nothing of vx's engine, so the JSON-RPC core builds and tests without SQLite,
-// esbuild or goja.
+// esbuild or goja. It lives under actor because it is the server's contract with its tools (as
+// net/http's Handler is the server's), and it imports nothing of actor: package tools depends on
+// it and on the engine, never on the server.
 package tool
 
 import (
@@ -74,11 +76,16 @@ type Handler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, err
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // New returns t answering with h: the argument type is named once, in h, and so is the answer's.
-// An In of json.RawMessage gets the arguments object as it came, host keys removed; any other In must be a struct, decoded strictly by Decode. A nil t.InputSchema or
-// t.OutputSchema is derived from In or Out (see ArgTag, Paged, Optional, OutputTypes); an Out of an
-// interface type or json.RawMessage, an answer of any shape, lists none.
+// An In of json.RawMessage gets the arguments object as it came, host keys removed; any other In
+// must be a struct, decoded strictly by Decode. A nil t.InputSchema or t.OutputSchema is derived
+// from In or Out (see ArgTag, Paged, Optional, OutputTypes); an Out of an interface type or
+// json.RawMessage, an answer of any shape, lists none. New panics on an In it cannot decode into
+// (a programming error).
 func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 	in, out := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	if in != rawMessageType && in.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("tool.New(%q): arguments must be a struct or json.RawMessage, not %v", t.Name, in))
+	}
 	if t.InputSchema == nil {
 		t.InputSchema = inputSchemaOf(in)
 	}
