@@ -11,7 +11,7 @@ import (
 )
 
 func TestToolsCall(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-06-18")
 	r := s.call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":[1,"two"]}}}`)
 	var content []struct{ Type, Text string }
@@ -54,7 +54,7 @@ func TestToolsCall(t *testing.T) {
 
 func TestToolsCallOldRevisionsOmitStructuredContent(t *testing.T) {
 	for _, rev := range []string{"2024-11-05", "2025-03-26"} {
-		s := startSession(t, nil)
+		s := startClient(t, nil)
 		initialize(s, rev)
 		r := s.call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}`)
 		if r.has(t, "structuredContent") {
@@ -69,7 +69,7 @@ func TestToolsCallOldRevisionsOmitStructuredContent(t *testing.T) {
 }
 
 func TestToolErrorsAndRefusals(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-11-25")
 	for _, tc := range []struct{ tool, want string }{
 		{"refuse", `argument "task" must be ***`},
@@ -94,7 +94,7 @@ func TestToolErrorsAndRefusals(t *testing.T) {
 }
 
 func TestProtocolErrors(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-11-25")
 	for _, tc := range []struct {
 		line, id string
@@ -154,7 +154,7 @@ func TestProtocolErrors(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	for _, rev := range []string{"2024-11-05", "2025-06-18"} {
-		s := startSession(t, nil)
+		s := startClient(t, nil)
 		initialize(s, rev)
 		s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":4,"ms":1},"_meta":{"progressToken":"tok"}}}`)
 		var seen []float64
@@ -199,7 +199,7 @@ func TestProgress(t *testing.T) {
 }
 
 func TestOversizeLine(t *testing.T) {
-	s := startSession(t, func(c *actor.Config) { c.MaxLineBytes = 1024 })
+	s := startClient(t, func(c *actor.Config) { c.MaxLineBytes = 1024 })
 	initialize(s, "2025-11-25")
 	big := strings.Repeat("x", 5000)
 	r := s.call(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"s":"` + big + `"}}}`)

@@ -35,14 +35,15 @@ type pooled struct {
 // (ping, notifications/cancelled, initialize, server/discover) are answered by
 // the reader itself, requests go to the pool's queue. It never blocks on the
 // pool or the writer.
-func (s *conn) readLoop(fr *frameReader) error {
+func (cn *conn) readLoop(fr *frameReader) error {
+	afterFirst := cn.afterFirst
 	for {
 		line, err := fr.next()
 		if err != nil {
 			var long *frameTooLongError
 			if errors.As(err, &long) {
-				s.log.Warn().Int64("bytes", long.size).Msg("mcp frame too long: skipped")
-				s.send(s.errorItem(long.id, fmt.Errorf("%w: %v", ErrInvalidRequest, long)))
+				cn.log.Warn().Int64("bytes", long.size).Msg("mcp frame too long: skipped")
+				cn.send(cn.errorItem(long.id, fmt.Errorf("%w: %v", ErrInvalidRequest, long)))
 				continue
 			}
 			if errors.Is(err, io.EOF) {
@@ -50,46 +51,50 @@ func (s *conn) readLoop(fr *frameReader) error {
 			}
 			return err
 		}
-		s.handleFrame(line)
+		cn.handleFrame(line)
+		if afterFirst != nil {
+			afterFirst()
+			afterFirst = nil
+		}
 	}
 }
 
 // handleFrame handles one line: a message, a batch, or something to refuse.
-func (s *conn) handleFrame(line []byte) {
+func (cn *conn) handleFrame(line []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error().Str("panic", s.mask(fmt.Sprint(r))).Str("stack", string(debug.Stack())).Msg("mcp frame handling panicked")
-			s.send(s.errorItem(nil, fmt.Errorf("%w: %v", ErrInternal, r)))
+			cn.log.Error().Str("panic", cn.mask(fmt.Sprint(r))).Str("stack", string(debug.Stack())).Msg("mcp frame handling panicked")
+			cn.send(cn.errorItem(nil, fmt.Errorf("%w: %v", ErrInternal, r)))
 		}
 	}()
 	switch {
 	case blank(line): // between frames
 	case firstByte(line) == '[':
-		s.handleBatch(line)
+		cn.handleBatch(line)
 	default:
-		if item, ok := s.handleMessage(line, nil); ok {
-			s.send(item)
+		if item, ok := cn.handleMessage(line, nil); ok {
+			cn.send(item)
 		}
 	}
 }
 
 // handleBatch fans a JSON array of messages out and answers it as one array.
-func (s *conn) handleBatch(line []byte) {
+func (cn *conn) handleBatch(line []byte) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(line, &elems); err != nil {
-		s.send(s.errorItem(nil, fmt.Errorf("%w: not JSON", ErrParse)))
+		cn.send(cn.errorItem(nil, fmt.Errorf("%w: not JSON", ErrParse)))
 		return
 	}
 	if len(elems) == 0 {
-		s.send(s.errorItem(nil, fmt.Errorf("%w: empty batch", ErrInvalidRequest)))
+		cn.send(cn.errorItem(nil, fmt.Errorf("%w: empty batch", ErrInvalidRequest)))
 		return
 	}
 	b := &batch{}
 	// Deferred: a panic halfway must not strand the calls already queued.
-	defer s.update(func(st *state) { st.seal(b) })
+	defer cn.update(func(st *state) { st.seal(b) })
 	for _, elem := range elems {
-		if item, ok := s.handleMessage(elem, b); ok {
-			s.update(func(st *state) { st.add(b, item) })
+		if item, ok := cn.handleMessage(elem, b); ok {
+			cn.update(func(st *state) { st.add(b, item) })
 		}
 	}
 }
@@ -97,88 +102,88 @@ func (s *conn) handleBatch(line []byte) {
 // handleMessage handles one message of a frame or batch b (nil outside a
 // batch). It returns the reply to send now, or ok=false when there is none yet
 // (a notification, or a request queued for the pool).
-func (s *conn) handleMessage(raw json.RawMessage, b *batch) (item outItem, ok bool) {
+func (cn *conn) handleMessage(raw json.RawMessage, b *batch) (item outItem, ok bool) {
 	start := time.Now()
 	msg, id, err, isMsg := parseMessage(raw)
 	if !isMsg {
-		s.log.Debug().Msg("mcp ignored a response the server did not ask for")
+		cn.log.Debug().Msg("mcp ignored a response the server did not ask for")
 		return outItem{}, false
 	}
 	if err != nil {
-		s.logRequest("", id, start, err)
-		return s.errorItem(id, err), true
+		cn.logRequest("", id, start, err)
+		return cn.errorItem(id, err), true
 	}
 	if msg.id == nil {
-		s.handleNotification(msg)
+		cn.handleNotification(msg)
 		return outItem{}, false
 	}
-	p, result, err := s.handler.preempt(msg)
+	p, result, err := cn.handler.preempt(msg)
 	if p == nil {
-		s.logRequest(msg.method, msg.id, start, err)
-		return s.replyItem(msg.id, result, err), true
+		cn.logRequest(msg.method, msg.id, start, err)
+		return cn.replyItem(msg.id, result, err), true
 	}
 	c := &call{
 		id: msg.id, key: idKey(msg.id), method: msg.method, params: msg.params,
-		revision: p.revision, progressToken: p.progressToken, batch: b, start: start, conn: s,
+		revision: p.revision, progressToken: p.progressToken, batch: b, start: start, conn: cn,
 	}
-	c.ctx, c.cancel = context.WithCancelCause(s.base)
+	c.ctx, c.cancel = context.WithCancelCause(cn.base)
 	registered := false
-	s.update(func(st *state) { registered = st.register(c) })
+	cn.update(func(st *state) { registered = st.register(c) })
 	if !registered {
 		c.cancel(nil)
 		err := fmt.Errorf("%w: request id %s is already in flight", ErrInvalidRequest, msg.id)
-		s.logRequest(msg.method, msg.id, start, err)
-		return s.errorItem(msg.id, err), true
+		cn.logRequest(msg.method, msg.id, start, err)
+		return cn.errorItem(msg.id, err), true
 	}
-	s.work.push(c)
+	cn.work.push(c)
 	return outItem{}, false
 }
 
 // handleNotification handles a message without id: no reply, ever. The conn
 // acts on notifications/cancelled itself, on the reader, so that a cancel never
 // waits behind the work it cancels.
-func (s *conn) handleNotification(msg message) {
+func (cn *conn) handleNotification(msg message) {
 	if msg.method != "notifications/cancelled" {
-		s.log.Debug().Str("method", msg.method).Msg("mcp notification")
+		cn.log.Debug().Str("method", msg.method).Msg("mcp notification")
 		return
 	}
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if firstByte(msg.params) != '{' || json.Unmarshal(msg.params, &p) != nil || !validID(p.RequestID) {
-		s.log.Debug().Msg("mcp notifications/cancelled without a valid requestId ignored")
+		cn.log.Debug().Msg("mcp notifications/cancelled without a valid requestId ignored")
 		return
 	}
 	found := false
-	s.update(func(st *state) { found = st.cancelID(idKey(p.RequestID), errCancelledByClient) })
-	s.log.Debug().RawJSON("id", p.RequestID).Bool("inFlight", found).Msg("mcp cancel")
+	cn.update(func(st *state) { found = st.cancelID(idKey(p.RequestID), errCancelledByClient) })
+	cn.log.Debug().RawJSON("id", p.RequestID).Bool("inFlight", found).Msg("mcp cancel")
 }
 
 // dispatchLoop feeds queued calls to a bounded pool: it is the one that blocks
 // when every worker is busy, never the reader. It returns once the queue is
 // closed and every call has finished.
-func (s *conn) dispatchLoop() {
-	p := pool.New().WithMaxGoroutines(s.workers)
+func (cn *conn) dispatchLoop() {
+	p := pool.New().WithMaxGoroutines(cn.workers)
 	for {
-		c, ok := s.work.pop()
+		c, ok := cn.work.pop()
 		if !ok {
 			break
 		}
-		p.Go(func() { s.run(c) })
+		p.Go(func() { cn.run(c) })
 	}
 	p.Wait()
 }
 
 // run answers one call, unless it was cancelled while queued, and hands the
 // reply to the writer unless it was cancelled meanwhile.
-func (s *conn) run(c *call) {
+func (cn *conn) run(c *call) {
 	started := false
-	s.update(func(st *state) { started = st.start(c) })
+	cn.update(func(st *state) { started = st.start(c) })
 	var reply []byte
 	var err error
 	if started {
 		var result any
-		result, err = s.invoke(c)
+		result, err = cn.invoke(c)
 		if err == nil {
 			if js, merr := json.Marshal(result); merr != nil {
 				err = fmt.Errorf("%w: encoding the result: %v", ErrInternal, merr)
@@ -187,28 +192,28 @@ func (s *conn) run(c *call) {
 			}
 		}
 		if err != nil {
-			reply = appendError(nil, c.id, wireError(err, s.mask))
+			reply = appendError(nil, c.id, wireError(err, cn.mask))
 		}
 	}
 	answered := false
-	s.update(func(st *state) { answered = st.finish(c, reply) })
+	cn.update(func(st *state) { answered = st.finish(c, reply) })
 	if !answered {
-		s.logCancelled(c)
+		cn.logCancelled(c)
 	} else {
-		s.logRequest(c.method, c.id, c.start, err)
+		cn.logRequest(c.method, c.id, c.start, err)
 	}
 	c.cancel(nil)
 }
 
 // invoke runs the handler, turning a panic into -32603.
-func (s *conn) invoke(c *call) (result any, err error) {
+func (cn *conn) invoke(c *call) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error().Str("panic", s.mask(fmt.Sprint(r))).Str("method", c.method).Str("stack", string(debug.Stack())).Msg("mcp request panicked")
+			cn.log.Error().Str("panic", cn.mask(fmt.Sprint(r))).Str("method", c.method).Str("stack", string(debug.Stack())).Msg("mcp request panicked")
 			err = fmt.Errorf("%w: %s panicked: %v", ErrInternal, c.method, r)
 		}
 	}()
-	return s.handler.handle(c)
+	return cn.handler.handle(c)
 }
 
 // enterTool tells the conn that c is about to run a tool, read-only or not; false
@@ -225,24 +230,24 @@ func (c *call) notify(done float64, data []byte) {
 }
 
 // replyItem is the reply to a request answered with result or err.
-func (s *conn) replyItem(id json.RawMessage, result any, err error) outItem {
+func (cn *conn) replyItem(id json.RawMessage, result any, err error) outItem {
 	if err != nil {
-		return s.errorItem(id, err)
+		return cn.errorItem(id, err)
 	}
 	data, err := json.Marshal(result)
 	if err != nil {
-		return s.errorItem(id, err)
+		return cn.errorItem(id, err)
 	}
 	return outItem{data: appendResult(nil, id, data)}
 }
 
 // errorItem is the error reply err makes, its text masked.
-func (s *conn) errorItem(id json.RawMessage, err error) outItem {
-	return outItem{data: appendError(nil, id, wireError(err, s.mask))}
+func (cn *conn) errorItem(id json.RawMessage, err error) outItem {
+	return outItem{data: appendError(nil, id, wireError(err, cn.mask))}
 }
 
 // logRequest writes the debug line of one request.
-func (s *conn) logRequest(method string, id json.RawMessage, start time.Time, err error) {
+func (cn *conn) logRequest(method string, id json.RawMessage, start time.Time, err error) {
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -251,17 +256,17 @@ func (s *conn) logRequest(method string, id json.RawMessage, start time.Time, er
 			outcome = fmt.Sprintf("error %d", e.Code)
 		}
 	}
-	s.logOutcome(method, id, start, outcome, nil)
+	cn.logOutcome(method, id, start, outcome, nil)
 }
 
 // logCancelled writes the debug line of a call cancelled before it was answered,
 // with what cancelled it: the client, stdin's end, a signal, a broken reply stream.
-func (s *conn) logCancelled(c *call) {
-	s.logOutcome(c.method, c.id, c.start, "cancelled", context.Cause(c.ctx))
+func (cn *conn) logCancelled(c *call) {
+	cn.logOutcome(c.method, c.id, c.start, "cancelled", context.Cause(c.ctx))
 }
 
-func (s *conn) logOutcome(method string, id json.RawMessage, start time.Time, outcome string, cause error) {
-	ev := s.log.Debug()
+func (cn *conn) logOutcome(method string, id json.RawMessage, start time.Time, outcome string, cause error) {
+	ev := cn.log.Debug()
 	if ev == nil {
 		return
 	}
@@ -269,7 +274,7 @@ func (s *conn) logOutcome(method string, id json.RawMessage, start time.Time, ou
 		ev = ev.RawJSON("id", id)
 	}
 	if cause != nil {
-		ev = ev.Str("cause", s.mask(cause.Error()))
+		ev = ev.Str("cause", cn.mask(cause.Error()))
 	}
 	ev.Str("method", method).Dur("duration", time.Since(start)).Str("outcome", outcome).Msg("mcp request")
 }

@@ -15,7 +15,7 @@ import (
 // TestEOFAnswersWhatWasRead closes stdin right after the requests: each one already read is
 // answered — the reader's and the pool's — before Serve returns.
 func TestEOFAnswersWhatWasRead(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}`)
@@ -42,7 +42,7 @@ func TestEOFAnswersWhatWasRead(t *testing.T) {
 // A call still running when the grace after EOF is over is cancelled, with stdin's end as its cause,
 // and gets no reply.
 func TestEOFCancelsInFlight(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
@@ -73,7 +73,7 @@ func TestEOFCancelsInFlight(t *testing.T) {
 func TestEOFCancelsToolsThatWrite(t *testing.T) {
 	g := newGate()
 	defer g.open()
-	s := startSession(t, func(c *actor.Config) { g.serve(c); c.Workers = 2; c.EOFGrace = time.Hour })
+	s := startClient(t, func(c *actor.Config) { g.serve(c); c.Workers = 2; c.EOFGrace = time.Hour })
 	initialize(s, "2025-11-25")
 	// run has no readOnlyHint: it may write.
 	s.send(`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"run","arguments":{"ms":3600000},"_meta":{"progressToken":"t"}}}`)
@@ -111,7 +111,7 @@ func TestEOFCancelsToolsThatWrite(t *testing.T) {
 
 // A signal during the grace ends it: what runs is cancelled at once, and Serve returns ctx.Err().
 func TestSignalDuringEOFGrace(t *testing.T) {
-	s := startSession(t, func(c *actor.Config) { c.EOFGrace = time.Hour })
+	s := startClient(t, func(c *actor.Config) { c.EOFGrace = time.Hour })
 	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":"sleep","method":"tools/call","params":{"name":"sleep","arguments":{"ms":3600000}}}`)
 	s.send(`{"jsonrpc":"2.0","id":"run","method":"tools/call","params":{"name":"run","arguments":{"ms":3600000},"_meta":{"progressToken":"t"}}}`)
@@ -141,7 +141,7 @@ func TestSignalDuringEOFGrace(t *testing.T) {
 
 // A negative grace cancels every call at once on EOF, as a signal does.
 func TestEOFWithoutGrace(t *testing.T) {
-	s := startSession(t, func(c *actor.Config) { c.EOFGrace = -1 })
+	s := startClient(t, func(c *actor.Config) { c.EOFGrace = -1 })
 	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	s.await("1", "running")

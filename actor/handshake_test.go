@@ -12,7 +12,7 @@ import (
 
 const stateless = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
-func initialize(s *session, rev string) reply {
+func initialize(s *client, rev string) reply {
 	s.t.Helper()
 	r := s.call(fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, rev))
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -24,7 +24,7 @@ func TestInitializeNegotiates(t *testing.T) {
 		"2024-11-05": "2024-11-05", "2025-03-26": "2025-03-26", "2025-06-18": "2025-06-18",
 		"2025-11-25": "2025-11-25", "2026-07-28": "2025-11-25", "1999-01-01": "2025-11-25", "": "2025-11-25",
 	} {
-		s := startSession(t, nil)
+		s := startClient(t, nil)
 		r := initialize(s, asked)
 		var got string
 		r.field(t, "protocolVersion", &got)
@@ -59,7 +59,7 @@ type listedTool struct {
 	Annotations  map[string]any  `json:"annotations"`
 }
 
-func listTools(t *testing.T, s *session, params string) ([]listedTool, reply) {
+func listTools(t *testing.T, s *client, params string) ([]listedTool, reply) {
 	t.Helper()
 	r := s.call(`{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{` + params + `}}`)
 	if r.Error != nil {
@@ -84,7 +84,7 @@ func findTool(t *testing.T, ts []listedTool, name string) listedTool {
 func TestToolsListPerRevision(t *testing.T) {
 	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(rev, func(t *testing.T) {
-			s := startSession(t, nil)
+			s := startClient(t, nil)
 			params := ""
 			if rev == "2026-07-28" {
 				params = stateless // no handshake at all
@@ -137,7 +137,7 @@ func TestToolsListPerRevision(t *testing.T) {
 }
 
 func TestToolsListCursor(t *testing.T) {
-	s := startSession(t, func(c *actor.Config) { c.ToolsPageSize = 3 })
+	s := startClient(t, func(c *actor.Config) { c.ToolsPageSize = 3 })
 	initialize(s, "2025-06-18")
 	var names []string
 	params := ""
@@ -170,7 +170,7 @@ func TestToolsListCursor(t *testing.T) {
 
 	// A page size above the tool count lists all at once, and a cursor of the
 	// page before the last still works.
-	s2 := startSession(t, nil)
+	s2 := startClient(t, nil)
 	initialize(s2, "2025-06-18")
 	_, r = listTools(t, s2, `"cursor":"ZWNobw"`) // after "echo"
 	var ts []listedTool
@@ -181,7 +181,7 @@ func TestToolsListCursor(t *testing.T) {
 }
 
 func TestUnsupportedRevisionData(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	r := s.call(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01"}}}`)
 	wantError(t, r, "1", -32022, "unsupported protocol version")
 	var data struct {
@@ -197,7 +197,7 @@ func TestUnsupportedRevisionData(t *testing.T) {
 }
 
 func TestDiscoverAndPing(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	r := s.call(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + stateless + `}}`)
 	var versions []string
 	r.field(t, "supportedVersions", &versions)

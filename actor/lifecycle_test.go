@@ -15,7 +15,7 @@ import (
 )
 
 func TestPingWhileWorkersBusy(t *testing.T) {
-	s := startSession(t, func(c *actor.Config) { c.Workers = 2 })
+	s := startClient(t, func(c *actor.Config) { c.Workers = 2 })
 	initialize(s, "2025-11-25")
 	for i := range 4 { // two running, two queued behind them
 		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"busy%d","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`, i))
@@ -56,7 +56,7 @@ func TestPingWhileWorkersBusy(t *testing.T) {
 func TestCancelledGetsNoReply(t *testing.T) {
 	g := newGate()
 	defer g.open()
-	s := startSession(t, func(c *actor.Config) { g.serve(c); c.Workers = 1 })
+	s := startClient(t, func(c *actor.Config) { g.serve(c); c.Workers = 1 })
 	initialize(s, "2025-11-25")
 	// A tool deaf to its context, running when the cancel comes: it answers, and is not answered.
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gate"}}`)
@@ -86,7 +86,7 @@ func TestCancelledGetsNoReply(t *testing.T) {
 func TestDuplicateInFlightID(t *testing.T) {
 	g := newGate()
 	defer g.open()
-	s := startSession(t, g.serve)
+	s := startClient(t, g.serve)
 	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"gate"}}`)
 	r := s.call(`{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"echo"}}`)
@@ -99,7 +99,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-03-26")
 	s.send(`[` +
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":30}}},` +
@@ -138,7 +138,7 @@ func TestBatch(t *testing.T) {
 }
 
 func TestLastLineWithoutNewline(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestLastLineWithoutNewline(t *testing.T) {
 }
 
 func TestContextEndStopsServe(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-11-25")
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`)
 	s.await("1", "running")

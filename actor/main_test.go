@@ -20,7 +20,7 @@ import (
 
 	"github.com/vzn/vx/actor"
 	"github.com/vzn/vx/actor/actortest"
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 func TestMain(m *testing.M) {
@@ -43,8 +43,9 @@ func (l leakChecked) Run() int {
 	return code
 }
 
-// session is a server run in process over io.Pipes.
-type session struct {
+// client is a test's end of a server run in process over io.Pipes: it writes the requests
+// and reads the replies.
+type client struct {
 	t      *testing.T
 	in     *io.PipeWriter
 	lines  chan []byte
@@ -83,7 +84,7 @@ func (l *callLog) history(id string) []string {
 }
 
 // await blocks until the call with id has entered phase and returns its history so far.
-func (s *session) await(id, phase string) []string {
+func (s *client) await(id, phase string) []string {
 	s.t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -103,25 +104,25 @@ func (s *session) await(id, phase string) []string {
 }
 
 // wantHistory checks the phases the call with id went through.
-func (s *session) wantHistory(id string, want ...string) {
+func (s *client) wantHistory(id string, want ...string) {
 	s.t.Helper()
 	if got := s.calls.history(id); !slices.Equal(got, want) {
 		s.t.Fatalf("call %s went %v, want %v", id, got, want)
 	}
 }
 
-// startSession serves the test tools in process; edit adjusts the config.
-func startSession(t *testing.T, edit func(*actor.Config)) *session {
+// startClient serves the test tools in process; edit adjusts the config.
+func startClient(t *testing.T, edit func(*actor.Config)) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &session{t: t, in: inW, lines: make(chan []byte, 4096), errc: make(chan error, 1), cancel: cancel, log: &actortest.SyncBuffer{},
+	s := &client{t: t, in: inW, lines: make(chan []byte, 4096), errc: make(chan error, 1), cancel: cancel, log: &actortest.SyncBuffer{},
 		calls: &callLog{changed: make(chan struct{})}}
 	cfg := actor.Config{
 		In: inR, Out: outW,
 		Logger:        zerolog.New(s.log).Level(zerolog.DebugLevel),
-		Tools:         tools.NewRegistry(testTools()...),
+		Tools:         tool.NewRegistry(testTools()...),
 		Workers:       4,
 		Mask:          actortest.Mask,
 		ServerName:    "vx-test",
@@ -162,14 +163,14 @@ func startSession(t *testing.T, edit func(*actor.Config)) *session {
 	return s
 }
 
-func (s *session) send(line string) {
+func (s *client) send(line string) {
 	s.t.Helper()
 	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
 		s.t.Fatalf("send: %v", err)
 	}
 }
 
-func (s *session) recv() []byte {
+func (s *client) recv() []byte {
 	s.t.Helper()
 	select {
 	case line, ok := <-s.lines:
@@ -184,7 +185,7 @@ func (s *session) recv() []byte {
 }
 
 // recvMsg returns the next line decoded as one JSON-RPC message.
-func (s *session) recvMsg() reply {
+func (s *client) recvMsg() reply {
 	s.t.Helper()
 	line := s.recv()
 	var r reply
@@ -198,7 +199,7 @@ func (s *session) recvMsg() reply {
 // barrier pings the server and fails the test unless the ping's reply is the next line: whatever
 // the reader handled before it (a notification, a response, a blank line, a batch of those) and
 // every call already finished left nothing on the reply stream.
-func (s *session) barrier() {
+func (s *client) barrier() {
 	s.t.Helper()
 	if r := s.call(`{"jsonrpc":"2.0","id":"barrier","method":"ping"}`); string(r.ID) != `"barrier"` {
 		s.t.Fatalf("unexpected line before the barrier's reply: %s", r.raw)
@@ -206,14 +207,14 @@ func (s *session) barrier() {
 }
 
 // call sends a request and returns its reply (the next line).
-func (s *session) call(line string) reply {
+func (s *client) call(line string) reply {
 	s.t.Helper()
 	s.send(line)
 	return s.recvMsg()
 }
 
 // closeAndWait closes stdin and returns Serve's result.
-func (s *session) closeAndWait() error {
+func (s *client) closeAndWait() error {
 	s.t.Helper()
 	_ = s.in.Close()
 	select {
@@ -292,7 +293,7 @@ func TestErrorIsComparesCode(t *testing.T) {
 	}
 }
 
-func toolsRegistry() *tools.Registry { return tools.NewRegistry(testTools()...) }
+func toolsRegistry() *tool.Registry { return tool.NewRegistry(testTools()...) }
 
 // gate is a tool that blocks, deaf to its context, until the test opens it: a call to it is still
 // running whatever the test does meanwhile. Open it before the session ends (defer g.open()).
@@ -305,16 +306,15 @@ func newGate() *gate { return &gate{opening: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.opening) }) }
 
-// serve adds the gate to the tools a session serves (an edit for startSession).
+// serve adds the gate to the tools a session serves (an edit for startClient).
 func (g *gate) serve(cfg *actor.Config) {
-	cfg.Tools = tools.NewRegistry(append(testTools(), tools.Tool{
+	cfg.Tools = tool.NewRegistry(append(testTools(), tool.New(tool.Tool{
 		Name: "gate", Description: "Blocks until the test opens it, whatever its context says.",
-		Annotations: tools.Annotations{ReadOnlyHint: ptr(true)},
-		Handler: func(context.Context, *tools.Call) (any, error) {
-			<-g.opening
-			return map[string]bool{"opened": true}, nil
-		},
-	})...)
+		Annotations: tool.Annotations{ReadOnlyHint: ptr(true)},
+	}, func(context.Context, *tool.Call, json.RawMessage) (any, error) {
+		<-g.opening
+		return map[string]bool{"opened": true}, nil
+	}))...)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 // session is the MCP side of a connection: the handshake and the revision it
@@ -15,7 +15,7 @@ import (
 // workers.
 type session struct {
 	log      zerolog.Logger
-	registry *tools.Registry
+	registry *tool.Registry
 	mask     func(string) string
 	info     implementation
 	pageSize int

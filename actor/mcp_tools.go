@@ -3,10 +3,11 @@ package actor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 // listTools answers tools/list, one page at a time when ToolsPageSize is set.
@@ -69,7 +70,7 @@ func (m *session) callTool(c *call) (any, error) {
 	if firstByte(p.Name) != '"' || json.Unmarshal(p.Name, &name) != nil {
 		return nil, fmt.Errorf("%w: params.name must be a string", ErrInvalidParams)
 	}
-	tool, ok := m.registry.Lookup(c.ctx, name)
+	t, ok := m.registry.Lookup(c.ctx, name)
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown tool %q", ErrInvalidParams, name)
 	}
@@ -81,13 +82,16 @@ func (m *session) callTool(c *call) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: arguments must be an object", ErrInvalidParams)
 	}
-	if !c.enterTool(readOnly(tool)) {
+	if !c.enterTool(readOnly(t)) {
 		return nil, context.Cause(c.ctx) // cancelled: never answered
 	}
-	value, err := tool.Handler(c.ctx, &tools.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision})
+	js, err := t.Call(c.ctx, &tool.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision})
+	if errors.Is(err, tool.ErrEncoding) {
+		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+	}
 	res := callToolResult{stateless: m.statelessFor(c.revision)}
 	if err != nil {
-		if !tools.IsRefusal(err) {
+		if !tool.IsRefusal(err) {
 			ev := m.log.Debug().Str("tool", name).Str("error", m.mask(err.Error()))
 			if cause := context.Cause(c.ctx); cause != nil { // it failed because it was cancelled
 				ev = ev.Str("cause", m.mask(cause.Error()))
@@ -98,10 +102,6 @@ func (m *session) callTool(c *call) (any, error) {
 		res.Content = []textContent{{Type: "text", Text: m.mask(err.Error())}}
 		return res, nil
 	}
-	js, err := json.Marshal(value)
-	if err != nil {
-		return nil, fmt.Errorf("%w: encoding the answer of tool %q: %v", ErrInternal, name, err)
-	}
 	res.Content = []textContent{{Type: "text", Text: string(js)}}
 	if hasStructured(c.revision) && (firstByte(js) == '{' || isStateless(c.revision)) {
 		res.StructuredContent = js
@@ -111,7 +111,7 @@ func (m *session) callTool(c *call) (any, error) {
 
 // readOnly reports whether t says it changes nothing; a tool without the hint
 // may (MCP's default is not read-only).
-func readOnly(t tools.Tool) bool {
+func readOnly(t tool.Tool) bool {
 	return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 // The MCP revisions the server speaks.
@@ -179,7 +179,7 @@ var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
 // wireTool lists t as revision rev knows tools: 2024-11-05 has name, description
 // and inputSchema; 2025-03-26 adds annotations (the title goes there); 2025-06-18
 // adds title and outputSchema.
-func wireTool(t tools.Tool, rev string) toolWire {
+func wireTool(t tool.Tool, rev string) toolWire {
 	w := toolWire{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	if w.InputSchema == nil {
 		w.InputSchema = defaultInputSchema

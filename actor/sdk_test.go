@@ -142,3 +142,44 @@ func TestOfficialClient(t *testing.T) {
 		})
 	}
 }
+
+// Gemini CLI adds wait_for_previous to every tool it shows its model and passes it through: sent
+// by the official client as the host sends it, it reaches no tool and the call succeeds; any
+// other key the tool does not take is still refused by name.
+func TestOfficialClientHostKeys(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, err := actortest.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &actortest.SyncBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "actor-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v; stderr:\n%s", err, stderr)
+	}
+	defer cs.Close()
+	call := func(name string, args map[string]any) (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s(%v): %v", name, args, err)
+		}
+		return res, res.Content[0].(*mcp.TextContent).Text
+	}
+	if res, text := call("sleep", map[string]any{"ms": 1, "wait_for_previous": true}); res.IsError || text != `{"slept":1}` {
+		t.Errorf("sleep with wait_for_previous: %s", text)
+	}
+	if res, text := call("echo", map[string]any{"greeting": "hi", "wait_for_previous": false}); res.IsError ||
+		strings.Contains(text, "wait_for_previous") || !strings.Contains(text, `"greeting":"hi"`) {
+		t.Errorf("echo with wait_for_previous: %s", text)
+	}
+	if res, text := call("sleep", map[string]any{"bogus": 1}); !res.IsError || text != `unknown argument "bogus"` {
+		t.Errorf("sleep with bogus: %s", text)
+	}
+	if res, text := call("sleep", map[string]any{"bogus": 1, "wait_for_previous": true}); !res.IsError || text != `unknown argument "bogus"` {
+		t.Errorf("sleep with bogus and wait_for_previous: %s", text)
+	}
+}

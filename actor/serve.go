@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sourcegraph/conc"
 
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 // Config is what Serve needs.
@@ -30,7 +30,7 @@ type Config struct {
 	// outcome) and the server's warnings; it must not write to Out.
 	Logger zerolog.Logger
 	// Tools are the tools listed and called.
-	Tools *tools.Registry
+	Tools *tool.Registry
 	// Workers is the size of the pool running tools/list and tools/call;
 	// 0 means 2×NumCPU, at least 4.
 	Workers int
@@ -48,6 +48,11 @@ type Config struct {
 	// be answered before they are cancelled; 0 means DefaultEOFGrace, a negative
 	// value cancels them at once.
 	EOFGrace time.Duration
+	// AfterFirstFrame, when set, is called once, on the reader, right after the first frame was
+	// handled (an initialize, server/discover or ping answered, its reply queued for the
+	// writer): the place to start work the server wants done early but not before its first
+	// answer. It must not block; what it starts is its caller's to wait for.
+	AfterFirstFrame func()
 
 	// observe is the tests' hook on every transition of a call (export_test.go).
 	observe func(callEvent)
@@ -82,6 +87,8 @@ type conn struct {
 	eofGrace time.Duration
 	out      io.Writer
 
+	afterFirst func() // Config.AfterFirstFrame; the reader's alone
+
 	base context.Context // parent of every call's context; cancelled at shutdown
 	stop context.CancelCauseFunc
 
@@ -93,10 +100,10 @@ type conn struct {
 }
 
 // update runs f with the state locked: the one place state changes.
-func (s *conn) update(f func(st *state)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(&s.st)
+func (cn *conn) update(f func(st *state)) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	f(&cn.st)
 }
 
 // Serve runs the server until In reaches EOF or ctx ends.
@@ -118,7 +125,7 @@ func Serve(ctx context.Context, cfg Config) error {
 }
 
 func newConn(cfg Config, h handler) *conn {
-	s := &conn{
+	cn := &conn{
 		log:      cfg.Logger,
 		mask:     cfg.Mask,
 		handler:  h,
@@ -126,48 +133,50 @@ func newConn(cfg Config, h handler) *conn {
 		maxLine:  cfg.MaxLineBytes,
 		eofGrace: cfg.EOFGrace,
 		out:      cfg.Out,
-		work:     newQueue[*call](),
-		replies:  newQueue[outMsg](),
+
+		afterFirst: cfg.AfterFirstFrame,
+		work:       newQueue[*call](),
+		replies:    newQueue[outMsg](),
 	}
-	s.st = newState(s.replies, cfg.observe)
-	if s.mask == nil {
-		s.mask = func(v string) string { return v }
+	cn.st = newState(cn.replies, cfg.observe)
+	if cn.mask == nil {
+		cn.mask = func(v string) string { return v }
 	}
-	if s.workers <= 0 {
-		s.workers = max(4, 2*runtime.NumCPU())
+	if cn.workers <= 0 {
+		cn.workers = max(4, 2*runtime.NumCPU())
 	}
-	if s.maxLine <= 0 {
-		s.maxLine = DefaultMaxLineBytes
+	if cn.maxLine <= 0 {
+		cn.maxLine = DefaultMaxLineBytes
 	}
-	if s.eofGrace == 0 {
-		s.eofGrace = DefaultEOFGrace
+	if cn.eofGrace == 0 {
+		cn.eofGrace = DefaultEOFGrace
 	}
-	return s
+	return cn
 }
 
 // serve runs the reader, the dispatcher and the writer, and shuts them down in
 // order: the reader first, then the calls (within the grace on EOF), then the
 // writer once the last reply is queued.
-func (s *conn) serve(ctx context.Context, in io.Reader) error {
+func (cn *conn) serve(ctx context.Context, in io.Reader) error {
 	in, interrupt, release := interruptible(in)
 	defer release()
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	s.base, s.stop = runCtx, stop
+	cn.base, cn.stop = runCtx, stop
 
 	var wg conc.WaitGroup
 	readDone := make(chan error, 1)
 	dispatched := make(chan struct{})
-	wg.Go(s.writeLoop)
+	wg.Go(cn.writeLoop)
 	wg.Go(func() {
 		defer close(dispatched)
-		s.dispatchLoop()
+		cn.dispatchLoop()
 	})
 	wg.Go(func() {
 		err := errors.New("actor: reader panicked")
 		defer func() { readDone <- err }()
-		err = s.readLoop(newFrameReader(in, s.maxLine))
+		err = cn.readLoop(newFrameReader(in, cn.maxLine))
 	})
 
 	var readErr error
@@ -181,7 +190,7 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 		}
 		readErr = <-readDone // without interrupt, In must end by itself
 	}
-	s.work.close() // nothing more is read: the pool's queue ends here
+	cn.work.close() // nothing more is read: the pool's queue ends here
 
 	var cause error
 	switch {
@@ -190,21 +199,21 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 	case readErr != nil:
 		cause = fmt.Errorf("actor: reading requests: %w", readErr)
 	default:
-		cause = s.answerWithinGrace(runCtx, dispatched)
+		cause = cn.answerWithinGrace(runCtx, dispatched)
 	}
-	s.log.Debug().AnErr("cause", cause).Msg("mcp server shutting down")
+	cn.log.Debug().AnErr("cause", cause).Msg("mcp server shutting down")
 	stop(cause)
-	s.update(func(st *state) { st.cancelAll(cause) })
+	cn.update(func(st *state) { st.cancelAll(cause) })
 	<-dispatched // every call has finished: no more replies
-	s.replies.close()
-	if d, ok := s.out.(interface{ SetWriteDeadline(time.Time) error }); ok {
+	cn.replies.close()
+	if d, ok := cn.out.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		_ = d.SetWriteDeadline(time.Now().Add(shutdownFlushTimeout))
 		defer d.SetWriteDeadline(time.Time{})
 	}
 	wg.Wait()
 
 	var writeErr error
-	s.update(func(st *state) { writeErr = st.writeErr })
+	cn.update(func(st *state) { writeErr = st.writeErr })
 	switch {
 	case writeErr != nil:
 		return fmt.Errorf("actor: writing replies: %w", writeErr)
@@ -220,19 +229,19 @@ func (s *conn) serve(ctx context.Context, in io.Reader) error {
 // and returns the cause the rest are then cancelled with. Calls to tools that are
 // not read-only are cancelled at once. A signal or a broken reply stream ends the
 // grace early.
-func (s *conn) answerWithinGrace(runCtx context.Context, dispatched <-chan struct{}) error {
-	if s.eofGrace < 0 {
+func (cn *conn) answerWithinGrace(runCtx context.Context, dispatched <-chan struct{}) error {
+	if cn.eofGrace < 0 {
 		return errStdinClosed
 	}
-	s.log.Debug().Dur("grace", s.eofGrace).Msg("mcp stdin closed: answering the requests read")
-	s.update(func(st *state) { st.stdinClosed(errStdinClosed) })
-	grace := time.NewTimer(s.eofGrace)
+	cn.log.Debug().Dur("grace", cn.eofGrace).Msg("mcp stdin closed: answering the requests read")
+	cn.update(func(st *state) { st.stdinClosed(errStdinClosed) })
+	grace := time.NewTimer(cn.eofGrace)
 	defer grace.Stop()
 	select {
 	case <-dispatched:
 		return errStdinClosed
 	case <-grace.C:
-		return fmt.Errorf("%w %v ago, and the call was still running", errStdinClosed, s.eofGrace)
+		return fmt.Errorf("%w %v ago, and the call was still running", errStdinClosed, cn.eofGrace)
 	case <-runCtx.Done():
 		return context.Cause(runCtx)
 	}

@@ -9,7 +9,7 @@ import (
 // An id that is not valid UTF-8 cannot come back as it was sent inside a valid JSON reply: the
 // message is refused with -32600 and id null, whatever its method.
 func TestInvalidUTF8IDRefused(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-11-25")
 	for _, line := range []string{
 		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}",
@@ -29,7 +29,7 @@ func TestInvalidUTF8IDRefused(t *testing.T) {
 // Ids are told apart as sent: two string ids that decode to the same replacement character (lone
 // surrogates, escaped) are two requests, each answered with its own id, byte for byte.
 func TestIDsEchoedByteExact(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	initialize(s, "2025-11-25")
 	ids := []string{`"\ud800"`, `"\udbff"`, `"\uFFFD"`, `"é"`, `"\u00e9x"`}
 	for _, id := range ids {
@@ -52,7 +52,7 @@ func TestIDsEchoedByteExact(t *testing.T) {
 
 // A line of NUL bytes is not a blank line between frames: it is not JSON, and gets -32700.
 func TestNULLineIsAParseError(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	for _, line := range []string{"\x00\x00\x00", "\x00", " \x00 ", "\x00{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"} {
 		r := s.call(line)
 		wantError(t, r, "null", -32700, "parse error")
@@ -66,7 +66,7 @@ func TestNULLineIsAParseError(t *testing.T) {
 // initialize was answered; ping and server/discover are not. A request of the stateless revision,
 // which names it in params._meta, needs no handshake.
 func TestToolsRefusedBeforeInitialize(t *testing.T) {
-	s := startSession(t, nil)
+	s := startClient(t, nil)
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,

@@ -21,48 +21,48 @@ type outMsg struct {
 }
 
 // send queues one line for the writer.
-func (s *conn) send(items ...outItem) {
-	s.replies.push(outMsg{items: items})
+func (cn *conn) send(items ...outItem) {
+	cn.replies.push(outMsg{items: items})
 }
 
 // writeLoop owns Out: it writes each message as one line, flushing whenever the queue runs dry. A
 // write error marks the stream broken and shuts the server down; the loop then drains the queue
 // without writing until it is closed.
-func (s *conn) writeLoop() {
-	w := newLineWriter(s.out)
+func (cn *conn) writeLoop() {
+	w := newLineWriter(cn.out)
 	var msgs []outMsg
 	var lines [][]byte
 	broken := false
 	for {
 		var ok bool
-		msgs, ok = s.replies.popAll(msgs)
+		msgs, ok = cn.replies.popAll(msgs)
 		if !ok {
 			break
 		}
 		for i := range msgs {
 			asArray := msgs[i].batch
-			lines = s.claim(msgs[i], lines[:0])
+			lines = cn.claim(msgs[i], lines[:0])
 			msgs[i] = outMsg{} // let the replies be collected
 			if len(lines) == 0 || broken {
 				continue
 			}
 			if err := w.writeLine(lines, asArray); err != nil {
 				broken = true
-				s.brokenStream(err)
+				cn.brokenStream(err)
 			}
 		}
 		if !broken {
 			if err := w.flush(); err != nil {
 				broken = true
-				s.brokenStream(err)
+				cn.brokenStream(err)
 			}
 		}
 	}
 }
 
 // claim appends to dst the items of m that still go out.
-func (s *conn) claim(m outMsg, dst [][]byte) [][]byte {
-	s.update(func(st *state) {
+func (cn *conn) claim(m outMsg, dst [][]byte) [][]byte {
+	cn.update(func(st *state) {
 		for _, it := range m.items {
 			if st.claim(it) {
 				dst = append(dst, it.data)
@@ -74,14 +74,14 @@ func (s *conn) claim(m outMsg, dst [][]byte) [][]byte {
 
 // brokenStream records the first write error and shuts the server down: every call in flight is
 // cancelled with the broken stream as its cause.
-func (s *conn) brokenStream(err error) {
-	s.update(func(st *state) {
+func (cn *conn) brokenStream(err error) {
+	cn.update(func(st *state) {
 		if st.writeErr == nil {
 			st.writeErr = err
 		}
 	})
-	s.log.Warn().Err(err).Msg("mcp reply stream broken: shutting down")
-	s.stop(fmt.Errorf("actor: reply stream broken: %w", err))
+	cn.log.Warn().Err(err).Msg("mcp reply stream broken: shutting down")
+	cn.stop(fmt.Errorf("actor: reply stream broken: %w", err))
 }
 
 // lineWriter writes messages to the reply stream, one line each.

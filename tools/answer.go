@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -12,44 +11,19 @@ import (
 	"github.com/vzn/vx/engine/initplan"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/show"
-	"github.com/vzn/vx/tools/window"
 )
 
 // budget is the answer budget of the workspace: mcp({ answerChars }), or the default when the
 // config does not load (the tools that need it answer its error themselves).
-func (e *Env) budget(ctx context.Context) int {
-	if e.Loader == nil {
+func (d *Deps) budget(ctx context.Context) int {
+	if d.Loader == nil {
 		return graph.DefaultAnswerChars
 	}
-	ws, err := e.Loader.Load(ctx)
+	ws, err := d.Loader.Load(ctx)
 	if err != nil {
 		return graph.DefaultAnswerChars
 	}
 	return ws.MCP.Budget()
-}
-
-// fitted is an answer already cut to the budget: its JSON is the call's text and structuredContent.
-type fitted = json.RawMessage
-
-// fit answers doc cut to the call's budget: lists windowed from the call's cursor (see package
-// window), the page fields added where the answer is not whole. next, when not empty, is the tool
-// whose cursor continues the lists and the arguments it continues with.
-func (e *Env) fit(ctx context.Context, call *Call, tool, cursor string, doc any, lists ...window.List) (fitted, error) {
-	return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: tool}, Cursor: cursor}, doc, lists...)
-}
-
-// fitRequest is fit for a request that says more: the question the next cursor continues (a run's
-// tasks, which getRunHistory serves past the first page), or an answer that is final. The call's
-// budget and arguments complete it.
-func (e *Env) fitRequest(ctx context.Context, call *Call, req window.Request, doc any, lists ...window.List) (fitted, error) {
-	req.Chars = e.budget(ctx)
-	req.Question.Args = call.Args
-	js, err := window.Fit(doc, req, lists...)
-	var ce *window.CursorError
-	if errors.As(err, &ce) {
-		return nil, &Refusal{Msg: ce.Msg}
-	}
-	return js, err
 }
 
 // cutText keeps the start of text so that its JSON fits about chars characters, and ends it with a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -12,7 +13,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 // readOnly are the annotations of every tool that runs nothing and writes nothing.
-var readOnly = Annotations{ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(false)}
+var readOnly = tool.Annotations{ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(false)}
 
 // FilterList is a filter argument: one non-empty string, or (where a tool takes several) a
 // non-empty list of them, each one --filter value.
@@ -88,7 +89,7 @@ func selectOptions(filters []string, affected *Affected) workspace.SelectOptions
 // checkTaskID refuses a task id missing a half.
 func checkTaskID(key, id string) error {
 	if _, _, ok := graph.SplitTaskID(id); !ok {
-		return Refusef("argument %q must be a task id project#task, not %q (a half is missing)", key, id)
+		return tool.Refusef("argument %q must be a task id project#task, not %q (a half is missing)", key, id)
 	}
 	return nil
 }
@@ -96,7 +97,7 @@ func checkTaskID(key, id string) error {
 // checkTaskName refuses a project#task where a task name is asked.
 func checkTaskName(key, name string) error {
 	if strings.Contains(name, "#") {
-		return Refusef("argument %q must be a task name, not the task id %q (use the project argument for the project)", key, name)
+		return tool.Refusef("argument %q must be a task name, not the task id %q (use the project argument for the project)", key, name)
 	}
 	return nil
 }

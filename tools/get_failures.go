@@ -4,15 +4,16 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
-	"github.com/vzn/vx/tools/window"
 )
 
 type getFailuresArgs struct {
-	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the latest failed run."`
-	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest failed run."`
+	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // Failures is getFailures' answer: a run's failed tasks.
@@ -43,59 +44,54 @@ const minFailureShare = 4_000
 
 // getFailures answers a run's failed tasks from history.FailedTasks, with the file locations each
 // output names. No CLI verb answers this document (`vx last --log` answers one task's output).
-func (e *Env) getFailures() Tool {
-	return Tool{
-		Name:         "getFailures",
-		Title:        "Why a run failed",
-		Description:  "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it after runTasks reports a failure.",
-		InputSchema:  inputOf[getFailuresArgs](),
-		OutputSchema: outputOf[Failures](true),
-		Annotations:  readOnly,
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args getFailuresArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
+func (d *Deps) getFailures() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "getFailures",
+		Title:       "Why a run failed",
+		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it after runTasks reports a failure.",
+		Paged:       true,
+		Annotations: readOnly,
+	}, func(ctx context.Context, call *tool.Call, args getFailuresArgs) (*Failures, error) {
+		st, err := d.openState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		root, err := d.Loader.Root()
+		if err != nil {
+			return nil, refusal(err)
+		}
+		// The config gives each project's folder and the secrets; history does not need it, so
+		// a config that does not load costs only the project-relative paths.
+		ws, _ := d.Loader.Load(ctx)
+		failed, err := history.FailedTasks(ctx, st, args.RunID, d.secretsMasker())
+		if err != nil {
+			return nil, historyError(err, "the failures of the run")
+		}
+		out := &Failures{Failures: make([]FailedTask, 0, len(failed.Failures))}
+		if failed.RunID != "" {
+			out.RunID = &failed.RunID
+		}
+		// The failed tasks share the budget: each gets an equal share, at most the reference's
+		// 8 KiB head and 56 KiB tail, at least minFailureShare (then the rest wait behind the
+		// cursor), its output cut to it in the same 1:7 proportion.
+		base, _ := json.Marshal(out)
+		share := minFailureShare
+		if n := len(failed.Failures); n > 0 {
+			share = max(minFailureShare, (d.budget(ctx)-len(base)-window.Reserve)/n-1)
+		}
+		for _, f := range failed.Failures {
+			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			st, err := e.openState(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer st.Close()
-			root, err := e.Loader.Root()
-			if err != nil {
-				return nil, refusal(err)
-			}
-			// The config gives each project's folder and the secrets; history does not need it, so
-			// a config that does not load costs only the project-relative paths.
-			ws, _ := e.Loader.Load(ctx)
-			failed, err := history.FailedTasks(ctx, st, args.RunID, e.secretsMasker())
-			if err != nil {
-				return nil, historyError(err, "the failures of the run")
-			}
-			out := &Failures{Failures: make([]FailedTask, 0, len(failed.Failures))}
-			if failed.RunID != "" {
-				out.RunID = &failed.RunID
-			}
-			// The failed tasks share the budget: each gets an equal share, at most the reference's
-			// 8 KiB head and 56 KiB tail, at least minFailureShare (then the rest wait behind the
-			// cursor), its output cut to it in the same 1:7 proportion.
-			base, _ := json.Marshal(out)
-			share := minFailureShare
-			if n := len(failed.Failures); n > 0 {
-				share = max(minFailureShare, (e.budget(ctx)-len(base)-window.Reserve)/n-1)
-			}
-			for _, f := range failed.Failures {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				// Locations come from the whole output, not only from what the cut keeps.
-				t := FailedTask{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode, TimedOut: f.TimedOut,
-					Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(f.Plain)}
-				out.Failures = append(out.Failures, fitFailure(t, f.Plain, share))
-			}
-			return e.fit(ctx, call, "getFailures", args.Cursor, out, window.Of("failures", &out.Failures))
-		},
-	}
+			// Locations come from the whole output, not only from what the cut keeps.
+			t := FailedTask{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode, TimedOut: f.TimedOut,
+				Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(f.Plain)}
+			out.Failures = append(out.Failures, fitFailure(t, f.Plain, share))
+		}
+		call.Window(ctx, args.Cursor, window.Of("failures", &out.Failures))
+		return out, nil
+	})
 }
 
 // projectDir answers the absolute folder of the task's project, "" when the config did not load

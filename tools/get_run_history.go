@@ -4,16 +4,17 @@ import (
 	"context"
 	"math"
 
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
-	"github.com/vzn/vx/tools/window"
 )
 
 type getRunHistoryArgs struct {
-	Project string   `json:"project" args:"nonempty" jsonschema:"Only this project."`
-	Task    string   `json:"task" args:"nonempty" jsonschema:"Only this task name (test), not an id."`
-	Limit   *float64 `json:"limit" jsonschema:"Runs to answer: 1..500, clamped (default 20)."`
-	RunID   string   `json:"runId" args:"nonempty" jsonschema:"Answer this run's summary and tasks instead."`
-	Cursor  string   `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	Project string   `json:"project" arg:"nonempty,doc=Only this project."`
+	Task    string   `json:"task" arg:"nonempty,doc=Only this task name (test), not an id."`
+	Limit   *float64 `json:"limit" arg:"doc=Runs to answer: 1..500, clamped (default 20)."`
+	RunID   string   `json:"runId" arg:"nonempty,doc=Answer this run's summary and tasks instead."`
+	Cursor  string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // runHistoryAnswer is getRunHistory's answer: recent runs and statistics, or, asked with a run id,
@@ -24,54 +25,49 @@ type runHistoryAnswer struct {
 }
 
 // getRunHistory answers recent runs and per-task statistics from history.History.
-func (e *Env) getRunHistory() Tool {
-	return Tool{
-		Name:         "getRunHistory",
-		Title:        "Run history and task statistics",
-		Description:  "Which tasks ran recently, and how fast? Recent runs (status, counts, the tasks that did not pass and why) and per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
-		InputSchema:  inputOf[getRunHistoryArgs](),
-		OutputSchema: outputOf[runHistoryAnswer](true, "limit", "runs", "tasks", "omittedTasks"),
-		Annotations:  readOnly,
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args getRunHistoryArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
-				return nil, err
-			}
-			if err := checkTaskName("task", args.Task); err != nil {
-				return nil, err
-			}
-			if args.RunID != "" {
-				return e.runHistoryOf(ctx, call, &args)
-			}
-			opts := history.HistoryOptions{Project: args.Project, Task: args.Task, Limit: history.DefaultLimit}
-			if args.Limit != nil {
-				// Clamp before converting, so a huge number cannot overflow into a small one.
-				opts.Limit = int(math.Max(1, math.Min(*args.Limit, history.MaxLimit)))
-			}
-			st, err := e.openState(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer st.Close()
-			h, err := history.History(ctx, st, opts)
-			if err != nil {
-				return nil, historyError(err, "run history")
-			}
-			return e.fit(ctx, call, "getRunHistory", args.Cursor, &runHistoryAnswer{RunHistory: h},
-				window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks))
-		},
-	}
+func (d *Deps) getRunHistory() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "getRunHistory",
+		Title:       "Run history and task statistics",
+		Description: "Which tasks ran recently, and how fast? Recent runs (status, counts, the tasks that did not pass and why) and per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
+		Paged:       true,
+		Optional:    []string{"limit", "runs", "tasks", "omittedTasks"},
+		Annotations: readOnly,
+	}, func(ctx context.Context, call *tool.Call, args getRunHistoryArgs) (*runHistoryAnswer, error) {
+		if err := checkTaskName("task", args.Task); err != nil {
+			return nil, err
+		}
+		if args.RunID != "" {
+			return d.runHistoryOf(ctx, call, &args)
+		}
+		opts := history.HistoryOptions{Project: args.Project, Task: args.Task, Limit: history.DefaultLimit}
+		if args.Limit != nil {
+			// Clamp before converting, so a huge number cannot overflow into a small one.
+			opts.Limit = int(math.Max(1, math.Min(*args.Limit, history.MaxLimit)))
+		}
+		st, err := d.openState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		h, err := history.History(ctx, st, opts)
+		if err != nil {
+			return nil, historyError(err, "run history")
+		}
+		call.Window(ctx, args.Cursor, window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks))
+		return &runHistoryAnswer{RunHistory: h}, nil
+	})
 }
 
 // runHistoryOf answers one run's summary, windowed as runTasks answers it, so that runTasks'
 // cursor continues here.
-func (e *Env) runHistoryOf(ctx context.Context, call *Call, args *getRunHistoryArgs) (fitted, error) {
+func (d *Deps) runHistoryOf(ctx context.Context, call *tool.Call, args *getRunHistoryArgs) (*runHistoryAnswer, error) {
 	for key, set := range map[string]bool{"project": args.Project != "", "task": args.Task != "", "limit": args.Limit != nil} {
 		if set {
-			return nil, Refusef("argument %q does not apply with runId: the run's summary lists all its tasks", key)
+			return nil, tool.Refusef("argument %q does not apply with runId: the run's summary lists all its tasks", key)
 		}
 	}
-	st, err := e.openState(ctx)
+	st, err := d.openState(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,5 +76,6 @@ func (e *Env) runHistoryOf(ctx context.Context, call *Call, args *getRunHistoryA
 	if err != nil {
 		return nil, historyError(err, "the run")
 	}
-	return e.fit(ctx, call, "getRunHistory", args.Cursor, &runHistoryAnswer{Run: s}, runLists(s)...)
+	call.Window(ctx, args.Cursor, runLists(s)...)
+	return &runHistoryAnswer{Run: s}, nil
 }

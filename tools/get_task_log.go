@@ -6,42 +6,37 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/store"
-	"github.com/vzn/vx/tools/window"
 )
 
 type getTaskLogArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
-	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the latest with the task."`
-	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
+	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest with the task."`
+	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID
 // [--run ID] --format json`.
-func (e *Env) getTaskLog() Tool {
-	return Tool{
-		Name:         "getTaskLog",
-		Title:        "What a task printed",
-		Description:  "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
-		InputSchema:  inputOf[getTaskLogArgs](),
-		OutputSchema: outputOf[logPage](true),
-		Annotations:  readOnly,
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args getTaskLogArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
-				return nil, err
-			}
-			log, err := taskQuery(ctx, e, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
-				return history.Log(ctx, st, args.TaskID, args.RunID, e.secretsMasker())
-			})
-			if err != nil {
-				return nil, err
-			}
-			return e.logPage(ctx, call, log, args.Cursor)
-		},
-	}
+func (d *Deps) getTaskLog() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "getTaskLog",
+		Title:       "What a task printed",
+		Description: "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
+		Paged:       true,
+		Annotations: readOnly,
+	}, func(ctx context.Context, call *tool.Call, args getTaskLogArgs) (*logPage, error) {
+		log, err := taskQuery(ctx, d, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
+			return history.Log(ctx, st, args.TaskID, args.RunID, d.secretsMasker())
+		})
+		if err != nil {
+			return nil, err
+		}
+		return d.logPage(ctx, call, log, args.Cursor)
+	})
 }
 
 // logChunkBytes is the most bytes of output one element of a log's pages holds.
@@ -94,14 +89,14 @@ func (p *logPage) MarshalJSON() ([]byte, error) {
 // answered, without a cursor, cut in the middle to the budget (head and tail, 1:7), with a
 // nextCursor that pages the whole output from its first byte: the pages' outputs, joined in order,
 // are the whole output.
-func (e *Env) logPage(ctx context.Context, call *Call, log *history.TaskLog, cursor string) (fitted, error) {
+func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLog, cursor string) (*logPage, error) {
 	whole := log.Whole()
 	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
 		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
-	budget := e.budget(ctx)
+	budget := d.budget(ctx)
 	if cursor == "" {
 		if js, err := json.Marshal(page); err == nil && len(js) <= budget {
-			return js, nil
+			return page, nil // whole, as it is
 		}
 	}
 	page.chunks = chunkLines(whole, logChunkBytes)
@@ -117,7 +112,8 @@ func (e *Env) logPage(ctx context.Context, call *Call, log *history.TaskLog, cur
 	} else {
 		page.paging = true
 	}
-	return e.fit(ctx, call, "getTaskLog", cursor, page, list)
+	call.Window(ctx, cursor, list)
+	return page, nil
 }
 
 // chunkLines splits s into runs of whole lines of at most n bytes; a longer line is split at a

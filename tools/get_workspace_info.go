@@ -2,39 +2,41 @@ package tools
 
 import (
 	"context"
+	"reflect"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/info"
-	"github.com/vzn/vx/tools/window"
 )
 
 type getWorkspaceInfoArgs struct {
-	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // getWorkspaceInfo answers as `vx info --format json`.
-func (e *Env) getWorkspaceInfo() Tool {
-	return Tool{
-		Name:         "getWorkspaceInfo",
-		Title:        "Workspace info",
-		Description:  "What is this workspace, and what will a run use? vx info --format json: versions, git status, projects and tasks (and configs that failed to load), plugins, worker count and memory budget with their sources, cache state, flaky tasks, sandbox verdict, lock.",
-		InputSchema:  inputOf[getWorkspaceInfoArgs](),
-		OutputSchema: outputOf[info.Document](true),
-		Annotations:  readOnly,
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args getWorkspaceInfoArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
-				return nil, err
-			}
-			doc, err := info.Answer(ctx, e.Loader, e.Version, 0, e.getenv)
-			if err != nil {
-				return nil, err
-			}
-			lists := []window.List{window.Of("configErrors", &doc.ConfigErrors)}
-			if flaky, ok := doc.FlakyTasks.Value.(info.FlakyReport); ok {
-				doc.FlakyTasks.Value = &flaky
-				lists = append(lists, window.Of("flakyTasks.value.tasks", &flaky.Tasks))
-			}
-			return e.fit(ctx, call, "getWorkspaceInfo", args.Cursor, doc, lists...)
-		},
-	}
+func (d *Deps) getWorkspaceInfo() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "getWorkspaceInfo",
+		Title:       "Workspace info",
+		Description: "What is this workspace, and what will a run use? vx info --format json: versions, git status, projects and tasks (and configs that failed to load), plugins, worker count and memory budget with their sources, cache state, flaky tasks, sandbox verdict, lock.",
+		Paged:       true,
+		// A section's value (info.Section.Value, an any) is always the document of its part of
+		// vx: an object.
+		OutputTypes: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[any](): {Type: "object"}},
+		Annotations: readOnly,
+	}, func(ctx context.Context, call *tool.Call, args getWorkspaceInfoArgs) (*info.Document, error) {
+		doc, err := info.Answer(ctx, d.Loader, d.Version, 0, d.getenv)
+		if err != nil {
+			return nil, err
+		}
+		lists := []window.List{window.Of("configErrors", &doc.ConfigErrors)}
+		if flaky, ok := doc.FlakyTasks.Value.(info.FlakyReport); ok {
+			doc.FlakyTasks.Value = &flaky
+			lists = append(lists, window.Of("flakyTasks.value.tasks", &flaky.Tasks))
+		}
+		call.Window(ctx, args.Cursor, lists...)
+		return doc, nil
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
@@ -17,16 +18,16 @@ import (
 
 // openState opens the workspace's state folder read-only: where there is no index it answers as an
 // empty one and creates nothing; an index of another version is refused by name.
-func (e *Env) openState(ctx context.Context) (*store.Store, error) {
-	root, err := e.Loader.Root()
+func (d *Deps) openState(ctx context.Context) (*store.Store, error) {
+	root, err := d.Loader.Root()
 	if err != nil {
 		return nil, refusal(err)
 	}
-	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, e.getenv))
+	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, d.getenv))
 	if err != nil {
 		var ve *store.VersionError
 		if errors.As(err, &ve) {
-			return nil, &Refusal{Msg: oneLine("read the state folder: " + ve.Error())}
+			return nil, &tool.Refusal{Msg: tool.OneLine("read the state folder: " + ve.Error())}
 		}
 		return nil, fmt.Errorf("read the state folder: %w", err)
 	}
@@ -37,8 +38,8 @@ func (e *Env) openState(ctx context.Context) (*store.Store, error) {
 // succeeded: every tools/call loads it first (the server's lister does), so this is the config as
 // it is now, or, while it does not load, as it last did. Logs were masked when stored; this second
 // pass covers a secret whose value changed since.
-func (e *Env) secretsMasker() *mask.Masker {
-	return e.Loader.Masker()
+func (d *Deps) secretsMasker() *mask.Masker {
+	return d.Loader.Masker()
 }
 
 // historyError turns an engine error into a tool's: one the agent caused (a run id that names no
@@ -46,7 +47,7 @@ func (e *Env) secretsMasker() *mask.Masker {
 // with what was being read.
 func historyError(err error, what string) error {
 	var ue *vxerr.UsageError
-	if errors.As(err, &ue) || IsRefusal(err) {
+	if errors.As(err, &ue) || tool.IsRefusal(err) {
 		return refusal(err)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -57,17 +58,17 @@ func historyError(err error, what string) error {
 
 // refusal makes err's message a one-line refusal.
 func refusal(err error) error {
-	return &Refusal{Msg: oneLine(err.Error())}
+	return &tool.Refusal{Msg: tool.OneLine(err.Error())}
 }
 
 // taskQuery answers a history question about one task: it checks the task id, opens the state
 // folder read-only, asks, and turns the engine's refusals into the tool's, naming what was asked.
-func taskQuery[T any](ctx context.Context, e *Env, taskID, what string, ask func(*store.Store) (T, error)) (T, error) {
+func taskQuery[T any](ctx context.Context, d *Deps, taskID, what string, ask func(*store.Store) (T, error)) (T, error) {
 	var zero T
 	if err := checkTaskID("taskId", taskID); err != nil {
 		return zero, err
 	}
-	st, err := e.openState(ctx)
+	st, err := d.openState(ctx)
 	if err != nil {
 		return zero, err
 	}

@@ -2,11 +2,11 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -15,10 +15,10 @@ import (
 // taskSelectionArgs are the arguments runTasks and planTasks share: what `vx run` selects with
 // its task arguments, --all, --filter and --affected.
 type taskSelectionArgs struct {
-	Tasks    taskNames  `json:"tasks" jsonschema:"Task names (build) or ids (app#build); dependencies come along."`
-	All      bool       `json:"all" jsonschema:"Every task of the selected projects (vx run --all)."`
-	Filter   FilterList `json:"filter" jsonschema:"--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
-	Affected *Affected  `json:"affected" jsonschema:"Changed since the default branch (true) or this ref, and dependents."`
+	Tasks    taskNames  `json:"tasks" arg:"doc=Task names (build) or ids (app#build); dependencies come along."`
+	All      bool       `json:"all" arg:"doc=Every task of the selected projects (vx run --all)."`
+	Filter   FilterList `json:"filter" arg:"doc=--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
+	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
 }
 
 // check refuses what vx run would refuse before looking at the workspace: no task and no all,
@@ -27,7 +27,7 @@ func (a *taskSelectionArgs) check(verb string) error {
 	for i, t := range a.Tasks {
 		key := fmt.Sprintf("tasks[%d]", i)
 		if strings.TrimSpace(t) == "" {
-			return Refusef("argument %q must be a non-empty string", key)
+			return tool.Refusef("argument %q must be a non-empty string", key)
 		}
 		if strings.Contains(t, "#") {
 			if err := checkTaskID(key, t); err != nil {
@@ -36,7 +36,7 @@ func (a *taskSelectionArgs) check(verb string) error {
 		}
 	}
 	if len(a.Tasks) == 0 && !a.All {
-		return Refusef("name the tasks to %s (tasks: names like build or ids like app#build), or set all: true", verb)
+		return tool.Refusef("name the tasks to %s (tasks: names like build or ids like app#build), or set all: true", verb)
 	}
 	return nil
 }
@@ -62,58 +62,44 @@ type PlanAnswer struct {
 // planTasksArgs are planTasks' arguments: a selection, and the cursor of its task list.
 type planTasksArgs struct {
 	taskSelectionArgs
-	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // planTasks answers as `vx run <tasks…> --dry=json`, through the same engine function, in process.
-func (e *Env) planTasks() Tool {
-	return Tool{
-		Name:         "planTasks",
-		Title:        "Plan a run (dry run)",
-		Description:  "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error.",
-		InputSchema:  inputOf[planTasksArgs](),
-		OutputSchema: outputOf[PlanAnswer](true),
-		Annotations:  readOnly,
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args planTasksArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
-				return nil, err
+func (d *Deps) planTasks() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "planTasks",
+		Title:       "Plan a run (dry run)",
+		Description: "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error.",
+		Paged:       true,
+		Annotations: readOnly,
+	}, func(ctx context.Context, call *tool.Call, args planTasksArgs) (*PlanAnswer, error) {
+		if err := args.check("plan"); err != nil {
+			return nil, err
+		}
+		ws, err := d.load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// The filters as given: a tool reads their folders from the workspace root and selects
+		// from the whole workspace, where vx run starts from its working folder.
+		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			if err := args.check("plan"); err != nil {
-				return nil, err
+			var coder vxerr.Coder
+			if !errors.As(err, &coder) {
+				// Not an answer vx run gives as a refusal (an unreadable index, a disk
+				// error): the call failed.
+				return nil, fmt.Errorf("plan: %w", err)
 			}
-			ws, err := e.load(ctx)
-			if err != nil {
-				return nil, err
-			}
-			// The filters as given: a tool reads their folders from the workspace root and selects
-			// from the whole workspace, where vx run starts from its working folder.
-			plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: e.getenv})
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				var coder vxerr.Coder
-				if !errors.As(err, &coder) {
-					// Not an answer vx run gives as a refusal (an unreadable index, a disk
-					// error): the call failed.
-					return nil, fmt.Errorf("plan: %w", err)
-				}
-				return &PlanAnswer{ExitCode: coder.Code(), Error: e.Loader.Masker().String(oneLine(err.Error()))}, nil
-			}
-			ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan)}
-			return e.fit(ctx, call, "planTasks", args.Cursor, ans, planLists(plan)...)
-		},
-	}
-}
-
-// mustJSON encodes a schema literal; it panics on a programming error.
-func mustJSON(v any) []byte {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("tools: schema: %v", err))
-	}
-	return data
+			return &PlanAnswer{ExitCode: coder.Code(), Error: d.Loader.Masker().String(tool.OneLine(err.Error()))}, nil
+		}
+		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan)}
+		call.Window(ctx, args.Cursor, planLists(plan)...)
+		return ans, nil
+	})
 }
 
 // taskNames is the tasks argument: task names or project#task ids, each a non-empty string.

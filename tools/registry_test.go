@@ -3,129 +3,75 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/actor/tool"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func nop(context.Context, *Call) (any, error) { return nil, nil }
-
-func names(ts []Tool) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-func TestRegistryListLookup(t *testing.T) {
-	ctx := context.Background()
-	r := NewRegistry(
-		Tool{Name: "listTasks", Handler: nop},
-		Tool{Name: "runTasks", Handler: nop},
-		Tool{Name: "getConfig", Handler: nop, InputSchema: json.RawMessage(`{"type":"object"}`)},
-	)
-	if got, want := names(r.List(ctx)), []string{"listTasks", "runTasks", "getConfig"}; !slices.Equal(got, want) {
-		t.Fatalf("List = %v, want %v", got, want)
-	}
-	if _, ok := r.Lookup(ctx, "runTasks"); !ok {
-		t.Fatal("Lookup(runTasks) not found")
-	}
-	if _, ok := r.Lookup(ctx, "nope"); ok {
-		t.Fatal("Lookup(nope) found")
-	}
-
-	// A Lister hides runTasks (mcp({ run: false })): neither listed nor callable.
-	type key struct{}
-	noRun := r.WithLister(func(ctx context.Context, all []Tool) []Tool {
-		if ctx.Value(key{}) == nil {
-			return all
-		}
-		return slices.DeleteFunc(all, func(t Tool) bool { return t.Name == "runTasks" })
-	})
-	hidden := context.WithValue(ctx, key{}, true)
-	if got, want := names(noRun.List(hidden)), []string{"listTasks", "getConfig"}; !slices.Equal(got, want) {
-		t.Fatalf("List with lister = %v, want %v", got, want)
-	}
-	if _, ok := noRun.Lookup(hidden, "runTasks"); ok {
-		t.Fatal("Lookup(runTasks) found a tool the lister hides")
-	}
-	if _, ok := noRun.Lookup(ctx, "runTasks"); !ok {
-		t.Fatal("Lookup(runTasks) not found when the lister lists it")
-	}
-	// The lister's edits never reach the registry's own slice.
-	if got := names(r.List(ctx)); len(got) != 3 {
-		t.Fatalf("registry changed by a lister: %v", got)
-	}
-}
-
-func TestNewRegistryPanics(t *testing.T) {
-	for name, tools := range map[string][]Tool{
-		"empty name":     {{Handler: nop}},
-		"no handler":     {{Name: "a"}},
-		"duplicate":      {{Name: "a", Handler: nop}, {Name: "a", Handler: nop}},
-		"schema":         {{Name: "a", Handler: nop, InputSchema: json.RawMessage(`[]`)}},
-		"invalid schema": {{Name: "a", Handler: nop, OutputSchema: json.RawMessage(`{`)}},
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: NewRegistry did not panic", name)
-				}
-			}()
-			NewRegistry(tools...)
-		}()
-	}
-}
-
-func TestRefusal(t *testing.T) {
-	err := fmt.Errorf("getTaskLog: %w", Refusef("argument %q must be a non-empty string", "runId"))
-	var r *Refusal
-	if !errors.As(err, &r) || r.Msg != `argument "runId" must be a non-empty string` {
-		t.Fatalf("errors.As = %v", r)
-	}
-	if !IsRefusal(err) || IsRefusal(errors.New("x")) {
-		t.Fatal("IsRefusal wrong")
-	}
-}
-
-// A schema outside the portable subset (a type array, oneOf, $ref) is refused when the registry
-// is built, so no tool can list one.
-func TestRegistryRefusesUnportableSchemas(t *testing.T) {
-	for _, bad := range []string{
-		`{"type":"object","properties":{"n":{"type":["integer","null"]}}}`,
-		`{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"type":"boolean"}]}}}`,
-		`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}}}`,
-	} {
-		func() {
-			defer func() {
-				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "not every client accepts") {
-					t.Errorf("schema %s: recovered %v, want a refusal", bad, r)
-				}
-			}()
-			NewRegistry(Tool{Name: "x", Handler: func(context.Context, *Call) (any, error) { return nil, nil }, OutputSchema: json.RawMessage(bad)})
-		}()
-	}
-}
-
 // What a model reads of the tools — their descriptions and input schemas — stays within 10 KB
 // for the fifteen, so that listing them costs an agent little.
 func TestToolDefinitionsAreAffordable(t *testing.T) {
-	tools := All(&Env{}).WithLister(nil).List(context.Background())
+	tools := All(&Deps{}).WithLister(nil).List(context.Background())
 	if len(tools) != 15 {
 		t.Fatalf("%d tools, want 15", len(tools))
 	}
 	size := 0
-	for _, tool := range tools {
-		size += len(tool.Description) + len(tool.InputSchema)
+	for _, t := range tools {
+		size += len(t.Description) + len(t.InputSchema)
 	}
 	if size > 10_000 {
 		t.Errorf("descriptions and input schemas take %d bytes, more than 10,000", size)
+	}
+}
+
+// vx's own tools take a call carrying the host key Gemini CLI adds (wait_for_previous) and still
+// refuse any other key they do not take.
+func TestToolsTakeTheHostsKeys(t *testing.T) {
+	ctx := context.Background()
+	search, ok := All(&Deps{}).WithLister(nil).Lookup(ctx, "searchDocs")
+	if !ok {
+		t.Fatal("no searchDocs")
+	}
+	if js, err := search.Call(ctx, &tool.Call{Args: json.RawMessage(`{"query":"cache key","wait_for_previous":true}`)}); err != nil ||
+		!strings.Contains(string(js), `"sections"`) {
+		t.Errorf("searchDocs with wait_for_previous: %.200s, %v", js, err)
+	}
+	if _, err := search.Call(ctx, &tool.Call{Args: json.RawMessage(`{"query":"cache key","bogus":1}`)}); err == nil ||
+		err.Error() != `unknown argument "bogus"` {
+		t.Errorf("searchDocs with bogus: %v", err)
+	}
+}
+
+// Every schema every vx tool lists passes the portability check the Inspector's --strict applies
+// (tool.CheckSchema), so a new field cannot bring a bare true back; and getWorkspaceInfo's section
+// values are described as the objects they are.
+func TestEverySchemaIsPortable(t *testing.T) {
+	for _, tl := range All(&Deps{}).WithLister(nil).List(context.Background()) {
+		for what, schema := range map[string]json.RawMessage{"inputSchema": tl.InputSchema, "outputSchema": tl.OutputSchema} {
+			if err := tool.CheckSchema(schema); err != nil {
+				t.Errorf("%s: %s %v", tl.Name, what, err)
+			}
+		}
+		if tl.Name != "getWorkspaceInfo" {
+			continue
+		}
+		var out struct {
+			Properties map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(tl.OutputSchema, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, section := range []string{"cache", "flakyTasks", "sandbox", "lock", "remoteCache"} {
+			if got := string(out.Properties[section].Properties["value"]); got != `{"type":"object"}` {
+				t.Errorf("getWorkspaceInfo: %s.value is %s", section, got)
+			}
+		}
 	}
 }

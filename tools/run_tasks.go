@@ -15,12 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/proc"
-	"github.com/vzn/vx/tools/window"
 )
 
 // runGrace is how long the `vx run` child of a cancelled call has, after SIGTERM, to stop its tasks
@@ -49,7 +50,7 @@ const callMarkerPrefix = "VX_MCP_RUN_CALL_"
 
 type runTasksArgs struct {
 	taskSelectionArgs
-	Force   bool `json:"force" jsonschema:"Run even where it would hit."`
+	Force   bool `json:"force" arg:"doc=Run even where it would hit."`
 	sandbox bool // set from the workspace, never by the agent
 }
 
@@ -72,40 +73,35 @@ type RunAnswer struct {
 }
 
 // runTasks runs `vx run <tasks…> --format json` as a child of the server.
-func (e *Env) runTasks() Tool {
-	return Tool{
-		Name:         "runTasks",
-		Title:        "Run tasks",
-		Description:  "Run tasks and say how it went: vx run --format json here, with its cache. Answers exitCode and the run summary: totals, the tasks that need attention (all tasks when few); the rest via getRunHistory {runId, cursor: nextCursor}. On failure call getFailures. A refusal (unknown or persistent task, mcp({ run })) answers error and runs nothing.",
-		InputSchema:  inputOf[runTasksArgs](),
-		OutputSchema: outputOf[RunAnswer](true),
-		Annotations: Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
+func (d *Deps) runTasks() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "runTasks",
+		Title:       "Run tasks",
+		Description: "Run tasks and say how it went: vx run --format json here, with its cache. Answers exitCode and the run summary: totals, the tasks that need attention (all tasks when few); the rest via getRunHistory {runId, cursor: nextCursor}. On failure call getFailures. A refusal (unknown or persistent task, mcp({ run })) answers error and runs nothing.",
+		Paged:       true,
+		Annotations: tool.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
 			OpenWorldHint: ptr(false)},
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args runTasksArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
-				return nil, err
-			}
-			if err := args.check("run"); err != nil {
-				return nil, err
-			}
-			ws, err := e.load(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if err := e.allowRun(ctx, ws, &args); err != nil {
-				return nil, err
-			}
-			// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
-			args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
-			ans, err := e.runChild(ctx, ws.Root, &args, call.Progress)
-			if err != nil || ans.Summary == nil {
-				return ans, err
-			}
-			ans.Next = runNext(ans.Summary)
-			return e.fitRunAnswer(ctx, call, ans)
-		},
-	}
+	}, func(ctx context.Context, call *tool.Call, args runTasksArgs) (*RunAnswer, error) {
+		if err := args.check("run"); err != nil {
+			return nil, err
+		}
+		ws, err := d.load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.allowRun(ctx, ws, &args); err != nil {
+			return nil, err
+		}
+		// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
+		args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
+		ans, err := d.runChild(ctx, ws.Root, &args, call.Progress)
+		if err != nil || ans.Summary == nil {
+			return ans, err
+		}
+		ans.Next = runNext(ans.Summary)
+		windowRunAnswer(ctx, call, ans)
+		return ans, nil
+	})
 }
 
 // runNext says what to call when tasks failed: getFailures with the run's id.
@@ -116,18 +112,17 @@ func runNext(s *history.Summary) string {
 	return fmt.Sprintf("%d failed: call getFailures {\"runId\":%q} for their output", s.Totals.Failed, s.RunID)
 }
 
-// fitRunAnswer answers ans within the budget: the summary first, its first page runTasks', the
-// rest of its tasks through getRunHistory { runId, cursor }.
-func (e *Env) fitRunAnswer(ctx context.Context, call *Call, ans *RunAnswer) (fitted, error) {
+// windowRunAnswer asks for ans within the budget: the summary first, its first page runTasks',
+// the rest of its tasks through getRunHistory { runId, cursor }.
+func windowRunAnswer(ctx context.Context, call *tool.Call, ans *RunAnswer) {
 	next := window.Question{Tool: runRest, Args: runIDArgs(ans.Summary.RunID)}
-	return e.fitRequest(ctx, call, window.Request{Question: window.Question{Tool: "runTasks"}, Next: next},
-		ans, runLists(ans.Summary)...)
+	call.WindowRequest(ctx, window.Request{Next: next}, runLists(ans.Summary)...)
 }
 
 // allowRun applies the workspace's mcp({ run }) before anything runs: false runs nothing; a list
 // allows only the task names in it (a task id counts as its name), and all: true only when every
 // task it selects has an allowed name.
-func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
+func (d *Deps) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
 	if err := refusePersistent(ctx, ws, args); err != nil {
 		return err
 	}
@@ -136,7 +131,7 @@ func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksA
 		return nil
 	}
 	if !policy.CanRun() {
-		return Refusef("this workspace's mcp({ run: false }) lets an agent run no task")
+		return tool.Refusef("this workspace's mcp({ run: false }) lets an agent run no task")
 	}
 	allowed := strings.Join(policy.RunNames, ", ")
 	for _, t := range args.Tasks {
@@ -145,7 +140,7 @@ func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksA
 			name = n
 		}
 		if !policy.Allows(name) {
-			return Refusef("task %q is not one this workspace's mcp({ run }) lets an agent run (allowed: %s)", t, allowed)
+			return tool.Refusef("task %q is not one this workspace's mcp({ run }) lets an agent run (allowed: %s)", t, allowed)
 		}
 	}
 	if !args.All {
@@ -164,7 +159,7 @@ func (e *Env) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	}
 	if len(outside) > 0 {
 		slices.Sort(outside)
-		return Refusef("all: true selects tasks named %s, which this workspace's mcp({ run }) does not let an agent run "+
+		return tool.Refusef("all: true selects tasks named %s, which this workspace's mcp({ run }) does not let an agent run "+
 			"(allowed: %s): name the tasks instead", strings.Join(outside, ", "), allowed)
 	}
 	return nil
@@ -190,7 +185,7 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 	if len(servers) == 0 {
 		return nil
 	}
-	return Refusef("%s is persistent (a server or watcher that runs until stopped): an agent cannot wait on it; "+
+	return tool.Refusef("%s is persistent (a server or watcher that runs until stopped): an agent cannot wait on it; "+
 		"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
 }
 
@@ -221,8 +216,8 @@ func (args *runTasksArgs) childArgs() []string {
 
 // runChild runs the `vx run` child in root, turns its events into progress, and answers its summary
 // or its refusal. Whatever happens, every process the run started is gone when it returns.
-func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, progress func(done, total float64, msg string)) (*RunAnswer, error) {
-	if e.Exe == "" {
+func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, progress func(done, total float64, msg string)) (*RunAnswer, error) {
+	if d.Exe == "" {
 		return nil, errors.New("runTasks: the vx executable is unknown")
 	}
 	marker := callMarkerPrefix + rand.Text() + "=1"
@@ -253,8 +248,8 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: stderrTail}
 	res, runErr := proc.Run(ctx, proc.Spec{
-		Path: e.Exe, Args: args.childArgs(), Dir: root,
-		Env:    slices.Concat(e.environ(), []string{marker}),
+		Path: d.Exe, Args: args.childArgs(), Dir: root,
+		Env:    slices.Concat(d.environ(), []string{marker}),
 		Stdout: &stdout, Stderr: stderr,
 		ExtraFiles: []*os.File{eventsW},
 		Grace:      runGrace,
@@ -272,7 +267,7 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 	// Each task's supervisor reaps what its task left; this finds what is left when a supervisor
 	// or the child itself was SIGKILLed.
 	if err := proc.KillMarked(marker, sweepTimeout); err != nil {
-		fmt.Fprintf(e.stderr(), "vx mcp: runTasks: %v\n", err)
+		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 	}
 	select {
 	case <-read:
@@ -293,12 +288,12 @@ func (e *Env) runChild(ctx context.Context, root string, args *runTasksArgs, pro
 		// last words on stderr, if any.
 		msg = lastMessage(stderr.Bytes())
 	}
-	return e.answer(res, stdout.Bytes(), msg)
+	return d.answer(res, stdout.Bytes(), msg)
 }
 
 // answer turns what the child printed, and the message it ended on, into the tool's answer.
-func (e *Env) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, error) {
-	msg = e.Loader.Masker().String(msg)
+func (d *Deps) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, error) {
+	msg = d.Loader.Masker().String(msg)
 	var head struct {
 		ExitCode *int `json:"exitCode"`
 	}
@@ -327,11 +322,11 @@ func (e *Env) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, er
 	return ans, nil
 }
 
-func (e *Env) stderr() io.Writer {
-	if e.Stderr == nil {
+func (d *Deps) stderr() io.Writer {
+	if d.Stderr == nil {
 		return io.Discard
 	}
-	return e.Stderr
+	return d.Stderr
 }
 
 // lastMessage finds the message vx ended on in its stderr: its last "vx: " line, else its last

@@ -10,14 +10,14 @@ import (
 )
 
 // fakeVX writes a shell script that stands in for the `vx run` child of runTasks.
-func fakeVX(t *testing.T, script string) *Env {
+func fakeVX(t *testing.T, script string) *Deps {
 	t.Helper()
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "vx")
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
+	return &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "FROM_ENVIRON=the server's"}}
 }
 
@@ -38,8 +38,8 @@ exit 2`, "last words"},
 exit 2`, "the server's, no HOME, 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := fakeVX(t, tc.script)
-			ans, err := e.runChild(context.Background(), t.TempDir(), &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}},
+			d := fakeVX(t, tc.script)
+			ans, err := d.runChild(context.Background(), t.TempDir(), &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}},
 				func(float64, float64, string) {})
 			if err != nil || ans.ExitCode != 2 || ans.Summary != nil || ans.Error != tc.want {
 				t.Fatalf("answer %+v, %v; want exit code 2 and error %q", ans, err, tc.want)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vzn/vx/actor/tool"
 )
 
 // argsOf is, for each tool, the struct its handler decodes its arguments into.
@@ -32,39 +34,29 @@ var argsOf = map[string]reflect.Type{
 // Every argument the decoder takes is in the tool's inputSchema, and nothing else: a value of
 // each property's type decodes, a key the schema lacks is refused, and the required ones match.
 func TestInputSchemasNameWhatTheDecoderTakes(t *testing.T) {
-	for _, tool := range All(&Env{}).WithLister(nil).List(context.Background()) {
-		typ, ok := argsOf[tool.Name]
+	for _, tl := range All(&Deps{}).WithLister(nil).List(context.Background()) {
+		typ, ok := argsOf[tl.Name]
 		if !ok {
-			t.Errorf("%s: no arguments type known to the test", tool.Name)
+			t.Errorf("%s: no arguments type known to the test", tl.Name)
 			continue
 		}
 		var schema struct {
 			Properties map[string]map[string]any `json:"properties"`
 			Required   []string                  `json:"required"`
 		}
-		if err := json.Unmarshal(tool.InputSchema, &schema); err != nil {
+		if err := json.Unmarshal(tl.InputSchema, &schema); err != nil {
 			t.Fatal(err)
 		}
-		fields, err := fieldsOf(typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names, required []string
-		for _, f := range fields {
-			names = append(names, f.name)
-			if f.required {
-				required = append(required, f.name)
-			}
-		}
+		names, required := argNames(typ)
 		props := slices.Sorted(maps.Keys(schema.Properties))
 		slices.Sort(names)
 		if !slices.Equal(props, names) {
-			t.Errorf("%s: inputSchema names %v, the decoder takes %v", tool.Name, props, names)
+			t.Errorf("%s: inputSchema names %v, the decoder takes %v", tl.Name, props, names)
 		}
 		slices.Sort(required)
 		slices.Sort(schema.Required)
 		if !slices.Equal(required, schema.Required) {
-			t.Errorf("%s: inputSchema requires %v, the decoder %v", tool.Name, schema.Required, required)
+			t.Errorf("%s: inputSchema requires %v, the decoder %v", tl.Name, schema.Required, required)
 		}
 		// A value of each property's shape decodes; a key beside them is refused by name.
 		args := map[string]any{}
@@ -72,15 +64,38 @@ func TestInputSchemasNameWhatTheDecoderTakes(t *testing.T) {
 			args[name] = sample(p)
 		}
 		js, _ := json.Marshal(args)
-		if err := DecodeArgs(js, reflect.New(typ).Interface()); err != nil {
-			t.Errorf("%s: the decoder refuses arguments its schema allows, %s: %v", tool.Name, js, err)
+		if err := tool.Decode(js, reflect.New(typ).Interface()); err != nil {
+			t.Errorf("%s: the decoder refuses arguments its schema allows, %s: %v", tl.Name, js, err)
 		}
 		args["zzz"] = 1
 		js, _ = json.Marshal(args)
-		if err := DecodeArgs(js, reflect.New(typ).Interface()); err == nil || !strings.Contains(err.Error(), `"zzz"`) {
-			t.Errorf("%s: a key the schema lacks: %v", tool.Name, err)
+		if err := tool.Decode(js, reflect.New(typ).Interface()); err == nil || !strings.Contains(err.Error(), `"zzz"`) {
+			t.Errorf("%s: a key the schema lacks: %v", tl.Name, err)
 		}
 	}
+}
+
+// argNames are the json names of the fields of the argument struct t (embedded structs
+// flattened) and those whose arg tag says required.
+func argNames(t reflect.Type) (names, required []string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			n, r := argNames(f.Type)
+			names, required = append(names, n...), append(required, r...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		names = append(names, name)
+		opts, _, _ := strings.Cut(f.Tag.Get(tool.ArgTag), "doc=")
+		if slices.Contains(strings.Split(opts, ","), "required") {
+			required = append(required, name)
+		}
+	}
+	return names, required
 }
 
 // sample answers a value the property schema p allows.

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
-	"github.com/vzn/vx/tools/window"
 )
 
 // needsAttention reports whether a run's task is one a summary lists: it did not pass, or it did

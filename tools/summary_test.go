@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/history"
 )
 
@@ -38,11 +39,14 @@ func runSummary(n, failed int) *history.Summary {
 // runTasks' default answer for a run of 1,000 hits is a summary of at most 2 KB; for a run with
 // three failures it names the three with their exit codes and says to call getFailures.
 func TestRunAnswerIsASummaryFirst(t *testing.T) {
-	e := &Env{}
 	answer := func(s *history.Summary) string {
 		ans := &RunAnswer{Summary: s}
 		ans.Next = runNext(s)
-		js, err := e.fitRunAnswer(context.Background(), &Call{Args: json.RawMessage(`{"tasks":["build"]}`)}, ans)
+		run := tool.New(tool.Tool{Name: "runTasks"}, func(ctx context.Context, call *tool.Call, _ json.RawMessage) (*RunAnswer, error) {
+			windowRunAnswer(ctx, call, ans)
+			return ans, nil
+		})
+		js, err := run.Call(context.Background(), &tool.Call{Args: json.RawMessage(`{"tasks":["build"]}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,17 +5,19 @@ import (
 	"io"
 	"os"
 
+	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/workspace"
 )
 
-// Env is what the tools share: the workspace loader (one per server, so an edited config is seen
-// on the next call), the vx executable that runTasks starts, and where children's stray output goes.
-type Env struct {
+// Deps are the dependencies the tools of one server share: the workspace loader (one per server,
+// so an edited config is seen on the next call), the process's environment and the vx executable
+// that runTasks starts, where children's stray output goes, and vx's version.
+type Deps struct {
 	Loader *workspace.Loader
 	// Exe is the path of the running vx binary.
 	Exe string
-	// Getenv reads the server's environment; nil means os.Getenv.
+	// Getenv reads the server's environment; nil means os.Getdeps.
 	Getenv func(string) string
 	// Environ is the server's environment as a list, which the `vx run` child of runTasks starts
 	// from; nil means os.Environ().
@@ -26,63 +28,66 @@ type Env struct {
 	Version string
 }
 
-func (e *Env) getenv(k string) string {
-	if e.Getenv == nil {
+func (d *Deps) getenv(k string) string {
+	if d.Getenv == nil {
 		return os.Getenv(k)
 	}
-	return e.Getenv(k)
+	return d.Getenv(k)
 }
 
-func (e *Env) environ() []string {
-	if e.Environ == nil {
+func (d *Deps) environ() []string {
+	if d.Environ == nil {
 		return os.Environ()
 	}
-	return e.Environ
+	return d.Environ
 }
 
 // load evaluates the workspace for one call; a config that does not load refuses the call with the
 // config's own error (file:line:col), and the server goes on.
-func (e *Env) load(ctx context.Context) (*graph.Workspace, error) {
-	ws, err := e.Loader.Load(ctx)
+func (d *Deps) load(ctx context.Context) (*graph.Workspace, error) {
+	ws, err := d.Loader.Load(ctx)
 	if err != nil {
-		return nil, &Refusal{Msg: err.Error()}
+		return nil, &tool.Refusal{Msg: err.Error()}
 	}
 	return ws, nil
 }
 
-// All returns the registry of every vx tool over env. Which tools are listed depends on the
+// All returns the registry of every vx tool over deps. Which tools are listed depends on the
 // workspace at the time of the call: runTasks is hidden under mcp({ run: false }).
-func All(env *Env) *Registry {
-	return NewRegistry(
-		env.listTasks(),
-		env.getCacheStats(),
-		env.getRunHistory(),
-		env.explainCacheKey(),
-		env.whyDidThisRerun(),
-		env.pruneCache(),
-		env.planInit(),
-		env.searchDocs(),
-		env.checkLock(),
-		env.getConfig(),
-		env.getTaskLog(),
-		env.getFailures(),
-		env.runTasks(),
-		env.planTasks(),
-		env.getWorkspaceInfo(),
-	).WithLister(env.lister)
+func All(deps *Deps) *tool.Registry {
+	// Built on the first tools/list or tools/call: initialize is answered before.
+	return tool.Lazy(func() []tool.Tool {
+		return []tool.Tool{
+			deps.listTasks(),
+			deps.getCacheStats(),
+			deps.getRunHistory(),
+			deps.explainCacheKey(),
+			deps.whyDidThisRerun(),
+			deps.pruneCache(),
+			deps.planInit(),
+			deps.searchDocs(),
+			deps.checkLock(),
+			deps.getConfig(),
+			deps.getTaskLog(),
+			deps.getFailures(),
+			deps.runTasks(),
+			deps.planTasks(),
+			deps.getWorkspaceInfo(),
+		}
+	}).WithLister(deps.lister).WithBudget(deps.budget)
 }
 
 // lister hides runTasks where the workspace's mcp({ run: false }) says nothing may run. A config
 // that does not load hides nothing: each tool then answers the config's error.
-func (e *Env) lister(ctx context.Context, all []Tool) []Tool {
-	ws, err := e.Loader.Load(ctx)
+func (d *Deps) lister(ctx context.Context, all []tool.Tool) []tool.Tool {
+	ws, err := d.Loader.Load(ctx)
 	if err == nil && ws.MCP == nil {
 		return nil
 	}
 	if err != nil || ws.MCP.CanRun() {
 		return all
 	}
-	out := make([]Tool, 0, len(all))
+	out := make([]tool.Tool, 0, len(all))
 	for _, t := range all {
 		if t.Name != "runTasks" {
 			out = append(out, t)

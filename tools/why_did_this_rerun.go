@@ -3,46 +3,38 @@ package tools
 import (
 	"context"
 
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
-	"github.com/vzn/vx/tools/window"
 )
 
 type whyDidThisRerunArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
-	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the task's latest run."`
-	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
+	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the task's latest run."`
+	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // whyDidThisRerun answers as `vx why TASKID [--run ID] --format json`.
-func (e *Env) whyDidThisRerun() Tool {
-	return Tool{
-		Name:         "whyDidThisRerun",
-		Title:        "Why a task re-executed",
-		Description:  "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (input files, global files, env names, the command, package scripts, lockfile packages with both versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix; default the task's latest run. As vx why --format json.",
-		InputSchema:  inputOf[whyDidThisRerunArgs](),
-		OutputSchema: outputOf[history.Why](true),
-		Annotations:  readOnly,
-		Handler: func(ctx context.Context, call *Call) (any, error) {
-			var args whyDidThisRerunArgs
-			if err := DecodeArgs(call.Args, &args); err != nil {
-				return nil, err
-			}
-			why, err := taskQuery(ctx, e, args.TaskID, "the key of", func(st *store.Store) (*history.Why, error) {
-				return history.Explain(ctx, st, args.TaskID, args.RunID)
-			})
-			if err != nil {
-				return nil, err
-			}
-			maskWhy(why, e.secretsMasker().String)
-			d := &why.Diff
-			return e.fit(ctx, call, "whyDidThisRerun", args.Cursor, why,
-				window.Of("diff.files.modified", &d.Files.Modified), window.Of("diff.files.added", &d.Files.Added),
-				window.Of("diff.files.removed", &d.Files.Removed), window.Of("diff.global.modified", &d.Global.Modified),
-				window.Of("diff.global.added", &d.Global.Added), window.Of("diff.global.removed", &d.Global.Removed),
-				window.Of("diff.packages", &d.Packages), window.Of("diff.upstream", &d.Upstream), window.Of("roots", &why.Roots))
-		},
-	}
+func (d *Deps) whyDidThisRerun() tool.Tool {
+	return tool.New(tool.Tool{
+		Name:        "whyDidThisRerun",
+		Title:       "Why a task re-executed",
+		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (input files, global files, env names, the command, package scripts, lockfile packages with both versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix; default the task's latest run. As vx why --format json.",
+		Paged:       true,
+		Annotations: readOnly,
+	}, func(ctx context.Context, call *tool.Call, args whyDidThisRerunArgs) (*history.Why, error) {
+		why, err := taskQuery(ctx, d, args.TaskID, "the key of", func(st *store.Store) (*history.Why, error) {
+			return history.Explain(ctx, st, args.TaskID, args.RunID)
+		})
+		if err != nil {
+			return nil, err
+		}
+		maskWhy(why, d.secretsMasker().String)
+		diff := &why.Diff
+		call.Window(ctx, args.Cursor, window.Of("diff.files.modified", &diff.Files.Modified), window.Of("diff.files.added", &diff.Files.Added), window.Of("diff.files.removed", &diff.Files.Removed), window.Of("diff.global.modified", &diff.Global.Modified), window.Of("diff.global.added", &diff.Global.Added), window.Of("diff.global.removed", &diff.Global.Removed), window.Of("diff.packages", &diff.Packages), window.Of("diff.upstream", &diff.Upstream), window.Of("roots", &why.Roots))
+		return why, nil
+	})
 }
 
 // maskWhy masks the only free text of the answer: commands, should one spell a secret out.

@@ -20,7 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vzn/vx/actor"
-	"github.com/vzn/vx/tools"
+	"github.com/vzn/vx/actor/tool"
 )
 
 // Environment variables the child server reads.
@@ -48,7 +48,7 @@ func Mask(s string) string { return strings.ReplaceAll(s, Secret, "***") }
 // MaybeServe returns at once unless EnvServer is set; then it serves MCP on the
 // process's stdio, guarded, with Tools and the extra tools given, until EOF or
 // SIGTERM/SIGINT, and exits (0 on a clean shutdown). Call it first in TestMain.
-func MaybeServe(extra ...tools.Tool) {
+func MaybeServe(extra ...tool.Tool) {
 	if os.Getenv(EnvServer) == "" {
 		return
 	}
@@ -57,7 +57,7 @@ func MaybeServe(extra ...tools.Tool) {
 
 // Serve serves MCP on the process's stdio as MaybeServe does and returns the exit
 // status: a testscript command's main.
-func Serve(extra ...tools.Tool) int {
+func Serve(extra ...tool.Tool) int {
 	level, err := zerolog.ParseLevel(envOr(EnvLogLevel, "warn"))
 	if err != nil {
 		level = zerolog.WarnLevel
@@ -75,7 +75,7 @@ func Serve(extra ...tools.Tool) int {
 		In:            os.Stdin,
 		Out:           out,
 		Logger:        logger,
-		Tools:         tools.NewRegistry(append(Tools(), extra...)...),
+		Tools:         tool.NewRegistry(append(Tools(), extra...)...),
 		Workers:       envInt(EnvWorkers),
 		Mask:          Mask,
 		ServerName:    "vx-test",
@@ -116,121 +116,99 @@ func envDuration(key string) time.Duration {
 func ptr[T any](v T) *T { return &v }
 
 // Tools returns the test tools.
-func Tools() []tools.Tool {
+func Tools() []tool.Tool {
 	objectOut := json.RawMessage(`{"type":"object"}`)
-	return []tools.Tool{
-		{
+	anyObject := json.RawMessage(`{"type":"object"}`)
+	type echoAnswer struct {
+		Args     json.RawMessage `json:"args"`
+		Revision string          `json:"revision"`
+	}
+	type sleepArgs struct {
+		MS           int  `json:"ms"`
+		IgnoreCancel bool `json:"ignoreCancel"`
+	}
+	type progressArgs struct {
+		Steps int `json:"steps"`
+		MS    int `json:"ms"`
+	}
+	type runArgs struct {
+		MS int `json:"ms"`
+	}
+	return []tool.Tool{
+		tool.New(tool.Tool{
 			Name: "echo", Title: "Echo", Description: "Answers its arguments.",
-			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":true}`),
+			InputSchema:  json.RawMessage(`{"type":"object","additionalProperties":{}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"args":{"type":"object"}},"required":["args"]}`),
-			Annotations:  tools.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
-			Handler: func(_ context.Context, c *tools.Call) (any, error) {
-				return struct {
-					Args     json.RawMessage `json:"args"`
-					Revision string          `json:"revision"`
-				}{c.Args, c.ProtocolVersion}, nil
-			},
-		},
-		{
+			Annotations:  tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
+		}, func(_ context.Context, c *tool.Call, args json.RawMessage) (echoAnswer, error) {
+			return echoAnswer{args, c.ProtocolVersion}, nil
+		}),
+		tool.New(tool.Tool{
 			Name: "sleep", Title: "Sleep", Description: "Sleeps ms milliseconds, or until cancelled unless ignoreCancel.",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"},"ignoreCancel":{"type":"boolean"}}}`),
 			OutputSchema: objectOut,
-			Annotations:  tools.Annotations{ReadOnlyHint: ptr(true), IdempotentHint: ptr(true)},
-			Handler: func(ctx context.Context, c *tools.Call) (any, error) {
-				var a struct {
-					MS           int  `json:"ms"`
-					IgnoreCancel bool `json:"ignoreCancel"`
-				}
-				if err := tools.DecodeArgs(c.Args, &a); err != nil {
-					return nil, err
-				}
-				t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
-				defer t.Stop()
-				if a.IgnoreCancel {
-					<-t.C
-				} else {
-					select {
-					case <-t.C:
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					}
-				}
-				return map[string]int{"slept": a.MS}, nil
-			},
-		},
-		{
-			Name: "panic", Description: "Panics.",
-			Annotations: readOnly,
-			Handler:     func(context.Context, *tools.Call) (any, error) { panic("tool panicked on purpose: " + Secret) },
-		},
-		{
-			Name: "progress", Title: "Progress", Description: "Reports steps of progress, ms apart.",
-			OutputSchema: objectOut,
-			Annotations:  readOnly,
-			Handler: func(ctx context.Context, c *tools.Call) (any, error) {
-				var a struct {
-					Steps int `json:"steps"`
-					MS    int `json:"ms"`
-				}
-				if err := tools.DecodeArgs(c.Args, &a); err != nil {
-					return nil, err
-				}
-				for i := 1; i <= a.Steps; i++ {
-					c.Progress(float64(i), float64(a.Steps), fmt.Sprintf("step %d %s", i, Secret))
-					c.Progress(float64(i)-0.5, float64(a.Steps), "not increasing: dropped")
-					select {
-					case <-time.After(time.Duration(a.MS) * time.Millisecond):
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					}
-				}
-				return map[string]int{"steps": a.Steps}, nil
-			},
-		},
-		{
-			Name: "refuse", Description: "Refuses, quoting the secret.",
-			Annotations: readOnly,
-			Handler: func(context.Context, *tools.Call) (any, error) {
-				return nil, tools.Refusef("argument %q must be %s", "task", Secret)
-			},
-		},
-		{
-			Name: "fail", Description: "Fails with an error quoting the secret.",
-			Annotations: readOnly,
-			Handler: func(context.Context, *tools.Call) (any, error) {
-				return nil, fmt.Errorf("config failed to load: token %s", Secret)
-			},
-		},
-		{
-			Name: "scalar", Description: "Answers a number, not an object.",
-			Annotations: readOnly,
-			Handler:     func(context.Context, *tools.Call) (any, error) { return 42, nil },
-		},
-		{
-			// run stands for runTasks: it carries no hints, so it counts as a tool that may change
-			// things (MCP's default), which the end of stdin cancels at once.
-			Name: "run", Description: "Reports progress 1, then runs ms milliseconds or until cancelled.",
-			Handler: func(ctx context.Context, c *tools.Call) (any, error) {
-				var a struct {
-					MS int `json:"ms"`
-				}
-				if err := tools.DecodeArgs(c.Args, &a); err != nil {
-					return nil, err
-				}
-				c.Progress(1, 0, "running")
-				t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
-				defer t.Stop()
+			Annotations:  tool.Annotations{ReadOnlyHint: ptr(true), IdempotentHint: ptr(true)},
+		}, func(ctx context.Context, _ *tool.Call, a sleepArgs) (map[string]int, error) {
+			t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
+			defer t.Stop()
+			if a.IgnoreCancel {
+				<-t.C
+			} else {
 				select {
 				case <-t.C:
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
-				return map[string]int{"ran": a.MS}, nil
-			},
-		},
+			}
+			return map[string]int{"slept": a.MS}, nil
+		}),
+		tool.New(tool.Tool{Name: "panic", Description: "Panics.", Annotations: readOnly},
+			func(context.Context, *tool.Call, json.RawMessage) (any, error) {
+				panic("tool panicked on purpose: " + Secret)
+			}),
+		tool.New(tool.Tool{
+			Name: "progress", Title: "Progress", Description: "Reports steps of progress, ms apart.",
+			InputSchema: anyObject, OutputSchema: objectOut, Annotations: readOnly,
+		}, func(ctx context.Context, c *tool.Call, a progressArgs) (map[string]int, error) {
+			for i := 1; i <= a.Steps; i++ {
+				c.Progress(float64(i), float64(a.Steps), fmt.Sprintf("step %d %s", i, Secret))
+				c.Progress(float64(i)-0.5, float64(a.Steps), "not increasing: dropped")
+				select {
+				case <-time.After(time.Duration(a.MS) * time.Millisecond):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return map[string]int{"steps": a.Steps}, nil
+		}),
+		tool.New(tool.Tool{Name: "refuse", Description: "Refuses, quoting the secret.", Annotations: readOnly},
+			func(context.Context, *tool.Call, json.RawMessage) (any, error) {
+				return nil, tool.Refusef("argument %q must be %s", "task", Secret)
+			}),
+		tool.New(tool.Tool{Name: "fail", Description: "Fails with an error quoting the secret.", Annotations: readOnly},
+			func(context.Context, *tool.Call, json.RawMessage) (any, error) {
+				return nil, fmt.Errorf("config failed to load: token %s", Secret)
+			}),
+		tool.New(tool.Tool{Name: "scalar", Description: "Answers a number, not an object.", Annotations: readOnly},
+			func(context.Context, *tool.Call, json.RawMessage) (any, error) { return 42, nil }),
+		// run stands for runTasks: it carries no hints, so it counts as a tool that may change
+		// things (MCP's default), which the end of stdin cancels at once.
+		tool.New(tool.Tool{
+			Name: "run", Description: "Reports progress 1, then runs ms milliseconds or until cancelled.", InputSchema: anyObject,
+		}, func(ctx context.Context, c *tool.Call, a runArgs) (any, error) {
+			c.Progress(1, 0, "running")
+			t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return map[string]int{"ran": a.MS}, nil
+		}),
 	}
 }
 
 // readOnly is the hint of a test tool that changes nothing: the end of stdin lets
 // it finish and be answered.
-var readOnly = tools.Annotations{ReadOnlyHint: ptr(true)}
+var readOnly = tool.Annotations{ReadOnlyHint: ptr(true)}

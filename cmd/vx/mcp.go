@@ -40,21 +40,22 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				return err
 			}
 			loader := a.workspaceLoader()
-			// Evaluate the config while the client's handshake is under way; the first tool call
-			// then finds it ready. A failure here is the first call's answer, not the server's end.
+			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
+			registry := tools.All(deps) // its tools are built on first use
+			// Once the first request is answered (initialize, from process start alone), evaluate
+			// the config and build the tools while the client's handshake goes on; the first tool
+			// call then finds both ready. A failure here is the first call's answer, not the
+			// server's end.
 			var warm sync.WaitGroup
-			warm.Add(1)
-			go func() {
-				defer warm.Done()
-				_, _ = loader.Load(cmd.Context())
-			}()
 			defer warm.Wait()
-			env := &tools.Env{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
 			err = actor.Serve(cmd.Context(), actor.Config{
-				In:            os.Stdin,
-				Out:           out,
-				Logger:        a.log,
-				Tools:         tools.All(env),
+				In:     os.Stdin,
+				Out:    out,
+				Logger: a.log,
+				Tools:  registry,
+				AfterFirstFrame: func() {
+					warm.Go(func() { _ = registry.List(cmd.Context()) })
+				},
 				Mask:          func(s string) string { return loader.Masker().String(s) },
 				ServerName:    "vx",
 				ServerVersion: version,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/tools"
@@ -790,25 +791,21 @@ func benchmarkTools(b *testing.B, calls []benchCall) {
 		}
 		return os.Getenv(k)
 	}
-	env := &tools.Env{
+	deps := &tools.Deps{
 		Loader: workspace.NewLoader(workspace.Options{Dir: dir, Getenv: getenv, Console: io.Discard, Version: version}),
 		Exe:    os.Args[0], Getenv: getenv, Stderr: io.Discard, Version: version,
 	}
-	reg := tools.All(env)
+	reg := tools.All(deps)
 	for _, c := range calls {
-		tool, ok := reg.Lookup(ctx, c.tool)
+		t, ok := reg.Lookup(ctx, c.tool)
 		if !ok {
 			b.Fatalf("no tool %s", c.tool)
 		}
 		args, _ := json.Marshal(c.args)
 		callOnce := func() []byte {
-			v, err := tool.Handler(ctx, &tools.Call{Args: args, Progress: func(float64, float64, string) {}})
+			out, err := t.Call(ctx, &tool.Call{Args: args, Progress: func(float64, float64, string) {}})
 			if err != nil {
 				b.Fatalf("%s(%s): %v", c.tool, args, err)
-			}
-			out, err := json.Marshal(v)
-			if err != nil {
-				b.Fatal(err)
 			}
 			return out
 		}

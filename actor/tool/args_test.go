@@ -1,4 +1,4 @@
-package tools
+package tool
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ type scopeArgs struct {
 }
 
 type testArgs struct {
-	Task    string            `json:"task" args:"nonempty"`
+	Task    string            `json:"task" arg:"nonempty"`
 	Limit   *float64          `json:"limit"`
 	Count   int8              `json:"count"`
 	Size    uint16            `json:"size"`
@@ -53,7 +53,7 @@ type testArgs struct {
 }
 
 type requiredArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty"`
+	TaskID string `json:"taskId" arg:"required,nonempty"`
 	RunID  string `json:"runId"`
 }
 
@@ -66,7 +66,7 @@ type withEmbedded struct {
 	TaskID string `json:"taskId"`
 }
 
-func TestDecodeArgsAccepts(t *testing.T) {
+func TestDecodeAccepts(t *testing.T) {
 	limit := 20.0
 	for _, tc := range []struct {
 		raw  string
@@ -87,17 +87,17 @@ func TestDecodeArgsAccepts(t *testing.T) {
 		{`{"raw":[1, 2]}`, testArgs{Raw: json.RawMessage(`[1, 2]`)}},
 	} {
 		var got testArgs
-		if err := DecodeArgs(json.RawMessage(tc.raw), &got); err != nil {
-			t.Errorf("DecodeArgs(%s): %v", tc.raw, err)
+		if err := Decode(json.RawMessage(tc.raw), &got); err != nil {
+			t.Errorf("Decode(%s): %v", tc.raw, err)
 			continue
 		}
 		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("DecodeArgs(%s) = %+v, want %+v", tc.raw, got, tc.want)
+			t.Errorf("Decode(%s) = %+v, want %+v", tc.raw, got, tc.want)
 		}
 	}
 }
 
-func TestDecodeArgsRefuses(t *testing.T) {
+func TestDecodeRefuses(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
 		{`"build"`, `arguments must be an object`},
 		{`["build"]`, `arguments must be an object`},
@@ -138,39 +138,39 @@ func TestDecodeArgsRefuses(t *testing.T) {
 		{"{\"a\\nb\":1}", `unknown argument "a\nb"`},
 	} {
 		var got testArgs
-		err := DecodeArgs(json.RawMessage(tc.raw), &got)
+		err := Decode(json.RawMessage(tc.raw), &got)
 		var r *Refusal
 		if !errors.As(err, &r) {
-			t.Errorf("DecodeArgs(%s) = %v, want refusal %q", tc.raw, err, tc.want)
+			t.Errorf("Decode(%s) = %v, want refusal %q", tc.raw, err, tc.want)
 			continue
 		}
 		if r.Msg != tc.want {
-			t.Errorf("DecodeArgs(%s) refused %q, want %q", tc.raw, r.Msg, tc.want)
+			t.Errorf("Decode(%s) refused %q, want %q", tc.raw, r.Msg, tc.want)
 		}
 		if strings.ContainsAny(r.Msg, "\r\n") {
-			t.Errorf("DecodeArgs(%s) refusal is not one line: %q", tc.raw, r.Msg)
+			t.Errorf("Decode(%s) refusal is not one line: %q", tc.raw, r.Msg)
 		}
 	}
 }
 
-func TestDecodeArgsRequired(t *testing.T) {
+func TestDecodeRequired(t *testing.T) {
 	var a requiredArgs
-	err := DecodeArgs(json.RawMessage(`{"runId":"r1"}`), &a)
+	err := Decode(json.RawMessage(`{"runId":"r1"}`), &a)
 	if err == nil || err.Error() != `missing argument "taskId"` || !IsRefusal(err) {
 		t.Fatalf("missing required: got %v", err)
 	}
-	err = DecodeArgs(json.RawMessage(`{"taskId":""}`), &a)
+	err = Decode(json.RawMessage(`{"taskId":""}`), &a)
 	if err == nil || err.Error() != `argument "taskId" must be a non-empty string` {
 		t.Fatalf("empty required: got %v", err)
 	}
-	if err := DecodeArgs(json.RawMessage(`{"taskId":"app#build"}`), &a); err != nil || a.TaskID != "app#build" {
+	if err := Decode(json.RawMessage(`{"taskId":"app#build"}`), &a); err != nil || a.TaskID != "app#build" {
 		t.Fatalf("required present: %v %+v", err, a)
 	}
 }
 
-func TestDecodeArgsEmbedded(t *testing.T) {
+func TestDecodeEmbedded(t *testing.T) {
 	var a withEmbedded
-	if err := DecodeArgs(json.RawMessage(`{"runId":"r","taskId":"t"}`), &a); err != nil {
+	if err := Decode(json.RawMessage(`{"runId":"r","taskId":"t"}`), &a); err != nil {
 		t.Fatal(err)
 	}
 	if a.RunID != "r" || a.TaskID != "t" {
@@ -178,31 +178,31 @@ func TestDecodeArgsEmbedded(t *testing.T) {
 	}
 }
 
-func TestDecodeArgsProgrammingErrors(t *testing.T) {
+func TestDecodeProgrammingErrors(t *testing.T) {
 	var s string
 	for _, dst := range []any{nil, s, &s, testArgs{}, (*testArgs)(nil)} {
-		err := DecodeArgs(json.RawMessage(`{}`), dst)
+		err := Decode(json.RawMessage(`{}`), dst)
 		if err == nil || IsRefusal(err) {
-			t.Errorf("DecodeArgs(%T) = %v, want a programming error", dst, err)
+			t.Errorf("Decode(%T) = %v, want a programming error", dst, err)
 		}
 	}
 	var bad struct {
 		C chan int `json:"c"`
 	}
-	if err := DecodeArgs(json.RawMessage(`{"c":1}`), &bad); err == nil || IsRefusal(err) {
+	if err := Decode(json.RawMessage(`{"c":1}`), &bad); err == nil || IsRefusal(err) {
 		t.Errorf("chan field: got %v, want a programming error", err)
 	}
 	var badTag struct {
-		A string `json:"a" args:"requird"`
+		A string `json:"a" arg:"requird"`
 	}
-	if err := DecodeArgs(json.RawMessage(`{}`), &badTag); err == nil || IsRefusal(err) {
-		t.Errorf("bad args tag: got %v, want a programming error", err)
+	if err := Decode(json.RawMessage(`{}`), &badTag); err == nil || IsRefusal(err) {
+		t.Errorf("bad arg tag: got %v, want a programming error", err)
 	}
 }
 
-// FuzzDecodeArgs checks that DecodeArgs never panics, refuses with one line, and
+// FuzzDecode checks that Decode never panics, refuses with one line, and
 // accepts nothing encoding/json would decode differently: strict is a subset of lenient.
-func FuzzDecodeArgs(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `{"task":"build","limit":5}`, `{"tsk":1}`, `{"scope":{"task":"x"}}`,
 		`{"tasks":["a","b"],"force":true}`, `{"count":1.0}`, `{"limit":1e400}`,
@@ -213,27 +213,27 @@ func FuzzDecodeArgs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var strict testArgs
-		err := DecodeArgs(raw, &strict)
+		err := Decode(raw, &strict)
 		if err != nil {
 			var r *Refusal
 			if !errors.As(err, &r) {
-				t.Fatalf("DecodeArgs(%q) returned a non-refusal %v", raw, err)
+				t.Fatalf("Decode(%q) returned a non-refusal %v", raw, err)
 			}
 			if strings.ContainsAny(r.Msg, "\r\n") || r.Msg == "" {
-				t.Fatalf("DecodeArgs(%q) refusal %q is not one line", raw, r.Msg)
+				t.Fatalf("Decode(%q) refusal %q is not one line", raw, r.Msg)
 			}
 			return
 		}
 		var lenient testArgs
 		if err := json.Unmarshal(raw, &lenient); err != nil {
-			t.Fatalf("DecodeArgs accepted %q that encoding/json refuses: %v", raw, err)
+			t.Fatalf("Decode accepted %q that encoding/json refuses: %v", raw, err)
 		}
 		if len(lenient.Raw) > 0 {
 			lenient.Raw = json.RawMessage(strings.TrimSpace(string(lenient.Raw)))
 			strict.Raw = json.RawMessage(strings.TrimSpace(string(strict.Raw)))
 		}
 		if !reflect.DeepEqual(strict, lenient) {
-			t.Fatalf("DecodeArgs(%q) = %+v, encoding/json = %+v", raw, strict, lenient)
+			t.Fatalf("Decode(%q) = %+v, encoding/json = %+v", raw, strict, lenient)
 		}
 	})
 }

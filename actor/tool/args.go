@@ -1,4 +1,4 @@
-package tools
+package tool
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// DecodeArgs decodes the JSON object raw into dst, a non-nil pointer to a struct
+// Decode decodes the JSON object raw into dst, a non-nil pointer to a struct
 // whose fields carry json tags, checking every value and coercing none: a key dst
 // does not take, a value of the wrong JSON type (null included), an integer field
 // given a fraction or an exponent, a number out of the field's range, or a duplicate
@@ -23,20 +23,20 @@ import (
 //	unknown argument "scope.task"
 //	argument "tasks[1]" must be a non-empty string
 //
-// Keys match json tags exactly (case-sensitively). A field tagged `args:"required"`
-// must be present; `args:"nonempty"` refuses an empty string, list or object.
+// Keys match json tags exactly (case-sensitively). A field's `arg` tag (see ArgTag) says more:
+// `arg:"required"` must be present; `arg:"nonempty"` refuses an empty string, list or object.
 // json.RawMessage and interface{} fields take any value. A field whose pointer type
 // implements json.Unmarshaler checks itself: its error's text completes the sentence
 // `argument "key" …` (e.g. "must be a non-empty string or a list of them"), unless the
 // error is a *Refusal, whose message is used as it is.
 //
 // An error that is not a *Refusal means dst is not a pointer to a struct or uses a
-// type DecodeArgs does not support (a programming error). On error, dst may be
+// type Decode does not support (a programming error). On error, dst may be
 // partly filled.
-func DecodeArgs(raw json.RawMessage, dst any) error {
+func Decode(raw json.RawMessage, dst any) error {
 	pv := reflect.ValueOf(dst)
 	if !pv.IsValid() || pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("tools.DecodeArgs: dst must be a non-nil pointer to a struct, not %T", dst)
+		return fmt.Errorf("tool.Decode: dst must be a non-nil pointer to a struct, not %T", dst)
 	}
 	trimmed := bytes.Trim(raw, " \t\r\n") // JSON's whitespace, no more
 	if !json.Valid(trimmed) {
@@ -59,10 +59,10 @@ type argDecoder struct {
 	dec *json.Decoder
 }
 
-// programmingError marks a dst type DecodeArgs cannot decode into.
+// programmingError marks a dst type Decode cannot decode into.
 type programmingError struct{ msg string }
 
-func (e *programmingError) Error() string { return "tools.DecodeArgs: " + e.msg }
+func (e *programmingError) Error() string { return "tool.Decode: " + e.msg }
 
 func refuse(path, format string, args ...any) error {
 	return &Refusal{Msg: fmt.Sprintf("argument %q ", path) + fmt.Sprintf(format, args...)}
@@ -75,12 +75,11 @@ func joinKey(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// argField is one settable struct field as DecodeArgs sees it.
+// argField is one settable struct field as Decode sees it.
 type argField struct {
-	name     string
-	index    []int
-	required bool
-	nonempty bool
+	name  string
+	index []int
+	argTag
 }
 
 // fieldsOf lists t's fields by JSON name, flattening embedded structs as
@@ -116,18 +115,11 @@ func fieldsOf(t reflect.Type) ([]argField, error) {
 			if name == "" {
 				name = sf.Name
 			}
-			f := argField{name: name, index: idx}
-			for opt := range strings.SplitSeq(sf.Tag.Get("args"), ",") {
-				switch strings.TrimSpace(opt) {
-				case "":
-				case "required":
-					f.required = true
-				case "nonempty":
-					f.nonempty = true
-				default:
-					return &programmingError{fmt.Sprintf("field %s of %s: unknown args option %q", sf.Name, t, opt)}
-				}
+			opts, err := parseArgTag(sf.Tag.Get(ArgTag))
+			if err != nil {
+				return &programmingError{fmt.Sprintf("field %s of %s: %v", sf.Name, t, err)}
 			}
+			f := argField{name: name, index: idx, argTag: opts}
 			if d, seen := depthOf[name]; seen {
 				if d <= depth {
 					continue
@@ -149,6 +141,64 @@ func fieldsOf(t reflect.Type) ([]argField, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ArgTag documents the one tag an argument field carries besides its json name: `arg`, a list of
+// options separated by commas, of which doc, when present, is the last and runs to the end:
+//
+//	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
+//
+//	required      the key must be present
+//	nonempty      an empty string, list or object is refused (minLength or minItems 1)
+//	pattern=RE    the schema's pattern
+//	enum=a|b|c    the schema's enum
+//	default=JSON  the schema's default
+//	doc=TEXT      the property's description, which the model reads
+//
+// Decode applies required and nonempty; the input schema (InputSchemaOf) says all of them.
+const ArgTag = "arg"
+
+// argTag is what an argument field's `arg` tag says.
+type argTag struct {
+	required, nonempty bool
+	pattern            string
+	enum               []string
+	def                json.RawMessage
+	doc                string
+}
+
+func parseArgTag(tag string) (argTag, error) {
+	var a argTag
+	opts, doc, hasDoc := strings.Cut(tag, "doc=")
+	if hasDoc {
+		if opts != "" && !strings.HasSuffix(opts, ",") {
+			return a, fmt.Errorf("arg tag %q: doc= must begin an option", tag)
+		}
+		a.doc = doc
+		opts = strings.TrimSuffix(opts, ",")
+	}
+	for opt := range strings.SplitSeq(opts, ",") {
+		key, val, _ := strings.Cut(strings.TrimSpace(opt), "=")
+		switch key {
+		case "":
+		case "required":
+			a.required = true
+		case "nonempty":
+			a.nonempty = true
+		case "pattern":
+			a.pattern = val
+		case "enum":
+			a.enum = strings.Split(val, "|")
+		case "default":
+			if !json.Valid([]byte(val)) {
+				return a, fmt.Errorf("arg tag %q: default %q is not JSON", tag, val)
+			}
+			a.def = json.RawMessage(val)
+		default:
+			return a, fmt.Errorf("unknown arg option %q", opt)
+		}
+	}
+	return a, nil
 }
 
 // object decodes the members of an object whose opening brace was read into the
@@ -258,7 +308,7 @@ func (d *argDecoder) value(v reflect.Value, path string, nonempty bool) error {
 			if errors.As(err, &r) {
 				return r
 			}
-			return refuse(path, "%s", oneLine(err.Error()))
+			return refuse(path, "%s", OneLine(err.Error()))
 		}
 		return nil
 	}
@@ -424,8 +474,8 @@ func maxUint(t reflect.Type) uint64 {
 	return math.MaxUint64 >> (64 - t.Bits())
 }
 
-// oneLine keeps a message on one line, as every refusal must be.
-func oneLine(s string) string {
+// OneLine keeps a message on one line, as every refusal must be.
+func OneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
