@@ -141,7 +141,7 @@ func (b *bazel) getBlob(ctx context.Context, d digest, cas *store.CAS) (bool, er
 	return true, nil
 }
 
-func (b *bazel) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) error {
+func (b *bazel) Store(ctx context.Context, key string, m Meta, cas *store.CAS) error {
 	if !isDigest(key) {
 		return nil
 	}
@@ -218,4 +218,5 @@ func (b *bazel) Check(ctx context.Context) error {
 	return b.h.probe(ctx, b.h.url("/cas/"+emptyDigest, nil))
 }
 
-func (b *bazel) close() { b.h.close() }
+// Close drops the client's idle connections.
+func (b *bazel) Close() { b.h.close() }

@@ -140,7 +140,7 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-func (t *turbo) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) error {
+func (t *turbo) Store(ctx context.Context, key string, m Meta, cas *store.CAS) error {
 	metaData, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -210,4 +210,5 @@ func (t *turbo) Check(ctx context.Context) error {
 	return t.h.probe(ctx, t.h.url("/v8/artifacts/"+emptyDigest, t.query()))
 }
 
-func (t *turbo) close() { t.h.close() }
+// Close drops the client's idle connections.
+func (t *turbo) Close() { t.h.close() }

@@ -1,4 +1,4 @@
-package stress
+package cache
 
 import (
 	"archive/tar"
@@ -19,7 +19,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -134,7 +133,7 @@ func checkRestore(t *testing.T, raw []byte, listHeaders bool) {
 
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_ = runner.ExtractOutputs(context.Background(), ws, p, task, files, archive)
+		_ = extractOutputs(context.Background(), ws, p, task, files, archive)
 		runtime.ReadMemStats(&after)
 
 		var declared int64
