@@ -13,8 +13,8 @@ import (
 )
 
 // archive packs the task's declared outputs as a tar.zst archive and lists them. No outputs
-// declared (or none found) answers a nil archive. A symlink is archived as a symlink, and only
-// when it points inside the workspace; one that points outside is left out with a notice.
+// declared (or none found) answers a nil archive. A symlink is archived as a symlink; one that
+// points out of the task's outputs (linkAllowed) makes the task not cached, with the reason.
 func (c *Cache) archive(p *graph.Project, t *graph.Task) ([]byte, []store.OutputFile, error) {
 	if len(t.Outputs) == 0 {
 		return nil, nil, nil
@@ -50,9 +50,9 @@ func (c *Cache) archive(p *graph.Project, t *graph.Task) ([]byte, []store.Output
 			if f.Link, err = os.Readlink(abs); err != nil {
 				return nil, nil, fmt.Errorf("output %s of %s: %w", name, t.ID, err)
 			}
-			if !linkInside(rel, f.Link) {
-				c.notice(t.ID, fmt.Sprintf("vx: output %s is a symlink to %s, outside the workspace: not cached", name, f.Link))
-				continue
+			if !o.linkAllowed(rel, f.Link) {
+				// Never an entry others restore: the task is not cached, with the reason.
+				return nil, nil, errLinkOut(name, f.Link)
 			}
 			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, f.Link
 		case fi.Mode().IsRegular():

@@ -29,11 +29,12 @@
 // inside the workspace for a "//" glob), never into .git or the state folder, never through a
 // symlink at any step (folder by folder, O_NOFOLLOW), decompressing no more than the listing's
 // sizes, checking each file's hash as it is written and reading blobs only as regular files of a
-// bounded size. A restored symlink points inside the workspace. Anything else makes the entry bad:
+// bounded size. A restored symlink points inside the task's own outputs (resolved lexically from
+// its folder), so that the task's next run cannot write through it. Anything else makes the entry bad:
 // a miss, and a local bad entry is removed so that the task stores a good one. After a hit the
 // outputs are exactly what the entry lists: stale files under the output globs are removed.
-// Archiving (archive.go) carries the same rules the other way: a symlink out of the workspace is
-// left out with a notice.
+// Archiving (archive.go) carries the same rules the other way: a task that makes a symlink out of
+// its outputs is not cached, with the reason, and never makes an entry others restore.
 //
 // # Last use
 //

@@ -152,11 +152,22 @@ func (o *outputSet) walk(base string, found map[string]bool) error {
 	})
 }
 
-// linkInside reports whether a symlink at rootRel with target stays inside the workspace.
-func linkInside(rootRel, target string) bool {
-	if filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
-		return false // an absolute target names one machine's folders, and may lie anywhere
+// linkAllowed reports whether a symlink at rootRel with target points inside the task's declared
+// outputs, resolved lexically from the link's own folder: a link into the sources, the config or
+// .git would let the task's next run write there through it, and an absolute target names one
+// machine's folders and may lie anywhere.
+func (o *outputSet) linkAllowed(rootRel, target string) bool {
+	if filepath.IsAbs(target) || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") {
+		return false
 	}
 	resolved := path.Clean(path.Join(path.Dir(rootRel), filepath.ToSlash(target)))
-	return resolved != ".." && !strings.HasPrefix(resolved, "../")
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return false
+	}
+	return o.allowed(resolved)
+}
+
+// errLinkOut is an output symlink that points out of the task's outputs.
+func errLinkOut(name, target string) error {
+	return fmt.Errorf("output %s is a symlink to %s, outside the task's outputs", name, target)
 }

@@ -46,8 +46,11 @@ func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *grap
 	var budget int64
 	for _, f := range files {
 		rel, ok := o.rootRel(f.Path)
-		if !ok || !o.allowed(rel) || (f.Link != "" && !linkInside(rel, f.Link)) || f.Size < 0 {
+		if !ok || !o.allowed(rel) || f.Size < 0 {
 			return false, fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
+		}
+		if f.Link != "" && !o.linkAllowed(rel, f.Link) {
+			return false, fmt.Errorf("%w: %v", errBadEntry, errLinkOut(f.Path, f.Link))
 		}
 		if _, dup := listed[rel]; dup {
 			return false, fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)

@@ -9,10 +9,11 @@ import (
 	"testing"
 )
 
-// An output folder that is a symlink is cached as the symlink, and a hit brings the link back.
+// An output folder that is a symlink (to another of the task's outputs) is cached as the symlink,
+// and a hit brings the link back.
 func TestSymlinkedOutputFolderRestored(t *testing.T) {
 	f := newTrustFixture(t, "mkdir -p build && echo x > build/x.js && ln -sfn build out")
-	f.p.Tasks["build"].Outputs = []string{"out/**"}
+	f.p.Tasks["build"].Outputs = []string{"out/**", "build/**"}
 	f.runExpect("p#build=miss")
 	out := filepath.Join(f.p.AbsDir, "out")
 	if err := os.Remove(out); err != nil {
