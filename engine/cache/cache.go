@@ -33,6 +33,10 @@
 // its folder), so that the task's next run cannot write through it. Anything else makes the entry bad:
 // a miss, and a local bad entry is removed so that the task stores a good one. After a hit the
 // outputs are exactly what the entry lists: stale files under the output globs are removed.
+// Every path a restore creates or replaces is journaled first (journal.go; a replaced or removed
+// file is renamed aside in its folder): a rejected or cancelled restore is rolled back at once,
+// and one a kill interrupted is rolled back when the next run opens the cache, so that the outputs
+// are as they were and hold no symlink the task did not make.
 // Archiving (archive.go) carries the same rules the other way: a task that makes a symlink out of
 // its outputs is not cached, with the reason, and never makes an entry others restore.
 //
@@ -92,7 +96,8 @@ type Options struct {
 	Now func() time.Time
 	// Notice shows one line about a task (a refused output, a removed entry).
 	Notice func(taskID, msg string)
-	// Warn receives the remote cache's one warning of the run; Mask masks secrets in it.
+	// Warn shows one line about the run (the remote cache's one warning, an interrupted restore
+	// that could not be rolled back); Mask masks secrets in the remote cache's.
 	Warn func(msg string)
 	Mask func(string) string
 }
@@ -106,6 +111,8 @@ type Cache struct {
 	now    func() time.Time
 	notice func(taskID, msg string)
 	enc    *zstd.Encoder
+	// afterChange, when set, is called after each output a restore writes (a test's hook).
+	afterChange func(rel string)
 	// remote is the run's shared remote cache; nil without one.
 	remote *session
 }
@@ -122,6 +129,12 @@ func Open(ctx context.Context, opts Options) (*Cache, error) {
 	}
 	if c.notice == nil {
 		c.notice = func(string, string) {}
+	}
+	// A restore that a kill interrupted is rolled back before any task of the workspace runs.
+	for _, problem := range recoverJournals(opts.Store.Dir(), opts.Workspace.Root) {
+		if opts.Warn != nil {
+			opts.Warn(problem)
+		}
 	}
 	if b := opts.Remote.backend(); b != nil {
 		c.remote = newSession(ctx, b, opts.Remote.settings, opts.Store.CAS(), opts.Warn, opts.Mask)
@@ -250,7 +263,7 @@ func (c *Cache) restore(ctx context.Context, p *graph.Project, t *graph.Task, e 
 		return nil, false, false
 	}
 	blob := func() ([]byte, error) { return c.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
-	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches)
+	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t))
 	// Files of the project were written or removed: the caller lists them again.
 	changed = changed || err != nil
 	switch {
@@ -272,12 +285,19 @@ func (c *Cache) restoreRemote(ctx context.Context, p *graph.Project, t *graph.Ta
 		return nil, false, fmt.Errorf("log blob: %w", err)
 	}
 	blob := func() ([]byte, error) { return c.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
-	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches)
+	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t))
 	changed = changed || err != nil
 	if err != nil {
 		return nil, changed, err
 	}
 	return log, changed, nil
+}
+
+// journal answers the journal of a restore of t.
+func (c *Cache) journal(t *graph.Task) *journal {
+	j := newJournal(c.st.Dir(), c.ws.Root, t.ID)
+	j.afterChange = c.afterChange
+	return j
 }
 
 // dropEntry removes a bad entry so that the task runs and stores a good one.

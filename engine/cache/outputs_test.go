@@ -13,7 +13,12 @@ import (
 	"github.com/vzn/vx/engine/graph"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if root := os.Getenv(restoreHelperEnv); root != "" {
+		restoreHelper(root) // a child of TestKilledRestoreIsRolledBack: it never returns
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fixture is a workspace made by hand: projects with tasks, files on disk.
 type fixture struct {

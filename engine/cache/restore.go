@@ -29,15 +29,32 @@ var errBadEntry = errors.New("cache entry does not match its archive or the task
 // An error wrapping errBadEntry means the entry itself is wrong. The restore fuzz target calls it.
 func extractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, archive []byte) error {
 	blob := func() ([]byte, error) { return archive, nil }
-	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false })
+	j := newJournal(ws.CacheDir, ws.Root, t.ID)
+	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false }, j)
 	return err
 }
 
 // extract checks the listing against the task's outputs, writes what differs on disk (matches
 // says what does not) from the archive blob reads, and removes stale outputs; changed reports
-// whether it wrote or removed anything.
+// whether it wrote or removed anything. Every change is journaled in j: a restore that fails or
+// is cancelled part way is rolled back (every path it created removed, every path it replaced
+// put back), and one that succeeds deletes what it moved aside.
 func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
-	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool) (changed bool, err error) {
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal) (changed bool, err error) {
+	changed, err = extractJournaled(ctx, ws, p, t, files, blob, matches, j)
+	if err != nil {
+		if rerr := j.rollback(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return changed, err
+	}
+	j.commit()
+	return changed, nil
+}
+
+// extractJournaled is extract's work, journaled in j.
+func extractJournaled(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal) (changed bool, err error) {
 	o, err := newOutputSet(ws, p, t)
 	if err != nil {
 		return false, err
@@ -64,11 +81,11 @@ func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *grap
 	if fresh {
 		matches = func(string, store.OutputFile) bool { return false }
 	}
-	wrote, err := writeOutputs(ctx, o, listed, budget, blob, matches)
+	wrote, err := writeOutputs(ctx, o, listed, budget, blob, matches, j)
 	if err != nil || fresh {
 		return wrote || err != nil, err
 	}
-	removed, err := o.removeStale(listed)
+	removed, err := o.removeStale(listed, j)
 	return wrote || removed, err
 }
 
@@ -89,7 +106,7 @@ func (o *outputSet) absent() bool {
 // writeOutputs writes the listed outputs that differ from disk from the entry's archive; wrote
 // reports whether any did.
 func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, budget int64,
-	getBlob func() ([]byte, error), matches func(string, store.OutputFile) bool) (wrote bool, err error) {
+	getBlob func() ([]byte, error), matches func(string, store.OutputFile) bool, j *journal) (wrote bool, err error) {
 	stale := map[string]bool{}
 	for rel, f := range listed {
 		if !matches(rel, f) {
@@ -99,12 +116,12 @@ func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.Out
 	if len(stale) == 0 {
 		return false, nil
 	}
-	return true, writeStale(ctx, o, listed, stale, budget, getBlob)
+	return true, writeStale(ctx, o, listed, stale, budget, getBlob, j)
 }
 
 // writeStale writes the stale outputs from the entry's archive.
 func writeStale(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, stale map[string]bool, budget int64,
-	getBlob func() ([]byte, error)) error {
+	getBlob func() ([]byte, error), j *journal) error {
 	blob, err := getBlob()
 	if err != nil {
 		return fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
@@ -116,7 +133,7 @@ func writeStale(ctx context.Context, o *outputSet, listed map[string]store.Outpu
 	defer dec.Close()
 	// The archive can hold no more than what the entry lists: a bomb stops at that bound.
 	limited := &io.LimitedReader{R: dec, N: budget + (64 << 10)}
-	w, err := newOutputWriter(o.root)
+	w, err := newOutputWriter(o.root, j)
 	if err != nil {
 		return err
 	}
@@ -179,16 +196,16 @@ func sparse(hdr *tar.Header) bool {
 	return false
 }
 
-// removeStale deletes the files under the output globs that the entry does not list; removed
-// reports whether there were any.
-func (o *outputSet) removeStale(listed map[string]store.OutputFile) (removed bool, err error) {
+// removeStale moves aside (journaled in j, deleted when the restore succeeds) the files under the
+// output globs that the entry does not list; removed reports whether there were any.
+func (o *outputSet) removeStale(listed map[string]store.OutputFile, j *journal) (removed bool, err error) {
 	onDisk, err := o.list()
 	if err != nil {
 		return false, err
 	}
 	var stale []string
 	for _, rel := range onDisk {
-		if _, ok := listed[rel]; !ok {
+		if _, ok := listed[rel]; !ok && !j.isAside(rel) {
 			stale = append(stale, rel)
 		}
 	}
@@ -201,7 +218,11 @@ func (o *outputSet) removeStale(listed map[string]store.OutputFile) (removed boo
 	}
 	defer root.Close()
 	for _, rel := range stale {
-		if err := root.Remove(filepath.FromSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		aside, err := j.aside(rel)
+		if err != nil {
+			return true, err
+		}
+		if err := root.Rename(filepath.FromSlash(rel), filepath.FromSlash(aside)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("remove stale output %s: %w", rel, err)
 		}
 	}

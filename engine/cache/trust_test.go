@@ -2,15 +2,20 @@ package cache
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,4 +210,164 @@ func TestArchiveRefusesLinksOutOfTheOutputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workspaceOf is the workspace of a cacheFixture at root: project p with task p#build.
+func workspaceOf(root string) (*graph.Workspace, *graph.Task) {
+	ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx"), ConfigFile: "vx.workspace.ts"}
+	p := &graph.Project{Name: "p", Dir: "packages/p", AbsDir: filepath.Join(root, "packages", "p"), Tasks: map[string]*graph.Task{}}
+	task := &graph.Task{ID: "p#build", Project: "p", Name: "build", Command: "build", Cache: true, Outputs: []string{"dist/**"}}
+	p.Tasks["build"] = task
+	ws.Projects = []*graph.Project{p}
+	ws.Index()
+	return ws, task
+}
+
+// before writes the outputs a restore finds on disk: dist/o.txt and dist/keep.txt.
+func (f *cacheFixture) before() {
+	f.write("packages/p/dist/o.txt", "old\n")
+	f.write("packages/p/dist/keep.txt", "keep\n")
+}
+
+// unchanged checks that the outputs and sources are as before wrote them, with nothing of the
+// restore left: no link, no new folder, no aside, no journal.
+func (f *cacheFixture) unchanged() {
+	f.t.Helper()
+	for rel, want := range map[string]string{"packages/p/dist/o.txt": "old\n", "packages/p/dist/keep.txt": "keep\n",
+		"packages/p/src/a.txt": "source\n", "vx.workspace.ts": "config\n"} {
+		if got := f.read(rel); got != want {
+			f.t.Errorf("%s reads %q, want %q", rel, got, want)
+		}
+	}
+	names, _ := os.ReadDir(filepath.Join(f.p.AbsDir, "dist"))
+	for _, d := range names {
+		if d.Name() != "o.txt" && d.Name() != "keep.txt" {
+			f.t.Errorf("the restore left dist/%s", d.Name())
+		}
+	}
+	if j, _ := os.ReadDir(filepath.Join(f.ws.CacheDir, journalDirName)); len(j) != 0 {
+		f.t.Errorf("journals left: %v", j)
+	}
+}
+
+// rejected is an entry that a restore rejects part way: a link inside the outputs, a file
+// replacing dist/o.txt, one in a new folder, then a file whose content is not its hash.
+func rejected() []archived {
+	other := "other\n"
+	return []archived{{name: "dist/new", link: "o.txt"}, {name: "dist/o.txt", content: "new\n"},
+		{name: "dist/sub/x.txt", content: "x\n"}, {name: "dist/bad.txt", content: "bad\n", listed: &other}}
+}
+
+// A rejected restore removes every path it created and puts back what it replaced: the task then
+// runs on the outputs as they were, with no symlink it did not make.
+func TestRejectedRestoreRollsBack(t *testing.T) {
+	other := "other\n"
+	for name, entry := range map[string][]archived{
+		"inside":    rejected(),
+		"issue":     {{name: "dist/out.txt", link: "../src/a.txt"}, {name: "dist/o.txt", content: "bad\n", listed: &other}},
+		"fresh-sub": {{name: "dist/sub/deep/a", content: "a\n"}, {name: "dist/sub/b", content: "b\n", listed: &other}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newCacheFixture(t)
+			f.before()
+			c := f.open(RemoteConfig{})
+			f.putEntry(key(1), entry...)
+			if _, ok, err := c.Get(context.Background(), f.task, key(1)); ok || err != nil {
+				t.Fatalf("a bad entry restored: ok %v, err %v", ok, err)
+			}
+			f.unchanged()
+			if w := f.warn.all(); len(w) != 1 {
+				t.Errorf("want one warning, got %q", w)
+			}
+		})
+	}
+}
+
+// A cancelled restore is rolled back as a rejected one is.
+func TestCancelledRestoreRollsBack(t *testing.T) {
+	f := newCacheFixture(t)
+	f.before()
+	c := f.open(RemoteConfig{})
+	f.putEntry(key(2), archived{name: "dist/new", link: "o.txt"}, archived{name: "dist/o.txt", content: "new\n"},
+		archived{name: "dist/z.txt", content: "z\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.afterChange = func(rel string) {
+		if rel == "packages/p/dist/o.txt" {
+			cancel()
+		}
+	}
+	if _, ok, _ := c.Get(ctx, f.task, key(2)); ok {
+		t.Fatal("a cancelled restore hit")
+	}
+	f.unchanged()
+}
+
+// restoreHelperEnv names the workspace a helper process restores into (TestKilledRestoreIsRolledBack).
+const restoreHelperEnv = "VX_CACHE_TEST_RESTORE_HELPER"
+
+// restoreHelper restores key(3) into the workspace at root and stops for ever once it has replaced
+// dist/o.txt, saying so on stdout: its parent kills it there.
+func restoreHelper(root string) {
+	ws, task := workspaceOf(root)
+	st, err := store.Open(context.Background(), ws.CacheDir, store.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	c, err := Open(context.Background(), Options{Workspace: ws, Store: st, Files: contentHasher{root}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	c.afterChange = func(rel string) {
+		if rel == "packages/p/dist/o.txt" {
+			fmt.Println("ready")
+			select {} // killed here
+		}
+	}
+	_, ok, err := c.Get(context.Background(), task, key(3))
+	fmt.Fprintln(os.Stderr, "the restore ended:", ok, err)
+	os.Exit(2)
+}
+
+// A restore killed part way (SIGKILL) is rolled back by the next run before any task runs.
+func TestKilledRestoreIsRolledBack(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL")
+	}
+	f := newCacheFixture(t)
+	f.before()
+	f.putEntry(key(3), archived{name: "dist/new", link: "o.txt"}, archived{name: "dist/sub/x.txt", content: "x\n"},
+		archived{name: "dist/o.txt", content: "new\n"}, archived{name: "dist/z.txt", content: "z\n"})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), restoreHelperEnv+"="+f.root)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the helper said %q\n%s", line, stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	// Killed mid-restore: the link planted, dist/o.txt replaced, its old content aside.
+	if target, err := os.Readlink(filepath.Join(f.p.AbsDir, "dist/new")); err != nil || target != "o.txt" {
+		t.Fatalf("the helper was not killed mid-restore: dist/new %q %v", target, err)
+	}
+	if got := f.read("packages/p/dist/o.txt"); got != "new\n" {
+		t.Fatalf("the helper was not killed mid-restore: dist/o.txt %q", got)
+	}
+	f.open(RemoteConfig{}) // the next run
+	f.unchanged()
 }
