@@ -36,11 +36,43 @@ func newHTTP(s Settings) *httpClient {
 		// decompress behind the digest check.
 		DisableCompression: true,
 	}
-	h := &httpClient{base: base, token: s.Token, timeout: s.Timeout, client: &http.Client{Transport: tr}}
+	h := &httpClient{base: base, token: s.Token, timeout: s.Timeout, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect}}
 	if s.Protocol == ProtocolBazel && strings.Contains(s.Token, ":") {
 		h.basic = true
 	}
 	return h
+}
+
+// maxRedirects is how many redirects a request follows, as Go's default policy does.
+const maxRedirects = 10
+
+// checkRedirect is the redirect policy: a redirect to another origin (scheme://host:port) is
+// followed without the Authorization header, Bearer or Basic, which Go itself drops only when the
+// host name differs (a redirect to another port of the same host kept the token); a redirect from
+// https to http is refused, since what follows it, and the answer, would travel in the clear.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	first := via[0].URL
+	for _, v := range via {
+		if v.URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("a redirect from https to %s refused", req.URL.Scheme)
+		}
+	}
+	if origin(req.URL) != origin(first) {
+		req.Header.Del("Authorization")
+	}
+	return nil
+}
+
+// origin is a URL's scheme://host:port, with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // close drops idle connections, so that no transport goroutine outlives the run.
