@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // A restore journals every path it creates or replaces, so that a rejected, cancelled or killed
@@ -37,17 +36,16 @@ const journalMagic = "vx-restore-journal 1 "
 // journalDirName is the folder of the state folder that holds the journals.
 const journalDirName = "restore"
 
-// journal is one restore's journal; a nil journal records nothing (a restore with no state folder
-// to journal into is refused before it writes).
+// journal is one restore's journal. Its file is made on the first change, so that a restore that
+// changes nothing (a full hit) writes none; one that cannot make it changes nothing and fails.
 type journal struct {
 	dir, root string // the journals' folder, the workspace root
 	name      string // the journal's file name in dir
 	f         *os.File
 	unlock    func()
-	asides    map[string]string // root-relative path → its aside
-	asideSet  map[string]bool   // the asides
-	fresh     map[string]bool   // folders the restore created
-	seq       atomic.Int64
+	asides    map[string]bool // the asides made
+	fresh     map[string]bool // folders the restore created
+	seq       int64
 	err       error
 	// afterChange, when set, is called after each output is written (a test's hook).
 	afterChange func(rel string)
@@ -59,7 +57,7 @@ func newJournal(stateDir, root, taskID string) *journal {
 	sum := sha256.Sum256([]byte(root + "\x00" + taskID))
 	return &journal{dir: filepath.Join(stateDir, journalDirName), root: root,
 		name:   hex.EncodeToString(sum[:8]) + "-" + strconv.Itoa(os.Getpid()) + ".journal",
-		asides: map[string]string{}, asideSet: map[string]bool{}, fresh: map[string]bool{}}
+		asides: map[string]bool{}, fresh: map[string]bool{}}
 }
 
 // open makes the journal's file (synced, with its folder) and locks it, once.
@@ -151,7 +149,8 @@ func (j *journal) notCreated(rel string, isDir bool) error {
 
 // aside names the aside of rel (in its folder) and records the move, before it is made.
 func (j *journal) aside(rel string) (string, error) {
-	name := ".vx-aside-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(j.seq.Add(1), 10)
+	j.seq++
+	name := ".vx-aside-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(j.seq, 10)
 	aside := path.Join(path.Dir(rel), name)
 	if j.inFresh(rel) {
 		return aside, nil // nothing of the user's: the folder goes whole on a rollback
@@ -159,8 +158,7 @@ func (j *journal) aside(rel string) (string, error) {
 	if err := j.record("r " + strconv.Quote(rel) + " " + strconv.Quote(aside)); err != nil {
 		return "", err
 	}
-	j.asides[rel] = aside
-	j.asideSet[aside] = true
+	j.asides[aside] = true
 	return aside, nil
 }
 
@@ -172,13 +170,7 @@ func (j *journal) changed(rel string) {
 }
 
 // isAside reports whether rel is one of this restore's asides.
-func (j *journal) isAside(rel string) bool {
-	base := path.Base(rel)
-	if !strings.HasPrefix(base, ".vx-aside-") {
-		return false
-	}
-	return j.asideSet[rel]
-}
+func (j *journal) isAside(rel string) bool { return j.asides[rel] }
 
 // commit ends a restore that succeeded: the asides are deleted and the journal removed.
 func (j *journal) commit() {
