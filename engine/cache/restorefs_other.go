@@ -123,6 +123,9 @@ func (w *safeWriter) symlink(rel, target string) error {
 		return err
 	}
 	if err := d.Symlink(target, path.Base(rel)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			_ = w.j.notCreated(rel, false)
+		}
 		return err
 	}
 	w.j.changed(rel)
@@ -141,6 +144,10 @@ func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	}
 	out, err := d.OpenFile(path.Base(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Made by someone else since clear looked: not this restore's to roll back.
+			_ = w.j.notCreated(rel, false)
+		}
 		return err
 	}
 	sum := sha256.New()

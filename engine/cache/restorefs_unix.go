@@ -172,6 +172,9 @@ func (w *safeWriter) symlink(rel, target string) error {
 		return err
 	}
 	if err := unix.Symlinkat(target, d, name); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			_ = w.j.notCreated(rel, false)
+		}
 		return fmt.Errorf("link %s: %w", rel, err)
 	}
 	w.j.changed(rel)
@@ -196,6 +199,10 @@ func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	mode := f.Mode & 0o777
 	fd, err := unix.Openat(d, name, flags, mode)
 	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			// Made by someone else since clear looked: not this restore's to roll back.
+			_ = w.j.notCreated(rel, false)
+		}
 		return fmt.Errorf("create %s: %w", rel, err)
 	}
 	sum := sha256.New()
