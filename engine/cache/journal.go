@@ -78,7 +78,8 @@ func (j *journal) open() error {
 			f.Close()
 			return errors.New("journal held by another process")
 		}
-		if _, err := f.WriteString(journalMagic + strconv.Quote(j.root) + "\n"); err == nil {
+		_, err = f.WriteString(journalMagic + strconv.Quote(j.root) + "\n")
+		if err == nil {
 			err = f.Sync()
 		}
 		if err == nil {
