@@ -1,5 +1,6 @@
-// Package prune frees cache space: it evicts cache entries by age and total size (least recently
-// used first) and removes blobs no entry references (orphans). It never removes run history, nor
+// Package prune frees cache space: it chooses the cache entries to evict by age and total size
+// (least recently used first) and the blobs no entry references (orphans), and removes them
+// through package cache (cache.Evict). It never removes run history, nor
 // the failure logs history keeps.
 package prune
 
@@ -15,6 +16,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -206,15 +208,12 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 			}
 		}
 	}
-	var hashes []string
-	kept := map[string]bool{}
+	var evicted []store.Entry
 	for _, e := range entries {
 		if evict[e.Hash] {
 			res.Evicted = append(res.Evicted, Evicted{Hash: e.Hash, TaskID: e.TaskID, Size: e.Size, LastUsed: e.LastUsed.UTC()})
 			res.BytesFreed += e.Size
-			hashes = append(hashes, e.Hash)
-		} else {
-			kept[e.OutputsBlob], kept[e.LogBlob] = true, true
+			evicted = append(evicted, e)
 		}
 	}
 	refs, err := st.ReferencedBlobs(ctx)
@@ -254,36 +253,11 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 			}
 		}
 	}
-	if opts.DryRun || (len(hashes) == 0 && len(orphans) == 0) {
+	if opts.DryRun || (len(evicted) == 0 && len(orphans) == 0) {
 		return res, nil
 	}
-	// The entries go first: a blob is removed only once nothing names it.
-	if len(hashes) > 0 {
-		if err := st.DeleteEntries(ctx, hashes); err != nil {
-			return nil, err
-		}
-	}
-	if refs, err = st.ReferencedBlobs(ctx); err != nil {
+	if err := cache.Evict(ctx, st, evicted, orphans); err != nil {
 		return nil, err
-	}
-	for _, e := range entries {
-		if !evict[e.Hash] {
-			continue
-		}
-		for _, h := range []string{e.OutputsBlob, e.LogBlob} {
-			if h != "" && !refs[h] && !kept[h] {
-				if err := st.CAS().Remove(h); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	for _, b := range orphans {
-		if !refs[b.Name] {
-			if err := st.CAS().RemoveFile(b); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return res, nil
 }

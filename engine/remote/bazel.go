@@ -114,8 +114,9 @@ func (b *bazel) getBlob(ctx context.Context, d digest, cas *store.CAS) (bool, er
 		// Checked again when the runner reads it: a damaged local blob is a miss there.
 		return true, nil
 	}
-	ctx, watch := b.h.stallContext(ctx)
+	ctx, watch := b.h.watch(ctx)
 	defer watch.stop()
+	watch.sized(d.size)
 	u := b.h.url("/cas/"+d.hash, nil)
 	resp, err := b.h.do(ctx, http.MethodGet, u, nil, 0, nil)
 	if err != nil {
@@ -134,14 +135,14 @@ func (b *bazel) getBlob(ctx context.Context, d digest, cas *store.CAS) (bool, er
 			return false, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 		if ctx.Err() != nil {
-			return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), ctx.Err())
+			return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), cause(ctx, ctx.Err()))
 		}
 		return false, fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), b.h.redactErr(err))
 	}
 	return true, nil
 }
 
-func (b *bazel) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) error {
+func (b *bazel) Store(ctx context.Context, key string, m Meta, cas *store.CAS) error {
 	if !isDigest(key) {
 		return nil
 	}
@@ -207,8 +208,9 @@ func (b *bazel) put(ctx context.Context, p string, size int64, open func() (io.R
 		return err
 	}
 	defer body.Close()
-	ctx, watch := b.h.stallContext(ctx)
+	ctx, watch := b.h.watch(ctx)
 	defer watch.stop()
+	watch.sized(size)
 	u := b.h.url(p, nil)
 	resp, err := b.h.do(ctx, http.MethodPut, u, watch.reader(body), size, http.Header{"Content-Type": {"application/octet-stream"}})
 	return putDone(u, resp, err)
@@ -218,4 +220,5 @@ func (b *bazel) Check(ctx context.Context) error {
 	return b.h.probe(ctx, b.h.url("/cas/"+emptyDigest, nil))
 }
 
-func (b *bazel) close() { b.h.close() }
+// Close drops the client's idle connections.
+func (b *bazel) Close() { b.h.close() }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -35,11 +36,43 @@ func newHTTP(s Settings) *httpClient {
 		// decompress behind the digest check.
 		DisableCompression: true,
 	}
-	h := &httpClient{base: base, token: s.Token, timeout: s.Timeout, client: &http.Client{Transport: tr}}
+	h := &httpClient{base: base, token: s.Token, timeout: s.Timeout, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect}}
 	if s.Protocol == ProtocolBazel && strings.Contains(s.Token, ":") {
 		h.basic = true
 	}
 	return h
+}
+
+// maxRedirects is how many redirects a request follows, as Go's default policy does.
+const maxRedirects = 10
+
+// checkRedirect is the redirect policy: a redirect to another origin (scheme://host:port) is
+// followed without the Authorization header, Bearer or Basic, which Go itself drops only when the
+// host name differs (a redirect to another port of the same host kept the token); a redirect from
+// https to http is refused, since what follows it, and the answer, would travel in the clear.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	first := via[0].URL
+	for _, v := range via {
+		if v.URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("a redirect from https to %s refused", req.URL.Scheme)
+		}
+	}
+	if origin(req.URL) != origin(first) {
+		req.Header.Del("Authorization")
+	}
+	return nil
+}
+
+// origin is a URL's scheme://host:port, with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // close drops idle connections, so that no transport goroutine outlives the run.
@@ -81,7 +114,7 @@ func (h *httpClient) do(ctx context.Context, method, u string, body io.Reader, s
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, h.redact(u), h.redactErr(err))
+		return nil, fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, h.redact(u), h.redactErr(cause(ctx, err)))
 	}
 	switch {
 	case resp.StatusCode >= 500:
@@ -123,41 +156,72 @@ func (h *httpClient) redactErr(err error) string {
 	return trimErr(s)
 }
 
-// stallContext answers ctx, cancelled once no byte has moved for the timeout: a server that
-// stalls in the middle of a body ends the transfer, one that is slow but moving does not. Wrap the
-// body with the watch's reader; stop releases it.
-func (h *httpClient) stallContext(ctx context.Context) (context.Context, *stallWatch) {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &stallWatch{d: h.timeout, cancel: cancel}
-	w.t = time.AfterFunc(h.timeout+h.timeout, cancel) // the first byte waits for the answer too
+// bytesPerSecond is the slowest rate a transfer of known size is allowed on average.
+const bytesPerSecond = 1 << 20
+
+// watch answers ctx bounded for one transfer, and the watch that bounds it: until the transfer's
+// size is known (sized) the whole of it must end within the client's timeout; after that within
+// 2 × timeout + size ÷ 1 MiB/s of its start. Beside that deadline, a transfer that moves no byte
+// for the timeout ends (a stall): a server that trickles cannot hold a run, and one that is slow
+// but moving keeps to a bound that grows with what it sends. Every body, signed or not, is read
+// (or sent) through the watch's reader; stop releases it.
+func (h *httpClient) watch(ctx context.Context) (context.Context, *transferWatch) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &transferWatch{timeout: h.timeout, start: time.Now(), cancel: cancel}
+	w.stall = time.AfterFunc(h.timeout, func() {
+		cancel(fmt.Errorf("no byte moved for %s", h.timeout))
+	})
+	w.deadline = time.AfterFunc(h.timeout, func() {
+		cancel(fmt.Errorf("not done within %s", h.timeout))
+	})
 	return ctx, w
 }
 
-// stallWatch cancels a transfer that stalls.
-type stallWatch struct {
-	t      *time.Timer
-	d      time.Duration
-	cancel context.CancelFunc
+// transferWatch bounds one transfer in time: a deadline, and a stall timer that every byte resets.
+type transferWatch struct {
+	timeout         time.Duration
+	start           time.Time
+	stall, deadline *time.Timer
+	cancel          context.CancelCauseFunc
 }
 
-func (w *stallWatch) reader(r io.Reader) io.Reader { return &watchedReader{r: r, w: w} }
+// sized sets the transfer's deadline from its size: 2 × timeout + size ÷ 1 MiB/s from its start.
+func (w *transferWatch) sized(size int64) {
+	bound := 2*w.timeout + time.Duration(float64(max(size, 0))/bytesPerSecond*float64(time.Second))
+	left := time.Until(w.start.Add(bound))
+	w.deadline.Stop()
+	w.deadline = time.AfterFunc(max(left, 0), func() {
+		w.cancel(fmt.Errorf("a transfer of %d bytes not done within %s", size, bound.Round(time.Millisecond)))
+	})
+}
 
-func (w *stallWatch) stop() {
-	w.t.Stop()
-	w.cancel()
+func (w *transferWatch) reader(r io.Reader) io.Reader { return &watchedReader{r: r, w: w} }
+
+func (w *transferWatch) stop() {
+	w.stall.Stop()
+	w.deadline.Stop()
+	w.cancel(nil)
 }
 
 type watchedReader struct {
 	r io.Reader
-	w *stallWatch
+	w *transferWatch
 }
 
 func (r *watchedReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	if n > 0 {
-		r.w.t.Reset(r.w.d)
+		r.w.stall.Reset(r.w.timeout)
 	}
 	return n, err
+}
+
+// cause is the reason a watched transfer ended early, else err itself.
+func cause(ctx context.Context, err error) error {
+	if c := context.Cause(ctx); c != nil && ctx.Err() != nil && !errors.Is(c, context.Canceled) {
+		return c
+	}
+	return err
 }
 
 // drain reads what is left of a body (bounded) so that the connection can be reused, and closes it.

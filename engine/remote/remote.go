@@ -6,9 +6,9 @@
 // log (another) and a small JSON document, Meta, that lists the archive's files with their hashes.
 // Whatever a server answers is checked before the runner sees it: every blob's SHA-256 against its
 // digest as it streams to the local blob store, sizes bounded, a Turborepo artifact's signature;
-// the runner then restores through the same hardened extraction as a local hit, which writes only
+// package cache then restores through the same hardened extraction as a local hit, which writes only
 // the task's declared outputs. A server that is down, slow or wrong costs a miss and one warning,
-// never a failed or stalled run (see Session).
+// never a failed or stalled run (package cache's session). Only package cache uses these clients.
 package remote
 
 import (
@@ -107,12 +107,15 @@ var (
 
 // Cache is one remote cache server, as the local cache is one store: an entry by key in, an entry
 // by key out. Fetch streams an entry's blobs into the local blob store, each checked against its
-// digest, and answers its Meta; ok is false for a miss. Upload sends an entry whose blobs are in the
-// local blob store. Check asks the server whether it answers and accepts the token.
+// digest, and answers its Meta; ok is false for a miss. Store sends an entry whose blobs are in the
+// local blob store. Check asks the server whether it answers and accepts the token. Close drops
+// idle connections, so that no transport goroutine outlives the run. Package cache uses a Cache
+// through its Backend interface (Fetch and Store), beside the local store of record.
 type Cache interface {
 	Fetch(ctx context.Context, key string, cas *store.CAS) (m Meta, ok bool, err error)
-	Upload(ctx context.Context, key string, m Meta, cas *store.CAS) error
+	Store(ctx context.Context, key string, m Meta, cas *store.CAS) error
 	Check(ctx context.Context) error
+	Close()
 }
 
 // Settings are a remote cache's resolved settings: config, then environment, then the run's flag.

@@ -272,10 +272,13 @@ func TestNothingOutsideOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := remote.NewSession(context.Background(), settings, cas, func(msg string) { t.Log(msg) }, nil)
-	sess.Upload(libKey, m)
-	if rc := sess.Close(10 * time.Second); rc.Uploads != 1 {
-		t.Fatalf("forged upload: %+v", rc)
+	client := remote.New(settings)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err = client.Store(ctx, libKey, m, cas)
+	cancel()
+	client.Close()
+	if err != nil {
+		t.Fatalf("forged upload: %v", err)
 	}
 	b := checkout(t, cfg, "")
 	rb := vxRun(t, b, nil, "build")

@@ -94,9 +94,7 @@ func (r *Report) Check(ctx context.Context, now func() time.Time) {
 	defer cancel()
 	start := now()
 	err := c.Check(ctx)
-	if cl, ok := c.(interface{ close() }); ok {
-		cl.close()
-	}
+	c.Close()
 	res := &CheckResult{At: start.UTC(), OK: err == nil, LatencyMs: now().Sub(start).Milliseconds()}
 	if err != nil {
 		msg := err.Error()

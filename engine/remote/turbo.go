@@ -58,9 +58,16 @@ func (t *turbo) tagger(key string) hash.Hash {
 }
 
 func (t *turbo) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bool, error) {
-	ctx, watch := t.h.stallContext(ctx)
+	ctx, watch := t.h.watch(ctx)
 	defer watch.stop()
 	u := t.h.url("/v8/artifacts/"+url.PathEscape(key), t.query())
+	// A transfer cut short by its bounds is the server's fault, whatever was being read.
+	slow := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: GET %s: %v", ErrUnavailable, RedactURL(u), t.h.redactErr(cause(ctx, ctx.Err())))
+		}
+		return err
+	}
 	resp, err := t.h.do(ctx, http.MethodGet, u, nil, 0, nil)
 	if err != nil {
 		return Meta{}, false, err
@@ -80,20 +87,24 @@ func (t *turbo) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bo
 			return Meta{}, false, fmt.Errorf("%w: artifact %s has no valid signature", ErrCorrupt, key[:min(12, len(key))])
 		}
 	}
+	if resp.ContentLength > 0 {
+		watch.sized(resp.ContentLength)
+	}
 	// Everything read is hashed; the body's blobs reach the local store only checked, and the
-	// entry is answered (made reachable) only once the whole body's signature verified.
+	// entry is answered (made reachable) only once the whole body's signature verified. Signed or
+	// not, the body is read through the watch.
 	src := watch.reader(resp.Body)
 	if mac != nil {
-		src = io.TeeReader(resp.Body, mac)
+		src = io.TeeReader(src, mac)
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	magic := make([]byte, len(artifactMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != artifactMagic {
-		return Meta{}, false, nil // not a vx entry: turbo's own artifact, or nothing
+		return Meta{}, false, slow(nil) // not a vx entry: turbo's own artifact, or nothing
 	}
 	line, err := readLine(br, maxMetaBytes)
 	if err != nil {
-		return Meta{}, false, fmt.Errorf("%w: artifact %s: %v", ErrCorrupt, key[:min(12, len(key))], err)
+		return Meta{}, false, slow(fmt.Errorf("%w: artifact %s: %v", ErrCorrupt, key[:min(12, len(key))], err))
 	}
 	var m Meta
 	if err := json.Unmarshal(line, &m); err != nil {
@@ -102,11 +113,17 @@ func (t *turbo) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bo
 	if err := m.check(); err != nil {
 		return Meta{}, false, err
 	}
+	if resp.ContentLength <= 0 {
+		watch.sized(int64(len(artifactMagic)+len(line)+1) + m.OutputsSize + m.LogSize)
+	}
 	for _, d := range []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}} {
 		if d.hash == "" {
 			continue
 		}
 		if err := cas.PutStream(d.hash, d.size, io.LimitReader(br, d.size)); err != nil {
+			if ctx.Err() != nil {
+				return Meta{}, false, slow(err)
+			}
 			if errors.Is(err, store.ErrBlobMismatch) {
 				return Meta{}, false, fmt.Errorf("%w: %v", ErrCorrupt, err)
 			}
@@ -140,7 +157,7 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-func (t *turbo) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) error {
+func (t *turbo) Store(ctx context.Context, key string, m Meta, cas *store.CAS) error {
 	metaData, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -199,8 +216,9 @@ func (t *turbo) Upload(ctx context.Context, key string, m Meta, cas *store.CAS) 
 		return err
 	}
 	defer done()
-	ctx, watch := t.h.stallContext(ctx)
+	ctx, watch := t.h.watch(ctx)
 	defer watch.stop()
+	watch.sized(size)
 	u := t.h.url("/v8/artifacts/"+url.PathEscape(key), t.query())
 	resp, err := t.h.do(ctx, http.MethodPut, u, watch.reader(r), size, hdr)
 	return putDone(u, resp, err)
@@ -210,4 +228,5 @@ func (t *turbo) Check(ctx context.Context) error {
 	return t.h.probe(ctx, t.h.url("/v8/artifacts/"+emptyDigest, t.query()))
 }
 
-func (t *turbo) close() { t.h.close() }
+// Close drops the client's idle connections.
+func (t *turbo) Close() { t.h.close() }

@@ -17,13 +17,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
+	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
-	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
@@ -148,7 +146,7 @@ type outcome struct {
 	exec     store.Execution
 	key      string
 	manifest []byte
-	touched  string // the cache key hit, when its last-use time is to be recorded (see touchEvery)
+	touched  string // the cache key hit, when its last-use time is to be recorded (cache.Hit.Touch)
 	replay   []byte // the log to show for a hit
 }
 
@@ -167,11 +165,9 @@ type runState struct {
 	masker  *mask.Masker
 	display *display
 	runID   string
-	enc     *zstd.Encoder
-	dec     *zstd.Decoder
 	sandbox sandboxState
-	// remote is the run's shared remote cache; nil without one.
-	remote *remote.Session
+	// cache is the run's cache, local and remote.
+	cache *cache.Cache
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -225,20 +221,10 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 		}
 		secrets = append(secrets, credentialValues(opts.Workspace, n.task, opts.Environ)...)
 	}
-	remoteCfg := remoteSettings(opts)
+	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
 	secrets = append(secrets, remoteCfg.Secrets()...)
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
-	if err != nil {
-		return nil, fmt.Errorf("zstd: %w", err)
-	}
-	defer enc.Close()
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, fmt.Errorf("zstd: %w", err)
-	}
-	defer dec.Close()
 	r := &runState{
-		opts: opts, st: st, enc: enc, dec: dec,
+		opts: opts, st: st,
 		masker: mask.New(secrets...),
 		hasher: h,
 	}
@@ -254,10 +240,13 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	}
 	r.event(startEvent(r.runID, len(nodes)))
 
-	r.remote = remote.NewSession(ctx, remoteCfg, st.CAS(), opts.Notice, r.masker.String)
+	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: h, Remote: remoteCfg,
+		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String}); err != nil {
+		return nil, err
+	}
 	execs, recErr := r.schedule(ctx, nodes)
 	// The uploads still in flight end here, bounded: the run is not done before them.
-	remoteRun := r.remote.Close(remote.DefaultFlush)
+	remoteRun := r.cache.Close()
 
 	finished := opts.Now()
 	run.Finished = finished
@@ -338,12 +327,6 @@ const (
 	flushEvery = 250 * time.Millisecond
 	flushRows  = 256
 )
-
-// touchEvery is how stale a hit entry's recorded last use may grow before a hit records it again:
-// eviction by last use (vx cache prune) needs no finer clock, and a full hit repeated within it
-// rewrites no cache entry row (each holds its output listing, a page or so: 300 hits had cost
-// some 600 index pages).
-const touchEvery = time.Hour
 
 // schedule runs the graph and answers every task's execution row, in dependency order. It owns the
 // workers: it returns only after each has ended.

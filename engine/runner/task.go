@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
@@ -56,15 +55,23 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	e.Hash, o.key, o.manifest = key, key, data
 
 	if t.Cache && !r.opts.Force {
-		if entry, source, logData, ok := r.lookup(ctx, p, t, key); ok {
+		hit, ok, err := r.cache.Get(ctx, t, key)
+		if hit.Changed {
+			// Files of the project were written or removed: list them again for later tasks.
+			r.hasher.Invalidate(p.Dir)
+		}
+		if err != nil {
+			r.display.notice(t.ID, fmt.Sprintf("vx: cache: %v", err))
+		}
+		if ok {
 			e.Status = history.StatusHit
-			e.CacheSource = source
+			e.CacheSource = hit.Source
 			e.ExitCode = intPtr(0)
-			e.Saved = entry.Duration
-			e.LogBlob, e.LogSource = entry.LogBlob, "cache"
+			e.Saved = hit.Entry.Duration
+			e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
 			e.Duration = r.opts.Now().Sub(start)
-			o.exec, o.replay = e, logData
-			if r.opts.Now().Sub(entry.LastUsed) >= touchEvery {
+			o.exec, o.replay = e, hit.Log
+			if hit.Touch {
 				o.touched = key
 			}
 			return o
@@ -137,7 +144,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	switch e.Status {
 	case history.StatusMiss:
 		if t.Cache {
-			if logBlob, err := r.save(ctx, p, t, key, log, e.Duration); err != nil {
+			if logBlob, err := r.cache.Put(ctx, t, key, log, e.Duration); err != nil {
 				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
 			} else {
 				e.LogBlob, e.LogSource = logBlob, "cache"
@@ -157,35 +164,4 @@ func intPtr(i int) *int { return &i }
 // taskEnv is the task's environment: what it declares (TaskEnv), exec.env and secrets read now.
 func (r *runState) taskEnv(t *graph.Task) []string {
 	return TaskEnv(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv)
-}
-
-// save stores the task's outputs archive and log, then the cache entry naming them.
-// It answers the log's blob.
-func (r *runState) save(ctx context.Context, p *graph.Project, t *graph.Task, key string, log []byte, took time.Duration) (string, error) {
-	dbctx := context.WithoutCancel(ctx)
-	archive, files, err := r.archive(p, t)
-	if err != nil {
-		return "", err
-	}
-	var outputsBlob string
-	size := int64(len(log))
-	if archive != nil {
-		if outputsBlob, err = r.st.CAS().Put(archive); err != nil {
-			return "", err
-		}
-		size += int64(len(archive))
-	}
-	logBlob, err := r.st.CAS().Put(log)
-	if err != nil {
-		return "", err
-	}
-	now := r.opts.Now()
-	entry := store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
-		OutputsBlob: outputsBlob, Outputs: files, LogBlob: logBlob, Size: size, Duration: took,
-		Created: now, LastUsed: now}
-	if err := r.st.PutEntry(dbctx, entry); err != nil {
-		return logBlob, err
-	}
-	r.upload(entry, int64(len(archive)), int64(len(log)))
-	return logBlob, nil
 }

@@ -1,4 +1,4 @@
-package remote
+package cache
 
 import (
 	"context"
@@ -8,25 +8,26 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
 )
 
-// MaxUploads bounds the uploads in flight at once; each streams from the local blob store, so
+// maxUploads bounds the uploads in flight at once; each streams from the local blob store, so
 // memory stays small whatever the archives weigh.
-const MaxUploads = 4
+const maxUploads = 4
 
-// DefaultFlush bounds how long a run waits at its end for the uploads still in flight.
-const DefaultFlush = 30 * time.Second
+// defaultFlush bounds how long a run waits at its end for the uploads still in flight.
+const defaultFlush = 30 * time.Second
 
-// Session is one run's use of a remote cache. It owns the background uploads: Close waits for them
+// session is one run's use of a remote cache. It owns the background uploads: Close waits for them
 // (bounded) and ends every goroutine it started. A failure never fails the run: the first one is
 // warned once through Notice, each is counted, and a server that is unavailable (down, slow, 5xx, a
 // refused token) is not asked again in this run.
-type Session struct {
-	cache  Cache
-	cas    *store.CAS
-	notice func(string)
-	mask   func(string) string
+type session struct {
+	backend Backend
+	cas     *store.CAS
+	notice  func(string)
+	mask    func(string) string
 
 	ctx    context.Context // the uploads' context, cancelled when the flush runs out
 	cancel context.CancelFunc
@@ -39,17 +40,9 @@ type Session struct {
 	pending int
 }
 
-// NewSession starts a run's session; nil when the settings' mode is off. notice receives the one
-// warning; mask masks secrets in it.
-func NewSession(ctx context.Context, s Settings, cas *store.CAS, notice func(string), mask func(string) string) *Session {
-	c := New(s)
-	if c == nil {
-		return nil
-	}
-	return newSession(ctx, c, s, cas, notice, mask)
-}
-
-func newSession(ctx context.Context, c Cache, s Settings, cas *store.CAS, notice func(string), mask func(string) string) *Session {
+// newSession starts a run's session with backend b (configured by s); notice receives the one
+// warning, mask masks secrets in it.
+func newSession(ctx context.Context, b Backend, s remote.Settings, cas *store.CAS, notice func(string), mask func(string) string) *session {
 	if notice == nil {
 		notice = func(string) {}
 	}
@@ -57,44 +50,44 @@ func newSession(ctx context.Context, c Cache, s Settings, cas *store.CAS, notice
 		mask = func(s string) string { return s }
 	}
 	uctx, cancel := context.WithCancel(ctx)
-	return &Session{cache: c, cas: cas, notice: notice, mask: mask, ctx: uctx, cancel: cancel,
-		sem: make(chan struct{}, MaxUploads), stats: history.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode}}
+	return &session{backend: b, cas: cas, notice: notice, mask: mask, ctx: uctx, cancel: cancel,
+		sem: make(chan struct{}, maxUploads), stats: history.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode}}
 }
 
-// Writes reports whether the session uploads (mode readwrite).
-func (s *Session) Writes() bool { return s != nil && s.stats.Mode == ModeReadWrite }
+// writes reports whether the session uploads (mode readwrite).
+func (s *session) writes() bool { return s != nil && s.stats.Mode == remote.ModeReadWrite }
 
-// Fetch asks the server for key's entry and brings its blobs into the local store, checked; ok is
+// fetch asks the server for key's entry and brings its blobs into the local store, checked; ok is
 // false for a miss, which is what every failure is too.
-func (s *Session) Fetch(ctx context.Context, key string) (Meta, bool) {
+func (s *session) fetch(ctx context.Context, key string) (remote.Meta, bool) {
 	if s == nil || s.isDown() {
-		return Meta{}, false
+		return remote.Meta{}, false
 	}
-	m, ok, err := s.cache.Fetch(ctx, key, s.cas)
+	m, ok, err := s.backend.Fetch(ctx, key, s.cas)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.fail(err)
 		}
-		return Meta{}, false
+		return remote.Meta{}, false
 	}
 	return m, ok
 }
 
-// Hit counts a fetched entry that restored.
-func (s *Session) Hit() {
+// hit counts a fetched entry that restored.
+func (s *session) hit() {
 	s.mu.Lock()
 	s.stats.Hits++
 	s.mu.Unlock()
 }
 
-// Reject counts a fetched entry that did not restore (its outputs are not the task's, or a file's
+// reject counts a fetched entry that did not restore (its outputs are not the task's, or a file's
 // content is not its hash), warning once.
-func (s *Session) Reject(err error) { s.fail(errors.Join(ErrCorrupt, err)) }
+func (s *session) reject(err error) { s.fail(errors.Join(remote.ErrCorrupt, err)) }
 
-// Upload sends an entry in the background; a no-op unless the mode is readwrite. It never blocks
-// on the server: at most MaxUploads transfers run, the rest wait their turn.
-func (s *Session) Upload(key string, m Meta) {
-	if !s.Writes() || s.isDown() {
+// upload sends an entry in the background; a no-op unless the mode is readwrite. It never blocks
+// on the server: at most maxUploads transfers run, the rest wait their turn.
+func (s *session) upload(key string, m remote.Meta) {
+	if !s.writes() || s.isDown() {
 		return
 	}
 	s.mu.Lock()
@@ -117,7 +110,7 @@ func (s *Session) Upload(key string, m Meta) {
 		if s.isDown() || s.ctx.Err() != nil {
 			return
 		}
-		if err := s.cache.Upload(s.ctx, key, m, s.cas); err != nil {
+		if err := s.backend.Store(s.ctx, key, m, s.cas); err != nil {
 			if s.ctx.Err() == nil {
 				s.fail(err)
 			}
@@ -129,9 +122,9 @@ func (s *Session) Upload(key string, m Meta) {
 	}()
 }
 
-// Close waits for the uploads in flight, at most flush, then abandons the rest; it answers what the
+// close waits for the uploads in flight, at most flush, then abandons the rest; it answers what the
 // session did. Every goroutine the session started has ended when it returns.
-func (s *Session) Close(flush time.Duration) *history.RemoteCacheRun {
+func (s *session) close(flush time.Duration) *history.RemoteCacheRun {
 	if s == nil {
 		return nil
 	}
@@ -155,8 +148,8 @@ func (s *Session) Close(flush time.Duration) *history.RemoteCacheRun {
 	}
 	timer.Stop()
 	s.cancel()
-	if c, ok := s.cache.(interface{ close() }); ok {
-		c.close()
+	if c, ok := s.backend.(interface{ Close() }); ok {
+		c.Close()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -164,18 +157,18 @@ func (s *Session) Close(flush time.Duration) *history.RemoteCacheRun {
 	return &st
 }
 
-func (s *Session) isDown() bool {
+func (s *session) isDown() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.down
 }
 
 // fail counts a failure, warns of the first, and stops using a server that is unavailable.
-func (s *Session) fail(err error) {
+func (s *session) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Errors++
-	unavailable := errors.Is(err, ErrUnavailable)
+	unavailable := errors.Is(err, remote.ErrUnavailable)
 	if unavailable {
 		s.down = true
 	}

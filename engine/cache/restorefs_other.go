@@ -1,6 +1,6 @@
 //go:build !unix
 
-package runner
+package cache
 
 import (
 	"crypto/sha256"
@@ -11,27 +11,29 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
 
 	"github.com/vzn/vx/engine/store"
 )
 
-// newOutputWriter answers the writer of restored outputs beneath root.
-func newOutputWriter(root string) (*safeWriter, error) {
+// newOutputWriter answers the writer of restored outputs beneath root, journaling into j.
+func newOutputWriter(root string, j *journal) (*safeWriter, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	return &safeWriter{root: r}, nil
+	return &safeWriter{root: r, j: j}, nil
 }
 
 // safeWriter writes restored outputs beneath the workspace root, never through a symlink: every
 // folder on a path is checked (and made) without following links, and opened once, so that each
 // file is then written by name inside its folder (a few syscalls a file, whatever its depth): to
-// a temporary name, its mode set on the open file, and renamed over the target.
+// its place, which is cleared first: whatever is there is renamed aside in its folder. Every change
+// is journaled first (journal.go), so that a rollback removes what the restore made and puts back
+// what it moved aside.
 type safeWriter struct {
 	root *os.Root
 	dirs map[string]*os.Root // folders already checked, open
+	j    *journal
 }
 
 // close closes the folders the writer opened, and its root.
@@ -59,8 +61,16 @@ func (w *safeWriter) dir(rel string) (*os.Root, error) {
 	fi, err := parent.Lstat(base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := parent.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := w.j.creating(rel, true); err != nil {
 			return nil, err
+		}
+		if err := parent.Mkdir(base, 0o755); err != nil {
+			if !errors.Is(err, fs.ErrExist) {
+				return nil, err
+			}
+			if err := w.j.notCreated(rel, true); err != nil {
+				return nil, err
+			}
 		}
 	case err != nil:
 		return nil, err
@@ -81,52 +91,79 @@ func (w *safeWriter) dir(rel string) (*os.Root, error) {
 	return d, nil
 }
 
+// clear journals the creation of rel in folder d, moving aside whatever is there first.
+func (w *safeWriter) clear(d *os.Root, rel string) error {
+	if w.j.inFresh(rel) {
+		return nil // a folder this restore made holds only what it wrote, and rel once
+	}
+	name := path.Base(rel)
+	_, err := d.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return w.j.creating(rel, false)
+	}
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", rel, err)
+	}
+	aside, err := w.j.aside(rel)
+	if err != nil {
+		return err
+	}
+	if err := d.Rename(name, path.Base(aside)); err != nil {
+		return fmt.Errorf("replace %s: %w", rel, err)
+	}
+	return nil
+}
+
 func (w *safeWriter) symlink(rel, target string) error {
 	d, err := w.dir(path.Dir(rel))
 	if err != nil {
 		return err
 	}
-	name := path.Base(rel)
-	if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := w.clear(d, rel); err != nil {
 		return err
 	}
-	return d.Symlink(target, name)
+	if err := d.Symlink(target, path.Base(rel)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			_ = w.j.notCreated(rel, false)
+		}
+		return err
+	}
+	w.j.changed(rel)
+	return nil
 }
 
-// file writes one regular file from src, checking its content against the recorded hash.
+// file writes one regular file from src, checking its content against the recorded hash. On an
+// error the file stays for the rollback to remove.
 func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	d, err := w.dir(path.Dir(rel))
 	if err != nil {
 		return err
 	}
-	var tmpName string
-	var tmp *os.File
-	for i := 0; ; i++ {
-		tmpName = ".vx-restore-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(i)
-		tmp, err = d.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			break
+	if err := w.clear(d, rel); err != nil {
+		return err
+	}
+	out, err := d.OpenFile(path.Base(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Made by someone else since clear looked: not this restore's to roll back.
+			_ = w.j.notCreated(rel, false)
 		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return err
-		}
+		return err
 	}
 	sum := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, sum), io.LimitReader(src, f.Size+1))
+	n, err := io.Copy(io.MultiWriter(out, sum), io.LimitReader(src, f.Size+1))
 	if err == nil && (n != f.Size || hex.EncodeToString(sum.Sum(nil)) != f.Hash) {
 		err = fmt.Errorf("%w: %s does not have its recorded content", errBadEntry, rel)
 	}
 	if err == nil {
-		err = tmp.Chmod(os.FileMode(f.Mode).Perm())
+		err = out.Chmod(os.FileMode(f.Mode).Perm())
 	}
-	if cerr := tmp.Close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = d.Rename(tmpName, path.Base(rel))
-	}
 	if err != nil {
-		_ = d.Remove(tmpName)
+		return err
 	}
-	return err
+	w.j.changed(rel)
+	return nil
 }

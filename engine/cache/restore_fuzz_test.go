@@ -1,4 +1,4 @@
-package stress
+package cache
 
 import (
 	"archive/tar"
@@ -19,7 +19,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -102,7 +101,8 @@ func checkRestore(t *testing.T, raw []byte, listHeaders bool) {
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte(content), 0o644)
 		}
-		ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx")}
+		// The state folder, where a restore journals, lies outside the workspace the check walks.
+		ws := &graph.Workspace{Root: root, CacheDir: t.TempDir()}
 		p := &graph.Project{Name: "app", Dir: "app", AbsDir: filepath.Join(root, "app"), Tasks: map[string]*graph.Task{}}
 		task := &graph.Task{ID: "app#build", Project: "app", Name: "build", Outputs: []string{"dist/**", "//out/**"}}
 		p.Tasks["build"] = task
@@ -134,7 +134,7 @@ func checkRestore(t *testing.T, raw []byte, listHeaders bool) {
 
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_ = runner.ExtractOutputs(context.Background(), ws, p, task, files, archive)
+		_ = extractOutputs(context.Background(), ws, p, task, files, archive)
 		runtime.ReadMemStats(&after)
 
 		var declared int64

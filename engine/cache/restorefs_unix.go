@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package cache
 
 import (
 	"crypto/sha256"
@@ -22,27 +22,28 @@ import (
 // safeWriter writes restored outputs beneath the workspace root, never through a symlink, with
 // the fewest syscalls: each folder on a path is opened once, relative to its parent and without
 // following a link (O_NOFOLLOW; made where missing), and each file is created by name inside its
-// folder. A file not on disk is created in place (O_CREAT|O_EXCL, which fails on anything already
-// there, a symlink too); one that is there but differs is written to a temporary name and renamed
-// over it. It is created with its recorded mode, which is set again on the open file only where
+// folder (O_CREAT|O_EXCL, which fails on anything already there, a symlink too). Every change is
+// journaled first (journal.go): a folder or file it creates, and anything already at a file's
+// place, which is renamed aside in its folder rather than overwritten, so that a rollback puts it
+// back. A file is created with its recorded mode, which is set again on the open file only where
 // the umask took bits from it.
 type safeWriter struct {
 	root  int
 	dirs  map[string]int // folders already checked, open
-	pid   string
+	j     *journal
 	umask int // the process's umask, -1 when it cannot be read
 }
 
 // copyBuffers are the buffers files are restored through.
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
-// newOutputWriter answers the writer of restored outputs beneath root.
-func newOutputWriter(root string) (*safeWriter, error) {
+// newOutputWriter answers the writer of restored outputs beneath root, journaling into j.
+func newOutputWriter(root string, j *journal) (*safeWriter, error) {
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", root, err)
 	}
-	return &safeWriter{root: fd, dirs: map[string]int{}, pid: strconv.Itoa(unix.Getpid()), umask: umaskOnce()}, nil
+	return &safeWriter{root: fd, dirs: map[string]int{}, j: j, umask: umaskOnce()}, nil
 }
 
 // umaskOnce is processUmask, read once for the process (vx never changes its umask).
@@ -93,8 +94,16 @@ func (w *safeWriter) dir(rel string) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err := unix.Openat(parent, base, flags, 0)
 	if errors.Is(err, unix.ENOENT) {
-		if err := unix.Mkdirat(parent, base, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-			return -1, fmt.Errorf("make %s: %w", rel, err)
+		if err := w.j.creating(rel, true); err != nil {
+			return -1, err
+		}
+		if err := unix.Mkdirat(parent, base, 0o755); err != nil {
+			if !errors.Is(err, unix.EEXIST) {
+				return -1, fmt.Errorf("make %s: %w", rel, err)
+			}
+			if err := w.j.notCreated(rel, true); err != nil {
+				return -1, err
+			}
 		}
 		fd, err = unix.Openat(parent, base, flags, 0)
 	}
@@ -127,6 +136,29 @@ func component(rel string) (string, error) {
 	return base, nil
 }
 
+// clear journals the creation of rel in folder d (name), moving aside whatever is there first.
+func (w *safeWriter) clear(d int, rel, name string) error {
+	if w.j.inFresh(rel) {
+		return nil // a folder this restore made holds only what it wrote, and rel once
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return w.j.creating(rel, false)
+	}
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", rel, err)
+	}
+	aside, err := w.j.aside(rel)
+	if err != nil {
+		return err
+	}
+	if err := unix.Renameat(d, name, d, path.Base(aside)); err != nil {
+		return fmt.Errorf("replace %s: %w", rel, err)
+	}
+	return nil
+}
+
 func (w *safeWriter) symlink(rel, target string) error {
 	d, err := w.dir(path.Dir(rel))
 	if err != nil {
@@ -136,13 +168,21 @@ func (w *safeWriter) symlink(rel, target string) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Unlinkat(d, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("replace %s: %w", rel, err)
+	if err := w.clear(d, rel, name); err != nil {
+		return err
 	}
-	return unix.Symlinkat(target, d, name)
+	if err := unix.Symlinkat(target, d, name); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			_ = w.j.notCreated(rel, false)
+		}
+		return fmt.Errorf("link %s: %w", rel, err)
+	}
+	w.j.changed(rel)
+	return nil
 }
 
-// file writes one regular file from src, checking its content against the recorded hash.
+// file writes one regular file from src, checking its content against the recorded hash. On an
+// error the file stays for the rollback to remove.
 func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	d, err := w.dir(path.Dir(rel))
 	if err != nil {
@@ -152,16 +192,17 @@ func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if err := w.clear(d, rel, name); err != nil {
+		return err
+	}
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	mode := f.Mode & 0o777
-	target := name
 	fd, err := unix.Openat(d, name, flags, mode)
-	for i := 0; errors.Is(err, unix.EEXIST) && i <= 100; i++ {
-		// Something is there: write beside it and rename over it.
-		target = ".vx-restore-" + w.pid + "-" + strconv.Itoa(i)
-		fd, err = unix.Openat(d, target, flags, mode)
-	}
 	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			// Made by someone else since clear looked: not this restore's to roll back.
+			_ = w.j.notCreated(rel, false)
+		}
 		return fmt.Errorf("create %s: %w", rel, err)
 	}
 	sum := sha256.New()
@@ -177,13 +218,10 @@ func (w *safeWriter) file(rel string, f store.OutputFile, src io.Reader) error {
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
-	if err == nil && target != name {
-		err = unix.Renameat(d, target, d, name)
-	}
 	if err != nil {
-		_ = unix.Unlinkat(d, target, 0)
 		return err
 	}
+	w.j.changed(rel)
 	return nil
 }
 

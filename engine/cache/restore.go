@@ -1,0 +1,248 @@
+package cache
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/store"
+)
+
+// errBadEntry is a cache entry whose archive does not hold what it lists, or lists what the task
+// does not declare: a miss, and the entry is removed.
+var errBadEntry = errors.New("cache entry does not match its archive or the task's outputs")
+
+// extractOutputs restores a cache entry's outputs — the files it lists and the archive (tar.zst)
+// holding them — for task t of project p, with every check a hit makes: only paths the task
+// declares as outputs, beneath the workspace and never through a symlink, no more bytes than the
+// listing says, each file's hash checked; then stale files under the output globs are removed.
+// An error wrapping errBadEntry means the entry itself is wrong. The restore fuzz target calls it.
+func extractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, archive []byte) error {
+	blob := func() ([]byte, error) { return archive, nil }
+	j := newJournal(ws.CacheDir, ws.Root, t.ID)
+	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false }, j)
+	return err
+}
+
+// extract checks the listing against the task's outputs, writes what differs on disk (matches
+// says what does not) from the archive blob reads, and removes stale outputs; changed reports
+// whether it wrote or removed anything. Every change is journaled in j: a restore that fails or
+// is cancelled part way is rolled back (every path it created removed, every path it replaced
+// put back), and one that succeeds deletes what it moved aside.
+func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal) (changed bool, err error) {
+	changed, err = extractJournaled(ctx, ws, p, t, files, blob, matches, j)
+	if err != nil {
+		if rerr := j.rollback(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return changed, err
+	}
+	j.commit()
+	return changed, nil
+}
+
+// extractJournaled is extract's work, journaled in j.
+func extractJournaled(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal) (changed bool, err error) {
+	o, err := newOutputSet(ws, p, t)
+	if err != nil {
+		return false, err
+	}
+	listed := make(map[string]store.OutputFile, len(files))
+	var budget int64
+	for _, f := range files {
+		rel, ok := o.rootRel(f.Path)
+		if !ok || !o.allowed(rel) || f.Size < 0 {
+			return false, fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
+		}
+		if f.Link != "" && !o.linkAllowed(rel, f.Link) {
+			return false, fmt.Errorf("%w: %v", errBadEntry, errLinkOut(f.Path, f.Link))
+		}
+		if _, dup := listed[rel]; dup {
+			return false, fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
+		}
+		listed[rel] = f
+		budget += f.Size + 1024
+	}
+	// Where no output is on disk (every folder they lie under is missing, as after a clean),
+	// every listed file is written without a look at its place, and none can be stale.
+	fresh := o.absent()
+	if fresh {
+		matches = func(string, store.OutputFile) bool { return false }
+	}
+	wrote, err := writeOutputs(ctx, o, listed, budget, blob, matches, j)
+	if err != nil || fresh {
+		return wrote || err != nil, err
+	}
+	removed, err := o.removeStale(listed, j)
+	return wrote || removed, err
+}
+
+// absent reports whether no output can be on disk: the folder (or file) each positive pattern is
+// fixed to is missing.
+func (o *outputSet) absent() bool {
+	for _, base := range o.set.Bases() {
+		if base == "." || base == "" {
+			return false
+		}
+		if _, err := os.Lstat(filepath.Join(o.root, filepath.FromSlash(base))); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeOutputs writes the listed outputs that differ from disk from the entry's archive; wrote
+// reports whether any did.
+func writeOutputs(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, budget int64,
+	getBlob func() ([]byte, error), matches func(string, store.OutputFile) bool, j *journal) (wrote bool, err error) {
+	stale := map[string]bool{}
+	for rel, f := range listed {
+		if !matches(rel, f) {
+			stale[rel] = true
+		}
+	}
+	if len(stale) == 0 {
+		return false, nil
+	}
+	return true, writeStale(ctx, o, listed, stale, budget, getBlob, j)
+}
+
+// writeStale writes the stale outputs from the entry's archive.
+func writeStale(ctx context.Context, o *outputSet, listed map[string]store.OutputFile, stale map[string]bool, budget int64,
+	getBlob func() ([]byte, error), j *journal) error {
+	blob, err := getBlob()
+	if err != nil {
+		return fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
+	}
+	dec, err := zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(budget)+(1<<20)))
+	if err != nil {
+		return err
+	}
+	defer dec.Close()
+	// The archive can hold no more than what the entry lists: a bomb stops at that bound.
+	limited := &io.LimitedReader{R: dec, N: budget + (64 << 10)}
+	w, err := newOutputWriter(o.root, j)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	tr := tar.NewReader(limited)
+	seen := map[string]bool{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", errBadEntry, err)
+		}
+		rel, ok := o.rootRel(hdr.Name)
+		f, listedOK := listed[rel]
+		if !ok || !listedOK || seen[rel] || sparse(hdr) {
+			return fmt.Errorf("%w: archive entry %q", errBadEntry, hdr.Name)
+		}
+		seen[rel] = true
+		switch {
+		case hdr.Typeflag == tar.TypeSymlink && f.Link != "" && hdr.Linkname == f.Link:
+			if stale[rel] {
+				if err := w.symlink(rel, f.Link); err != nil {
+					return err
+				}
+			}
+		case hdr.Typeflag == tar.TypeReg && f.Link == "" && hdr.Size == f.Size:
+			if stale[rel] {
+				if err := w.file(rel, f, tr); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("%w: archive entry %q is not what the entry lists", errBadEntry, hdr.Name)
+		}
+	}
+	for rel := range stale {
+		if !seen[rel] {
+			return fmt.Errorf("%w: the archive lacks %s", errBadEntry, listed[rel].Path)
+		}
+	}
+	return nil
+}
+
+// sparse reports whether an archive entry is a sparse file, whose holes the reader fills with
+// zeros that no compressed byte paid for: vx never writes one, and never restores one.
+func sparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+// removeStale moves aside (journaled in j, deleted when the restore succeeds) the files under the
+// output globs that the entry does not list; removed reports whether there were any.
+func (o *outputSet) removeStale(listed map[string]store.OutputFile, j *journal) (removed bool, err error) {
+	onDisk, err := o.list()
+	if err != nil {
+		return false, err
+	}
+	var stale []string
+	for _, rel := range onDisk {
+		if _, ok := listed[rel]; !ok && !j.isAside(rel) {
+			stale = append(stale, rel)
+		}
+	}
+	if len(stale) == 0 {
+		return false, nil
+	}
+	root, err := os.OpenRoot(o.root)
+	if err != nil {
+		return true, err
+	}
+	defer root.Close()
+	for _, rel := range stale {
+		aside, err := j.aside(rel)
+		if err != nil {
+			return true, err
+		}
+		if err := root.Rename(filepath.FromSlash(rel), filepath.FromSlash(aside)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return true, fmt.Errorf("remove stale output %s: %w", rel, err)
+		}
+	}
+	return true, nil
+}
+
+// matches reports whether the output on disk (root-relative) is the archived one.
+func (c *Cache) matches(rel string, f store.OutputFile) bool {
+	abs := filepath.Join(c.ws.Root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return false
+	}
+	if f.Link != "" {
+		target, err := os.Readlink(abs)
+		return err == nil && target == f.Link
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != f.Size || uint32(fi.Mode().Perm()) != f.Mode {
+		return false
+	}
+	sum, err := c.files.FileHashOf(rel, fi)
+	return err == nil && sum == f.Hash
+}
