@@ -70,6 +70,9 @@ type TaskResult struct {
 	CpuParallelism float64 `json:"cpuParallelism"`
 	// SavedMs is, for a hit, how long the cached execution took.
 	SavedMs int64 `json:"savedMs"`
+	// WaitedMs is how long the task waited for another vx process that was running it (the
+	// task lock): vx run's own summary says it; the index does not keep it.
+	WaitedMs int64 `json:"waitedMs"`
 }
 
 // Totals count a run's tasks by outcome.
