@@ -3,8 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -94,10 +92,17 @@ func TestWaitsForTaskRunningElsewhere(t *testing.T) {
 	lk := holdTask(t, f, "p#build")
 	deploy := holdTask(t, f, "p#deploy")
 
-	out := newSignalWriter(fmt.Sprintf("p#deploy | vx: waiting for pid %d, which runs this task", os.Getpid()),
-		fmt.Sprintf("p#build | vx: waiting for pid %d, which runs this task", os.Getpid()))
+	// The holder is this process: the kernel names no pid to it (engine/tasklock's tests see one).
+	out := newSignalWriter("p#deploy | vx: waiting for another process, which runs this task",
+		"p#build | vx: waiting for another process, which runs this task")
 	done := runAsync(t, f, ids, out, func(o *Options) { o.Terminal = true })
-	<-out.seen
+	select {
+	case <-out.seen:
+	case sum := <-done:
+		t.Fatalf("the run ended without waiting: %s\n%s", statuses(sum), out)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no task said it waited:\n%s", out)
+	}
 	if err := deploy.Unlock(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +143,8 @@ func TestLockTimeoutAndServerElsewhere(t *testing.T) {
 	if got := statuses(sum); got != "p#build=failed p#serve=skipped p#e2e=miss" {
 		t.Fatalf("statuses %s\n%s", got, out)
 	}
-	gaveUp := fmt.Sprintf("p#build | vx: p#build: gave up after waiting 100ms (its timeout) for pid %d, which runs it", os.Getpid())
-	elsewhere := fmt.Sprintf("p#serve | vx: p#serve is running in pid %d: not started again", os.Getpid())
+	gaveUp := "p#build | vx: p#build: gave up after waiting 100ms (its timeout) for another process, which runs it"
+	elsewhere := "p#serve | vx: p#serve is running in another process: not started again"
 	if !strings.Contains(out, gaveUp) || !strings.Contains(out, elsewhere) {
 		t.Errorf("output lacks %q or %q:\n%s", gaveUp, elsewhere, out)
 	}
