@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -31,16 +30,20 @@ type Locks struct {
 	root string
 }
 
-// New answers the task locks of the workspace at root, kept in stateDir's Dir folder.
+// New answers the task locks of the workspace at root, kept in stateDir's Dir folder. The root is
+// named by its real path, so that two runs that reached it through different symlinks share them.
 func New(stateDir, root string) *Locks {
-	return &Locks{dir: filepath.Join(stateDir, Dir), root: root}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	return &Locks{dir: filepath.Join(stateDir, Dir), root: filepath.Clean(root)}
 }
 
 // HeldError says that another process holds a task's lock.
 type HeldError struct {
 	TaskID string
-	// PID is the process holding it, as it wrote itself into the lock file; 0 when that is not
-	// known (yet).
+	// PID is the process holding it; 0 when that is not known (the holder is about to say it,
+	// or the system cannot tell).
 	PID int
 }
 
@@ -85,16 +88,15 @@ func (l *Locks) TryLock(taskID string) (*Lock, error) {
 	}
 	held, err := tryLock(f)
 	if err != nil || held {
+		var pid int
+		if held {
+			pid = holder(f)
+		}
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", taskID, err)
 		}
-		return nil, &HeldError{TaskID: taskID, PID: readPID(path)}
-	}
-	// The holder's pid, for a process that finds the task held to name it. The lock covers no
-	// byte of it (see lock_windows.go), so that it can be read while held.
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		return nil, &HeldError{TaskID: taskID, PID: pid}
 	}
 	return &Lock{f: f}, nil
 }
@@ -149,18 +151,4 @@ func (k *Lock) Unlock() error {
 	}
 	k.f = nil
 	return err
-}
-
-// readPID reads the pid a lock's holder wrote into its file; 0 when there is none (the holder has
-// not written it yet).
-func readPID(path string) int {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	return pid
 }

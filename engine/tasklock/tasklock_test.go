@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -38,14 +39,14 @@ func helper(task string) int {
 	return 0
 }
 
-// holder is a helper process holding a task's lock.
-type holder struct {
+// helperProc is a helper process holding a task's lock.
+type helperProc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 }
 
 // hold starts a helper process that takes task's lock for root in dir, and returns once it holds it.
-func hold(t *testing.T, dir, root, task string) *holder {
+func hold(t *testing.T, dir, root, task string) *helperProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKLOCK_HELPER="+task, "TASKLOCK_DIR="+dir, "TASKLOCK_ROOT="+root)
@@ -61,7 +62,7 @@ func hold(t *testing.T, dir, root, task string) *holder {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h := &holder{cmd: cmd, stdin: stdin}
+	h := &helperProc{cmd: cmd, stdin: stdin}
 	t.Cleanup(func() {
 		h.stdin.Close()
 		_ = h.cmd.Process.Kill()
@@ -75,7 +76,7 @@ func hold(t *testing.T, dir, root, task string) *holder {
 }
 
 // release makes the helper unlock and exit.
-func (h *holder) release(t *testing.T) {
+func (h *helperProc) release(t *testing.T) {
 	t.Helper()
 	h.stdin.Close()
 	if err := h.cmd.Wait(); err != nil {
@@ -143,10 +144,7 @@ func TestLockWaits(t *testing.T) {
 	if len(waiting) != 0 {
 		t.Errorf("held was called %d more times, want once", len(waiting))
 	}
-	// Held here now: a process of its own is refused, and gets it once this one unlocks.
-	if pid := readPID(l.Path("app#build")); pid != os.Getpid() {
-		t.Errorf("lock file names pid %d, want this process's %d", pid, os.Getpid())
-	}
+	// Held here now: another open of the lock file, in this process too, is refused.
 	if _, err := l.TryLock("app#build"); !errors.As(err, new(*HeldError)) {
 		t.Errorf("TryLock of a task this process holds: %v, want a HeldError", err)
 	}
@@ -154,6 +152,19 @@ func TestLockWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	hold(t, dir, "/ws", "app#build").release(t)
+}
+
+// A workspace reached through a symlink is the same workspace: its tasks are held alike.
+func TestSymlinkedRootIsTheSame(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	hold(t, dir, ws, "app#build")
+	if _, err := New(dir, link).TryLock("app#build"); !errors.As(err, new(*HeldError)) {
+		t.Errorf("TryLock through a symlink to the root: %v, want a HeldError", err)
+	}
 }
 
 // A process that dies holding a lock leaves the task free: the kernel released it.
