@@ -12,15 +12,16 @@ import (
 // phase is where a task is in its run. The scheduler (loop.go) moves it, and only through the
 // transitions below, each of which keeps one invariant:
 //
-//	waiting ─ready→ ready ─start→ running ─finish→ hit, miss, failed, timedOut, cancelled, skipped
-//	   │              │            ↑    │
-//	   │              │   lockTaken│    │lockWait (another process runs the task)
-//	   │              │            └ lockWait
-//	   └──────────────┴─block→ blocked, ─skip→ skipped (never started)
+//	waiting ─makeReady→ ready ─start→ running ─finish→ endHit, endMiss, endFailed, endTimedOut,
+//	   │                  │            │   ↑           endCancelled, endSkipped
+//	   │                  │     lockWait   running (the lock is taken)
+//	   │                  │            ↓   │
+//	   │                  │           lockWait ─finish→ endFailed (gave up at its timeout), endCancelled
+//	   └──────────────────┴─block→ endBlocked, ─skip→ endSkipped (never started)
 //
 // A persistent task goes on from running: ─release→ released (its key is known, its dependents
-// run beside it) ─stopServer→ stopping (everything it served has finished) ─finish→ a terminal
-// phase. The terminal phases are one to one the summary's statuses (phase.status).
+// run beside it) ─stopServer→ stopping (everything it served has ended) ─finish→ a terminal
+// phase. The terminal phases are one to one the summary's statuses (endStatuses).
 type phase uint8
 
 const (
@@ -47,9 +48,6 @@ var endStatuses = [...]string{history.StatusHit, history.StatusMiss, history.Sta
 // ended reports whether p is terminal: the task's execution row is made.
 func (p phase) ended() bool { return p >= endHit }
 
-// status is the summary's status of a terminal phase.
-func (p phase) status() string { return endStatuses[p-endHit] }
-
 // endOf is the terminal phase of a summary status.
 func endOf(status string) phase {
 	for i, s := range endStatuses {
@@ -59,9 +57,6 @@ func endOf(status string) phase {
 	}
 	return endFailed
 }
-
-// busy reports whether the task holds its worker's attention: started and not ended.
-func (p phase) busy() bool { return p >= running && !p.ended() }
 
 // node is one task of the run's graph.
 type node struct {
