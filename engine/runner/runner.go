@@ -1,9 +1,11 @@
 // Package runner runs a selection of tasks: in dependency order on a bounded pool of workers,
 // longest remaining path first and within a memory budget (schedule.go, memory.go), each through
 // `sh -c` in its project folder, with the environment it declares, its exec.env and secrets
-// (env.go). Each task's cache key is computed first (package hasher); a hit restores the task's
-// outputs and replays its log, a miss runs it and stores its outputs (a tar.zst archive) and its
-// masked log in the cache. Every execution is recorded in the index, so that history answers
+// (env.go). A task's life is a phase that the scheduler's loop moves (phase.go, loop.go). Each
+// task's cache key is computed first (package hasher); then the task's lock is taken (package
+// tasklock: one process at a time runs a task of a workspace); a hit restores the task's outputs
+// and replays its log, a miss runs it and stores its outputs (a tar.zst archive) and its masked
+// log in the cache (task.go). Every execution is recorded in the index, so that history answers
 // questions about it later, and plans the next run's schedule.
 package runner
 
