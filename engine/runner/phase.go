@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"time"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
@@ -80,8 +79,6 @@ type node struct {
 	// once its command started): once the task has ended, its phase no longer tells a server that
 	// served them and then failed from one that never did.
 	servedDependents bool
-	// waited is how long its worker waited for another process that ran the same task.
-	waited time.Duration
 	// stop stops a persistent task's command; nil for the others.
 	stop context.CancelFunc
 }
@@ -205,7 +202,8 @@ func (s *scheduler) finish(o outcome) {
 	}
 	s.keep(o)
 	o.exec.ReservedBytes = n.reserve
-	s.end(n, o.exec, o.waited)
+	o.exec.Waited = o.waited
+	s.end(n, o.exec)
 	switch n.phase {
 	case endHit, endMiss:
 		s.releaseDependents(n)
@@ -244,13 +242,12 @@ func (s *scheduler) keep(o outcome) {
 
 // end moves n to the terminal phase of its row e, once, and records it: the batch, the display,
 // the events; the servers it depended on stop once they served everything.
-func (s *scheduler) end(n *node, e store.Execution, waited time.Duration) {
+func (s *scheduler) end(n *node, e store.Execution) {
 	if n.phase.ended() {
 		return
 	}
 	n.phase = endOf(e.Status)
 	n.exec = e
-	n.waited = waited
 	s.ended++
 	s.batch.Executions = append(s.batch.Executions, e)
 	s.r.display.finished(e)
@@ -268,7 +265,7 @@ func (s *scheduler) block(failed *node, root string) {
 		if d.phase != waiting && d.phase != ready {
 			continue
 		}
-		s.end(d, s.r.row(d, history.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }), 0)
+		s.end(d, s.r.row(d, history.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
 		s.block(d, root)
 	}
 }
@@ -284,5 +281,5 @@ func (s *scheduler) skip(n *node) {
 			notReady = append(notReady, d.task.ID)
 		}
 	}
-	s.end(n, s.r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = notReady }), 0)
+	s.end(n, s.r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = notReady }))
 }

@@ -195,7 +195,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	execs, recErr := r.schedule(ctx, nodes)
 	// The uploads still in flight end here, bounded: the run is not done before them.
 	remoteRun := r.remote.Close(remote.DefaultFlush)
-	return r.finishRun(dbctx, run, nodes, execs, ctx.Err() != nil, remoteRun, recErr)
+	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)
 }
 
 // newRunState prepares a run of nodes: the hasher (its listing taken in the background while the
@@ -262,7 +262,7 @@ func runSecrets(opts Options, nodes []*node) []string {
 }
 
 // finishRun records the end of the run and answers its summary, as the index now holds it.
-func (r *runState) finishRun(dbctx context.Context, run store.Run, nodes []*node, execs []store.Execution, cancelled bool,
+func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store.Execution, cancelled bool,
 	remoteRun *history.RemoteCacheRun, recErr error) (*history.Summary, error) {
 	run.Finished = r.opts.Now()
 	run.Status = store.RunOK
@@ -293,25 +293,11 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, nodes []*node
 		}
 	}
 	sum.RemoteCache = remoteRun
-	addWaited(sum, nodes)
 	r.event(endEvent(r.runID, sum.OK, sum.ExitCode))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
 	}
 	return sum, nil
-}
-
-// addWaited sets each task's waitedMs in sum: how long it waited for another process that ran it.
-func addWaited(sum *history.Summary, nodes []*node) {
-	waited := make(map[string]time.Duration, len(nodes))
-	for _, n := range nodes {
-		if n.waited > 0 {
-			waited[n.task.ID] = n.waited
-		}
-	}
-	for i := range sum.Tasks {
-		sum.Tasks[i].WaitedMs = waited[sum.Tasks[i].TaskID].Milliseconds()
-	}
 }
 
 func buildNodes(ws *graph.Workspace, ids []string) ([]*node, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/tasklock"
 )
 
@@ -117,6 +118,16 @@ func TestWaitsForTaskRunningElsewhere(t *testing.T) {
 		if task.WaitedMs <= 0 {
 			t.Errorf("%s waitedMs %d, want how long it waited", task.TaskID, task.WaitedMs)
 		}
+	}
+	// vx last answers the same rows.
+	st, err := store.OpenReadOnly(context.Background(), f.ws.CacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := history.Last(context.Background(), st, sum.RunID)
+	st.Close()
+	if err != nil || last.Tasks[0].WaitedMs != sum.Tasks[0].WaitedMs || last.Tasks[1].WaitedMs != sum.Tasks[1].WaitedMs {
+		t.Errorf("vx last: %+v %v, want the run's own waitedMs", last, err)
 	}
 	if !strings.Contains(out.String(), "waiting p#") {
 		t.Errorf("the status line never named a waiting task:\n%q", out)
