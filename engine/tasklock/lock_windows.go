@@ -21,6 +21,13 @@ const lockOffset = 1 << 30
 // same number of bytes over the last one's, so the file is never truncated.
 const pidWidth = 20
 
+// lockFile is an open lock file.
+type lockFile = *os.File
+
+func openLock(path string) (lockFile, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+}
+
 // tryLock takes f's exclusive lock without waiting; held says another handle holds it. The holder
 // writes its pid into the file, for holder to read.
 func tryLock(f *os.File) (held bool, err error) {
@@ -50,7 +57,15 @@ func holder(f *os.File) int {
 	return pid
 }
 
-func unlock(f *os.File) error {
+// closeLock releases f's lock (if it holds it) and closes it.
+func closeLock(f lockFile) error {
 	ol := &windows.Overlapped{Offset: lockOffset}
-	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
+	err := windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
+	if errors.Is(err, windows.ERROR_NOT_LOCKED) {
+		err = nil
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

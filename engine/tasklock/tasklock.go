@@ -62,7 +62,8 @@ func (e *HeldError) Holder() string {
 
 // Lock is a task lock this process holds.
 type Lock struct {
-	f *os.File
+	f     lockFile
+	taken bool
 }
 
 // Path answers the lock file of taskID: a hash of the workspace root and the task id, so that the
@@ -76,12 +77,12 @@ func (l *Locks) Path(taskID string) string {
 // does. Another error says the lock file could not be made or locked.
 func (l *Locks) TryLock(taskID string) (*Lock, error) {
 	path := l.Path(taskID)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLock(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(l.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("lock %s: %w", taskID, err)
 		}
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err = openLock(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", taskID, err)
@@ -92,13 +93,13 @@ func (l *Locks) TryLock(taskID string) (*Lock, error) {
 		if held {
 			pid = holder(f)
 		}
-		f.Close()
+		_ = closeLock(f)
 		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", taskID, err)
 		}
 		return nil, &HeldError{TaskID: taskID, PID: pid}
 	}
-	return &Lock{f: f}, nil
+	return &Lock{f: f, taken: true}, nil
 }
 
 // The polling bounds of Lock: it tries again after firstPoll, then twice as long each time, up
@@ -142,13 +143,9 @@ func (l *Locks) Lock(ctx context.Context, taskID string, held func(*HeldError)) 
 // Unlock releases the lock. The lock file stays: removing it would let a process that opened it
 // just before lock a file no other process can find any more.
 func (k *Lock) Unlock() error {
-	if k == nil || k.f == nil {
+	if k == nil || !k.taken {
 		return nil
 	}
-	err := unlock(k.f)
-	if cerr := k.f.Close(); err == nil {
-		err = cerr
-	}
-	k.f = nil
-	return err
+	k.taken = false
+	return closeLock(k.f)
 }
