@@ -70,6 +70,9 @@ type TaskResult struct {
 	CpuParallelism float64 `json:"cpuParallelism"`
 	// SavedMs is, for a hit, how long the cached execution took.
 	SavedMs int64 `json:"savedMs"`
+	// WaitedMs is how long the task waited for another vx process that was running it (the
+	// task lock).
+	WaitedMs int64 `json:"waitedMs"`
 }
 
 // Totals count a run's tasks by outcome.
@@ -144,6 +147,7 @@ func taskResult(e store.Execution) TaskResult {
 		TaskID: e.TaskID, Status: e.Status, Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
+		WaitedMs: e.Waited.Milliseconds(),
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +27,8 @@ type display struct {
 	mu      sync.Mutex
 	done    int
 	running []string
-	shown   bool // the status line is on screen
+	waiters []string // tasks waiting for another process that runs them
+	shown   bool     // the status line is on screen
 }
 
 func newDisplay(w io.Writer, terminal bool, m *mask.Masker, total int) *display {
@@ -56,6 +58,9 @@ func (d *display) status() {
 		}
 		line += " running " + strings.Join(names, ", ") + more
 	}
+	if len(d.waiters) > 0 {
+		line += "; waiting " + strings.Join(d.waiters, ", ")
+	}
 	fmt.Fprintf(d.w, "\r\x1b[K%s", line)
 	d.shown = true
 }
@@ -68,6 +73,34 @@ func (d *display) started(id string) {
 	if d.terminal {
 		d.write("")
 	}
+}
+
+// waiting shows a started task as waiting for holder, another process that runs it.
+func (d *display) waiting(id, holder string) {
+	d.mu.Lock()
+	d.running = remove(d.running, id)
+	d.waiters = append(d.waiters, id)
+	d.mu.Unlock()
+	d.notice(id, "vx: waiting for "+holder+", which runs this task")
+}
+
+// resumed shows a task that waited as running again.
+func (d *display) resumed(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.waiters = remove(d.waiters, id)
+	d.running = append(d.running, id)
+	sort.Strings(d.running)
+	if d.terminal {
+		d.write("")
+	}
+}
+
+func remove(ids []string, id string) []string {
+	if i := slices.Index(ids, id); i >= 0 {
+		return slices.Delete(ids, i, i+1)
+	}
+	return ids
 }
 
 func (d *display) doneCount() int {
@@ -86,6 +119,7 @@ func (d *display) finished(e store.Execution) {
 			break
 		}
 	}
+	d.waiters = remove(d.waiters, e.TaskID)
 	var what string
 	switch e.Status {
 	case history.StatusBlocked:

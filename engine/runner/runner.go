@@ -1,9 +1,11 @@
 // Package runner runs a selection of tasks: in dependency order on a bounded pool of workers,
 // longest remaining path first and within a memory budget (schedule.go, memory.go), each through
 // `sh -c` in its project folder, with the environment it declares, its exec.env and secrets
-// (env.go). Each task's cache key is computed first (package hasher); a hit restores the task's
-// outputs and replays its log, a miss runs it and stores its outputs (a tar.zst archive) and its
-// masked log in the cache. Every execution is recorded in the index, so that history answers
+// (env.go). A task's life is a phase that the scheduler's loop moves (phase.go, loop.go). Each
+// task's cache key is computed first (package hasher); then the task's lock is taken (package
+// tasklock: one process at a time runs a task of a workspace); a hit restores the task's outputs
+// and replays its log, a miss runs it and stores its outputs (a tar.zst archive) and its masked
+// log in the cache (task.go). Every execution is recorded in the index, so that history answers
 // questions about it later, and plans the next run's schedule.
 package runner
 
@@ -13,7 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
 )
@@ -115,31 +118,6 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// node is one task of the run's graph.
-type node struct {
-	index      int // position in TaskIDs (dependency order)
-	task       *graph.Task
-	project    *graph.Project
-	deps       []*node
-	dependents []*node
-	pending    int
-	// cost is the task's predicted duration (its p50, else the median task's), priority its
-	// remaining path (prioritize); reserve the memory it reserves and reserveFrom from what.
-	cost, priority int64
-	reserve        int64
-	reserveFrom    string
-	started        bool
-	done           bool
-	ok             bool // hit or miss
-	key            string
-	exec           store.Execution
-	// A persistent task releases its dependents once its key is known (they run beside it), and
-	// is stopped through stop when the last of them has finished.
-	released bool
-	stop     context.CancelFunc
-	stopped  bool
-}
-
 // outcome is what a worker answers for one task.
 type outcome struct {
 	n        *node
@@ -148,26 +126,27 @@ type outcome struct {
 	manifest []byte
 	touched  string // the cache key hit, when its last-use time is to be recorded (cache.Hit.Touch)
 	replay   []byte // the log to show for a hit
-}
-
-// keyed says that a persistent task's key is known and its command is starting.
-type keyed struct {
-	n   *node
-	key string
+	// waited is how long the worker waited for another process that ran the task.
+	waited time.Duration
+	// elsewhere says that a persistent task was skipped because another process runs it.
+	elsewhere bool
+	// panicked says that the worker panicked: the pool re-raises it at Wait.
+	panicked bool
 }
 
 type runState struct {
-	opts Options
-	st   *store.Store
-	// keyed receives persistent tasks as their commands start; nil outside schedule.
-	keyed   chan keyed
+	opts    Options
+	st      *store.Store
 	hasher  *hasher.Hasher
 	masker  *mask.Masker
 	display *display
 	runID   string
 	sandbox sandboxState
-	// cache is the run's cache, local and remote.
-	cache *cache.Cache
+	// cache is the run's cache, local and remote, opened with remoteCfg once the run is recorded.
+	cache     *cache.Cache
+	remoteCfg cache.RemoteConfig
+	// locks hold each task for this process while it runs it (one process at a time per task).
+	locks *tasklock.Locks
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -192,25 +171,83 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	if st.Reset != "" && opts.Notice != nil {
 		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
 	}
+	r, closeRun, err := newRunState(ctx, opts, st, nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer closeRun()
+	started := opts.Now()
+	r.runID = store.NewRunID(started)
+	host, _ := os.Hostname()
+	run := store.Run{ID: r.runID, Started: started, Status: store.RunRunning, PID: os.Getpid(), Host: host,
+		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency,
+		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource}
+	dbctx := context.WithoutCancel(ctx)
+	if err := st.BeginRun(dbctx, run); err != nil {
+		return nil, err
+	}
+	r.event(startEvent(r.runID, len(nodes)))
+
+	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: r.hasher, Remote: r.remoteCfg,
+		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String}); err != nil {
+		return nil, err
+	}
+	execs, recErr := r.schedule(ctx, nodes)
+	// The uploads still in flight end here, bounded: the run is not done before them.
+	remoteRun := r.cache.Close()
+	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)
+}
+
+// newRunState prepares a run of nodes: the hasher (its listing taken in the background while the
+// index is read), the schedule's estimates, the masker of every secret the tasks read, the cache.
+// close ends what it started.
+func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*node) (r *runState, close func(), err error) {
 	dbctx := context.WithoutCancel(ctx)
 	salt, err := store.Salt(st.Dir(), true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
 		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
-	defer prefetch.Wait()
 	prefetch.Go(func() { h.Prefetch(ctx) })
+	var closers []func()
+	close = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	closers = append(closers, prefetch.Wait)
+	defer func() {
+		if err != nil {
+			close()
+		}
+	}()
 	stats, err := st.FileStats(dbctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h.SetStats(stats)
 	if _, err := estimates(dbctx, st, opts.Workspace, nodes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
+	secrets, err := runSecrets(opts, nodes, remoteCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	masker := mask.New(secrets...)
+	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
+		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes)),
+		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
+	return r, close, nil
+}
+
+// runSecrets are the values every output of the run masks: the workspace's secrets, those the
+// tasks read and the credentials they are given, the remote cache's credentials. A secret too short
+// to mask is refused, naming it.
+func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]string, error) {
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
 	for _, n := range nodes {
 		for _, name := range n.task.SecretNames() {
@@ -221,37 +258,14 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 		}
 		secrets = append(secrets, credentialValues(opts.Workspace, n.task, opts.Environ)...)
 	}
-	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
-	secrets = append(secrets, remoteCfg.Secrets()...)
-	r := &runState{
-		opts: opts, st: st,
-		masker: mask.New(secrets...),
-		hasher: h,
-	}
-	r.display = newDisplay(opts.Output, opts.Terminal, r.masker, len(nodes))
-	started := opts.Now()
-	r.runID = store.NewRunID(started)
-	host, _ := os.Hostname()
-	run := store.Run{ID: r.runID, Started: started, Status: store.RunRunning, PID: os.Getpid(), Host: host,
-		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency,
-		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource}
-	if err := st.BeginRun(dbctx, run); err != nil {
-		return nil, err
-	}
-	r.event(startEvent(r.runID, len(nodes)))
+	return append(secrets, remoteCfg.Secrets()...), nil
+}
 
-	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: h, Remote: remoteCfg,
-		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String}); err != nil {
-		return nil, err
-	}
-	execs, recErr := r.schedule(ctx, nodes)
-	// The uploads still in flight end here, bounded: the run is not done before them.
-	remoteRun := r.cache.Close()
-
-	finished := opts.Now()
-	run.Finished = finished
+// finishRun records the end of the run and answers its summary, as the index now holds it.
+func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store.Execution, cancelled bool,
+	remoteRun *history.RemoteCacheRun, recErr error) (*history.Summary, error) {
+	run.Finished = r.opts.Now()
 	run.Status = store.RunOK
-	cancelled := ctx.Err() != nil
 	for _, e := range execs {
 		if e.Status != history.StatusHit && e.Status != history.StatusMiss {
 			run.Status = store.RunFailed
@@ -263,10 +277,10 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	if run.Status != store.RunOK {
 		run.ExitCode = vxerr.ExitFailure
 	}
-	if err := st.PutFileStats(dbctx, r.hasher.Updates()); err != nil && recErr == nil {
+	if err := r.st.PutFileStats(dbctx, r.hasher.Updates()); err != nil && recErr == nil {
 		recErr = err
 	}
-	if err := st.FinishRun(dbctx, r.runID, run.Status, run.ExitCode, finished); err != nil && recErr == nil {
+	if err := r.st.FinishRun(dbctx, r.runID, run.Status, run.ExitCode, run.Finished); err != nil && recErr == nil {
 		recErr = err
 	}
 	r.display.finish()
@@ -274,7 +288,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 	if recErr == nil {
 		// Answer the run as the index now holds it, so that this summary and `vx last` (and the
 		// runTasks tool) are one document, to the millisecond.
-		if recorded, err := history.Last(dbctx, st, r.runID); err == nil {
+		if recorded, err := history.Last(dbctx, r.st, r.runID); err == nil {
 			sum = recorded
 		}
 	}
@@ -327,209 +341,6 @@ const (
 	flushEvery = 250 * time.Millisecond
 	flushRows  = 256
 )
-
-// schedule runs the graph and answers every task's execution row, in dependency order. It owns the
-// workers: it returns only after each has ended.
-func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Execution, error) {
-	dbctx := context.WithoutCancel(ctx)
-	workers := r.opts.Concurrency
-	results := make(chan outcome, len(nodes))
-	r.keyed = make(chan keyed, len(nodes))
-	var wg sync.WaitGroup
-	defer wg.Wait()
-
-	slots := &slots{workers: workers, budget: r.opts.MemoryBudget}
-	for _, n := range nodes {
-		if n.pending == 0 {
-			slots.push(n)
-		}
-	}
-	var batch store.Batch
-	rec := newRecorder(dbctx, r.st)
-	defer rec.close() // a second close only waits for the first
-	flush := func() {
-		batch.TouchedAt = r.opts.Now()
-		rec.add(batch)
-		batch = store.Batch{}
-	}
-	// stopServer stops a persistent task once every dependent it was started for has finished.
-	stopServer := func(d *node) {
-		if d.stop == nil || d.stopped || d.done {
-			return
-		}
-		for _, x := range d.dependents {
-			if !x.done {
-				return
-			}
-		}
-		d.stopped = true
-		d.stop()
-	}
-	finish := func(n *node, e store.Execution) {
-		if n.started {
-			e.ReservedBytes = n.reserve
-		}
-		n.done = true
-		n.exec = e
-		batch.Executions = append(batch.Executions, e)
-		r.display.finished(e)
-		r.event(taskEvent(e, r.display.doneCount(), len(nodes)))
-		for _, d := range n.deps {
-			if d.task.Persistent {
-				stopServer(d)
-			}
-		}
-	}
-	release := func(n *node) {
-		if n.released {
-			return
-		}
-		n.released = true
-		for _, d := range n.dependents {
-			if d.pending--; d.pending == 0 && !d.done {
-				slots.push(d)
-			}
-		}
-	}
-
-	lastFlush := r.opts.Now()
-	servers, decided := 0, 0
-	stopping := false
-	done := ctx.Done()
-	for decided < len(nodes) {
-		for !stopping {
-			n := slots.next()
-			if n == nil {
-				break
-			}
-			n.started = true
-			taskCtx := ctx
-			if n.task.Persistent {
-				// A server takes no worker: it waits on its dependents, not the other way round.
-				servers++
-				var stop context.CancelFunc
-				taskCtx, stop = context.WithCancel(ctx)
-				n.stop = stop
-			}
-			depKeys := make(map[string]string, len(n.deps))
-			for _, d := range n.deps {
-				depKeys[d.task.ID] = d.key
-			}
-			r.display.started(n.task.ID)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results <- r.execute(taskCtx, n, depKeys)
-			}()
-		}
-		if slots.running == 0 && (slots.ready.Len() == 0 || stopping) && servers > 0 {
-			// Nothing else can start (once every server has released its dependents): stop the
-			// servers that were started for dependents.
-			settled := true
-			for _, n := range nodes {
-				if n.stop != nil && !n.done && !n.released {
-					settled = stopping
-				}
-			}
-			for _, n := range nodes {
-				if settled && n.stop != nil && !n.done && !n.stopped && len(n.dependents) > 0 {
-					n.stopped = true
-					n.stop()
-				}
-			}
-		}
-		if slots.running+servers == 0 {
-			break
-		}
-		select {
-		case <-done:
-			stopping, done = true, nil
-			continue
-		case k := <-r.keyed:
-			k.n.key = k.key
-			release(k.n)
-		case o := <-results:
-			n := o.n
-			if n.task.Persistent {
-				servers--
-				n.stop()
-				if n.stopped && o.exec.Status == history.StatusCancelled && ctx.Err() == nil {
-					// Stopped by vx after its dependents finished: it served them and passed.
-					o.exec.Status = history.StatusMiss
-				}
-			}
-			slots.done(n)
-			decided++
-			if n.key == "" {
-				n.key = o.key
-			}
-			if o.manifest != nil && (o.exec.Status != history.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
-				// A local hit's manifest was kept when its entry was made; a remote hit's entry
-				// was made on another machine.
-				batch.Manifests = append(batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: n.task.ID, Manifest: o.manifest})
-			}
-			if o.touched != "" {
-				batch.Touched = append(batch.Touched, o.touched)
-			}
-			if o.replay != nil {
-				r.display.replay(n.task.ID, o.replay)
-			}
-			finish(n, o.exec)
-			switch o.exec.Status {
-			case history.StatusHit, history.StatusMiss:
-				n.ok = true
-				release(n)
-			case history.StatusCancelled:
-			default:
-				decided += r.block(n, n.task.ID, finish)
-				if r.opts.Bail {
-					stopping = true
-				}
-			}
-			// Rows go to the index in batches: a commit per task would cost more than a no-op task.
-			if len(batch.Executions) >= flushRows || r.opts.Now().Sub(lastFlush) >= flushEvery {
-				flush()
-				lastFlush = r.opts.Now()
-			}
-		}
-	}
-	wg.Wait()
-	// Whatever never started was skipped: say what it still waited for.
-	for _, n := range nodes {
-		if n.done {
-			continue
-		}
-		var waiting []string
-		for _, d := range n.deps {
-			if !d.ok && !d.released {
-				waiting = append(waiting, d.task.ID)
-			}
-		}
-		finish(n, r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = waiting }))
-	}
-	flush()
-	recErr := rec.close()
-	execs := make([]store.Execution, len(nodes))
-	for i, n := range nodes {
-		execs[i] = n.exec
-	}
-	sort.SliceStable(execs, func(i, j int) bool { return execs[i].Ord < execs[j].Ord })
-	return execs, recErr
-}
-
-// block marks every task downstream of failed as blocked by root, answering how many it decided.
-func (r *runState) block(failed *node, root string, finish func(*node, store.Execution)) int {
-	count := 0
-	for _, d := range failed.dependents {
-		if d.done || d.started {
-			continue
-		}
-		finish(d, r.row(d, history.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
-		count++
-		count += r.block(d, root, finish)
-	}
-	return count
-}
 
 // row is an execution row for a task that did not run.
 func (r *runState) row(n *node, status string, set func(*store.Execution)) store.Execution {

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/proc"
 )
 
@@ -16,76 +19,166 @@ import (
 // of the output is dropped with a marker.
 const maxLogBytes = 32 << 20
 
-// execute runs one task (or restores it from the cache) and answers its outcome. It never fails:
-// whatever goes wrong becomes the task's status and log.
-func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]string) outcome {
-	t, p := n.task, n.project
-	start := r.opts.Now()
-	o := outcome{n: n}
-	e := store.Execution{RunID: r.runID, TaskID: t.ID, Project: t.Project, Task: t.Name, Ord: n.index, Started: start}
-	fail := func(status string, msg string) outcome {
-		e.Status = status
-		e.Duration = r.opts.Now().Sub(start)
-		if msg != "" {
-			log := []byte(r.masker.String(msg))
-			r.display.replay(t.ID, log)
-			if h, err := r.st.CAS().Put(log); err == nil {
-				e.LogBlob, e.LogSource = h, "failure"
-			}
-		}
-		o.exec = e
-		return o
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(history.StatusSkipped, "")
-	}
+// attempt is one task's execution on its worker, from its key to its outcome: e is its row as it
+// is made, o what the worker answers.
+type attempt struct {
+	r      *runState
+	ctx    context.Context
+	n      *node
+	t      *graph.Task
+	p      *graph.Project
+	report func(step)
+	start  time.Time
+	e      store.Execution
+	o      outcome
+}
 
-	m, err := r.hasher.Manifest(ctx, p, t, depKeys)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fail(history.StatusCancelled, "")
-		}
-		return fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+// execute runs one task (or restores it from the cache) and answers its outcome; report tells the
+// scheduler of its phase as it changes. It never fails: whatever goes wrong becomes the task's
+// status and log. The task's lock is held from before its cache lookup until its outputs are
+// stored: a task another process runs is waited for, then looked up again.
+func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]string, report func(step)) outcome {
+	t, p := n.task, n.project
+	a := &attempt{r: r, ctx: ctx, n: n, t: t, p: p, report: report, start: r.opts.Now()}
+	a.o.n = n
+	a.e = store.Execution{RunID: r.runID, TaskID: t.ID, Project: t.Project, Task: t.Name, Ord: n.index, Started: a.start}
+	if err := ctx.Err(); err != nil {
+		return a.fail(history.StatusSkipped, "")
 	}
-	m.Sandbox = r.effectiveSandbox(t)
+	key, ok := a.key(depKeys)
+	if !ok {
+		return a.o
+	}
+	lock, ok := a.lock()
+	if !ok {
+		return a.o
+	}
+	defer lock.Unlock()
+	if t.Cache && !r.opts.Force {
+		if hit, ok := a.lookup(key); ok {
+			return a.hit(key, hit)
+		}
+	}
+	if t.Persistent {
+		report(step{n: n, to: released, key: key}) // its dependents start beside it now
+	}
+	return a.run(key)
+}
+
+// fail ends the attempt with status, msg (when not empty) as its log.
+func (a *attempt) fail(status string, msg string) outcome {
+	a.e.Status = status
+	a.e.Duration = a.r.opts.Now().Sub(a.start)
+	if msg != "" {
+		log := []byte(a.r.masker.String(msg))
+		a.r.display.replay(a.t.ID, log)
+		if h, err := a.r.st.CAS().Put(log); err == nil {
+			a.e.LogBlob, a.e.LogSource = h, "failure"
+		}
+	}
+	a.o.exec = a.e
+	return a.o
+}
+
+// key computes the task's cache key from its manifest; false when the attempt ended there.
+func (a *attempt) key(depKeys map[string]string) (string, bool) {
+	m, err := a.r.hasher.Manifest(a.ctx, a.p, a.t, depKeys)
+	if err != nil {
+		if a.ctx.Err() != nil {
+			a.fail(history.StatusCancelled, "")
+		} else {
+			a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+		}
+		return "", false
+	}
+	m.Sandbox = a.r.effectiveSandbox(a.t)
 	key, data, err := m.Key()
 	if err != nil {
-		return fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+		a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+		return "", false
 	}
-	e.Hash, o.key, o.manifest = key, key, data
+	a.e.Hash, a.o.key, a.o.manifest = key, key, data
+	return key, true
+}
 
-	if t.Cache && !r.opts.Force {
-		hit, ok, err := r.cache.Get(ctx, t, key)
-		if hit.Changed {
-			// Files of the project were written or removed: list them again for later tasks.
-			r.hasher.Invalidate(p.Dir)
-		}
+// lock takes the task's lock, waiting (lockWait) while another process holds it, for at most the
+// task's timeout; false when the attempt ended there. A persistent task another process runs is
+// skipped at once: it is that process's server.
+func (a *attempt) lock() (*tasklock.Lock, bool) {
+	lk, err := a.r.locks.TryLock(a.t.ID)
+	var held *tasklock.HeldError
+	if !errors.As(err, &held) {
 		if err != nil {
-			r.display.notice(t.ID, fmt.Sprintf("vx: cache: %v", err))
+			a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+			return nil, false
 		}
-		if ok {
-			e.Status = history.StatusHit
-			e.CacheSource = hit.Source
-			e.ExitCode = intPtr(0)
-			e.Saved = hit.Entry.Duration
-			e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
-			e.Duration = r.opts.Now().Sub(start)
-			o.exec, o.replay = e, hit.Log
-			if hit.Touch {
-				o.touched = key
-			}
-			return o
-		}
+		return lk, true
 	}
-
-	if t.Persistent && r.keyed != nil {
-		r.keyed <- keyed{n: n, key: key} // its dependents start beside it now
+	if a.t.Persistent {
+		a.o.elsewhere = true
+		a.fail(history.StatusSkipped, fmt.Sprintf("vx: %s: not started again\n", held))
+		return nil, false
 	}
+	a.report(step{n: a.n, to: lockWait, holder: held.Holder()})
+	waitCtx, cancel := a.ctx, context.CancelFunc(func() {})
+	if a.t.Timeout > 0 {
+		waitCtx, cancel = context.WithTimeout(a.ctx, a.t.Timeout)
+	}
+	defer cancel()
+	began := a.r.opts.Now()
+	lk, err = a.r.locks.Lock(waitCtx, a.t.ID, nil)
+	a.o.waited = a.r.opts.Now().Sub(began)
+	switch {
+	case err == nil:
+		a.report(step{n: a.n, to: running})
+		return lk, true
+	case a.ctx.Err() != nil:
+		a.fail(history.StatusCancelled, "")
+	case errors.Is(err, context.DeadlineExceeded):
+		a.fail(history.StatusFailed, fmt.Sprintf("vx: %s: gave up after waiting %s (its timeout) for %s, which runs it\n",
+			a.t.ID, a.t.Timeout, held.Holder()))
+	default:
+		a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+	}
+	return nil, false
+}
 
-	// A miss: run the command.
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
+// lookup asks the cache for the task's key (locally, then remotely) and restores a hit's outputs.
+func (a *attempt) lookup(key string) (cache.Hit, bool) {
+	hit, ok, err := a.r.cache.Get(a.ctx, a.t, key)
+	if hit.Changed {
+		// Files of the project were written or removed: list them again for later tasks.
+		a.r.hasher.Invalidate(a.p.Dir)
+	}
+	if err != nil {
+		a.r.display.notice(a.t.ID, fmt.Sprintf("vx: cache: %v", err))
+	}
+	return hit, ok
+}
+
+// hit ends the attempt with the cache entry restored.
+func (a *attempt) hit(key string, hit cache.Hit) outcome {
+	e := &a.e
+	e.Status = history.StatusHit
+	e.CacheSource = hit.Source
+	e.ExitCode = intPtr(0)
+	e.Saved = hit.Entry.Duration
+	e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
+	// A hit takes what its restore took; the time it waited for another run is waitedMs.
+	e.Duration = a.r.opts.Now().Sub(a.start) - a.o.waited
+	a.o.exec, a.o.replay = a.e, hit.Log
+	if hit.Touch {
+		a.o.touched = key
+	}
+	return a.o
+}
+
+// run runs the task's command (a miss), then stores its outputs and log.
+func (a *attempt) run(key string) outcome {
+	r, t, p := a.r, a.t, a.p
+	runCtx, cancel := a.ctx, context.CancelFunc(func() {})
 	if t.Timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, t.Timeout)
+		runCtx, cancel = context.WithTimeout(a.ctx, t.Timeout)
 	}
 	defer cancel()
 	out := r.display.taskWriter(t.ID)
@@ -94,69 +187,83 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	}
 	box, refusal := r.startSandbox(p, t, &spec)
 	if refusal != "" {
-		return fail(history.StatusFailed, refusal)
+		return a.fail(history.StatusFailed, refusal)
 	}
 	res, runErr := r.opts.Exec(runCtx, spec)
 	out.flush()
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(p.Dir)
+	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.log()))
+	log = a.confine(box, out.log(), log)
+	switch a.e.Status {
+	case history.StatusMiss:
+		if t.Cache {
+			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
+				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
+			} else {
+				a.e.LogBlob, a.e.LogSource = logBlob, "cache"
+			}
+		}
+	case history.StatusFailed, history.StatusTimedOut, history.StatusCancelled:
+		if h, err := r.st.CAS().Put(log); err == nil {
+			a.e.LogBlob, a.e.LogSource = h, "failure"
+		}
+	}
+	a.o.exec = a.e
+	return a.o
+}
+
+// judge sets the row from the command's result: its measures and its status. It answers the log,
+// with vx's own message about the result added.
+func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, log []byte) []byte {
+	e := &a.e
 	e.Duration = res.Wall
 	if e.Duration == 0 {
-		e.Duration = r.opts.Now().Sub(start)
+		e.Duration = a.r.opts.Now().Sub(a.start)
 	}
 	e.UserCPU, e.SysCPU, e.PeakRSSBytes = res.UserCPU, res.SysCPU, res.PeakRSSBytes
 	if res.Signal == "" && runErr == nil {
 		e.ExitCode = intPtr(res.ExitCode)
 	}
-	log := r.masker.Bytes(out.log())
 	switch {
 	case runErr != nil && !res.Cancelled:
-		log = append(log, r.masker.String(fmt.Sprintf("vx: %v\n", runErr))...)
-		r.display.replay(t.ID, []byte(r.masker.String(fmt.Sprintf("vx: %v\n", runErr))))
+		msg := a.r.masker.String(fmt.Sprintf("vx: %v\n", runErr))
+		log = append(log, msg...)
+		a.r.display.replay(a.t.ID, []byte(msg))
 		e.Status = history.StatusFailed
-	case res.Cancelled && ctx.Err() != nil:
+	case res.Cancelled && a.ctx.Err() != nil:
 		e.Status = history.StatusCancelled
 	case res.Cancelled && errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		e.Status, e.TimedOut = history.StatusTimedOut, true
-		msg := fmt.Sprintf("vx: %s timed out after %s\n", t.ID, t.Timeout)
+		msg := fmt.Sprintf("vx: %s timed out after %s\n", a.t.ID, a.t.Timeout)
 		log = append(log, msg...)
-		r.display.replay(t.ID, []byte(msg))
+		a.r.display.replay(a.t.ID, []byte(msg))
 	case res.ExitCode == 0 && res.Signal == "":
 		e.Status = history.StatusMiss
 	default:
 		e.Status = history.StatusFailed
 	}
+	return log
+}
 
-	if v := box.finish(e.Status == history.StatusMiss, out.log()); len(v) > 0 {
-		// A task that reached outside its sandbox fails, and is never cached.
-		for i := range v {
-			v[i] = r.masker.String(v[i])
-		}
-		e.SandboxViolations = v
-		msg := fmt.Sprintf("vx: %s reached outside its sandbox:\n  %s\n", t.ID, strings.Join(v, "\n  "))
-		log = append(log, msg...)
-		r.display.replay(t.ID, []byte(msg))
-		if e.Status == history.StatusMiss {
-			e.Status = history.StatusFailed
-		}
+// confine fails a task that reached outside its sandbox (it is never cached), naming what it did.
+// raw is what the task printed; it answers the log.
+func (a *attempt) confine(box *taskBox, raw, log []byte) []byte {
+	v := box.finish(a.e.Status == history.StatusMiss, raw)
+	if len(v) == 0 {
+		return log
 	}
-
-	switch e.Status {
-	case history.StatusMiss:
-		if t.Cache {
-			if logBlob, err := r.cache.Put(ctx, t, key, log, e.Duration); err != nil {
-				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
-			} else {
-				e.LogBlob, e.LogSource = logBlob, "cache"
-			}
-		}
-	case history.StatusFailed, history.StatusTimedOut, history.StatusCancelled:
-		if h, err := r.st.CAS().Put(log); err == nil {
-			e.LogBlob, e.LogSource = h, "failure"
-		}
+	for i := range v {
+		v[i] = a.r.masker.String(v[i])
 	}
-	o.exec = e
-	return o
+	a.e.SandboxViolations = v
+	msg := fmt.Sprintf("vx: %s reached outside its sandbox:\n  %s\n", a.t.ID, strings.Join(v, "\n  "))
+	log = append(log, msg...)
+	a.r.display.replay(a.t.ID, []byte(msg))
+	if a.e.Status == history.StatusMiss {
+		a.e.Status = history.StatusFailed
+	}
+	return log
 }
 
 func intPtr(i int) *int { return &i }

@@ -35,6 +35,8 @@ type Execution struct {
 	LogSource         string // "cache", "failure" or ""
 	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget.
 	ReservedBytes int64
+	// Waited is how long the task waited for another process that was running it (the task lock).
+	Waited time.Duration
 }
 
 // RecordExecution stores one task's execution.
@@ -47,7 +49,7 @@ func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 
 const insertExecutionSQL = `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
 		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
-		sandbox_violations, not_ready, log_blob, log_source, reserved_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		sandbox_violations, not_ready, log_blob, log_source, reserved_bytes, waited_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 type execer interface {
 	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
@@ -72,7 +74,7 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 	}
 	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes)
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, e.Waited.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("record %s: %w", e.TaskID, err)
 	}
@@ -82,14 +84,26 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 const execCols = `run_id, task_id, project, task, ord, status, exit_code, started_ms, duration_ms, user_cpu_ms, sys_cpu_ms,
 	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source, reserved_bytes`
 
+// waitedVersion is the layout that keeps how long each task waited (migration 6).
+const waitedVersion = 6
+
+// execColumns are the columns scanExec reads, in an index of s's layout: one older than
+// waitedVersion reads as if no task had waited.
+func (s *Store) execColumns() string {
+	if s.version < waitedVersion {
+		return execCols + `, 0`
+	}
+	return execCols + `, waited_ms`
+}
+
 func scanExec(sc scanner) (Execution, error) {
 	var e Execution
 	var exit sql.NullInt64
-	var started, dur, ucpu, scpu, saved int64
+	var started, dur, ucpu, scpu, saved, waited int64
 	var timedOut int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
-		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes); err != nil {
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited); err != nil {
 		return e, err
 	}
 	if exit.Valid {
@@ -101,6 +115,7 @@ func scanExec(sc scanner) (Execution, error) {
 	e.UserCPU = time.Duration(ucpu) * time.Millisecond
 	e.SysCPU = time.Duration(scpu) * time.Millisecond
 	e.Saved = time.Duration(saved) * time.Millisecond
+	e.Waited = time.Duration(waited) * time.Millisecond
 	e.TimedOut = timedOut != 0
 	row := e.RunID + " " + e.TaskID
 	if err := jsonColumn(sv, "sandbox_violations", row, &e.SandboxViolations); err != nil {
@@ -122,7 +137,7 @@ func queryExecs(ctx context.Context, db querier, query string, args ...any) ([]E
 
 // Executions answers a run's task executions in the order they finished.
 func (s *Store) Executions(ctx context.Context, runID string) ([]Execution, error) {
-	return s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? ORDER BY ord`, runID)
+	return s.queryExecs(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? ORDER BY ord`, runID)
 }
 
 // ExecQuery narrows TaskExecutions.
@@ -156,7 +171,7 @@ func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, e
 		where = append(where, `run_id < ?`)
 		args = append(args, q.BeforeRun)
 	}
-	query := `SELECT ` + execCols + ` FROM executions`
+	query := `SELECT ` + s.execColumns() + ` FROM executions`
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -169,12 +184,12 @@ func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, e
 
 // FailedExecutions answers a run's executions that failed or timed out, in the order they finished.
 func (s *Store) FailedExecutions(ctx context.Context, runID string) ([]Execution, error) {
-	return s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? AND status IN ('failed', 'timedOut') ORDER BY ord`, runID)
+	return s.queryExecs(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? AND status IN ('failed', 'timedOut') ORDER BY ord`, runID)
 }
 
 // Execution answers one task's execution in one run; ok is false when that run did not record it.
 func (s *Store) Execution(ctx context.Context, runID, taskID string) (Execution, bool, error) {
-	execs, err := s.queryExecs(ctx, `SELECT `+execCols+` FROM executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
+	execs, err := s.queryExecs(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
 	if err != nil || len(execs) == 0 {
 		return Execution{}, false, err
 	}

@@ -65,6 +65,11 @@ var migrations = []migration{
 		// A cache entry's output listing packed (entries.go): a full hit reads one a task.
 		`ALTER TABLE cache_entries ADD COLUMN listing BLOB`,
 	}, statsByFolder},
+	// How long each task waited for another vx process that was running it (the task lock), so
+	// that vx last answers it as the run's own summary did.
+	{6, "keep how long each task waited for another run", []string{
+		`ALTER TABLE executions ADD COLUMN waited_ms INTEGER NOT NULL DEFAULT 0`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -12,12 +12,13 @@ import (
 // SchemaVersion is the version of the index layout this vx writes: the last migration's. An index
 // of an older version is upgraded by the next writer; one of a newer or unknown version is refused
 // by readers and reset by the next vx run.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // oldestReadable is the oldest layout this vx's readers read as it is: they count on key_outcomes
-// (migration 3) and the memory reservations (migration 4). What migration 5 adds a reader does
-// without: an index that lacks it answers an empty stat cache and the output listings as JSON
-// (packedVersion), and the command runs by a slower plan.
+// (migration 3) and the memory reservations (migration 4). What migrations 5 and 6 add a reader
+// does without: an index that lacks them answers an empty stat cache and the output listings as
+// JSON (packedVersion), the command runs by a slower plan, and no task as having waited
+// (waitedVersion).
 const oldestReadable = 4
 
 // unknownVersion is the version of an index whose stamps this vx cannot place.

@@ -1,0 +1,140 @@
+package runner
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// scheduler runs one graph: it owns every task's phase (phase.go) and the workers, a conc pool
+// whose goroutines each run one task and answer its outcome. Only the loop's goroutine changes
+// its fields.
+type scheduler struct {
+	r     *runState
+	ctx   context.Context
+	nodes []*node
+	slots *slots
+	pool  *pool.Pool
+	// results receives each started task's outcome, steps its phase changes before it; both are
+	// buffered for every message a run can send, so that no worker ever blocks on the loop.
+	results chan outcome
+	steps   chan step
+	// servers counts the persistent tasks started and not ended; ended the tasks ended.
+	servers, ended int
+	// stopping says that no task starts any more: the run was cancelled, or --bail met a failure.
+	stopping bool
+
+	batch     store.Batch
+	rec       *recorder
+	lastFlush time.Time
+}
+
+// stepsPerTask bounds the steps one task's worker sends: lockWait, running, released.
+const stepsPerTask = 3
+
+// schedule runs the graph and answers every task's execution row, in dependency order. It owns the
+// workers: it returns only after each has ended.
+func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Execution, error) {
+	s := &scheduler{
+		r: r, ctx: ctx, nodes: nodes,
+		slots:   &slots{workers: r.opts.Concurrency, budget: r.opts.MemoryBudget},
+		pool:    pool.New(),
+		results: make(chan outcome, len(nodes)),
+		steps:   make(chan step, stepsPerTask*len(nodes)),
+		rec:     newRecorder(context.WithoutCancel(ctx), r.st),
+	}
+	defer s.rec.close() // a second close only waits for the first
+	s.lastFlush = r.opts.Now()
+	for _, n := range nodes {
+		s.makeReady(n)
+	}
+	func() {
+		// The workers end before anything else does, the loop's panic or not; theirs is
+		// re-raised here.
+		defer s.pool.Wait()
+		s.loop()
+	}()
+	// Whatever never started was skipped: say what it still waited for.
+	for _, n := range nodes {
+		s.skip(n)
+	}
+	s.flush()
+	recErr := s.rec.close()
+	execs := make([]store.Execution, len(nodes))
+	for i, n := range nodes {
+		execs[i] = n.exec
+	}
+	sort.SliceStable(execs, func(i, j int) bool { return execs[i].Ord < execs[j].Ord })
+	return execs, recErr
+}
+
+// loop starts what may start and applies what the workers answer, until every task has ended or
+// nothing runs any more.
+func (s *scheduler) loop() {
+	done := s.ctx.Done()
+	for s.ended < len(s.nodes) {
+		s.startReady()
+		s.stopIdleServers()
+		if s.slots.running+s.servers == 0 {
+			return
+		}
+		select {
+		case <-done:
+			s.stopping, done = true, nil
+		case st := <-s.steps:
+			s.moveTo(st)
+		case o := <-s.results:
+			s.finish(o)
+		}
+	}
+}
+
+// startReady starts every ready task the slots let start, unless the run is stopping.
+func (s *scheduler) startReady() {
+	for !s.stopping {
+		n := s.slots.next()
+		if n == nil {
+			return
+		}
+		s.start(n)
+	}
+}
+
+// stopIdleServers stops the servers started for dependents once nothing else can start: no worker
+// is busy, no task is ready (or the run is stopping), and every server has released its
+// dependents (or the run is stopping).
+func (s *scheduler) stopIdleServers() {
+	if s.servers == 0 || s.slots.running > 0 || (s.slots.ready.Len() > 0 && !s.stopping) {
+		return
+	}
+	for _, n := range s.nodes {
+		if !s.stopping && n.stop != nil && (n.phase == running || n.phase == lockWait) {
+			return
+		}
+	}
+	for _, n := range s.nodes {
+		if len(n.dependents) > 0 {
+			s.stopServer(n)
+		}
+	}
+}
+
+// flushSome hands the batch to the recorder when it is full or old enough: a commit per task
+// would cost more than a no-op task.
+func (s *scheduler) flushSome() {
+	if len(s.batch.Executions) >= flushRows || s.r.opts.Now().Sub(s.lastFlush) >= flushEvery {
+		s.flush()
+		s.lastFlush = s.r.opts.Now()
+	}
+}
+
+// flush hands the batch to the recorder, which commits it beside the workers.
+func (s *scheduler) flush() {
+	s.batch.TouchedAt = s.r.opts.Now()
+	s.rec.add(s.batch)
+	s.batch = store.Batch{}
+}

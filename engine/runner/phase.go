@@ -1,0 +1,285 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
+)
+
+// phase is where a task is in its run. The scheduler (loop.go) moves it, and only through the
+// transitions below, each of which keeps one invariant:
+//
+//	waiting ─makeReady→ ready ─start→ running ─finish→ endHit, endMiss, endFailed, endTimedOut,
+//	   │                  │            │   ↑           endCancelled, endSkipped
+//	   │                  │     lockWait   running (the lock is taken)
+//	   │                  │            ↓   │
+//	   │                  │           lockWait ─finish→ endFailed (gave up at its timeout), endCancelled
+//	   └──────────────────┴─block→ endBlocked, ─skip→ endSkipped (never started)
+//
+// A persistent task goes on from running: ─release→ released (its key is known, its dependents
+// run beside it) ─stopServer→ stopping (everything it served has ended) ─finish→ a terminal
+// phase. The terminal phases are one to one the summary's statuses (endStatuses).
+type phase uint8
+
+const (
+	waiting  phase = iota // a task it depends on has not finished (or released it) yet
+	ready                 // in the ready queue, waiting for a worker and memory
+	running               // its worker keys it, looks it up, runs it
+	lockWait              // its worker waits for another process that runs the same task
+	released              // a persistent task whose command runs, its dependents beside it
+	stopping              // a released persistent task vx has stopped: everything it served is done
+
+	endHit       // restored from the cache
+	endMiss      // ran and passed
+	endFailed    // ran and failed, or could not start
+	endBlocked   // not run: a task it depends on failed
+	endSkipped   // not run: the run stopped first, or (persistent) it runs elsewhere
+	endTimedOut  // killed when its timeout ran out
+	endCancelled // killed when the run was cancelled
+)
+
+// endStatuses are the summary's statuses of the terminal phases, in the phases' order.
+var endStatuses = [...]string{history.StatusHit, history.StatusMiss, history.StatusFailed, history.StatusBlocked,
+	history.StatusSkipped, history.StatusTimedOut, history.StatusCancelled}
+
+// ended reports whether p is terminal: the task's execution row is made.
+func (p phase) ended() bool { return p >= endHit }
+
+// endOf is the terminal phase of a summary status.
+func endOf(status string) phase {
+	for i, s := range endStatuses {
+		if s == status {
+			return endHit + phase(i)
+		}
+	}
+	return endFailed
+}
+
+// node is one task of the run's graph.
+type node struct {
+	index      int // position in TaskIDs (dependency order)
+	task       *graph.Task
+	project    *graph.Project
+	deps       []*node
+	dependents []*node
+	// pending counts the deps that have not released it yet: it is ready at 0.
+	pending int
+	// cost is the task's predicted duration (its p50, else the median task's), priority its
+	// remaining path (prioritize); reserve the memory it reserves and reserveFrom from what.
+	cost, priority int64
+	reserve        int64
+	reserveFrom    string
+
+	phase phase
+	key   string
+	exec  store.Execution // its row, once ended
+	// servedDependents says that its dependents were released (a hit, a miss, a persistent task
+	// once its command started): once the task has ended, its phase no longer tells a server that
+	// served them and then failed from one that never did.
+	servedDependents bool
+	// stop stops a persistent task's command; nil for the others.
+	stop context.CancelFunc
+}
+
+// step is a worker's report of its task's phase as it changes before its outcome: it waits for
+// another process (lockWait, with holder naming that process), it goes on (running), or its
+// command starts as a persistent task (released, with its key).
+type step struct {
+	n      *node
+	to     phase
+	key    string
+	holder string
+}
+
+// makeReady moves a waiting task whose deps have all released it to the ready queue.
+func (s *scheduler) makeReady(n *node) {
+	if n.phase != waiting || n.pending > 0 {
+		return
+	}
+	n.phase = ready
+	s.slots.push(n)
+}
+
+// start moves a task the slots let start to running on a worker of the pool. A task that ended
+// while it was queued (blocked by a server that failed after releasing it) gives its slot back.
+func (s *scheduler) start(n *node) {
+	if n.phase != ready {
+		s.slots.done(n)
+		return
+	}
+	n.phase = running
+	taskCtx := s.ctx
+	if n.task.Persistent {
+		// A server takes no worker: it waits on its dependents, not the other way round.
+		s.servers++
+		taskCtx, n.stop = context.WithCancel(s.ctx)
+	}
+	depKeys := make(map[string]string, len(n.deps))
+	for _, d := range n.deps {
+		depKeys[d.task.ID] = d.key
+	}
+	s.r.display.started(n.task.ID)
+	report := func(st step) { s.steps <- st }
+	s.pool.Go(func() {
+		// Whatever happens to the worker, the loop hears of the task: a panic is re-raised at Wait.
+		o := outcome{n: n, panicked: true}
+		defer func() { s.results <- o }()
+		o = s.r.execute(taskCtx, n, depKeys, report)
+	})
+}
+
+// moveTo applies a worker's step, if the task is still where the step leaves from: a step can
+// be read after the task's outcome, and an ended task stays ended.
+func (s *scheduler) moveTo(st step) {
+	n := st.n
+	switch {
+	case st.to == lockWait && n.phase == running:
+		n.phase = lockWait
+		s.r.display.waiting(n.task.ID, st.holder)
+	case st.to == running && n.phase == lockWait:
+		n.phase = running
+		s.r.display.resumed(n.task.ID)
+	case st.to == released && n.phase == running:
+		n.phase = released
+		n.key = st.key
+		s.releaseDependents(n)
+	}
+}
+
+// releaseDependents lets n's dependents start, once: each counts one dep fewer to wait for.
+func (s *scheduler) releaseDependents(n *node) {
+	if n.servedDependents {
+		return
+	}
+	n.servedDependents = true
+	for _, d := range n.dependents {
+		d.pending--
+		s.makeReady(d)
+	}
+}
+
+// stopServer stops a persistent task's command: the task ends with its outcome, a pass when
+// nothing else ended it.
+func (s *scheduler) stopServer(n *node) {
+	if n.stop == nil || (n.phase != running && n.phase != lockWait && n.phase != released) {
+		return
+	}
+	n.phase = stopping
+	n.stop()
+}
+
+// stopIfServed stops a persistent task once every dependent it was started for has ended.
+func (s *scheduler) stopIfServed(d *node) {
+	for _, x := range d.dependents {
+		if !x.phase.ended() {
+			return
+		}
+	}
+	s.stopServer(d)
+}
+
+// finish ends a started task with its worker's outcome: its worker and memory are free again, and
+// what it made is recorded.
+func (s *scheduler) finish(o outcome) {
+	n := o.n
+	if o.panicked {
+		o.exec = s.r.row(n, history.StatusFailed, nil)
+		s.stopping = true
+	}
+	if n.task.Persistent {
+		s.servers--
+		n.stop()
+		if n.phase == stopping && o.exec.Status == history.StatusCancelled && s.ctx.Err() == nil {
+			// Stopped by vx after its dependents finished: it served them and passed.
+			o.exec.Status = history.StatusMiss
+		}
+	}
+	s.slots.done(n)
+	if n.key == "" {
+		n.key = o.key
+	}
+	s.keep(o)
+	o.exec.ReservedBytes = n.reserve
+	o.exec.Waited = o.waited
+	s.end(n, o.exec)
+	switch n.phase {
+	case endHit, endMiss:
+		s.releaseDependents(n)
+	case endCancelled:
+	case endSkipped:
+		if o.elsewhere {
+			// A server already running in another process serves them from there.
+			s.releaseDependents(n)
+			break
+		}
+		fallthrough
+	default:
+		s.block(n, n.task.ID)
+		if s.r.opts.Bail {
+			s.stopping = true
+		}
+	}
+	s.flushSome()
+}
+
+// keep adds what an outcome leaves for the index to the batch (its manifest, its hit's last use)
+// and shows a hit's log.
+func (s *scheduler) keep(o outcome) {
+	if o.manifest != nil && (o.exec.Status != history.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
+		// A local hit's manifest was kept when its entry was made; a remote hit's entry was made
+		// on another machine.
+		s.batch.Manifests = append(s.batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: o.n.task.ID, Manifest: o.manifest})
+	}
+	if o.touched != "" {
+		s.batch.Touched = append(s.batch.Touched, o.touched)
+	}
+	if o.replay != nil {
+		s.r.display.replay(o.n.task.ID, o.replay)
+	}
+}
+
+// end moves n to the terminal phase of its row e, once, and records it: the batch, the display,
+// the events; the servers it depended on stop once they served everything.
+func (s *scheduler) end(n *node, e store.Execution) {
+	if n.phase.ended() {
+		return
+	}
+	n.phase = endOf(e.Status)
+	n.exec = e
+	s.ended++
+	s.batch.Executions = append(s.batch.Executions, e)
+	s.r.display.finished(e)
+	s.r.event(taskEvent(e, s.r.display.doneCount(), len(s.nodes)))
+	for _, d := range n.deps {
+		if d.task.Persistent {
+			s.stopIfServed(d)
+		}
+	}
+}
+
+// block ends every task downstream of failed that has not started as blocked by root.
+func (s *scheduler) block(failed *node, root string) {
+	for _, d := range failed.dependents {
+		if d.phase != waiting && d.phase != ready {
+			continue
+		}
+		s.end(d, s.r.row(d, history.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
+		s.block(d, root)
+	}
+}
+
+// skip ends a task that never started as skipped, naming the deps it still waited for.
+func (s *scheduler) skip(n *node) {
+	if n.phase != waiting && n.phase != ready {
+		return
+	}
+	var notReady []string
+	for _, d := range n.deps {
+		if !d.servedDependents {
+			notReady = append(notReady, d.task.ID)
+		}
+	}
+	s.end(n, s.r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = notReady }))
+}
