@@ -201,14 +201,20 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if !waited && hasProcessGroups {
 		_ = KillGroup(pid, syscall.SIGKILL)
 	}
+	return spec.result(res, cmd, report, pid, waitErr)
+}
+
+// result completes res from the reaped child's state and its supervisor's report (nil when not
+// supervised), and says what went wrong with the wait, if anything.
+func (s Spec) result(res Result, cmd *exec.Cmd, report *reportPipe, pid int, waitErr error) (Result, error) {
 	res.fill(cmd.ProcessState)
-	if supervised {
+	if report != nil {
 		// The supervisor has exited, so its report is whole; without one (it was killed), the
 		// supervisor's own status stands.
 		if rep, ok := report.result(); ok {
 			if rep.Err != "" {
 				res.ExitCode = -1
-				return res, fmt.Errorf("proc: start %s: %s", spec.describe(), rep.Err)
+				return res, fmt.Errorf("proc: start %s: %s", s.describe(), rep.Err)
 			}
 			res.fillReport(rep)
 		}
@@ -222,9 +228,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		res.OutputCut = true
 		return res, nil
 	case cmd.ProcessState == nil:
-		return res, fmt.Errorf("proc: wait for %s (pid %d): %w", spec.describe(), pid, waitErr)
+		return res, fmt.Errorf("proc: wait for %s (pid %d): %w", s.describe(), pid, waitErr)
 	default:
-		return res, fmt.Errorf("proc: output of %s (pid %d): %w", spec.describe(), pid, waitErr)
+		return res, fmt.Errorf("proc: output of %s (pid %d): %w", s.describe(), pid, waitErr)
 	}
 }
 

@@ -294,9 +294,7 @@ func (b *taskBox) listProject() map[string]fileStamp {
 
 // finish ends the task's part in the run's sandboxes and answers its violations: the paths its
 // output says it was denied (when it failed: an EACCES line of a task that passed is its own
-// business), and the files of its project it created, changed or removed outside what it may
-// write. Paths another task running beside it may write are not compared; nothing is, while a
-// task without a sandbox ran beside it in its project (or in one whose folder holds it).
+// business), and the files of its project it changed outside what it may write (changedOutside).
 func (b *taskBox) finish(passed bool, log []byte) []string {
 	if b == nil {
 		return nil
@@ -318,46 +316,54 @@ func (b *taskBox) finish(passed bool, log []byte) []string {
 	if !passed {
 		found = append(found, b.denied(log)...)
 	}
-	// A task without a sandbox, of this project or of one whose folder holds it, may have
-	// written anything here. (One of a project inside this one writes in its own folder, which
-	// is not listed.)
-	compare := true
-	for _, o := range beside {
-		if o.decl == nil && (o.p.AbsDir == b.p.AbsDir || strings.HasPrefix(b.p.AbsDir, o.p.AbsDir+string(filepath.Separator))) {
-			compare = false
-		}
-	}
-	if compare && b.before != nil {
-		after := b.listProject()
-		mayWrite := func(rel string) bool {
-			for _, x := range append([]*taskBox{b}, beside...) {
-				for _, set := range x.allowed {
-					if set.Match(rel) {
-						return true
-					}
-				}
-			}
-			return false
-		}
-		for rel, s := range after {
-			if old, ok := b.before[rel]; (!ok || old != s) && !mayWrite(rel) {
-				what := "changed"
-				if !ok {
-					what = "created"
-				}
-				found = append(found, fmt.Sprintf("%s: %s outside the task's outputs", rel, what))
-			}
-		}
-		for rel := range b.before {
-			if _, ok := after[rel]; !ok && !mayWrite(rel) {
-				found = append(found, fmt.Sprintf("%s: removed outside the task's outputs", rel))
-			}
-		}
-	}
+	found = append(found, b.changedOutside(beside)...)
 	slices.Sort(found)
 	found = slices.Compact(found)
 	if len(found) > maxViolations {
 		found = append(found[:maxViolations], fmt.Sprintf("… and %d more", len(found)-maxViolations))
+	}
+	return found
+}
+
+// changedOutside lists the files of the task's project it created, changed or removed outside
+// what it, or a sandboxed task running beside it, may write. Nothing is compared while a task
+// without a sandbox, of this project or of one whose folder holds it, ran beside it: that one may
+// have written anything here. (One of a project inside this one writes in its own folder, which
+// is not listed.)
+func (b *taskBox) changedOutside(beside []*taskBox) []string {
+	for _, o := range beside {
+		if o.decl == nil && (o.p.AbsDir == b.p.AbsDir || strings.HasPrefix(b.p.AbsDir, o.p.AbsDir+string(filepath.Separator))) {
+			return nil
+		}
+	}
+	if b.before == nil {
+		return nil
+	}
+	after := b.listProject()
+	mayWrite := func(rel string) bool {
+		for _, x := range append([]*taskBox{b}, beside...) {
+			for _, set := range x.allowed {
+				if set.Match(rel) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var found []string
+	for rel, s := range after {
+		if old, ok := b.before[rel]; (!ok || old != s) && !mayWrite(rel) {
+			what := "changed"
+			if !ok {
+				what = "created"
+			}
+			found = append(found, fmt.Sprintf("%s: %s outside the task's outputs", rel, what))
+		}
+	}
+	for rel := range b.before {
+		if _, ok := after[rel]; !ok && !mayWrite(rel) {
+			found = append(found, fmt.Sprintf("%s: removed outside the task's outputs", rel))
+		}
 	}
 	return found
 }

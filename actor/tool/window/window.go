@@ -114,43 +114,14 @@ func Fit(doc any, req Request, lists ...List) (json.RawMessage, error) {
 	if chars <= 0 {
 		chars = DefaultChars
 	}
-	sizes := make([][]int, len(lists))
-	fp := sha256.New()
-	total := 0
-	for k, l := range lists {
-		sizes[k] = make([]int, l.n)
-		fmt.Fprintf(fp, "%s:%d\n", l.name, l.n)
-		for i := range l.n {
-			js, err := json.Marshal(l.item(i))
-			if err != nil {
-				return nil, fmt.Errorf("encode %s[%d]: %w", l.name, i, err)
-			}
-			sizes[k][i] = len(js)
-			fp.Write(js)
-			fp.Write([]byte{'\n'})
-		}
-		total += l.n
+	sizes, total, fingerprint, err := measure(lists)
+	if err != nil {
+		return nil, err
 	}
-	fingerprint := fmt.Sprintf("%x", fp.Sum(nil)[:8])
 
-	offsets := make([]int, len(lists))
-	if req.Cursor != "" {
-		c, err := decodeCursor(req.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		if c.Q != req.Question.hash() {
-			return nil, &CursorError{Msg: "argument \"cursor\" belongs to another question: call again with the arguments it came from"}
-		}
-		if c.F != fingerprint || len(c.O) != len(lists) {
-			return nil, stale()
-		}
-		for k, o := range c.O {
-			if o < 0 || o > lists[k].n {
-				return nil, stale()
-			}
-		}
-		offsets = c.O
+	offsets, err := startOffsets(req, lists, fingerprint)
+	if err != nil {
+		return nil, err
 	}
 
 	// The document with every list empty is the base every window adds to.
@@ -230,6 +201,52 @@ func Fit(doc any, req Request, lists ...List) (json.RawMessage, error) {
 		}
 	}
 	return withPage(js, page)
+}
+
+// measure encodes every element of the lists once: their sizes, how many there are, and a
+// fingerprint of them all that a cursor carries, so that a cursor into another answer is stale.
+func measure(lists []List) (sizes [][]int, total int, fingerprint string, err error) {
+	sizes = make([][]int, len(lists))
+	fp := sha256.New()
+	for k, l := range lists {
+		sizes[k] = make([]int, l.n)
+		fmt.Fprintf(fp, "%s:%d\n", l.name, l.n)
+		for i := range l.n {
+			js, err := json.Marshal(l.item(i))
+			if err != nil {
+				return nil, 0, "", fmt.Errorf("encode %s[%d]: %w", l.name, i, err)
+			}
+			sizes[k][i] = len(js)
+			fp.Write(js)
+			fp.Write([]byte{'\n'})
+		}
+		total += l.n
+	}
+	return sizes, total, fmt.Sprintf("%x", fp.Sum(nil)[:8]), nil
+}
+
+// startOffsets answers where each list's window starts: at 0 for a first page, else where the
+// request's cursor says, once it is checked to belong to this question and this answer.
+func startOffsets(req Request, lists []List, fingerprint string) ([]int, error) {
+	if req.Cursor == "" {
+		return make([]int, len(lists)), nil
+	}
+	c, err := decodeCursor(req.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if c.Q != req.Question.hash() {
+		return nil, &CursorError{Msg: "argument \"cursor\" belongs to another question: call again with the arguments it came from"}
+	}
+	if c.F != fingerprint || len(c.O) != len(lists) {
+		return nil, stale()
+	}
+	for k, o := range c.O {
+		if o < 0 || o > lists[k].n {
+			return nil, stale()
+		}
+	}
+	return c.O, nil
 }
 
 func stale() error {
