@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 )
@@ -54,7 +55,7 @@ func (d *display) status() {
 		if len(names) > 4 {
 			names, more = names[:4], fmt.Sprintf(" +%d", len(d.running)-4)
 		}
-		line += " running " + strings.Join(names, ", ") + more
+		line += " running " + strings.Join(logtext.EscapeAll(names), ", ") + more
 	}
 	fmt.Fprintf(d.w, "\r\x1b[K%s", line)
 	d.shown = true
@@ -89,7 +90,7 @@ func (d *display) finished(e store.Execution) {
 	var what string
 	switch e.Status {
 	case history.StatusBlocked:
-		what = "blocked by " + e.BlockedBy
+		what = "blocked by " + logtext.Escape(e.BlockedBy)
 	case history.StatusSkipped:
 		what = "skipped"
 	case history.StatusHit:
@@ -103,7 +104,7 @@ func (d *display) finished(e store.Execution) {
 	default:
 		what = fmt.Sprintf("%s (%s)", e.Status, round(e.Duration))
 	}
-	d.write(fmt.Sprintf("%s: %s\n", e.TaskID, what))
+	d.write(fmt.Sprintf("%s: %s\n", logtext.Escape(e.TaskID), what))
 }
 
 func round(t time.Duration) time.Duration {
@@ -137,7 +138,7 @@ func (d *display) replay(id string, log []byte) {
 func (d *display) notice(id, msg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.write(id + " | " + d.masker.String(msg) + "\n")
+	d.write(logtext.Escape(id) + " | " + logtext.Escape(d.masker.String(msg)) + "\n")
 }
 
 // finish clears the status line.
