@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dop251/goja"
@@ -190,6 +191,8 @@ var amplifiers = []struct {
 		}
 		return chars * bytesPerChar
 	}},
+	{"String", "replaceAll", func(call goja.FunctionCall) float64 { return replaceEstimate(call, true) }},
+	{"String", "replace", func(call goja.FunctionCall) float64 { return replaceEstimate(call, false) }},
 	{"Array", "fill", func(call goja.FunctionCall) float64 {
 		obj, ok := call.This.(*goja.Object)
 		if !ok || obj.ClassName() != "Array" { // another object's length may be a getter
@@ -206,6 +209,29 @@ func arrayLength(v goja.Value) float64 {
 		return 0
 	}
 	return float64(obj.Get("length").ToInteger())
+}
+
+// replaceEstimate is a replacement's result when the pattern and the replacement are strings:
+// each occurrence of the pattern replaced (all of them, each gap between characters for an empty
+// one, or the first) takes the replacement's length.
+func replaceEstimate(call goja.FunctionCall, all bool) float64 {
+	this, ok := call.This.(goja.String)
+	if !ok {
+		return 0
+	}
+	pattern, ok := call.Argument(0).(goja.String)
+	repl, rok := call.Argument(1).(goja.String)
+	if !ok || !rok || repl.Length() <= pattern.Length() {
+		return 0
+	}
+	hits := 1
+	if all {
+		hits = this.Length() + 1
+		if p := pattern.String(); p != "" {
+			hits = strings.Count(this.String(), p)
+		}
+	}
+	return float64(this.Length()+hits*(repl.Length()-pattern.Length())) * bytesPerChar
 }
 
 func padEstimate(call goja.FunctionCall) float64 { return integerArg(call, 0) * bytesPerChar }

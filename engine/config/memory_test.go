@@ -46,11 +46,12 @@ func TestMemoryBoundInterruptsAConfig(t *testing.T) {
 // while it runs.
 func TestMemoryBoundChecksBeforeAmplifyingBuiltins(t *testing.T) {
 	for name, src := range map[string]string{
-		"split":    "const parts = 'ab'.repeat(2 ** 21).split('')\nexport default { projects: parts }\n",
-		"repeat":   "const s = 'x'.repeat(2 ** 20)\nconst big = s.repeat(2 ** 7)\nexport default { projects: [big] }\n",
-		"padStart": "const big = 'x'.padStart(2 ** 27)\nexport default { projects: [big] }\n",
-		"fill":     "const a = new Array(2 ** 23)\nconst filled = a.fill(0)\nexport default { projects: filled }\n",
-		"join":     "const s = 'x'.repeat(2 ** 16)\nconst big = new Array(2 ** 12).fill(s).join('')\nexport default { projects: [big] }\n",
+		"split":      "const parts = 'ab'.repeat(2 ** 21).split('')\nexport default { projects: parts }\n",
+		"repeat":     "const s = 'x'.repeat(2 ** 20)\nconst big = s.repeat(2 ** 7)\nexport default { projects: [big] }\n",
+		"padStart":   "const big = 'x'.padStart(2 ** 27)\nexport default { projects: [big] }\n",
+		"fill":       "const a = new Array(2 ** 23)\nconst filled = a.fill(0)\nexport default { projects: filled }\n",
+		"join":       "const s = 'x'.repeat(2 ** 16)\nconst big = new Array(2 ** 12).fill(s).join('')\nexport default { projects: [big] }\n",
+		"replaceAll": "const s = 'ab'.repeat(2 ** 12)\nconst big = s.replaceAll('a', s)\nexport default { projects: [big] }\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err, allocated := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
