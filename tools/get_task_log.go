@@ -2,9 +2,12 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
@@ -14,33 +17,44 @@ import (
 )
 
 type getTaskLogArgs struct {
-	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
-	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest with the task."`
-	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
+	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the latest with the task."`
+	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
 }
 
 // getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID
 // [--run ID] --format json`.
 func (d *Deps) getTaskLog() tool.Tool {
 	return tool.New(tool.Tool{
-		Name:        "getTaskLog",
-		Title:       "What a task printed",
-		Description: "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
-		Paged:       true,
-		Annotations: readOnly,
-	}, func(ctx context.Context, call *tool.Call, args getTaskLogArgs) (*logPage, error) {
+		Name:         "getTaskLog",
+		Title:        "What a task printed",
+		Description:  "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
+		OutputSchema: logPageSchema,
+		Annotations:  readOnly,
+	}, func(ctx context.Context, call *tool.Call, args getTaskLogArgs) (json.RawMessage, error) {
+		if args.Cursor != "" {
+			return d.nextLogPage(ctx, call, args.TaskID, args.Cursor)
+		}
+		var blob string
 		log, err := taskQuery(ctx, d, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
-			return history.Log(ctx, st, args.TaskID, args.RunID, d.secretsMasker())
+			log, err := history.Log(ctx, st, args.TaskID, args.RunID, d.secretsMasker())
+			if err == nil && log.Source != nil {
+				blob, err = history.LogBlob(ctx, st, log.RunID, args.TaskID)
+			}
+			return log, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		return d.logPage(ctx, call, log, args.Cursor)
+		return d.logPage(ctx, call, log, blob)
 	})
 }
 
-// logChunkBytes is the most bytes of output one element of a log's pages holds.
-const logChunkBytes = 2 << 10
+// logPageSchema is getTaskLog's output schema: a logPage with the page fields. The handler
+// writes the page's JSON itself (its cursor is the engine's log position), so the schema is
+// derived from the type here rather than from the handler's answer.
+var logPageSchema = tool.New(tool.Tool{Name: "getTaskLog", Paged: true},
+	func(context.Context, *tool.Call, struct{}) (*logPage, error) { return nil, nil }).OutputSchema
 
 // logPage is getTaskLog's answer: the log as history.Log answers it, or one page of the whole
 // output.
@@ -53,86 +67,122 @@ type logPage struct {
 	// Offset is, on a page of the whole output (asked with a cursor), the byte offset in the whole
 	// where its output starts.
 	Offset *int `json:"offset,omitempty"`
-
-	paging bool
-	chunks []logChunk
-}
-
-// logChunk is a run of whole lines of the output (or a piece of a longer line) and its offset.
-type logChunk struct {
-	Off  int    `json:"o"`
-	Text string `json:"t"`
-}
-
-// MarshalJSON writes a page of the whole output as one output string from the chunks the window
-// kept.
-func (p *logPage) MarshalJSON() ([]byte, error) {
-	type plain logPage
-	out := *p
-	if p.paging {
-		var b strings.Builder
-		for _, c := range p.chunks {
-			b.WriteString(c.Text)
-		}
-		out.Output = b.String()
-		out.OmittedBytes = out.OutputBytes - len(out.Output)
-		off := out.OutputBytes
-		if len(p.chunks) > 0 {
-			off = p.chunks[0].Off
-		}
-		out.Offset = &off
-	}
-	return json.Marshal((*plain)(&out))
 }
 
 // logPage answers log within the budget. A log that fits is answered whole. A longer one is
-// answered, without a cursor, cut in the middle to the budget (head and tail, 1:7), with a
-// nextCursor that pages the whole output from its first byte: the pages' outputs, joined in order,
-// are the whole output.
-func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLog, cursor string) (*logPage, error) {
+// answered cut in the middle to the budget (head and tail, 1:7), with a nextCursor that pages the
+// whole output from its first byte: the pages' outputs, joined in order, are the whole output.
+func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLog, blob string) (json.RawMessage, error) {
 	whole := log.Whole()
 	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
 		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
 	budget := d.budget(ctx)
-	if cursor == "" {
-		if js, err := json.Marshal(page); err == nil && len(js) <= budget {
-			return page, nil // whole, as it is
-		}
+	if js, err := json.Marshal(page); err != nil || len(js) <= budget || blob == "" {
+		return js, err
 	}
-	page.chunks = chunkLines(whole, logChunkBytes)
-	list := window.Of("output", &page.chunks)
-	if cursor == "" {
-		page.Output = ""
+	page.Output = ""
+	base, err := json.Marshal(page)
+	if err != nil {
+		return nil, err
+	}
+	page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
+	pos := history.StartLog(log, blob)
+	return withLogCursor(page, call, &pos, page.OmittedBytes)
+}
+
+// nextLogPage answers the page of the whole output that cursor begins: the engine reads the
+// stored log from the cursor's offset on (history.ReadLogPage), so a page costs what its own
+// bytes cost, never a scan of the whole.
+func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, taskID, cursor string) (json.RawMessage, error) {
+	pos, err := decodeLogCursor(call, cursor)
+	if err != nil {
+		return nil, err
+	}
+	budget := d.budget(ctx)
+	m := d.secretsMasker()
+	return taskQuery(ctx, d, taskID, "the log of", func(st *store.Store) (json.RawMessage, error) {
+		page := &logPage{RunID: pos.RunID, TaskID: taskID, Source: new(history.LogFromFailure)}
+		page.OutputBytes = pos.Whole
+		page.Offset = new(pos.Out)
 		base, err := json.Marshal(page)
 		if err != nil {
 			return nil, err
 		}
-		page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
-		list = list.Head(0)
-	} else {
-		page.paging = true
-	}
-	call.Window(ctx, cursor, list)
-	return page, nil
+		room := budget - len(base) - 64 - window.Reserve // 64: the longest status
+		for {
+			p, err := history.ReadLogPage(ctx, st, taskID, *pos, m, room)
+			if errors.Is(err, history.ErrStaleLog) {
+				return nil, logCursorStale
+			}
+			if err != nil {
+				return nil, err
+			}
+			page.Status, page.Source, page.Output = p.Status, &p.Source, p.Output
+			page.OmittedBytes = pos.Whole - len(p.Output)
+			js, err := withLogCursor(page, call, p.Next, page.OmittedBytes)
+			// JSON escapes a few characters more than the engine counts: shrink until it fits.
+			if err != nil || len(js) <= budget || room < 64 {
+				return js, err
+			}
+			room -= len(js) - budget + 16
+		}
+	})
 }
 
-// chunkLines splits s into runs of whole lines of at most n bytes; a longer line is split at a
-// UTF-8 boundary.
-func chunkLines(s string, n int) []logChunk {
-	var out []logChunk
-	for off := 0; off < len(s); {
-		end := min(off+n, len(s))
-		if end < len(s) {
-			if nl := strings.LastIndexByte(s[off:end], '\n'); nl >= 0 {
-				end = off + nl + 1
-			} else {
-				for end > off+1 && !utf8.RuneStart(s[end]) {
-					end--
-				}
-			}
-		}
-		out = append(out, logChunk{Off: off, Text: s[off:end]})
-		off = end
+// logCursorStale refuses a cursor whose log is gone.
+var logCursorStale = &tool.Refusal{Msg: "argument \"cursor\" is stale: the answer changed since it was given; call again without cursor"}
+
+// logCursor is a getTaskLog cursor, in the form of the window's cursors (so that another tool
+// given it says it belongs to another question): the question's digest and where the next page
+// begins.
+type logCursor struct {
+	V   int             `json:"v"`
+	Q   string          `json:"q"`
+	F   string          `json:"f"`
+	O   []int           `json:"o"`
+	Pos *history.LogPos `json:"log"`
+}
+
+// withLogCursor answers page with the page fields: a cursor to pos (none when nil), the whole's
+// bytes as total and those not on this page as omitted.
+func withLogCursor(page *logPage, call *tool.Call, pos *history.LogPos, omitted int) (json.RawMessage, error) {
+	js, err := json.Marshal(page)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	var b strings.Builder
+	b.Write(js[:len(js)-1])
+	if pos != nil {
+		c, _ := json.Marshal(logCursor{V: 1, Q: logQuestion(call), F: "log", O: []int{pos.Raw}, Pos: pos})
+		fmt.Fprintf(&b, `,"nextCursor":%q`, base64.RawURLEncoding.EncodeToString(c))
+	}
+	fmt.Fprintf(&b, `,"total":%d,"omitted":%d}`, page.OutputBytes, omitted)
+	return json.RawMessage(b.String()), nil
+}
+
+// decodeLogCursor reads a cursor withLogCursor made for this question.
+func decodeLogCursor(call *tool.Call, cursor string) (*history.LogPos, error) {
+	var c logCursor
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || json.Unmarshal(raw, &c) != nil || c.V != 1 || c.Q == "" || c.F == "" {
+		return nil, &tool.Refusal{Msg: "argument \"cursor\" is not a cursor this server gave: pass the nextCursor of an earlier answer unchanged"}
+	}
+	if c.Q != logQuestion(call) {
+		return nil, &tool.Refusal{Msg: "argument \"cursor\" belongs to another question: call again with the arguments it came from"}
+	}
+	if c.F != "log" || c.Pos == nil {
+		return nil, logCursorStale
+	}
+	return c.Pos, nil
+}
+
+// logQuestion is the digest of the call's question as package window makes it: the tool and its
+// arguments but the cursor, keys sorted.
+func logQuestion(call *tool.Call) string {
+	var args map[string]any
+	_ = json.Unmarshal(call.Args, &args)
+	delete(args, "cursor")
+	canon, _ := json.Marshal(args)
+	sum := sha256.Sum256(append([]byte("getTaskLog\x00"), canon...))
+	return fmt.Sprintf("%x", sum[:8])
 }

@@ -17,7 +17,7 @@ type Deps struct {
 	Loader *workspace.Loader
 	// Exe is the path of the running vx binary.
 	Exe string
-	// Getenv reads the server's environment; nil means os.Getdeps.
+	// Getenv reads the server's environment; nil means os.Getenv.
 	Getenv func(string) string
 	// Environ is the server's environment as a list, which the `vx run` child of runTasks starts
 	// from; nil means os.Environ().

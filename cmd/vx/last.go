@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
@@ -82,7 +83,7 @@ func (a *app) lastCmd() *cobra.Command {
 						return err
 					}
 					for _, t := range doc.Tasks {
-						fmt.Fprintf(w, "  %-9s %s %s\n", t.Status, t.TaskID, ms(t.DurationMs))
+						fmt.Fprintf(w, "  %-9s %s %s\n", t.Status, logtext.Escape(t.TaskID), ms(t.DurationMs))
 					}
 					return nil
 				})
@@ -106,7 +107,7 @@ func writeRunListText(w io.Writer, l *history.RunList) error {
 	for _, r := range l.Runs {
 		fmt.Fprintf(w, "%s  %s  %-11s %3d tasks %3d hit %3d failed  %8s  %s\n", r.RunID,
 			r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Failed,
-			ms(r.WallMs), strings.Join(r.Args, " "))
+			ms(r.WallMs), strings.Join(logtext.EscapeAll(r.Args), " "))
 	}
 	return nil
 }

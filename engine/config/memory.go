@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dop251/goja"
@@ -66,6 +68,10 @@ func startWatch(ctx context.Context, vm *goja.Runtime, timeout time.Duration, li
 					w.interrupt()
 					return
 				}
+				if w.nextStepMayPass() {
+					w.vm.Interrupt(fmt.Sprintf("config used more than a third of the %s memory bound, so that its next step could pass the bound, and was interrupted", formatBytes(w.limit)))
+					return
+				}
 			}
 		}
 	}()
@@ -86,6 +92,17 @@ func (w *watch) allows(more float64) bool {
 		grown = float64(now - w.start)
 	}
 	return grown+more <= float64(w.limit)
+}
+
+// nextStepMayPass reports whether one more instruction could take the heap past the limit. goja
+// cannot interrupt an instruction while it runs, and one instruction allocates at most about
+// twice what the evaluation made so far (`s = s + s` copies the largest string there is twice),
+// so the growth is stopped at a third of the limit: past that, a concatenation that doubles a
+// string would pass the limit in one step, between two samples (a doubling loop reached 2.1 GB
+// under the 1 GiB bound when only the growth itself was checked).
+func (w *watch) nextStepMayPass() bool {
+	now := heapBytes()
+	return now > w.start && 3*float64(now-w.start) > float64(w.limit)
 }
 
 func (w *watch) interrupt() {
@@ -142,6 +159,40 @@ var amplifiers = []struct {
 		}
 		return parts*bytesPerSplitElement + float64(n)*bytesPerChar
 	}},
+	{"String", "concat", func(call goja.FunctionCall) float64 {
+		n := stringLength(call.This)
+		for _, a := range call.Arguments {
+			n += stringLength(a)
+		}
+		return float64(n) * bytesPerChar
+	}},
+	{"Array", "concat", func(call goja.FunctionCall) float64 {
+		n := arrayLength(call.This)
+		for _, a := range call.Arguments {
+			n += max(arrayLength(a), 1)
+		}
+		return n * bytesPerElement
+	}},
+	{"Array", "join", func(call goja.FunctionCall) float64 {
+		obj, ok := call.This.(*goja.Object)
+		if !ok || obj.ClassName() != "Array" {
+			return 0
+		}
+		n := arrayLength(obj)
+		sep := 1
+		if s, ok := call.Argument(0).(goja.String); ok {
+			sep = s.Length()
+		}
+		chars := n * float64(sep)
+		// Only the elements that are strings already (converting another would run JavaScript);
+		// one string may stand in many elements (`new Array(n).fill(s).join('')`).
+		for i := 0; i < int(n) && i < 1<<20; i++ {
+			chars += float64(stringLength(obj.Get(strconv.Itoa(i))))
+		}
+		return chars * bytesPerChar
+	}},
+	{"String", "replaceAll", func(call goja.FunctionCall) float64 { return replaceEstimate(call, true) }},
+	{"String", "replace", func(call goja.FunctionCall) float64 { return replaceEstimate(call, false) }},
 	{"Array", "fill", func(call goja.FunctionCall) float64 {
 		obj, ok := call.This.(*goja.Object)
 		if !ok || obj.ClassName() != "Array" { // another object's length may be a getter
@@ -149,6 +200,38 @@ var amplifiers = []struct {
 		}
 		return float64(obj.Get("length").ToInteger()) * bytesPerElement
 	}},
+}
+
+// arrayLength is the length of an array, 0 for anything else (whose length may be a getter).
+func arrayLength(v goja.Value) float64 {
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() != "Array" {
+		return 0
+	}
+	return float64(obj.Get("length").ToInteger())
+}
+
+// replaceEstimate is a replacement's result when the pattern and the replacement are strings:
+// each occurrence of the pattern replaced (all of them, each gap between characters for an empty
+// one, or the first) takes the replacement's length.
+func replaceEstimate(call goja.FunctionCall, all bool) float64 {
+	this, ok := call.This.(goja.String)
+	if !ok {
+		return 0
+	}
+	pattern, ok := call.Argument(0).(goja.String)
+	repl, rok := call.Argument(1).(goja.String)
+	if !ok || !rok || repl.Length() <= pattern.Length() {
+		return 0
+	}
+	hits := 1
+	if all {
+		hits = this.Length() + 1
+		if p := pattern.String(); p != "" {
+			hits = strings.Count(this.String(), p)
+		}
+	}
+	return float64(this.Length()+hits*(repl.Length()-pattern.Length())) * bytesPerChar
 }
 
 func padEstimate(call goja.FunctionCall) float64 { return integerArg(call, 0) * bytesPerChar }

@@ -46,15 +46,40 @@ func TestMemoryBoundInterruptsAConfig(t *testing.T) {
 // while it runs.
 func TestMemoryBoundChecksBeforeAmplifyingBuiltins(t *testing.T) {
 	for name, src := range map[string]string{
-		"split":    "const parts = 'ab'.repeat(2 ** 21).split('')\nexport default { projects: parts }\n",
-		"repeat":   "const s = 'x'.repeat(2 ** 20)\nconst big = s.repeat(2 ** 7)\nexport default { projects: [big] }\n",
-		"padStart": "const big = 'x'.padStart(2 ** 27)\nexport default { projects: [big] }\n",
-		"fill":     "const a = new Array(2 ** 23)\nconst filled = a.fill(0)\nexport default { projects: filled }\n",
+		"split":      "const parts = 'ab'.repeat(2 ** 21).split('')\nexport default { projects: parts }\n",
+		"repeat":     "const s = 'x'.repeat(2 ** 20)\nconst big = s.repeat(2 ** 7)\nexport default { projects: [big] }\n",
+		"padStart":   "const big = 'x'.padStart(2 ** 27)\nexport default { projects: [big] }\n",
+		"fill":       "const a = new Array(2 ** 23)\nconst filled = a.fill(0)\nexport default { projects: filled }\n",
+		"join":       "const s = 'x'.repeat(2 ** 16)\nconst big = new Array(2 ** 12).fill(s).join('')\nexport default { projects: [big] }\n",
+		"replaceAll": "const s = 'ab'.repeat(2 ** 12)\nconst big = s.replaceAll('a', s)\nexport default { projects: [big] }\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err, allocated := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
 			wantMemoryError(t, err, "vx.workspace.ts:")
 			if allocated > testMemoryLimit {
+				t.Errorf("the evaluation allocated %d MB under a %d MB bound", allocated>>20, testMemoryLimit>>20)
+			}
+		})
+	}
+}
+
+// A value doubled in a loop — by the + operator, which no built-in check sees, or by concat — is
+// stopped while one more step could still not pass the bound: the reported config (`s = s + s`) reached 2.1 GB
+// under the 1 GiB bound, since goja cannot interrupt the concatenation that passes it.
+func TestMemoryBoundStopsADoublingString(t *testing.T) {
+	for name, src := range map[string]string{
+		"plus":     "let s = 'ab'\nwhile (true) s = s + s\nexport default { projects: [s] }\n",
+		"template": "let s = 'ab'\nwhile (true) s = `${s}${s}`\nexport default { projects: [s] }\n",
+		"unicode":  "let s = 'é'\nwhile (true) s += s\nexport default { projects: [s] }\n",
+		"concat":   "let s = 'ab'\nwhile (true) s = s.concat(s, s)\nexport default { projects: [s] }\n",
+		"arrays":   "let a = [0]\nwhile (true) a = a.concat(a)\nexport default { projects: a }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			err, allocated := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
+			wantMemoryError(t, err, "vx.workspace.ts:2:")
+			// The steps allocate about twice the last value (an array's slice grows by
+			// doubling too); the last never passes the bound.
+			if allocated > 4*testMemoryLimit {
 				t.Errorf("the evaluation allocated %d MB under a %d MB bound", allocated>>20, testMemoryLimit>>20)
 			}
 		})

@@ -1,6 +1,8 @@
 // Package logtext turns what a task printed into what vx answers of it: plain text (ANSI escapes
 // and progress-bar rewrites removed) and, when long, its head and tail around a marker saying what
 // was cut. `vx last --log`, getTaskLog and getFailures all answer a task's output through it.
+// Escape is its counterpart for text vx prints of a config (a command, a description, a path):
+// shown, never acted on by a terminal.
 package logtext
 
 import (

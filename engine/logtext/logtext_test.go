@@ -68,3 +68,20 @@ func TestCutOutput(t *testing.T) {
 		t.Errorf("head %d + tail %d + omitted %d != %d", len(head), len(tail), c.OmittedBytes, len(runes))
 	}
 }
+
+func TestEscapeControlCharacters(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"echo hi\tthere ünï ❯", "echo hi\tthere ünï ❯"},
+		{"a\x1b[2Jb", `a\x1b[2Jb`},
+		{"\x1b]52;c;aGk=\x07", `\x1b]52;c;aGk=\x07`},
+		{"c1 \u009b31m", `c1 \u009b31m`},
+		{"raw \x9b byte", `raw \x9b byte`},
+		{"two\nlines\r", `two\nlines\r`},
+		{"del\x7f", `del\x7f`},
+		{"rtl \u202eevil", `rtl \u202eevil`},
+	} {
+		if got := Escape(tc.in); got != tc.want {
+			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 )
@@ -56,7 +57,7 @@ func (d *display) status() {
 		if len(names) > 4 {
 			names, more = names[:4], fmt.Sprintf(" +%d", len(d.running)-4)
 		}
-		line += " running " + strings.Join(names, ", ") + more
+		line += " running " + strings.Join(logtext.EscapeAll(names), ", ") + more
 	}
 	if len(d.waiters) > 0 {
 		line += "; waiting " + strings.Join(d.waiters, ", ")
@@ -123,7 +124,7 @@ func (d *display) finished(e store.Execution) {
 	var what string
 	switch e.Status {
 	case history.StatusBlocked:
-		what = "blocked by " + e.BlockedBy
+		what = "blocked by " + logtext.Escape(e.BlockedBy)
 	case history.StatusSkipped:
 		what = "skipped"
 	case history.StatusHit:
@@ -137,7 +138,7 @@ func (d *display) finished(e store.Execution) {
 	default:
 		what = fmt.Sprintf("%s (%s)", e.Status, round(e.Duration))
 	}
-	d.write(fmt.Sprintf("%s: %s\n", e.TaskID, what))
+	d.write(fmt.Sprintf("%s: %s\n", logtext.Escape(e.TaskID), what))
 }
 
 func round(t time.Duration) time.Duration {
@@ -171,7 +172,7 @@ func (d *display) replay(id string, log []byte) {
 func (d *display) notice(id, msg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.write(id + " | " + d.masker.String(msg) + "\n")
+	d.write(logtext.Escape(id) + " | " + logtext.Escape(d.masker.String(msg)) + "\n")
 }
 
 // finish clears the status line.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/vxerr"
@@ -196,29 +197,30 @@ func (d *Document) WriteText(w io.Writer) error {
 		b.WriteString("no projects selected\n")
 	}
 	if d.RemoteCache != nil {
-		fmt.Fprintf(&b, "remote cache: %s\n\n", d.RemoteCache.Summary())
+		fmt.Fprintf(&b, "remote cache: %s\n\n", esc(d.RemoteCache.Summary()))
 	}
 	for i, p := range d.Projects {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s  (%s)", p.Name, p.Dir)
+		fmt.Fprintf(&b, "%s  (%s)", esc(p.Name), esc(p.Dir))
 		if len(p.Tags) > 0 {
-			fmt.Fprintf(&b, "  tags: %s", strings.Join(p.Tags, ", "))
+			fmt.Fprintf(&b, "  tags: %s", join(p.Tags, ", "))
 		}
 		if len(p.DependsOn) > 0 {
-			fmt.Fprintf(&b, "  depends on: %s", strings.Join(p.DependsOn, ", "))
+			fmt.Fprintf(&b, "  depends on: %s", join(p.DependsOn, ", "))
 		}
 		if why, ok := d.Affected[p.Name]; ok {
-			fmt.Fprintf(&b, "  affected: %s", why)
+			fmt.Fprintf(&b, "  affected: %s", esc(why))
 		}
 		b.WriteString("\n")
 		for _, t := range p.Tasks {
-			fmt.Fprintf(&b, "  %s\n", t.ID)
+			fmt.Fprintf(&b, "  %s\n", esc(t.ID))
+			// Every value is escaped here, once: what the config wrote is shown, never acted on.
 			line := func(field, value string) {
-				fmt.Fprintf(&b, "      %-10s %s", field+":", value)
+				fmt.Fprintf(&b, "      %-10s %s", field+":", esc(value))
 				if o := t.Origins[field]; o != "" && o != "default" {
-					fmt.Fprintf(&b, "   (%s)", o)
+					fmt.Fprintf(&b, "   (%s)", esc(o))
 				}
 				b.WriteString("\n")
 			}
@@ -260,7 +262,7 @@ func (d *Document) WriteText(w io.Writer) error {
 				line("all", "false")
 			}
 			for _, name := range sortedKeys(t.Scripts) {
-				fmt.Fprintf(&b, "      %-10s %s: %s\n", "script:", name, t.Scripts[name])
+				fmt.Fprintf(&b, "      %-10s %s: %s\n", "script:", esc(name), esc(t.Scripts[name]))
 			}
 			if t.Sandbox != nil {
 				line("sandbox", fmt.Sprintf("network=%v read=%s write=%s", t.Sandbox.Network, strings.Join(t.Sandbox.Read, ","), strings.Join(t.Sandbox.Write, ",")))
@@ -270,6 +272,12 @@ func (d *Document) WriteText(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// esc is logtext.Escape: config text printed for people.
+func esc(s string) string { return logtext.Escape(s) }
+
+// join escapes each element of list and joins them with sep.
+func join(list []string, sep string) string { return strings.Join(logtext.EscapeAll(list), sep) }
 
 // sortedKeys lists a map's keys in order.
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

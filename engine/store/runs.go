@@ -57,8 +57,12 @@ func NewRunID(now time.Time) string {
 	return string(b[:])
 }
 
-// BeginRun records a run as running. Runs of this host whose process is gone are marked
-// interrupted first, so a crashed run never reads as still running.
+// BeginRun begins a run. Runs of this host whose process is gone are marked interrupted first, so
+// a crashed run never reads as still running. The run's row is not written yet: it is written
+// (as running) in the transaction of the run's first executions (Record), or by FinishRun when
+// the run recorded none, so that history never holds a run without the executions it had — after
+// a full disk (ENOSPC), say. Once a commit of the run's executions fails, nothing more of the run
+// is written, and FinishRun removes what was.
 func (s *Store) BeginRun(ctx context.Context, r Run) error {
 	if err := s.writable(); err != nil {
 		return err
@@ -66,13 +70,32 @@ func (s *Store) BeginRun(ctx context.Context, r Run) error {
 	if err := s.markInterrupted(ctx, r.Host); err != nil {
 		return err
 	}
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	if s.runs == nil {
+		s.runs = map[string]*openRun{}
+	}
+	s.runs[r.ID] = &openRun{run: r}
+	return nil
+}
+
+// openRun is a run begun in this Store and not finished: whether its row is written yet, and
+// whether a commit of its executions failed.
+type openRun struct {
+	run     Run
+	written bool
+	failed  bool
+}
+
+const insertRunSQL = `INSERT INTO runs (id, started_ms, status, pid, host, args, requested, task_count, concurrency,
+		memory_budget, memory_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// insertRun writes r's row, as running.
+func insertRun(ctx context.Context, q querier, r Run) error {
 	args, _ := json.Marshal(nonNil(r.Args))
 	req, _ := json.Marshal(nonNil(r.Requested))
-	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, started_ms, status, pid, host, args, requested, task_count, concurrency,
-		memory_budget, memory_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, ms(r.Started), RunRunning, r.PID, r.Host, string(args), string(req), r.TaskCount, r.Concurrency,
-		r.MemoryBudget, r.MemorySource)
-	if err != nil {
+	if _, err := q.ExecContext(ctx, insertRunSQL, r.ID, ms(r.Started), RunRunning, r.PID, r.Host, string(args), string(req),
+		r.TaskCount, r.Concurrency, r.MemoryBudget, r.MemorySource); err != nil {
 		return fmt.Errorf("record run %s: %w", r.ID, err)
 	}
 	return nil
@@ -105,14 +128,68 @@ func (s *Store) markInterrupted(ctx context.Context, host string) error {
 	return nil
 }
 
-// FinishRun sets a run's final status and exit code.
+// FinishRun sets a run's final status and exit code. A run begun in this Store that recorded no
+// execution gets its row now; one a commit of whose executions failed is removed with the
+// executions it had (and has no row if none was written), so that history holds a run whole or
+// not at all.
 func (s *Store) FinishRun(ctx context.Context, id, status string, exitCode int, finished time.Time) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, exit_code = ?, finished_ms = ? WHERE id = ?`,
+	s.runsMu.Lock()
+	open := s.runs[id]
+	delete(s.runs, id)
+	s.runsMu.Unlock()
+	switch {
+	case open != nil && open.failed:
+		if !open.written {
+			return nil
+		}
+		return s.removeRun(ctx, id)
+	case open != nil && !open.written:
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("finish run %s: %w", id, err)
+		}
+		defer tx.Rollback()
+		if err := insertRun(ctx, tx, open.run); err != nil {
+			return err
+		}
+		if err := finishRun(ctx, tx, id, status, exitCode, finished); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("finish run %s: %w", id, err)
+		}
+		return nil
+	}
+	return finishRun(ctx, s.db, id, status, exitCode, finished)
+}
+
+func finishRun(ctx context.Context, q querier, id, status string, exitCode int, finished time.Time) error {
+	if _, err := q.ExecContext(ctx, `UPDATE runs SET status = ?, exit_code = ?, finished_ms = ? WHERE id = ?`,
 		status, exitCode, ms(finished), id); err != nil {
 		return fmt.Errorf("finish run %s: %w", id, err)
+	}
+	return nil
+}
+
+// removeRun deletes a run's row and its executions in one transaction: some of its executions
+// could not be written, and a run in history has all of them. Should the removal fail too, the
+// row stays as running and reads as interrupted once its process is gone.
+func (s *Store) removeRun(ctx context.Context, id string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("remove the incomplete run %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM executions WHERE run_id = ?`, `DELETE FROM runs WHERE id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("remove the incomplete run %s: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("remove the incomplete run %s: %w", id, err)
 	}
 	return nil
 }

@@ -46,6 +46,10 @@ type Store struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+
+	// runsMu guards runs: the runs begun here and not finished (see BeginRun).
+	runsMu sync.Mutex
+	runs   map[string]*openRun
 }
 
 // prepared answers a statement prepared once for the store's life.

@@ -101,6 +101,9 @@ func TestRunIDs(t *testing.T) {
 		if err := st.BeginRun(ctx, Run{ID: id, Started: base, PID: os.Getpid()}); err != nil {
 			t.Fatal(err)
 		}
+		if err := st.FinishRun(ctx, id, RunOK, 0, base); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got, err := st.ResolveRun(ctx, b[:20]); err != nil || got != b {
 		t.Fatalf("prefix: %s %v", got, err)
@@ -124,6 +127,10 @@ func TestInterruptedRunsMarked(t *testing.T) {
 	defer st.Close()
 	// A pid that cannot be alive.
 	if err := st.BeginRun(ctx, Run{ID: "a", Started: time.Now(), PID: 1 << 30, Host: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	// Its row is written with its first executions; then the process died.
+	if err := st.Record(ctx, Batch{Executions: []Execution{{RunID: "a", TaskID: "p#t", Project: "p", Task: "t", Status: "miss"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.BeginRun(ctx, Run{ID: "b", Started: time.Now(), PID: os.Getpid(), Host: "h"}); err != nil {

@@ -1,0 +1,372 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// LogPos is where a page of a task's log begins, so that a reader of the whole log page by page
+// reads each stored byte about once: a page reads the stored log from Raw on, never what came
+// before (the whole is read to compute Log's answer once). The zero value after Start is the
+// first page of the whole.
+type LogPos struct {
+	// RunID and Blob pin the log the pages are of.
+	RunID string `json:"run"`
+	Blob  string `json:"blob"`
+	// Raw is the offset in the stored log where the page's text begins; Out is that text's offset
+	// in the whole plain output, and Whole the whole's length.
+	Raw   int `json:"raw"`
+	Out   int `json:"out"`
+	Whole int `json:"whole"`
+	// LineEnd, when past Raw, is where Raw's line ends in the stored log, and the line holds no
+	// carriage return that rewrites it from Raw on: the page needs not read the line to its end
+	// again to know that what it answers stays (a progress bar keeps only its last state).
+	LineEnd int `json:"line"`
+}
+
+// LogPage is one page of a task's whole plain output, in order: the pages' outputs, joined, are
+// Log's whole output (Whole).
+type LogPage struct {
+	// Status and Source are the execution's, as Log answers them.
+	Status string
+	Source string
+	// Output is the page's text; Offset where it begins in the whole output.
+	Output string
+	Offset int
+	// Next is where the next page begins; nil on the last page.
+	Next *LogPos
+}
+
+// StartLog is the position of the first page of log, Log's answer.
+func StartLog(log *TaskLog, blob string) LogPos {
+	return LogPos{RunID: log.RunID, Blob: blob, Whole: len(log.Whole())}
+}
+
+// LogBlob answers the stored log's name of a task in a run (whole id), "" when none is kept.
+func LogBlob(ctx context.Context, st *store.Store, runID, taskID string) (string, error) {
+	e, ok, err := st.Execution(ctx, runID, taskID)
+	if err != nil || !ok || e.LogSource == "" {
+		return "", err
+	}
+	return e.LogBlob, nil
+}
+
+// ErrStaleLog is a position whose log is gone or is no longer the task's log in that run.
+var ErrStaleLog = errors.New("the log changed since this position was given")
+
+// ReadLogPage answers the page of taskID's log at pos, whose output takes at most maxChars
+// characters once encoded as a JSON string (at least one character is answered). It costs what
+// the page's bytes cost: it reads the stored log from pos.Raw, plus once per line the rest of that
+// line (to learn whether a carriage return rewrites it). The text is what Log answers of those
+// bytes: plain (logtext.Plain), masked with m after; a page never ends inside a secret.
+func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error) {
+	e, ok, err := st.Execution(ctx, pos.RunID, taskID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || e.LogSource == "" || e.LogBlob != pos.Blob {
+		return nil, ErrStaleLog
+	}
+	f, size, err := st.CAS().Open(pos.Blob)
+	if errors.Is(err, store.ErrMissing) {
+		return nil, ErrStaleLog
+	}
+	if err != nil {
+		return nil, fmt.Errorf("log of %s: %w", taskID, err)
+	}
+	defer f.Close()
+	if pos.Raw < 0 || int64(pos.Raw) > size || pos.Out < 0 || pos.Out > pos.Whole {
+		return nil, vxerr.Usagef("log position out of range")
+	}
+	r := &rawLog{f: f, size: int(size), base: pos.Raw}
+	page, err := r.page(pos, m, max(maxChars, 8))
+	if page != nil {
+		page.Status, page.Source = e.Status, e.LogSource
+	}
+	return page, err
+}
+
+// rawLog reads a stored log forward from an offset, keeping in memory only what a page still
+// needs (a long line is scanned through, not kept).
+type rawLog struct {
+	f    *os.File
+	size int
+	base int    // the offset of buf[0] in the log
+	buf  []byte // the log's bytes from base on, as far as read
+}
+
+// at answers the byte at offset i, false past the end.
+func (r *rawLog) at(i int) (byte, bool) {
+	if i < r.base {
+		// Read again what was dropped (a line scanned to its end, then answered from its start).
+		r.base, r.buf = i, r.buf[:0]
+	}
+	for i-r.base >= len(r.buf) {
+		if r.base+len(r.buf) >= r.size {
+			return 0, false
+		}
+		have := len(r.buf)
+		want := min(64<<10, r.size-r.base-have)
+		r.buf = slices.Grow(r.buf, want)[:have+want]
+		n, err := r.f.ReadAt(r.buf[have:], int64(r.base+have))
+		r.buf = r.buf[:have+n]
+		if n == 0 && err != nil && err != io.EOF {
+			return 0, false
+		}
+	}
+	return r.buf[i-r.base], true
+}
+
+// drop forgets the bytes before offset i, once they are many: a line scanned through is not kept.
+func (r *rawLog) drop(i int) {
+	if n := i - r.base; n >= 1<<20 && n <= len(r.buf) {
+		r.buf = append(r.buf[:0], r.buf[n:]...)
+		r.base = i
+	}
+}
+
+// plainState is logtext.Plain's reader as a machine fed one byte at a time, so that a log is read
+// in pieces: where in an escape sequence it is, and whether a carriage return waits for the byte
+// that says whether it ends a line (CRLF) or rewrites it.
+type plainState uint8
+
+const (
+	plainText    plainState = iota
+	plainEsc                // after ESC
+	plainCSI                // in ESC [ … final byte
+	plainString             // in OSC, DCS, APC, PM or SOS, up to BEL or ESC \
+	plainStrEsc             // an ESC inside one of those
+	plainCharset            // ESC ( and the like: one more byte
+	plainCR                 // a carriage return, not yet known bare or CRLF
+)
+
+// step feeds c to the machine: out is what it adds to the line (-1: nothing), newline and bareCR
+// say that c ended a line or that a bare carriage return before c rewrites it (c is then
+// processed as well).
+func (s *plainState) step(c byte) (out int, newline, bareCR bool) {
+	switch *s {
+	case plainEsc:
+		switch c {
+		case '[':
+			*s = plainCSI
+		case ']', 'P', '_', '^', 'X':
+			*s = plainString
+		case '(', ')', '*', '+', '#', '%':
+			*s = plainCharset
+		default:
+			*s = plainText
+		}
+		return -1, false, false
+	case plainCSI:
+		if c >= 0x40 && c <= 0x7e {
+			*s = plainText
+		}
+		return -1, false, false
+	case plainString:
+		switch c {
+		case 0x07:
+			*s = plainText
+		case 0x1b:
+			*s = plainStrEsc
+		}
+		return -1, false, false
+	case plainStrEsc:
+		switch c {
+		case '\\', 0x07:
+			*s = plainText
+		case 0x1b:
+		default:
+			*s = plainString
+		}
+		return -1, false, false
+	case plainCharset:
+		*s = plainText
+		return -1, false, false
+	case plainCR:
+		*s = plainText
+		if c == '\n' {
+			return '\n', true, false
+		}
+		out, newline, _ = s.step(c)
+		return out, newline, true
+	}
+	switch {
+	case c == 0x1b:
+		*s = plainEsc
+	case c == '\r':
+		*s = plainCR
+	case c == '\n':
+		return '\n', true, false
+	case c == '\t':
+		return int(c), false, false
+	case c < 0x20 || c == 0x7f:
+	default:
+		return int(c), false, false
+	}
+	return -1, false, false
+}
+
+// scanLine reads the line from offset i (in plain text, no carriage return pending) to its end:
+// end is the offset just past its newline (or the log's end), rewrite the offset just past the
+// last bare carriage return in it (i when none), from which on the line's text stays.
+func (r *rawLog) scanLine(i int) (end, rewrite int) {
+	var s plainState
+	rewrite = i
+	for ; ; i++ {
+		if s == plainText {
+			i = r.skipText(i) // text bytes change nothing of the line's state
+		}
+		c, ok := r.at(i)
+		if !ok {
+			return i, rewrite
+		}
+		_, newline, bare := s.step(c)
+		if bare {
+			rewrite = i // the bare CR was at i-1: the line's text starts again with c
+		}
+		if newline {
+			return i + 1, rewrite
+		}
+		r.drop(i)
+	}
+}
+
+// skipText answers the first offset from i on that holds a control byte (or the log's end):
+// every byte before it is text that logtext.Plain keeps as it is (or DEL, which it drops).
+func (r *rawLog) skipText(i int) int {
+	for {
+		if _, ok := r.at(i); !ok {
+			return i
+		}
+		buf := r.buf[i-r.base:]
+		for k, c := range buf {
+			if c < 0x20 {
+				return i + k
+			}
+		}
+		i += len(buf)
+		r.drop(i)
+	}
+}
+
+// page answers the page at pos.
+func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error) {
+	i := pos.Raw
+	lineEnd := pos.LineEnd
+	if lineEnd <= i {
+		lineEnd, i = r.scanLine(i)
+	}
+	more := false
+	var text []byte
+	chars := 0
+	var s plainState
+	next := LogPos{RunID: pos.RunID, Blob: pos.Blob, Whole: pos.Whole}
+	// A page ends between bytes where the machine is in plain text, at a rune's first byte,
+	// once the budget is spent; then it goes on to the end of any secret it cuts.
+	stopAt := -1 // when past -1, the page ends once text holds this many bytes
+	for {
+		c, ok := r.at(i)
+		if !ok {
+			break
+		}
+		if s == plainText && stopAt < 0 && c >= 0x20 {
+			// A run of text bytes, copied as they are while the budget lasts.
+			buf := r.buf[i-r.base:]
+			k := 0
+			for k < len(buf) && chars < maxChars-8 {
+				b := buf[k]
+				if b < 0x20 {
+					break
+				}
+				if b != 0x7f {
+					text = append(text, b)
+					chars += jsonChars(b)
+				}
+				k++
+			}
+			if k > 0 {
+				i += k
+				continue
+			}
+		}
+		if s == plainText && utf8.RuneStart(c) {
+			if stopAt < 0 && chars >= maxChars {
+				stopAt = r.secretEnd(text, i, lineEnd, m)
+			}
+			if stopAt >= 0 && len(text) >= stopAt {
+				next.Raw, next.LineEnd, more = i, lineEnd, true
+				break
+			}
+		}
+		out, newline, _ := s.step(c)
+		if out >= 0 {
+			text = append(text, byte(out))
+			chars += jsonChars(byte(out))
+		}
+		i++
+		if newline && i < r.size {
+			// The next line: where its text starts to stay.
+			lineEnd, i = r.scanLine(i)
+		}
+	}
+	page := &LogPage{Output: m.String(string(text)), Offset: pos.Out}
+	if more {
+		next.Out = pos.Out + len(page.Output)
+		page.Next = &next
+	}
+	return page, nil
+}
+
+// secretEnd answers how long text must grow, from the stored log at offset i (in plain text) on,
+// so that no secret of m is cut at its end: len(text) when none would be.
+func (r *rawLog) secretEnd(text []byte, i, lineEnd int, m *mask.Masker) int {
+	longest := m.Longest()
+	if longest == 0 {
+		return len(text)
+	}
+	// What follows, as plain text, as far as a secret could reach.
+	var ahead []byte
+	var s plainState
+	for j := i; len(ahead) < longest && j < lineEnd; j++ {
+		c, ok := r.at(j)
+		if !ok {
+			break
+		}
+		if out, _, _ := s.step(c); out >= 0 {
+			ahead = append(ahead, byte(out))
+		}
+	}
+	// The page may end k bytes on when masking the two sides apart masks as the whole does: no
+	// secret crosses the end.
+	from := max(0, len(text)-longest+1)
+	window := string(text[from:]) + string(ahead)
+	cut := len(text) - from
+	whole := m.String(window)
+	for k := 0; k <= len(ahead); k++ {
+		if m.String(window[:cut+k])+m.String(window[cut+k:]) == whole {
+			return len(text) + k
+		}
+	}
+	return len(text) + len(ahead)
+}
+
+// jsonChars is how many characters a byte of plain text takes in a JSON string (as Go encodes
+// it: quote, backslash and the HTML characters escaped).
+func jsonChars(c byte) int {
+	switch {
+	case c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r':
+		return 2
+	case c < 0x20 || c == '<' || c == '>' || c == '&':
+		return 6
+	}
+	return 1
+}

@@ -1,0 +1,122 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+)
+
+// recordLog stores log as p#t's log in a run of its own and answers the store and the run id.
+func recordLog(t testing.TB, log string) (*store.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	blob, err := st.CAS().Put([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := store.NewRunID(time.Now())
+	if err := st.BeginRun(ctx, store.Run{ID: id, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e := exec(id, "t", StatusFailed, "k", time.Second)
+	e.LogBlob, e.LogSource = blob, LogFromFailure
+	if err := st.Record(ctx, store.Batch{Executions: []store.Execution{e}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(ctx, id, store.RunFailed, 1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return st, id
+}
+
+// readAllPages follows the pages of p#t's log from the start and answers them.
+func readAllPages(t testing.TB, st *store.Store, m *mask.Masker, maxChars int) (pages []string, whole string) {
+	t.Helper()
+	ctx := context.Background()
+	log, err := Log(ctx, st, "p#t", "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := LogBlob(ctx, st, log.RunID, "p#t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := StartLog(log, blob)
+	var b strings.Builder
+	for {
+		p, err := ReadLogPage(ctx, st, "p#t", pos, m, maxChars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Offset != b.Len() {
+			t.Fatalf("page %d says it starts at %d, the pages before it hold %d bytes", len(pages), p.Offset, b.Len())
+		}
+		pages = append(pages, p.Output)
+		b.WriteString(p.Output)
+		if p.Next == nil {
+			break
+		}
+		if len(pages) > 1<<16 {
+			t.Fatal("the pages never end")
+		}
+		pos = *p.Next
+	}
+	return pages, log.Whole()
+}
+
+// The pages of a log, joined, are Log's whole output, whatever the log holds: escapes, progress
+// bars rewritten by carriage returns, long lines, multi-byte characters, secrets at every cut;
+// and each page keeps to its budget.
+func TestLogPagesJoinToTheWhole(t *testing.T) {
+	const secret = "s3cr3t-value-42"
+	var bar strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&bar, "progress %d%%\r", i)
+	}
+	logs := map[string]string{
+		"one line":     strings.Repeat("abcdefghij", 3000),
+		"lines":        strings.Repeat("a line of text\n", 500),
+		"bars":         "start\n" + bar.String() + "done\n" + bar.String() + "\n",
+		"escapes":      strings.Repeat("\x1b[31merror\x1b[0m: \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x07bell\r\n", 150),
+		"osc newline":  "a\x1b]0;title\nstill title\x07b\nc\n",
+		"unicode":      strings.Repeat("ünïcödé ❯ 日本語 ", 400),
+		"secrets":      strings.Repeat("token="+secret+" and more ", 400),
+		"trailing cr":  strings.Repeat("x", 3000) + "\r",
+		"html":         strings.Repeat("<a href=\"x\">&amp;</a>\t", 300),
+		"empty lines":  strings.Repeat("\n", 1000),
+		"crlf and bar": "one\r\ntwo\rTWO\r\nthree",
+	}
+	m := mask.New(secret)
+	for name, log := range logs {
+		t.Run(name, func(t *testing.T) {
+			st, _ := recordLog(t, log)
+			for _, maxChars := range []int{61, 1000, 40_000} {
+				pages, whole := readAllPages(t, st, m, maxChars)
+				if got := strings.Join(pages, ""); got != whole {
+					t.Fatalf("budget %d: %d pages join to %d bytes that differ from the whole (%d bytes)\n got %.300q\nwant %.300q",
+						maxChars, len(pages), len(got), len(whole), got, whole)
+				}
+				for i, p := range pages {
+					js, _ := json.Marshal(p)
+					if len(js) > maxChars+64 && i < len(pages) {
+						t.Fatalf("budget %d: page %d takes %d characters", maxChars, i, len(js))
+					}
+					if strings.Contains(p, secret[:8]) {
+						t.Fatalf("page %d shows part of the secret: %q", i, p)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+// logWorkspace is a workspace whose history holds one failed run of app#test with log as its log.
+func logWorkspace(t testing.TB, log string) (*Deps, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vx.workspace.ts"), []byte("export default { projects: [] }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(dir, ".vx"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	blob, err := st.CAS().Put([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := store.NewRunID(time.Now())
+	if err := st.BeginRun(ctx, store.Run{ID: id, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	code := 1
+	e := store.Execution{RunID: id, TaskID: "app#test", Project: "app", Task: "test", Status: history.StatusFailed,
+		ExitCode: &code, LogBlob: blob, LogSource: history.LogFromFailure}
+	if err := st.Record(ctx, store.Batch{Executions: []store.Execution{e}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(ctx, id, store.RunFailed, 1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir})}, dir
+}
+
+// readLogPages follows getTaskLog's cursors through the whole log and answers the pages' outputs
+// joined, and how many pages there were.
+func readLogPages(t testing.TB, e *Deps) (string, int) {
+	t.Helper()
+	gt := e.getTaskLog()
+	args := map[string]any{"taskId": "app#test"}
+	var b strings.Builder
+	pages := 0
+	for {
+		raw, _ := json.Marshal(args)
+		out, err := gt.Call(context.Background(), &tool.Call{Args: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := out
+		if len(js) > 40_000 {
+			t.Fatalf("page %d is %d characters, over the budget", pages, len(js))
+		}
+		var page struct {
+			Output     string `json:"output"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(js, &page); err != nil {
+			t.Fatal(err)
+		}
+		if pages > 0 {
+			b.WriteString(page.Output)
+		}
+		pages++
+		if page.NextCursor == "" {
+			return b.String(), pages
+		}
+		args["cursor"] = page.NextCursor
+	}
+}
+
+// The pages of a long one-line log, read through getTaskLog's cursors, join to the whole output.
+func TestTaskLogPagesJoinToTheWhole(t *testing.T) {
+	log := strings.Repeat("0123456789abcdef<&>", 60_000) // 1.1 MB, no newline
+	e, _ := logWorkspace(t, log)
+	got, pages := readLogPages(t, e)
+	if got != log {
+		t.Fatalf("%d pages joined to %d bytes, want the %d of the log", pages, len(got), len(log))
+	}
+}
+
+// A page reads the stored log from its cursor's offset on, never what came before it: with the
+// bytes before the cursor overwritten on disk, the next page is still answered, and right. (Each
+// page read and planed the whole log again: a 32 MiB one-line log took 325 s to page through.)
+func TestTaskLogPageReadsFromItsOffset(t *testing.T) {
+	log := strings.Repeat("0123456789", 20_000) // 200 KB, one line
+	e, dir := logWorkspace(t, log)
+	gt := e.getTaskLog()
+	ask := func(args map[string]any) (string, string, int) {
+		t.Helper()
+		raw, _ := json.Marshal(args)
+		out, err := gt.Call(context.Background(), &tool.Call{Args: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Output     string `json:"output"`
+			NextCursor string `json:"nextCursor"`
+			Offset     int    `json:"offset"`
+		}
+		if err := json.Unmarshal(out, &page); err != nil {
+			t.Fatal(err)
+		}
+		return page.Output, page.NextCursor, page.Offset
+	}
+	_, cursor, _ := ask(map[string]any{"taskId": "app#test"})
+	out, cursor, _ := ask(map[string]any{"taskId": "app#test", "cursor": cursor})
+	if cursor == "" || out != log[:len(out)] {
+		t.Fatalf("the first page of the whole is %.80q…, cursor %q", out, cursor)
+	}
+	// Overwrite what the pages so far answered, in the stored log.
+	sum := sha256.Sum256([]byte(log))
+	path := store.NewCAS(filepath.Join(dir, ".vx", "cas")).Path(hex.EncodeToString(sum[:]))
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("the stored log: %v", err)
+	}
+	if _, err := f.WriteAt([]byte(strings.Repeat("#", len(out))), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	next, _, offset := ask(map[string]any{"taskId": "app#test", "cursor": cursor})
+	if offset != len(out) || next == "" || next != log[offset:offset+len(next)] {
+		t.Fatalf("the page after it, at %d: %.80q…, want the log from %d", offset, next, len(out))
+	}
+}
+
+// BenchmarkTaskLog32MiBPaged reads a 32 MiB one-line log whole through getTaskLog's pages (first
+// page, then every nextCursor); BenchmarkTaskLog32MiBWhole reads it as `vx last --log` does. Each
+// page reads the stored log from its cursor's offset, so the first costs about the second.
+func BenchmarkTaskLog32MiBPaged(b *testing.B) {
+	e, _ := logWorkspace(b, strings.Repeat("x", 32<<20))
+	b.ResetTimer()
+	for b.Loop() {
+		got, pages := readLogPages(b, e)
+		if len(got) != 32<<20 {
+			b.Fatalf("%d pages hold %d bytes", pages, len(got))
+		}
+		b.ReportMetric(float64(pages), "pages")
+	}
+}
+
+func BenchmarkTaskLog32MiBWhole(b *testing.B) {
+	e, dir := logWorkspace(b, strings.Repeat("x", 32<<20))
+	_ = e
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		st, err := store.OpenReadOnly(ctx, filepath.Join(dir, ".vx"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		log, err := history.Log(ctx, st, "app#test", "", nil)
+		st.Close()
+		if err != nil || len(log.Whole()) != 32<<20 {
+			b.Fatalf("%v, %d bytes", err, len(log.Whole()))
+		}
+	}
+}
