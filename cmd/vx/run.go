@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vzn/vx/engine/atomicfile"
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
@@ -105,9 +106,7 @@ func (rf *runFlags) check(args []string) error {
 	if rf.dry != "" && rf.dry != "json" && rf.dry != "text" {
 		return vxerr.Usagef("--dry=%s: want json or text", rf.dry)
 	}
-	switch rf.remoteCache {
-	case "", "off", "read", "readwrite":
-	default:
+	if !graph.IsRemoteMode(rf.remoteCache) {
 		return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", rf.remoteCache)
 	}
 	return nil

@@ -53,7 +53,7 @@ func TestRedirectDropsTheToken(t *testing.T) {
 			}}
 			srv := httptest.NewServer(origin)
 			defer srv.Close()
-			cfg := &graph.RemoteCache{URL: srv.URL, Protocol: tc.protocol, Team: "team", Timeout: 5 * time.Second, Mode: remote.ModeRead}
+			cfg := &graph.RemoteCache{URL: srv.URL, Protocol: tc.protocol, Team: "team", Timeout: 5 * time.Second, Mode: graph.RemoteRead}
 			rc := ResolveRemote(cfg, func(k string) string {
 				if k == remote.EnvToken {
 					return tc.token
@@ -99,7 +99,7 @@ func TestRedirectToPlainHTTPIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("SSL_CERT_FILE", certFile)
-	cfg := &graph.RemoteCache{URL: srv.URL, Protocol: remote.ProtocolTurbo, Team: "team", Timeout: 5 * time.Second, Mode: remote.ModeRead}
+	cfg := &graph.RemoteCache{URL: srv.URL, Protocol: remote.ProtocolTurbo, Team: "team", Timeout: 5 * time.Second, Mode: graph.RemoteRead}
 	rc := ResolveRemote(cfg, func(k string) string {
 		if k == remote.EnvToken {
 			return "turbo-token"

@@ -21,7 +21,7 @@ func ResolveRemote(cfg *graph.RemoteCache, getenv func(string) string, mode stri
 		if notice != nil {
 			notice(fmt.Sprintf("remote cache off: %v", err))
 		}
-		s.Mode = remote.ModeOff
+		s.Mode = graph.RemoteOff
 	}
 	return RemoteConfig{settings: s}
 }

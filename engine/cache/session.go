@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
@@ -55,7 +56,7 @@ func newSession(ctx context.Context, b Backend, s remote.Settings, cas *store.CA
 }
 
 // writes reports whether the session uploads (mode readwrite).
-func (s *session) writes() bool { return s != nil && s.stats.Mode == remote.ModeReadWrite }
+func (s *session) writes() bool { return s != nil && s.stats.Mode == graph.RemoteReadWrite }
 
 // fetch asks the server for key's entry and brings its blobs into the local store, checked; ok is
 // false for a miss, which is what every failure is too.

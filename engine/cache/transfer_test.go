@@ -50,7 +50,7 @@ func (f *cacheFixture) artifact(key string, entries ...archived) (body []byte, t
 // turboRemote is the remote cache of a Turborepo server at u, with the given timeout, signed or
 // not, read-only.
 func (f *cacheFixture) turboRemote(u string, timeout time.Duration, signed bool) RemoteConfig {
-	cfg := &graph.RemoteCache{URL: u, Protocol: remote.ProtocolTurbo, Team: "team", Timeout: timeout, Mode: remote.ModeRead}
+	cfg := &graph.RemoteCache{URL: u, Protocol: remote.ProtocolTurbo, Team: "team", Timeout: timeout, Mode: graph.RemoteRead}
 	if signed {
 		cfg.SignatureKeyEnv = "SIG"
 	}

@@ -15,7 +15,7 @@ type RemoteCache struct {
 	// Team and Slug select the Turborepo team (teamId and slug query parameters).
 	Team string `json:"team,omitempty"`
 	Slug string `json:"slug,omitempty"`
-	// Mode is "readwrite" (the default), "read" or "off".
+	// Mode is RemoteReadWrite (the default), RemoteRead or RemoteOff.
 	Mode string `json:"mode,omitempty"`
 	// Timeout bounds each request's wait for the server (0: the default); TimeoutText as written.
 	Timeout     time.Duration `json:"-"`
@@ -23,4 +23,20 @@ type RemoteCache struct {
 	// SignatureKeyEnv names the environment variable holding the HMAC key of Turborepo artifact
 	// signatures ("" for unsigned artifacts).
 	SignatureKeyEnv string `json:"signatureKeyEnv,omitempty"`
+}
+
+// The modes of a remote cache, as remoteCache.mode and vx run --remote-cache spell them.
+const (
+	RemoteReadWrite = "readwrite"
+	RemoteRead      = "read"
+	RemoteOff       = "off"
+)
+
+// IsRemoteMode reports whether mode is one of the remote cache's modes, or "" (the default).
+func IsRemoteMode(mode string) bool {
+	switch mode {
+	case "", RemoteReadWrite, RemoteRead, RemoteOff:
+		return true
+	}
+	return false
 }

@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/vzn/vx/engine/bytesize"
 	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
@@ -60,7 +60,7 @@ type Request struct {
 	// OlderThan evicts entries last used longer ago than this (ParseAge: 12h, 7d, 2w); "" for no
 	// age limit.
 	OlderThan string
-	// MaxSize evicts least recently used entries until the rest fit in this size (ParseSize: 500MB,
+	// MaxSize evicts least recently used entries until the rest fit in this size (bytesize.Parse: 500MB,
 	// 2G); 0 evicts every entry; "" for no size limit.
 	MaxSize string
 	// DryRun answers what would be pruned and removes nothing.
@@ -103,9 +103,9 @@ func Run(ctx context.Context, root func() (string, error), req Request) (*Result
 		opts.OlderThan = age
 	}
 	if req.MaxSize != "" {
-		size, err := ParseSize(req.MaxSize)
+		size, err := bytesize.Parse(req.MaxSize, bytesize.NonNegative)
 		if err != nil {
-			return nil, &ValueError{Field: FieldMaxSize, Err: err}
+			return nil, &ValueError{Field: FieldMaxSize, Err: &vxerr.UsageError{Msg: err.Error()}}
 		}
 		opts.MaxSize = &size
 	}
@@ -281,25 +281,4 @@ func ParseAge(s string) (time.Duration, error) {
 		return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
 	}
 	return d, nil
-}
-
-// ParseSize reads a size such as 500MB, 2G, 1.5GiB or 1048576 (bytes). K, M, G, T are powers of
-// 1024 with or without "i" and "B".
-func ParseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.ToUpper(strings.TrimSpace(s[i:]))
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n < 0 {
-		return 0, vxerr.Usagef("size %q: want a size such as 500MB or 2G", s)
-	}
-	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "B"), "I")
-	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[unit]
-	if mult == 0 {
-		return 0, vxerr.Usagef("size %q: want a size such as 500MB or 2G", s)
-	}
-	return int64(n * mult), nil
 }

@@ -34,10 +34,10 @@ func TestResolve(t *testing.T) {
 	env := map[string]string{"TOK": "s3cret", EnvURL: "http://127.0.0.1:9"}
 	getenv := func(k string) string { return env[k] }
 	s, err := Resolve(&graph.RemoteCache{URL: "http://x", TokenEnv: "TOK", Mode: "read"}, getenv, "")
-	if err != nil || s.URL != "http://127.0.0.1:9" || s.Token != "s3cret" || s.Mode != ModeRead || s.Protocol != ProtocolBazel {
+	if err != nil || s.URL != "http://127.0.0.1:9" || s.Token != "s3cret" || s.Mode != graph.RemoteRead || s.Protocol != ProtocolBazel {
 		t.Fatalf("resolve: %+v %v", s, err)
 	}
-	if s, _ := Resolve(&graph.RemoteCache{URL: "http://x"}, getenv, ModeOff); s.Mode != ModeOff {
+	if s, _ := Resolve(&graph.RemoteCache{URL: "http://x"}, getenv, graph.RemoteOff); s.Mode != graph.RemoteOff {
 		t.Fatalf("the flag did not turn it off: %+v", s)
 	}
 	if _, err := Resolve(&graph.RemoteCache{URL: "http://x", Protocol: "turbo"}, getenv, ""); err == nil {
@@ -46,7 +46,7 @@ func TestResolve(t *testing.T) {
 	if _, err := Resolve(&graph.RemoteCache{URL: "http://x", SignatureKeyEnv: "NOPE"}, getenv, ""); err == nil {
 		t.Fatal("a missing signature key resolved")
 	}
-	if s, _ := Resolve(nil, func(string) string { return "" }, ""); s.Mode != ModeOff {
+	if s, _ := Resolve(nil, func(string) string { return "" }, ""); s.Mode != graph.RemoteOff {
 		t.Fatalf("no URL: want off, got %+v", s)
 	}
 	r := ReportOf(&graph.RemoteCache{URL: "http://x", TokenEnv: "TOK"}, func(k string) string { return map[string]string{"TOK": "s3cret"}[k] }, t.TempDir())

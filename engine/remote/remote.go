@@ -23,13 +23,6 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// The modes of a remote cache.
-const (
-	ModeReadWrite = "readwrite"
-	ModeRead      = "read"
-	ModeOff       = "off"
-)
-
 // The protocols vx speaks.
 const (
 	ProtocolBazel = "bazel"
@@ -160,7 +153,7 @@ func Resolve(cfg *graph.RemoteCache, getenv func(string) string, mode string) (S
 		s.Protocol = ProtocolBazel
 	}
 	if s.Mode == "" {
-		s.Mode = ModeReadWrite
+		s.Mode = graph.RemoteReadWrite
 	}
 	if mode != "" {
 		s.Mode = mode
@@ -169,12 +162,12 @@ func Resolve(cfg *graph.RemoteCache, getenv func(string) string, mode string) (S
 		s.Timeout = DefaultTimeout
 	}
 	switch s.Mode {
-	case ModeReadWrite, ModeRead, ModeOff:
+	case graph.RemoteReadWrite, graph.RemoteRead, graph.RemoteOff:
 	default:
 		return s, fmt.Errorf("remote cache mode must be readwrite, read or off, not %q", s.Mode)
 	}
 	if s.URL == "" {
-		s.Mode = ModeOff
+		s.Mode = graph.RemoteOff
 		return s, nil
 	}
 	switch s.Protocol {
@@ -213,7 +206,7 @@ func (s Settings) Secrets() []string {
 
 // New answers the client of the settings' server; nil when the mode is off.
 func New(s Settings) Cache {
-	if s.Mode == ModeOff || s.URL == "" {
+	if s.Mode == graph.RemoteOff || s.URL == "" {
 		return nil
 	}
 	h := newHTTP(s)

@@ -58,7 +58,7 @@ func ReportOf(cfg *graph.RemoteCache, getenv func(string) string, stateDir strin
 	if r.Configured {
 		r.Protocol, r.Timeout = s.Protocol, s.Timeout.String()
 	} else {
-		r.Mode = ModeOff
+		r.Mode = graph.RemoteOff
 	}
 	if s.Token != "" {
 		r.Token = "***"
@@ -81,7 +81,7 @@ const maxCheck = 3 * time.Second
 // Check asks the server whether it answers and accepts the token (within a short timeout), keeps
 // the result in the state folder when there is one, and reports it.
 func (r *Report) Check(ctx context.Context, now func() time.Time) {
-	if !r.Configured || r.Problem != "" || r.settings.Mode == ModeOff {
+	if !r.Configured || r.Problem != "" || r.settings.Mode == graph.RemoteOff {
 		return
 	}
 	s := r.settings

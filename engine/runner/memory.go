@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vzn/vx/engine/bytesize"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
-	"github.com/vzn/vx/engine/prune"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 )
@@ -47,10 +47,7 @@ const EstimateWindow = history.P50Window
 // task back.
 func MemoryBudget(flag string, ws *graph.Workspace, getenv func(string) string) (int64, string, error) {
 	parse := func(what, v string) (int64, error) {
-		n, err := prune.ParseSize(v)
-		if err == nil && n <= 0 {
-			err = vxerr.Usagef("want a positive size")
-		}
+		n, err := bytesize.Parse(v, bytesize.Positive)
 		if err != nil {
 			return 0, vxerr.Usagef("%s %q: want a size such as 6GiB or 512MiB", what, v)
 		}
@@ -114,7 +111,7 @@ func taskMemory(ws *graph.Workspace) (int64, error) {
 	if ws == nil || ws.TaskMemory == "" {
 		return 0, nil
 	}
-	n, err := prune.ParseSize(ws.TaskMemory)
+	n, err := bytesize.Parse(ws.TaskMemory, bytesize.Positive)
 	if err != nil {
 		return 0, vxerr.Usagef("taskMemory %q: want a size such as 1GiB", ws.TaskMemory)
 	}

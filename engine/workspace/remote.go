@@ -46,9 +46,7 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 	default:
 		return nil, r.errAt("remoteCache.protocol", "remoteCache.protocol must be 'bazel' or 'turbo', not %q", rc.Protocol)
 	}
-	switch rc.Mode {
-	case "", "readwrite", "read", "off":
-	default:
+	if !graph.IsRemoteMode(rc.Mode) {
 		return nil, r.errAt("remoteCache.mode", "remoteCache.mode must be 'readwrite', 'read' or 'off', not %q", rc.Mode)
 	}
 	if x, ok := m["timeout"]; ok {
