@@ -9,6 +9,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
+	"github.com/vzn/vx/engine/store"
 )
 
 type getFailuresArgs struct {
@@ -28,7 +29,7 @@ type Failures struct {
 type FailedTask struct {
 	TaskID string `json:"taskId"`
 	// Status is failed or timedOut.
-	Status string `json:"status"`
+	Status store.Status `json:"status"`
 	// ExitCode is null when the command was killed (a timeout) or could not start.
 	ExitCode *int `json:"exitCode"`
 	TimedOut bool `json:"timedOut"`

@@ -59,10 +59,10 @@ var logPageSchema = tool.New(tool.Tool{Name: "getTaskLog", Paged: true},
 // logPage is getTaskLog's answer: the log as history.Log answers it, or one page of the whole
 // output.
 type logPage struct {
-	RunID  string  `json:"runId"`
-	TaskID string  `json:"taskId"`
-	Status string  `json:"status"`
-	Source *string `json:"source"`
+	RunID  string       `json:"runId"`
+	TaskID string       `json:"taskId"`
+	Status store.Status `json:"status"`
+	Source *string      `json:"source"`
 	logtext.Text
 	// Offset is, on a page of the whole output (asked with a cursor), the byte offset in the whole
 	// where its output starts.

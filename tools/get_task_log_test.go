@@ -39,7 +39,7 @@ func logWorkspace(t testing.TB, log string) (*Deps, string) {
 		t.Fatal(err)
 	}
 	code := 1
-	e := store.Execution{RunID: id, TaskID: "app#test", Project: "app", Task: "test", Status: history.StatusFailed,
+	e := store.Execution{RunID: id, TaskID: "app#test", Project: "app", Task: "test", Status: store.StatusFailed,
 		ExitCode: &code, LogBlob: blob, LogSource: history.LogFromFailure}
 	if err := st.Record(ctx, store.Batch{Executions: []store.Execution{e}}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -55,8 +56,8 @@ type PlanAnswer struct {
 	Plan     *runner.Plan `json:"plan,omitempty"`
 	// Counts are the plan's tasks by predicted cache status (hit, miss), all of them, however
 	// many the answer lists.
-	Counts map[string]int `json:"counts,omitempty"`
-	Error  string         `json:"error,omitempty"`
+	Counts map[store.Status]int `json:"counts,omitempty"`
+	Error  string               `json:"error,omitempty"`
 }
 
 // planTasksArgs are planTasks' arguments: a selection, and the cursor of its task list.

@@ -20,6 +20,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/proc"
 )
@@ -343,13 +344,13 @@ func lastMessage(stderr []byte) string {
 
 // taskMessage is the progress message of one finished task, e.g. "app#test failed (exit code 1), 3/5".
 func taskMessage(ev runner.Event) string {
-	status := ev.Status
+	status := string(ev.Status)
 	switch {
-	case ev.Status == "hit":
+	case ev.Status == store.StatusHit:
 		status = "hit (restored from the cache)"
-	case ev.Status == "miss":
+	case ev.Status == store.StatusMiss:
 		status = "ran (miss)"
-	case ev.Status == "failed" && ev.ExitCode != nil:
+	case ev.Status == store.StatusFailed && ev.ExitCode != nil:
 		status = "failed (exit code " + strconv.Itoa(*ev.ExitCode) + ")"
 	case ev.BlockedBy != "":
 		status = "blocked by " + ev.BlockedBy

@@ -7,13 +7,14 @@ import (
 	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
 )
 
 // needsAttention reports whether a run's task is one a summary lists: it did not pass, or it did
 // something outside its sandbox.
 func needsAttention(t history.TaskResult) bool {
 	switch t.Status {
-	case history.StatusFailed, history.StatusTimedOut, history.StatusBlocked, history.StatusCancelled, history.StatusSkipped:
+	case store.StatusFailed, store.StatusTimedOut, store.StatusBlocked, store.StatusCancelled, store.StatusSkipped:
 		return true
 	}
 	return len(t.SandboxViolations) > 0
@@ -50,13 +51,13 @@ func runLists(s *history.Summary) []window.List {
 // first page lists only the misses.
 func planLists(p *runner.Plan) []window.List {
 	slices.SortStableFunc(p.Tasks, func(a, b runner.PlanTask) int {
-		return rank(a.Cache != "hit") - rank(b.Cache != "hit")
+		return rank(a.Cache != store.StatusHit) - rank(b.Cache != store.StatusHit)
 	})
 	tasks := window.Of("tasks", &p.Tasks)
 	if len(p.Tasks) > history.RunTasksListed {
 		n := 0
 		for _, t := range p.Tasks {
-			if t.Cache != "hit" {
+			if t.Cache != store.StatusHit {
 				n++
 			}
 		}
@@ -75,8 +76,8 @@ func rank(first bool) int {
 }
 
 // planCounts counts a plan's tasks by predicted cache status.
-func planCounts(p *runner.Plan) map[string]int {
-	counts := map[string]int{}
+func planCounts(p *runner.Plan) map[store.Status]int {
+	counts := map[store.Status]int{}
 	for _, t := range p.Tasks {
 		counts[t.Cache]++
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 )
 
 // runSummary is a run summary of n build tasks, the first failed of them failed with exit code 1.
@@ -18,11 +19,11 @@ func runSummary(n, failed int) *history.Summary {
 	for i := range n {
 		id := fmt.Sprintf("p%04d#build", i)
 		s.Requested = append(s.Requested, id)
-		t := history.TaskResult{TaskID: id, Status: history.StatusHit, Hash: strings.Repeat("a", 64), CacheSource: &local,
+		t := history.TaskResult{TaskID: id, Status: store.StatusHit, Hash: strings.Repeat("a", 64), CacheSource: &local,
 			SandboxViolations: []string{}, NotReady: []string{}, SavedMs: 800}
 		if i >= n-failed { // the failures finish last: a summary still lists them first
 			code := 1
-			t.Status, t.CacheSource, t.ExitCode = history.StatusFailed, nil, &code
+			t.Status, t.CacheSource, t.ExitCode = store.StatusFailed, nil, &code
 			s.Totals.Failed++
 		} else {
 			s.Totals.Hits++

@@ -20,6 +20,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -278,7 +279,7 @@ func writeSummaryText(w io.Writer, s *history.Summary) error {
 	}
 	for _, task := range s.Tasks {
 		switch task.Status {
-		case history.StatusFailed:
+		case store.StatusFailed:
 			code := "no exit code"
 			if task.ExitCode != nil {
 				code = fmt.Sprintf("exit code %d", *task.ExitCode)
@@ -287,9 +288,9 @@ func writeSummaryText(w io.Writer, s *history.Summary) error {
 			for _, v := range task.SandboxViolations {
 				fmt.Fprintf(w, "            sandbox: %s\n", v)
 			}
-		case history.StatusTimedOut:
+		case store.StatusTimedOut:
 			fmt.Fprintf(w, "  timed out %s after %s\n", task.TaskID, ms(task.DurationMs))
-		case history.StatusBlocked:
+		case store.StatusBlocked:
 			fmt.Fprintf(w, "  blocked   %s by %s\n", task.TaskID, deref(task.BlockedBy))
 		}
 	}

@@ -12,9 +12,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func exec(run, task, status, hash string, d time.Duration) store.Execution {
+func exec(run, task string, status store.Status, hash string, d time.Duration) store.Execution {
 	code := 0
-	if status == StatusFailed {
+	if status == store.StatusFailed {
 		code = 1
 	}
 	return store.Execution{RunID: run, TaskID: "p#" + task, Project: "p", Task: task, Status: status, Hash: hash,
@@ -24,9 +24,9 @@ func exec(run, task, status, hash string, d time.Duration) store.Execution {
 func TestStatsFailureModes(t *testing.T) {
 	// newest first
 	flaky := Stats("p#t", []store.Execution{
-		exec("3", "t", StatusFailed, "k1", 30*time.Millisecond),
-		exec("2", "t", StatusMiss, "k1", 10*time.Millisecond),
-		exec("1", "t", StatusHit, "k1", time.Millisecond),
+		exec("3", "t", store.StatusFailed, "k1", 30*time.Millisecond),
+		exec("2", "t", store.StatusMiss, "k1", 10*time.Millisecond),
+		exec("1", "t", store.StatusHit, "k1", time.Millisecond),
 	})
 	if flaky.FailureMode == nil || *flaky.FailureMode != FailureFlaky {
 		t.Fatalf("flaky: %+v", flaky)
@@ -39,18 +39,18 @@ func TestStatsFailureModes(t *testing.T) {
 		t.Fatalf("peaks: %+v", flaky)
 	}
 	det := Stats("p#t", []store.Execution{
-		exec("2", "t", StatusFailed, "k2", 0),
-		exec("1", "t", StatusMiss, "k1", 0),
+		exec("2", "t", store.StatusFailed, "k2", 0),
+		exec("1", "t", store.StatusMiss, "k1", 0),
 	})
 	if det.FailureMode == nil || *det.FailureMode != FailureDeterministic {
 		t.Fatalf("different keys are not a flake: %+v", det)
 	}
-	to := exec("1", "t", StatusTimedOut, "k", time.Second)
+	to := exec("1", "t", store.StatusTimedOut, "k", time.Second)
 	to.TimedOut = true
 	if s := Stats("p#t", []store.Execution{to}); *s.FailureMode != FailureTimeout {
 		t.Fatalf("timeout: %v", *s.FailureMode)
 	}
-	if s := Stats("p#t", []store.Execution{exec("1", "t", StatusMiss, "k", 0)}); s.FailureMode != nil {
+	if s := Stats("p#t", []store.Execution{exec("1", "t", store.StatusMiss, "k", 0)}); s.FailureMode != nil {
 		t.Fatal("a task that never failed has a failure mode")
 	}
 }
@@ -63,18 +63,18 @@ func TestHistoryFromIndex(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Now()
-	for i, status := range []string{StatusMiss, StatusFailed, StatusMiss} {
+	for i, status := range []store.Status{store.StatusMiss, store.StatusFailed, store.StatusMiss} {
 		id := store.NewRunID(now.Add(time.Duration(i) * time.Second))
 		if err := st.BeginRun(ctx, store.Run{ID: id, Started: now}); err != nil {
 			t.Fatal(err)
 		}
 		e := exec(id, "test", status, "k", 10*time.Millisecond)
 		e.Started = now
-		if err := st.Record(ctx, store.Batch{Executions: []store.Execution{e, exec(id, "lint", StatusHit, "l", 0)}}); err != nil {
+		if err := st.Record(ctx, store.Batch{Executions: []store.Execution{e, exec(id, "lint", store.StatusHit, "l", 0)}}); err != nil {
 			t.Fatal(err)
 		}
 		final := store.RunOK
-		if status == StatusFailed {
+		if status == store.StatusFailed {
 			final = store.RunFailed
 		}
 		if err := st.FinishRun(ctx, id, final, 0, now); err != nil {
@@ -88,7 +88,7 @@ func TestHistoryFromIndex(t *testing.T) {
 	if h.Limit != MaxLimit || len(h.Runs) != 3 || len(h.Tasks) != 1 || *h.Tasks[0].FailureMode != FailureFlaky {
 		t.Fatalf("history: %+v", h)
 	}
-	if len(h.Runs[0].Tasks) != 1 || h.Runs[1].Tasks[0].Status != StatusFailed || h.Runs[1].ExitCode != 1 {
+	if len(h.Runs[0].Tasks) != 1 || h.Runs[1].Tasks[0].Status != store.StatusFailed || h.Runs[1].ExitCode != 1 {
 		t.Fatalf("runs: %+v", h.Runs)
 	}
 	if _, err := History(ctx, st, HistoryOptions{Task: "p#test"}); err == nil {

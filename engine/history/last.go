@@ -146,9 +146,9 @@ const (
 // TaskLog is `vx last --log TASKID --format json` and getTaskLog's answer: what a task printed in
 // a run, as plain text, cut in the middle when long.
 type TaskLog struct {
-	RunID  string `json:"runId"`
-	TaskID string `json:"taskId"`
-	Status string `json:"status"`
+	RunID  string       `json:"runId"`
+	TaskID string       `json:"taskId"`
+	Status store.Status `json:"status"`
 	// Source is "failure" (the log of a failed run), "cache" (the cache entry's log, as a hit
 	// replays it), or null when vx kept none (an uncached pass, a skip, a pruned entry).
 	Source *string `json:"source"`
@@ -219,9 +219,9 @@ func plainMasked(log string, m *mask.Masker) string {
 type Failure struct {
 	TaskID string `json:"taskId"`
 	// Status is failed or timedOut.
-	Status   string `json:"status"`
-	ExitCode *int   `json:"exitCode"`
-	TimedOut bool   `json:"timedOut"`
+	Status   store.Status `json:"status"`
+	ExitCode *int         `json:"exitCode"`
+	TimedOut bool         `json:"timedOut"`
 	logtext.Text
 	// Plain is the whole output as plain text, masked, for a caller that scans it (getFailures
 	// finds the file locations it names); it is not part of the answer.

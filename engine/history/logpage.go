@@ -37,7 +37,7 @@ type LogPos struct {
 // Log's whole output (Whole).
 type LogPage struct {
 	// Status and Source are the execution's, as Log answers them.
-	Status string
+	Status store.Status
 	Source string
 	// Output is the page's text; Offset where it begins in the whole output.
 	Output string

@@ -29,7 +29,7 @@ func recordLog(t testing.TB, log string) (*store.Store, string) {
 	if err := st.BeginRun(ctx, store.Run{ID: id, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	e := exec(id, "t", StatusFailed, "k", time.Second)
+	e := exec(id, "t", store.StatusFailed, "k", time.Second)
 	e.LogBlob, e.LogSource = blob, LogFromFailure
 	if err := st.Record(ctx, store.Batch{Executions: []store.Execution{e}}); err != nil {
 		t.Fatal(err)

@@ -19,12 +19,12 @@ func TestP50CountsOnlyPassedRuns(t *testing.T) {
 	now := time.Now()
 	var execs []store.Execution
 	for i, e := range []struct {
-		status string
+		status store.Status
 		d      time.Duration
 	}{
-		{StatusMiss, 5 * time.Second}, {StatusFailed, 70 * time.Millisecond}, {StatusFailed, 72 * time.Millisecond},
-		{StatusTimedOut, time.Minute}, {StatusHit, 3 * time.Millisecond}, {StatusMiss, 4 * time.Second},
-		{StatusFailed, 75 * time.Millisecond},
+		{store.StatusMiss, 5 * time.Second}, {store.StatusFailed, 70 * time.Millisecond}, {store.StatusFailed, 72 * time.Millisecond},
+		{store.StatusTimedOut, time.Minute}, {store.StatusHit, 3 * time.Millisecond}, {store.StatusMiss, 4 * time.Second},
+		{store.StatusFailed, 75 * time.Millisecond},
 	} {
 		id := store.NewRunID(now.Add(time.Duration(i) * time.Second))
 		if err := st.BeginRun(ctx, store.Run{ID: id, Started: now}); err != nil {

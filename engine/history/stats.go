@@ -63,7 +63,7 @@ type HistoryRun struct {
 	StartedAt time.Time `json:"startedAt"`
 	WallMs    int64     `json:"wallMs"`
 	// Counts are the run's tasks (in the scope) by status.
-	Counts map[string]int `json:"counts"`
+	Counts map[store.Status]int `json:"counts"`
 	// Tasks are all the run's tasks (in the scope) when there are at most RunTasksListed, else
 	// those that did not pass (failed, timed out, blocked, skipped, cancelled, or with sandbox
 	// violations), in the order they finished, at most FooterTasksListed.
@@ -74,15 +74,15 @@ type HistoryRun struct {
 
 // HistoryTask is one task of a recent run, with why it failed or was skipped where that applies.
 type HistoryTask struct {
-	TaskID            string   `json:"taskId"`
-	Status            string   `json:"status"`
-	ExitCode          *int     `json:"exitCode"`
-	DurationMs        int64    `json:"durationMs"`
-	Hash              string   `json:"hash"`
-	BlockedBy         *string  `json:"blockedBy,omitempty"`
-	TimedOut          bool     `json:"timedOut,omitempty"`
-	SandboxViolations []string `json:"sandboxViolations,omitempty"`
-	NotReady          []string `json:"notReady,omitempty"`
+	TaskID            string       `json:"taskId"`
+	Status            store.Status `json:"status"`
+	ExitCode          *int         `json:"exitCode"`
+	DurationMs        int64        `json:"durationMs"`
+	Hash              string       `json:"hash"`
+	BlockedBy         *string      `json:"blockedBy,omitempty"`
+	TimedOut          bool         `json:"timedOut,omitempty"`
+	SandboxViolations []string     `json:"sandboxViolations,omitempty"`
+	NotReady          []string     `json:"notReady,omitempty"`
 }
 
 // TaskStats are one task's statistics. Durations count executions that ran the command and passed
@@ -99,10 +99,10 @@ type TaskStats struct {
 	SuccessRate *float64 `json:"successRate"`
 	HitRate     *float64 `json:"hitRate"`
 	// FailureMode is flaky, timeout or deterministic; null when the task never failed.
-	FailureMode       *string `json:"failureMode"`
-	MaxPeakRssBytes   int64   `json:"maxPeakRssBytes"`
-	MaxCpuParallelism float64 `json:"maxCpuParallelism"`
-	LastStatus        string  `json:"lastStatus"`
+	FailureMode       *string      `json:"failureMode"`
+	MaxPeakRssBytes   int64        `json:"maxPeakRssBytes"`
+	MaxCpuParallelism float64      `json:"maxCpuParallelism"`
+	LastStatus        store.Status `json:"lastStatus"`
 }
 
 // History answers recent runs and per-task statistics, bounded as the constants above say. It
@@ -173,7 +173,7 @@ func historyRuns(ctx context.Context, sn *store.Snapshot, w store.Window, runs [
 		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: ok, ExitCode: exitCode, StartedAt: r.Started.UTC(),
 			WallMs: wallMs, Counts: counts[r.ID], Tasks: []HistoryTask{}}
 		if hr.Counts == nil {
-			hr.Counts = map[string]int{}
+			hr.Counts = map[store.Status]int{}
 		}
 		for _, e := range byRun[r.ID] {
 			if len(hr.Tasks) == FooterTasksListed {
@@ -256,7 +256,7 @@ func rankStats(stats []TaskStats) {
 
 // taskAcc accumulates one task's executions into its statistics.
 type taskAcc struct {
-	lastStatus string
+	lastStatus store.Status
 	executions int
 	// timed are the durations of the executions that count for the percentiles (CountsForDuration).
 	timed []time.Duration
@@ -268,30 +268,30 @@ type taskAcc struct {
 	maxParallelism float64
 }
 
-func (a *taskAcc) add(status string, dur, cpu time.Duration, peakRSS int64) {
+func (a *taskAcc) add(status store.Status, dur, cpu time.Duration, peakRSS int64) {
 	a.executions++
 	switch status {
-	case StatusHit:
+	case store.StatusHit:
 		a.hits++
 		a.consulted++
 		a.passed++
 		a.verdicts++
-	case StatusMiss:
+	case store.StatusMiss:
 		a.consulted++
 		a.passed++
 		a.verdicts++
-	case StatusFailed, StatusTimedOut:
+	case store.StatusFailed, store.StatusTimedOut:
 		a.consulted++
 		a.verdicts++
 		a.failed++
-		if status == StatusTimedOut {
+		if status == store.StatusTimedOut {
 			a.timeouts++
 		}
 	}
 	if CountsForDuration(status) {
 		a.timed = append(a.timed, dur)
 	}
-	if status == StatusMiss || status == StatusFailed || status == StatusTimedOut {
+	if status == store.StatusMiss || status == store.StatusFailed || status == store.StatusTimedOut {
 		a.maxPeakRSS = max(a.maxPeakRSS, peakRSS)
 		a.maxParallelism = math.Max(a.maxParallelism, parallelism(status, cpu, dur))
 	}
@@ -353,7 +353,7 @@ func Stats(taskID string, execs []store.Execution) TaskStats {
 // (p50, p99: the plan's predictions, the history's statistics, the scheduler's priorities) are
 // taken from: those that ran the command and passed, a miss. A hit ran nothing, and a failure
 // or a timeout stopped anywhere: counting them made a 5 s build's p50 read 72 ms.
-func CountsForDuration(status string) bool { return status == StatusMiss }
+func CountsForDuration(status store.Status) bool { return status == store.StatusMiss }
 
 // percentile is the nearest-rank percentile in milliseconds.
 func percentile(ds []time.Duration, p int) int64 {

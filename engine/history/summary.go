@@ -12,16 +12,8 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// Task statuses of a run summary.
-const (
-	StatusHit       = "hit"       // restored from the cache
-	StatusMiss      = "miss"      // ran and passed
-	StatusFailed    = "failed"    // ran and exited non-zero (or could not start)
-	StatusBlocked   = "blocked"   // not run: a task it depends on failed
-	StatusSkipped   = "skipped"   // not run: the run stopped first (--bail, cancellation)
-	StatusTimedOut  = "timedOut"  // killed when its timeout ran out
-	StatusCancelled = "cancelled" // killed when the run was cancelled
-)
+// A task's status in a run summary is a store.Status (hit, miss, failed, blocked, skipped,
+// timedOut, cancelled): the words the index keeps.
 
 // CacheSourceLocal is the cacheSource of a hit from the local cache.
 const CacheSourceLocal = "local"
@@ -46,8 +38,8 @@ type Summary struct {
 
 // TaskResult is one task of a run summary.
 type TaskResult struct {
-	TaskID string `json:"taskId"`
-	Status string `json:"status"`
+	TaskID string       `json:"taskId"`
+	Status store.Status `json:"status"`
 	// Hash is the task's cache key ("" when it was never computed: blocked, skipped).
 	Hash       string `json:"hash"`
 	DurationMs int64  `json:"durationMs"`
@@ -99,7 +91,7 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 		t := taskResult(e)
 		s.Tasks = append(s.Tasks, t)
 		s.Totals.count(e.Status, 1)
-		if e.Status == StatusHit {
+		if e.Status == store.StatusHit {
 			s.Totals.SavedMs += t.SavedMs
 			if e.CacheSource == CacheSourceRemote {
 				s.Totals.RemoteHits++
@@ -124,20 +116,20 @@ func outcome(run store.Run) (ok bool, exitCode int, wallMs int64) {
 }
 
 // count adds n tasks of a status.
-func (t *Totals) count(status string, n int) {
+func (t *Totals) count(status store.Status, n int) {
 	t.Tasks += n
 	switch status {
-	case StatusHit:
+	case store.StatusHit:
 		t.Hits += n
-	case StatusMiss:
+	case store.StatusMiss:
 		t.Misses += n
-	case StatusFailed, StatusTimedOut:
+	case store.StatusFailed, store.StatusTimedOut:
 		t.Failed += n
-	case StatusBlocked:
+	case store.StatusBlocked:
 		t.Blocked += n
-	case StatusSkipped:
+	case store.StatusSkipped:
 		t.Skipped += n
-	case StatusCancelled:
+	case store.StatusCancelled:
 		t.Cancelled += n
 	}
 }
@@ -167,8 +159,8 @@ func cpuParallelism(e store.Execution) float64 {
 }
 
 // parallelism is cpu over wall, rounded to two decimals; 0 for a hit (a restore, not the task).
-func parallelism(status string, cpu, wall time.Duration) float64 {
-	if wall <= 0 || status == StatusHit {
+func parallelism(status store.Status, cpu, wall time.Duration) float64 {
+	if wall <= 0 || status == store.StatusHit {
 		return 0
 	}
 	return math.Round(float64(cpu)/float64(wall)*100) / 100

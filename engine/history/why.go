@@ -15,10 +15,10 @@ import (
 
 // Why is `vx why TASKID --format json`: a run's key for the task against the previous run's.
 type Why struct {
-	TaskID string `json:"taskId"`
-	RunID  string `json:"runId"`
-	Status string `json:"status"`
-	Hash   string `json:"hash"`
+	TaskID string       `json:"taskId"`
+	RunID  string       `json:"runId"`
+	Status store.Status `json:"status"`
+	Hash   string       `json:"hash"`
 	// PreviousRunID and PreviousHash name the task's previous execution with a key; null when there
 	// is none (then changed is true and diff empty).
 	PreviousRunID *string `json:"previousRunId"`
@@ -159,9 +159,9 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 	if !w.Changed {
 		w.Reason = "same key as run " + prev.RunID
 		switch cur.Status {
-		case StatusHit:
+		case store.StatusHit:
 			w.Reason += ": restored from the cache"
-		case StatusMiss, StatusFailed, StatusTimedOut:
+		case store.StatusMiss, store.StatusFailed, store.StatusTimedOut:
 			w.Reason += ": ran anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
 		}
 		return w, nil

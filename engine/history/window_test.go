@@ -28,8 +28,8 @@ func randomHistory(t *testing.T, runs int) (*store.Store, string) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 9))
-	statuses := []string{StatusHit, StatusHit, StatusHit, StatusMiss, StatusMiss, StatusFailed, StatusTimedOut,
-		StatusBlocked, StatusSkipped, StatusCancelled, "someday"}
+	statuses := []store.Status{store.StatusHit, store.StatusHit, store.StatusHit, store.StatusMiss, store.StatusMiss, store.StatusFailed, store.StatusTimedOut,
+		store.StatusBlocked, store.StatusSkipped, store.StatusCancelled, "someday"}
 	base := time.Now().Add(-time.Hour)
 	for i := range runs {
 		started := base.Add(time.Duration(i) * time.Second)
@@ -47,11 +47,11 @@ func randomHistory(t *testing.T, runs int) (*store.Store, string) {
 				PeakRSSBytes: int64(rng.IntN(1 << 30)), Hash: fmt.Sprintf("k%d", rng.IntN(3))}
 			code := rng.IntN(3)
 			switch status {
-			case StatusBlocked:
+			case store.StatusBlocked:
 				e.Hash, e.BlockedBy = "", "p0#build"
-			case StatusSkipped:
+			case store.StatusSkipped:
 				e.Hash, e.NotReady = "", []string{"p1#build"}
-			case StatusTimedOut:
+			case store.StatusTimedOut:
 				e.TimedOut = true
 			default:
 				e.ExitCode = &code
@@ -91,7 +91,7 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 		}
 		s := Summarize(r, all)
 		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode, StartedAt: s.StartedAt,
-			WallMs: s.Totals.WallMs, Counts: map[string]int{}, Tasks: []HistoryTask{}}
+			WallMs: s.Totals.WallMs, Counts: map[store.Status]int{}, Tasks: []HistoryTask{}}
 		var inScope []store.Execution
 		for _, e := range all {
 			if (opts.Project == "" || e.Project == opts.Project) && (opts.Task == "" || e.Task == opts.Task) {
@@ -101,7 +101,7 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 			}
 		}
 		for _, e := range inScope {
-			passed := (e.Status == StatusHit || e.Status == StatusMiss) && len(e.SandboxViolations) == 0
+			passed := (e.Status == store.StatusHit || e.Status == store.StatusMiss) && len(e.SandboxViolations) == 0
 			if len(inScope) <= RunTasksListed || !passed && len(hr.Tasks) < FooterTasksListed {
 				hr.Tasks = append(hr.Tasks, historyTask(store.Listed{TaskID: e.TaskID, Status: e.Status, ExitCode: e.ExitCode,
 					Duration: e.Duration, Hash: e.Hash, BlockedBy: e.BlockedBy, TimedOut: e.TimedOut,

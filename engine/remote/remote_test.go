@@ -287,7 +287,7 @@ func TestNothingOutsideOutputs(t *testing.T) {
 		t.Fatal("a served entry wrote outside the workspace")
 	}
 	for _, task := range rb.sum.Tasks {
-		if task.TaskID == "lib#build" && task.Status != history.StatusMiss {
+		if task.TaskID == "lib#build" && task.Status != store.StatusMiss {
 			t.Fatalf("lib#build: want run locally, got %s", task.Status)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 )
 
 // secretValue is a secret a task prints: it must never reach a server.
@@ -109,12 +110,12 @@ func sources(r runResult) map[string]int {
 	out := map[string]int{}
 	for _, task := range r.sum.Tasks {
 		switch {
-		case task.Status == history.StatusMiss:
+		case task.Status == store.StatusMiss:
 			out["run"]++
 		case task.CacheSource != nil:
 			out[*task.CacheSource]++
 		default:
-			out[task.Status]++
+			out[string(task.Status)]++
 		}
 	}
 	return out

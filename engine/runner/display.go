@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
@@ -123,13 +122,13 @@ func (d *display) finished(e store.Execution) {
 	d.waiters = remove(d.waiters, e.TaskID)
 	var what string
 	switch e.Status {
-	case history.StatusBlocked:
+	case store.StatusBlocked:
 		what = "blocked by " + logtext.Escape(e.BlockedBy)
-	case history.StatusSkipped:
+	case store.StatusSkipped:
 		what = "skipped"
-	case history.StatusHit:
+	case store.StatusHit:
 		what = fmt.Sprintf("hit (%s, saved %s)", round(e.Duration), round(e.Saved))
-	case history.StatusFailed:
+	case store.StatusFailed:
 		if e.ExitCode != nil {
 			what = fmt.Sprintf("failed with exit code %d (%s)", *e.ExitCode, round(e.Duration))
 		} else {

@@ -32,18 +32,18 @@ const (
 // others out. The fields are declared in the order of their keys, the order the stream has always
 // had on the wire.
 type Event struct {
-	BlockedBy  string  `json:"blockedBy,omitempty"`
-	Done       int     `json:"done,omitempty"`
-	DurationMs *int64  `json:"durationMs,omitempty"`
-	ExitCode   *int    `json:"exitCode,omitempty"`
-	Hash       *string `json:"hash,omitempty"`
-	Message    string  `json:"message,omitempty"`
-	OK         *bool   `json:"ok,omitempty"`
-	RunID      string  `json:"runId,omitempty"`
-	Status     string  `json:"status,omitempty"`
-	TaskID     string  `json:"taskId,omitempty"`
-	Total      int     `json:"total,omitempty"`
-	Type       string  `json:"type"`
+	BlockedBy  string       `json:"blockedBy,omitempty"`
+	Done       int          `json:"done,omitempty"`
+	DurationMs *int64       `json:"durationMs,omitempty"`
+	ExitCode   *int         `json:"exitCode,omitempty"`
+	Hash       *string      `json:"hash,omitempty"`
+	Message    string       `json:"message,omitempty"`
+	OK         *bool        `json:"ok,omitempty"`
+	RunID      string       `json:"runId,omitempty"`
+	Status     store.Status `json:"status,omitempty"`
+	TaskID     string       `json:"taskId,omitempty"`
+	Total      int          `json:"total,omitempty"`
+	Type       string       `json:"type"`
 }
 
 // ErrorEvent is the EventError of msg, the message vx run ends on (secrets already masked).

@@ -41,14 +41,14 @@ const (
 )
 
 // endStatuses are the summary's statuses of the terminal phases, in the phases' order.
-var endStatuses = [...]string{history.StatusHit, history.StatusMiss, history.StatusFailed, history.StatusBlocked,
-	history.StatusSkipped, history.StatusTimedOut, history.StatusCancelled}
+var endStatuses = [...]store.Status{store.StatusHit, store.StatusMiss, store.StatusFailed, store.StatusBlocked,
+	store.StatusSkipped, store.StatusTimedOut, store.StatusCancelled}
 
 // ended reports whether p is terminal: the task's execution row is made.
 func (p phase) ended() bool { return p >= endHit }
 
 // endOf is the terminal phase of a summary status.
-func endOf(status string) phase {
+func endOf(status store.Status) phase {
 	for i, s := range endStatuses {
 		if s == status {
 			return endHit + phase(i)
@@ -185,15 +185,15 @@ func (s *scheduler) stopIfServed(d *node) {
 func (s *scheduler) finish(o outcome) {
 	n := o.n
 	if o.panicked {
-		o.exec = s.r.row(n, history.StatusFailed, nil)
+		o.exec = s.r.row(n, store.StatusFailed, nil)
 		s.stopping = true
 	}
 	if n.task.Persistent {
 		s.servers--
 		n.stop()
-		if n.phase == stopping && o.exec.Status == history.StatusCancelled && s.ctx.Err() == nil {
+		if n.phase == stopping && o.exec.Status == store.StatusCancelled && s.ctx.Err() == nil {
 			// Stopped by vx after its dependents finished: it served them and passed.
-			o.exec.Status = history.StatusMiss
+			o.exec.Status = store.StatusMiss
 		}
 	}
 	s.slots.done(n)
@@ -227,7 +227,7 @@ func (s *scheduler) finish(o outcome) {
 // keep adds what an outcome leaves for the index to the batch (its manifest, its hit's last use)
 // and shows a hit's log.
 func (s *scheduler) keep(o outcome) {
-	if o.manifest != nil && (o.exec.Status != history.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
+	if o.manifest != nil && (o.exec.Status != store.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
 		// A local hit's manifest was kept when its entry was made; a remote hit's entry was made
 		// on another machine.
 		s.batch.Manifests = append(s.batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: o.n.task.ID, Manifest: o.manifest})
@@ -265,7 +265,7 @@ func (s *scheduler) block(failed *node, root string) {
 		if d.phase != waiting && d.phase != ready {
 			continue
 		}
-		s.end(d, s.r.row(d, history.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
+		s.end(d, s.r.row(d, store.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
 		s.block(d, root)
 	}
 }
@@ -281,5 +281,5 @@ func (s *scheduler) skip(n *node) {
 			notReady = append(notReady, d.task.ID)
 		}
 	}
-	s.end(n, s.r.row(n, history.StatusSkipped, func(e *store.Execution) { e.NotReady = notReady }))
+	s.end(n, s.r.row(n, store.StatusSkipped, func(e *store.Execution) { e.NotReady = notReady }))
 }

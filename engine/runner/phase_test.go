@@ -3,14 +3,14 @@ package runner
 import (
 	"testing"
 
-	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/store"
 )
 
 // The terminal phases are one to one the summary's statuses.
 func TestTerminalPhasesAreStatuses(t *testing.T) {
-	all := []string{history.StatusHit, history.StatusMiss, history.StatusFailed, history.StatusBlocked,
-		history.StatusSkipped, history.StatusTimedOut, history.StatusCancelled}
-	seen := map[phase]string{}
+	all := []store.Status{store.StatusHit, store.StatusMiss, store.StatusFailed, store.StatusBlocked,
+		store.StatusSkipped, store.StatusTimedOut, store.StatusCancelled}
+	seen := map[phase]store.Status{}
 	for _, s := range all {
 		p := endOf(s)
 		if !p.ended() || endStatuses[p-endHit] != s {

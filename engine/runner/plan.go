@@ -14,7 +14,6 @@ import (
 	"github.com/sourcegraph/conc/pool"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -127,10 +126,10 @@ type PlanTask struct {
 	TaskID  string `json:"taskId"`
 	Command string `json:"command"`
 	// Cache is the predicted cache status: hit or miss (always miss under --force or cache: false).
-	Cache     string   `json:"cache"`
-	Cacheable bool     `json:"cacheable"`
-	Hash      string   `json:"hash"`
-	DependsOn []string `json:"dependsOn"`
+	Cache     store.Status `json:"cache"`
+	Cacheable bool         `json:"cacheable"`
+	Hash      string       `json:"hash"`
+	DependsOn []string     `json:"dependsOn"`
 	// P50Ms is the median duration from history; null when the task never ran.
 	P50Ms *int64 `json:"p50Ms"`
 	// Requested is true for a task asked for (false for one run as a dependency).
@@ -203,17 +202,17 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, Tasks: make([]PlanTask, 0, len(nodes)), CriticalPath: []string{}}
 	cost := make(map[*node]int64, len(nodes))
 	for _, n := range sortedByIndex(nodes) {
-		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: history.StatusMiss, Cacheable: n.task.Cache,
+		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: store.StatusMiss, Cacheable: n.task.Cache,
 			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID],
 			PriorityMs: n.priority, ReserveBytes: n.reserve, ReserveFrom: n.reserveFrom}
 		if hits[n] {
-			pt.Cache = history.StatusHit
+			pt.Cache = store.StatusHit
 		}
 		if p, ok := p50s[n.task.ID]; ok {
 			p := p
 			pt.P50Ms = &p
 		}
-		if pt.Cache == history.StatusMiss && !n.task.Persistent {
+		if pt.Cache == store.StatusMiss && !n.task.Persistent {
 			// A task that never ran counts as the median task (prioritize).
 			cost[n] = n.cost
 			plan.WorkMs += n.cost
@@ -233,7 +232,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 func (p *Plan) WriteText(w io.Writer) error {
 	statusWidth, idWidth := 0, 0
 	for _, t := range p.Tasks {
-		statusWidth = max(statusWidth, utf8.RuneCountInString(t.Cache))
+		statusWidth = max(statusWidth, utf8.RuneCountInString(string(t.Cache)))
 		idWidth = max(idWidth, utf8.RuneCountInString(t.TaskID))
 	}
 	var b strings.Builder
@@ -246,7 +245,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if len(hash) > 12 {
 			hash = hash[:12]
 		}
-		fmt.Fprintf(&b, "%s  %s  %-12s  p50 %s\n", pad(t.Cache, statusWidth), pad(t.TaskID, idWidth), hash, p50)
+		fmt.Fprintf(&b, "%s  %s  %-12s  p50 %s\n", pad(string(t.Cache), statusWidth), pad(t.TaskID, idWidth), hash, p50)
 	}
 	fmt.Fprintf(&b, "predicted: wall %s, work %s on %d workers; critical path %s\n", millis(p.WallMs), millis(p.WorkMs), p.Workers,
 		strings.Join(p.CriticalPath, " → "))

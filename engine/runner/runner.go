@@ -267,7 +267,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 	run.Finished = r.opts.Now()
 	run.Status = store.RunOK
 	for _, e := range execs {
-		if e.Status != history.StatusHit && e.Status != history.StatusMiss {
+		if e.Status != store.StatusHit && e.Status != store.StatusMiss {
 			run.Status = store.RunFailed
 		}
 	}
@@ -343,7 +343,7 @@ const (
 )
 
 // row is an execution row for a task that did not run.
-func (r *runState) row(n *node, status string, set func(*store.Execution)) store.Execution {
+func (r *runState) row(n *node, status store.Status, set func(*store.Execution)) store.Execution {
 	e := store.Execution{RunID: r.runID, TaskID: n.task.ID, Project: n.task.Project, Task: n.task.Name, Ord: n.index,
 		Status: status, Started: r.opts.Now()}
 	if set != nil {

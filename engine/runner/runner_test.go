@@ -79,7 +79,7 @@ func (f *fixture) run(ids []string, mod func(*Options)) (*history.Summary, strin
 func statuses(s *history.Summary) string {
 	var parts []string
 	for _, t := range s.Tasks {
-		parts = append(parts, t.TaskID+"="+t.Status)
+		parts = append(parts, t.TaskID+"="+string(t.Status))
 	}
 	return strings.Join(parts, " ")
 }

@@ -24,7 +24,7 @@ func violationsOf(t *testing.T, f *fixture, ids []string, mod func(*Options)) (m
 	s, out := f.run(ids, mod)
 	v, st := map[string][]string{}, map[string]string{}
 	for _, task := range s.Tasks {
-		v[task.TaskID], st[task.TaskID] = task.SandboxViolations, task.Status
+		v[task.TaskID], st[task.TaskID] = task.SandboxViolations, string(task.Status)
 	}
 	return v, st, out
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/proc"
@@ -43,7 +42,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	a.o.n = n
 	a.e = store.Execution{RunID: r.runID, TaskID: t.ID, Project: t.Project, Task: t.Name, Ord: n.index, Started: a.start}
 	if err := ctx.Err(); err != nil {
-		return a.fail(history.StatusSkipped, "")
+		return a.fail(store.StatusSkipped, "")
 	}
 	key, ok := a.key(depKeys)
 	if !ok {
@@ -66,7 +65,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 }
 
 // fail ends the attempt with status, msg (when not empty) as its log.
-func (a *attempt) fail(status string, msg string) outcome {
+func (a *attempt) fail(status store.Status, msg string) outcome {
 	a.e.Status = status
 	a.e.Duration = a.r.opts.Now().Sub(a.start)
 	if msg != "" {
@@ -85,16 +84,16 @@ func (a *attempt) key(depKeys map[string]string) (string, bool) {
 	m, err := a.r.hasher.Manifest(a.ctx, a.p, a.t, depKeys)
 	if err != nil {
 		if a.ctx.Err() != nil {
-			a.fail(history.StatusCancelled, "")
+			a.fail(store.StatusCancelled, "")
 		} else {
-			a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+			a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
 		}
 		return "", false
 	}
 	m.Sandbox = a.r.effectiveSandbox(a.t)
 	key, data, err := m.Key()
 	if err != nil {
-		a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+		a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
 		return "", false
 	}
 	a.e.Hash, a.o.key, a.o.manifest = key, key, data
@@ -109,14 +108,14 @@ func (a *attempt) lock() (*tasklock.Lock, bool) {
 	var held *tasklock.HeldError
 	if !errors.As(err, &held) {
 		if err != nil {
-			a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+			a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
 			return nil, false
 		}
 		return lk, true
 	}
 	if a.t.Persistent {
 		a.o.elsewhere = true
-		a.fail(history.StatusSkipped, fmt.Sprintf("vx: %s: not started again\n", held))
+		a.fail(store.StatusSkipped, fmt.Sprintf("vx: %s: not started again\n", held))
 		return nil, false
 	}
 	a.report(step{n: a.n, to: lockWait, holder: held.Holder()})
@@ -133,12 +132,12 @@ func (a *attempt) lock() (*tasklock.Lock, bool) {
 		a.report(step{n: a.n, to: running})
 		return lk, true
 	case a.ctx.Err() != nil:
-		a.fail(history.StatusCancelled, "")
+		a.fail(store.StatusCancelled, "")
 	case errors.Is(err, context.DeadlineExceeded):
-		a.fail(history.StatusFailed, fmt.Sprintf("vx: %s: gave up after waiting %s (its timeout) for %s, which runs it\n",
+		a.fail(store.StatusFailed, fmt.Sprintf("vx: %s: gave up after waiting %s (its timeout) for %s, which runs it\n",
 			a.t.ID, a.t.Timeout, held.Holder()))
 	default:
-		a.fail(history.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+		a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
 	}
 	return nil, false
 }
@@ -159,7 +158,7 @@ func (a *attempt) lookup(key string) (cache.Hit, bool) {
 // hit ends the attempt with the cache entry restored.
 func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	e := &a.e
-	e.Status = history.StatusHit
+	e.Status = store.StatusHit
 	e.CacheSource = hit.Source
 	e.ExitCode = intPtr(0)
 	e.Saved = hit.Entry.Duration
@@ -187,7 +186,7 @@ func (a *attempt) run(key string) outcome {
 	}
 	box, refusal := r.startSandbox(p, t, &spec)
 	if refusal != "" {
-		return a.fail(history.StatusFailed, refusal)
+		return a.fail(store.StatusFailed, refusal)
 	}
 	res, runErr := r.opts.Exec(runCtx, spec)
 	out.flush()
@@ -196,7 +195,7 @@ func (a *attempt) run(key string) outcome {
 	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.log()))
 	log = a.confine(box, out.log(), log)
 	switch a.e.Status {
-	case history.StatusMiss:
+	case store.StatusMiss:
 		if t.Cache {
 			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
 				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
@@ -204,7 +203,7 @@ func (a *attempt) run(key string) outcome {
 				a.e.LogBlob, a.e.LogSource = logBlob, "cache"
 			}
 		}
-	case history.StatusFailed, history.StatusTimedOut, history.StatusCancelled:
+	case store.StatusFailed, store.StatusTimedOut, store.StatusCancelled:
 		if h, err := r.st.CAS().Put(log); err == nil {
 			a.e.LogBlob, a.e.LogSource = h, "failure"
 		}
@@ -230,18 +229,18 @@ func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, l
 		msg := a.r.masker.String(fmt.Sprintf("vx: %v\n", runErr))
 		log = append(log, msg...)
 		a.r.display.replay(a.t.ID, []byte(msg))
-		e.Status = history.StatusFailed
+		e.Status = store.StatusFailed
 	case res.Cancelled && a.ctx.Err() != nil:
-		e.Status = history.StatusCancelled
+		e.Status = store.StatusCancelled
 	case res.Cancelled && errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		e.Status, e.TimedOut = history.StatusTimedOut, true
+		e.Status, e.TimedOut = store.StatusTimedOut, true
 		msg := fmt.Sprintf("vx: %s timed out after %s\n", a.t.ID, a.t.Timeout)
 		log = append(log, msg...)
 		a.r.display.replay(a.t.ID, []byte(msg))
 	case res.ExitCode == 0 && res.Signal == "":
-		e.Status = history.StatusMiss
+		e.Status = store.StatusMiss
 	default:
-		e.Status = history.StatusFailed
+		e.Status = store.StatusFailed
 	}
 	return log
 }
@@ -249,7 +248,7 @@ func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, l
 // confine fails a task that reached outside its sandbox (it is never cached), naming what it did.
 // raw is what the task printed; it answers the log.
 func (a *attempt) confine(box *taskBox, raw, log []byte) []byte {
-	v := box.finish(a.e.Status == history.StatusMiss, raw)
+	v := box.finish(a.e.Status == store.StatusMiss, raw)
 	if len(v) == 0 {
 		return log
 	}
@@ -260,8 +259,8 @@ func (a *attempt) confine(box *taskBox, raw, log []byte) []byte {
 	msg := fmt.Sprintf("vx: %s reached outside its sandbox:\n  %s\n", a.t.ID, strings.Join(v, "\n  "))
 	log = append(log, msg...)
 	a.r.display.replay(a.t.ID, []byte(msg))
-	if a.e.Status == history.StatusMiss {
-		a.e.Status = history.StatusFailed
+	if a.e.Status == store.StatusMiss {
+		a.e.Status = store.StatusFailed
 	}
 	return log
 }

@@ -30,7 +30,7 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 	if project == "" {
 		// Ranges of the executions_by_status index, counted without reading a row.
 		if err := s.db.QueryRowContext(ctx, `SELECT
-			(SELECT count(*) FROM executions WHERE status = 'hit' AND started_ms >= ?),
+			(SELECT count(*) FROM executions WHERE status = `+sqlHit+` AND started_ms >= ?),
 			(SELECT count(*) FROM executions WHERE status IN `+verdictStatuses+` AND started_ms >= ?)`,
 			sinceMs, sinceMs).Scan(&c.HitsSince, &c.CacheableSince); err != nil {
 			return c, fmt.Errorf("count cache use: %w", err)
@@ -39,7 +39,7 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 		c.RunsSince, err = s.CountRuns(ctx, since)
 		return c, err
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT run_id), coalesce(sum(status = 'hit'), 0),
+	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT run_id), coalesce(sum(status = `+sqlHit+`), 0),
 		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND project = ?`,
 		sinceMs, project).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
 		return c, fmt.Errorf("count cache use: %w", err)

@@ -16,7 +16,7 @@ type Execution struct {
 	Project      string
 	Task         string
 	Ord          int
-	Status       string
+	Status       Status
 	ExitCode     *int
 	Started      time.Time
 	Duration     time.Duration
@@ -184,7 +184,7 @@ func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, e
 
 // FailedExecutions answers a run's executions that failed or timed out, in the order they finished.
 func (s *Store) FailedExecutions(ctx context.Context, runID string) ([]Execution, error) {
-	return s.queryExecs(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? AND status IN ('failed', 'timedOut') ORDER BY ord`, runID)
+	return s.queryExecs(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? AND status IN `+failedOrTimed+` ORDER BY ord`, runID)
 }
 
 // Execution answers one task's execution in one run; ok is false when that run did not record it.
@@ -206,12 +206,12 @@ func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (m
 		return out, nil
 	}
 	// The one definition of a timed execution (history.CountsForDuration): the command ran and passed.
-	stmt, err := s.prepared(ctx, `SELECT status, duration_ms FROM executions WHERE task_id = ? AND status = 'miss' ORDER BY run_id DESC, ord DESC LIMIT ?`)
+	stmt, err := s.prepared(ctx, `SELECT status, duration_ms FROM executions WHERE task_id = ? AND status = ? ORDER BY run_id DESC, ord DESC LIMIT ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read recent durations: %w", err)
 	}
 	for _, id := range taskIDs {
-		rows, err := stmt.QueryContext(ctx, id, n)
+		rows, err := stmt.QueryContext(ctx, id, string(StatusMiss), n)
 		if err != nil {
 			return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // A task is flaky when one of its cache keys both passed and failed: the same inputs gave both
@@ -12,24 +11,19 @@ import (
 // timed out; one without a key says nothing. This is the one definition: key_outcomes keeps it for
 // the whole history (Store.FlakyTasks), and Snapshot.FlakyTasks finds it within a window of runs.
 var (
-	passed = []string{"hit", "miss"}
-	failed = []string{"failed", "timedOut"}
+	passed = []Status{StatusHit, StatusMiss}
+	failed = []Status{StatusFailed, StatusTimedOut}
 
-	passedStatuses  = sqlList(passed)
-	failedStatuses  = sqlList(failed)
-	verdictStatuses = sqlList(append(append([]string{}, passed...), failed...)) // passed or failed
+	passedStatuses  = sqlList(passed...)
+	failedStatuses  = sqlList(failed...)
+	verdictStatuses = sqlList(append(slices.Clone(passed), failed...)...) // passed or failed
 )
 
 // Passed reports whether an execution of that status passed: the verdict flaky is judged by.
-func Passed(status string) bool { return slices.Contains(passed, status) }
+func Passed(status Status) bool { return slices.Contains(passed, status) }
 
 // Failed reports whether an execution of that status failed: the other verdict.
-func Failed(status string) bool { return slices.Contains(failed, status) }
-
-// sqlList writes statuses as an SQL list: ('hit', 'miss').
-func sqlList(statuses []string) string {
-	return "('" + strings.Join(statuses, "', '") + "')"
-}
+func Failed(status Status) bool { return slices.Contains(failed, status) }
 
 // key_outcomes keeps, per task and cache key, whether an execution of it ever passed and ever
 // failed, so that the flaky tasks are read from a few thousand rows rather than by looking every

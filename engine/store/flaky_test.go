@@ -20,7 +20,10 @@ func TestFlakyTasksOneDefinition(t *testing.T) {
 	}
 	defer st.Close()
 	var execs []Execution
-	for i, e := range []struct{ task, hash, status string }{
+	for i, e := range []struct {
+		task, hash string
+		status     Status
+	}{
 		{"a#test", "k1", "miss"}, {"a#test", "k1", "failed"}, // flaky: one key passed and failed
 		{"b#test", "k2", "miss"}, {"b#test", "k3", "failed"}, // deterministic: the key changed
 		{"c#test", "k4", "hit"}, {"c#test", "k4", "timedOut"}, // flaky by a timeout

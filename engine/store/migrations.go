@@ -60,7 +60,7 @@ var migrations = []migration{
 	// cache entries pack their output listing (entries.go); older ones keep their JSON.
 	{5, "index the command runs; pack the stat cache and the output listings", []string{
 		`CREATE INDEX IF NOT EXISTS executions_command_runs ON executions (task_id, run_id, ord, status, duration_ms, peak_rss)
-			WHERE status IN ('miss', 'failed', 'timedOut')`,
+			WHERE status IN ` + ranStatuses,
 		`CREATE TABLE IF NOT EXISTS stat_folders (folder TEXT PRIMARY KEY, rows BLOB NOT NULL)`,
 		// A cache entry's output listing packed (entries.go): a full hit reads one a task.
 		`ALTER TABLE cache_entries ADD COLUMN listing BLOB`,

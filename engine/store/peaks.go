@@ -9,7 +9,7 @@ import (
 // CommandRun is one execution that ran its task's command: its status (miss, failed or
 // timedOut), how long it took and its peak RSS.
 type CommandRun struct {
-	Status       string
+	Status       Status
 	Duration     time.Duration
 	PeakRSSBytes int64
 }
@@ -24,7 +24,7 @@ func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) 
 		return out, nil
 	}
 	stmt, err := s.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM executions
-		WHERE task_id = ? AND status IN ('miss', 'failed', 'timedOut') ORDER BY run_id DESC, ord DESC LIMIT ?`)
+		WHERE task_id = ? AND status IN `+ranStatuses+` ORDER BY run_id DESC, ord DESC LIMIT ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read recent executions: %w", err)
 	}

@@ -252,7 +252,7 @@ func runs(ctx context.Context, db querier, q RunQuery) ([]Run, error) {
 		where = append(where, `EXISTS (`+sub+`)`)
 	}
 	if q.Failed {
-		where = append(where, `status NOT IN ('ok', 'running')`)
+		where = append(where, `status NOT IN ('`+RunOK+`', '`+RunRunning+`')`)
 	}
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")

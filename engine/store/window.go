@@ -66,8 +66,8 @@ func (w Window) where(alias string) (string, []any) {
 // one on each column it hands over, which over a window of 80,000 executions is the answer's time.
 
 // StatusCounts answers, for each run of the window, its executions counted by status.
-func (sn *Snapshot) StatusCounts(ctx context.Context, w Window) (map[string]map[string]int, error) {
-	out := map[string]map[string]int{}
+func (sn *Snapshot) StatusCounts(ctx context.Context, w Window) (map[string]map[Status]int, error) {
+	out := map[string]map[Status]int{}
 	if sn.q == nil {
 		return out, nil
 	}
@@ -78,13 +78,14 @@ func (sn *Snapshot) StatusCounts(ctx context.Context, w Window) (map[string]map[
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var runID, status string
+		var runID string
+		var status Status
 		var n int
 		if err := rows.Scan(&runID, &status, &n); err != nil {
 			return nil, fmt.Errorf("count executions: %w", err)
 		}
 		if out[runID] == nil {
-			out[runID] = map[string]int{}
+			out[runID] = map[Status]int{}
 		}
 		out[runID][status] = n
 	}
@@ -97,7 +98,7 @@ func (sn *Snapshot) StatusCounts(ctx context.Context, w Window) (map[string]map[
 // ExecStat is what per-task statistics read of an execution.
 type ExecStat struct {
 	TaskID       string
-	Status       string
+	Status       Status
 	Duration     time.Duration
 	CPU          time.Duration // user + system
 	PeakRSSBytes int64
@@ -136,7 +137,7 @@ func (sn *Snapshot) EachExecStat(ctx context.Context, w Window, fn func(ExecStat
 type Listed struct {
 	RunID             string
 	TaskID            string
-	Status            string
+	Status            Status
 	ExitCode          *int
 	Duration          time.Duration
 	Hash              string
@@ -164,7 +165,7 @@ func (sn *Snapshot) ListedExecutions(ctx context.Context, w Window, whole, part 
 	if len(part) > 0 {
 		// The rows are chosen in the executions_by_run index; only those answered are read.
 		queries = append(queries, `SELECT e.rowid FROM executions e WHERE `+cond+` AND e.run_id IN `+in(part)+`
-			AND (e.status NOT IN ('hit', 'miss') OR e.sandbox_violations != '[]')`)
+			AND (e.status NOT IN `+passedStatuses+` OR e.sandbox_violations != '[]')`)
 		args = append(append(args, wargs...), strs(part)...)
 	}
 	rows, err := sn.q.QueryContext(ctx, `SELECT run_id, task_id, status, exit_code, duration_ms, hash, blocked_by, timed_out,
@@ -221,7 +222,7 @@ func (sn *Snapshot) SavedByRun(ctx context.Context, w Window) (map[string]int64,
 		return out, nil
 	}
 	cond, args := w.where("e")
-	rows, err := sn.q.QueryContext(ctx, `SELECT e.run_id, sum(e.saved_ms) FROM executions e WHERE `+cond+` AND +e.status = 'hit' GROUP BY e.run_id`, args...)
+	rows, err := sn.q.QueryContext(ctx, `SELECT e.run_id, sum(e.saved_ms) FROM executions e WHERE `+cond+` AND +e.status = `+sqlHit+` GROUP BY e.run_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read saved time: %w", err)
 	}
