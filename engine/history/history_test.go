@@ -35,7 +35,7 @@ func TestStatsFailureModes(t *testing.T) {
 	if *flaky.P50Ms != 10 || *flaky.P99Ms != 10 || *flaky.HitRate != 0.333 || *flaky.SuccessRate != 0.667 {
 		t.Fatalf("numbers: p50 %d p99 %d hit %v success %v", *flaky.P50Ms, *flaky.P99Ms, *flaky.HitRate, *flaky.SuccessRate)
 	}
-	if flaky.MaxPeakRssBytes != 30 || flaky.MaxCpuParallelism != 0.5 {
+	if flaky.MaxPeakRssBytes != 30 || flaky.MaxCPUParallelism != 0.5 {
 		t.Fatalf("peaks: %+v", flaky)
 	}
 	det := Stats("p#t", []store.Execution{

@@ -101,7 +101,7 @@ type TaskStats struct {
 	// FailureMode is flaky, timeout or deterministic; null when the task never failed.
 	FailureMode       *string      `json:"failureMode"`
 	MaxPeakRssBytes   int64        `json:"maxPeakRssBytes"`
-	MaxCpuParallelism float64      `json:"maxCpuParallelism"`
+	MaxCPUParallelism float64      `json:"maxCpuParallelism"`
 	LastStatus        store.Status `json:"lastStatus"`
 }
 
@@ -300,7 +300,7 @@ func (a *taskAcc) add(status store.Status, dur, cpu time.Duration, peakRSS int64
 // stats answers the statistics; flaky says whether one cache key both passed and failed.
 func (a *taskAcc) stats(taskID string, flaky bool) TaskStats {
 	s := TaskStats{TaskID: taskID, Executions: a.executions, LastStatus: a.lastStatus,
-		MaxPeakRssBytes: a.maxPeakRSS, MaxCpuParallelism: a.maxParallelism}
+		MaxPeakRssBytes: a.maxPeakRSS, MaxCPUParallelism: a.maxParallelism}
 	if len(a.timed) > 0 {
 		p50, p99 := percentile(a.timed, 50), percentile(a.timed, 99)
 		s.P50Ms, s.P99Ms = &p50, &p99

@@ -58,8 +58,8 @@ type TaskResult struct {
 	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget: the
 	// largest peak RSS of its recent executions, or a default for a task with none.
 	ReservedBytes int64 `json:"reservedBytes"`
-	// CpuParallelism is CPU time over wall time.
-	CpuParallelism float64 `json:"cpuParallelism"`
+	// CPUParallelism is CPU time over wall time.
+	CPUParallelism float64 `json:"cpuParallelism"`
 	// SavedMs is, for a hit, how long the cached execution took.
 	SavedMs int64 `json:"savedMs"`
 	// WaitedMs is how long the task waited for another vx process that was running it (the
@@ -149,7 +149,7 @@ func taskResult(e store.Execution) TaskResult {
 		b := e.BlockedBy
 		t.BlockedBy = &b
 	}
-	t.CpuParallelism = cpuParallelism(e)
+	t.CPUParallelism = cpuParallelism(e)
 	return t
 }
 

@@ -47,9 +47,22 @@ func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 	return insertExecution(ctx, queryExecer{s.db, insertExecutionSQL}, e)
 }
 
-const insertExecutionSQL = `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
-		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
-		sandbox_violations, not_ready, log_blob, log_source, reserved_bytes, waited_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// executionColumns are the executions table's columns, written once: insertExecution writes
+// them and scanExec reads them in this order (waited_ms last: an index older than waitedVersion
+// lacks it), and listedColumns is the part a window's listing reads.
+var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
+	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
+	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms"}
+
+var (
+	insertExecutionSQL = "INSERT OR REPLACE INTO executions (" + strings.Join(executionColumns, ", ") +
+		") VALUES (" + strings.Repeat("?, ", len(executionColumns)-1) + "?)"
+	execCols = strings.Join(executionColumns[:len(executionColumns)-1], ", ")
+)
+
+// listedColumns are the columns of a Listed execution, as Snapshot.Listed scans them.
+const listedColumns = `run_id, task_id, status, exit_code, duration_ms, hash, blocked_by, timed_out,
+	nullif(sandbox_violations, '[]'), nullif(not_ready, '[]')`
 
 type execer interface {
 	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
@@ -80,9 +93,6 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 	}
 	return nil
 }
-
-const execCols = `run_id, task_id, project, task, ord, status, exit_code, started_ms, duration_ms, user_cpu_ms, sys_cpu_ms,
-	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source, reserved_bytes`
 
 // waitedVersion is the layout that keeps how long each task waited (migration 6).
 const waitedVersion = 6

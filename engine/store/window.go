@@ -168,8 +168,7 @@ func (sn *Snapshot) ListedExecutions(ctx context.Context, w Window, whole, part 
 			AND (e.status NOT IN `+passedStatuses+` OR e.sandbox_violations != '[]')`)
 		args = append(append(args, wargs...), strs(part)...)
 	}
-	rows, err := sn.q.QueryContext(ctx, `SELECT run_id, task_id, status, exit_code, duration_ms, hash, blocked_by, timed_out,
-		nullif(sandbox_violations, '[]'), nullif(not_ready, '[]') FROM executions
+	rows, err := sn.q.QueryContext(ctx, `SELECT `+listedColumns+` FROM executions
 		WHERE rowid IN (`+strings.Join(queries, ` UNION ALL `)+`) ORDER BY run_id DESC, ord`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read executions: %w", err)
