@@ -7,6 +7,7 @@ import (
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/summary"
 )
 
 type getRunHistoryArgs struct {
@@ -21,7 +22,7 @@ type getRunHistoryArgs struct {
 // that run's summary (vx last --run ID --format json), its tasks those that need attention first.
 type runHistoryAnswer struct {
 	*history.RunHistory
-	Run *history.Summary `json:"run,omitempty"`
+	Run *summary.Summary `json:"run,omitempty"`
 }
 
 // getRunHistory answers recent runs and per-task statistics from history.History.

@@ -17,9 +17,9 @@ import (
 )
 
 type getTaskLogArgs struct {
-	TaskID string `json:"taskId" args:"required,nonempty" schema:"pattern=^[^#]+#.+$" jsonschema:"project#task."`
-	RunID  string `json:"runId" args:"nonempty" jsonschema:"Run id or unique prefix; default the latest with the task."`
-	Cursor string `json:"cursor" args:"nonempty" jsonschema:"An answer's nextCursor."`
+	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
+	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest with the task."`
+	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID

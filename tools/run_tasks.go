@@ -18,9 +18,9 @@ import (
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/proc"
 )
@@ -65,7 +65,7 @@ type RunAnswer struct {
 	ExitCode int `json:"exitCode"`
 	// Summary is `vx run --format json`'s document, as the child printed it: its tasks those that
 	// need attention first (see runLists).
-	Summary *history.Summary `json:"summary,omitempty"`
+	Summary *summary.Summary `json:"summary,omitempty"`
 	// Error is the CLI's message when vx run answered no summary (a refusal before the run) or
 	// when it ended otherwise than its summary says (the run could not be recorded).
 	Error string `json:"error,omitempty"`
@@ -106,7 +106,7 @@ func (d *Deps) runTasks() tool.Tool {
 }
 
 // runNext says what to call when tasks failed: getFailures with the run's id.
-func runNext(s *history.Summary) string {
+func runNext(s *summary.Summary) string {
 	if s.Totals.Failed == 0 {
 		return ""
 	}
@@ -298,23 +298,23 @@ func (d *Deps) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, e
 	var head struct {
 		ExitCode *int `json:"exitCode"`
 	}
-	summary := bytes.TrimSpace(stdout)
-	if len(summary) == 0 || summary[0] != '{' || json.Unmarshal(summary, &head) != nil {
-		summary = nil
+	doc := bytes.TrimSpace(stdout)
+	if len(doc) == 0 || doc[0] != '{' || json.Unmarshal(doc, &head) != nil {
+		doc = nil
 	}
 	if res.Signal != "" {
 		return nil, fmt.Errorf("runTasks: vx run ended by a signal (%s) before it answered; every process it started was stopped", res.Signal)
 	}
 	ans := &RunAnswer{ExitCode: res.ExitCode}
-	if summary == nil {
+	if doc == nil {
 		ans.Error = msg
 		if ans.Error == "" {
 			ans.Error = fmt.Sprintf("vx run exited %d with no summary and no message", res.ExitCode)
 		}
 		return ans, nil
 	}
-	ans.Summary = new(history.Summary)
-	if err := json.Unmarshal(summary, ans.Summary); err != nil {
+	ans.Summary = new(summary.Summary)
+	if err := json.Unmarshal(doc, ans.Summary); err != nil {
 		return nil, fmt.Errorf("runTasks: the run summary: %w", err)
 	}
 	if head.ExitCode != nil && *head.ExitCode != res.ExitCode {

@@ -8,11 +8,12 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // needsAttention reports whether a run's task is one a summary lists: it did not pass, or it did
 // something outside its sandbox.
-func needsAttention(t history.TaskResult) bool {
+func needsAttention(t summary.TaskResult) bool {
 	switch t.Status {
 	case store.StatusFailed, store.StatusTimedOut, store.StatusBlocked, store.StatusCancelled, store.StatusSkipped:
 		return true
@@ -25,8 +26,8 @@ func needsAttention(t history.TaskResult) bool {
 // first page lists only those that need attention and counts the rest, which the cursor reaches.
 // runTasks and getRunHistory { runId } answer the same lists, so a cursor of one continues in the
 // other.
-func runLists(s *history.Summary) []window.List {
-	slices.SortStableFunc(s.Tasks, func(a, b history.TaskResult) int {
+func runLists(s *summary.Summary) []window.List {
+	slices.SortStableFunc(s.Tasks, func(a, b summary.TaskResult) int {
 		return rank(needsAttention(a)) - rank(needsAttention(b))
 	})
 	tasks := window.Of("tasks", &s.Tasks)

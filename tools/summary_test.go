@@ -8,18 +8,18 @@ import (
 	"testing"
 
 	"github.com/vzn/vx/actor/tool"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // runSummary is a run summary of n build tasks, the first failed of them failed with exit code 1.
-func runSummary(n, failed int) *history.Summary {
-	s := &history.Summary{RunID: "01m8qd8ypt3358ys9cvxemkwnb", OK: failed == 0, Status: "ok"}
+func runSummary(n, failed int) *summary.Summary {
+	s := &summary.Summary{RunID: "01m8qd8ypt3358ys9cvxemkwnb", OK: failed == 0, Status: "ok"}
 	local := "local"
 	for i := range n {
 		id := fmt.Sprintf("p%04d#build", i)
 		s.Requested = append(s.Requested, id)
-		t := history.TaskResult{TaskID: id, Status: store.StatusHit, Hash: strings.Repeat("a", 64), CacheSource: &local,
+		t := summary.TaskResult{TaskID: id, Status: store.StatusHit, Hash: strings.Repeat("a", 64), CacheSource: &local,
 			SandboxViolations: []string{}, NotReady: []string{}, SavedMs: 800}
 		if i >= n-failed { // the failures finish last: a summary still lists them first
 			code := 1
@@ -40,7 +40,7 @@ func runSummary(n, failed int) *history.Summary {
 // runTasks' default answer for a run of 1,000 hits is a summary of at most 2 KB; for a run with
 // three failures it names the three with their exit codes and says to call getFailures.
 func TestRunAnswerIsASummaryFirst(t *testing.T) {
-	answer := func(s *history.Summary) string {
+	answer := func(s *summary.Summary) string {
 		ans := &RunAnswer{Summary: s}
 		ans.Next = runNext(s)
 		run := tool.New(tool.Tool{Name: "runTasks"}, func(ctx context.Context, call *tool.Call, _ json.RawMessage) (*RunAnswer, error) {
@@ -69,7 +69,7 @@ func TestRunAnswerIsASummaryFirst(t *testing.T) {
 	// A small run is answered whole (no page fields), its failure first.
 	var small struct {
 		Summary struct {
-			Tasks []history.TaskResult `json:"tasks"`
+			Tasks []summary.TaskResult `json:"tasks"`
 		} `json:"summary"`
 		NextCursor *string `json:"nextCursor"`
 		Total      *int    `json:"total"`

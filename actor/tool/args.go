@@ -115,6 +115,12 @@ func fieldsOf(t reflect.Type) ([]argField, error) {
 			if name == "" {
 				name = sf.Name
 			}
+			for _, other := range []string{"args", "schema", "jsonschema"} {
+				// One tag dialect: a field still spelled in another would lose its rules in silence.
+				if _, ok := sf.Tag.Lookup(other); ok {
+					return &programmingError{fmt.Sprintf("field %s of %s: the %q tag is not read: write its rules in %q", sf.Name, t, other, ArgTag)}
+				}
+			}
 			opts, err := parseArgTag(sf.Tag.Get(ArgTag))
 			if err != nil {
 				return &programmingError{fmt.Sprintf("field %s of %s: %v", sf.Name, t, err)}

@@ -198,6 +198,12 @@ func TestDecodeProgrammingErrors(t *testing.T) {
 	if err := Decode(json.RawMessage(`{}`), &badTag); err == nil || IsRefusal(err) {
 		t.Errorf("bad arg tag: got %v, want a programming error", err)
 	}
+	var otherDialect struct {
+		A string `json:"a" args:"required,nonempty"`
+	}
+	if err := Decode(json.RawMessage(`{}`), &otherDialect); err == nil || IsRefusal(err) || !strings.Contains(err.Error(), `"args" tag is not read`) {
+		t.Errorf("a tag of another dialect: got %v, want a programming error naming it", err)
+	}
 }
 
 // FuzzDecode checks that Decode never panics, refuses with one line, and

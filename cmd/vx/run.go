@@ -18,9 +18,9 @@ import (
 
 	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -252,7 +252,7 @@ func ms(n int64) string {
 	return (time.Duration(n) * time.Millisecond).String()
 }
 
-func writeSummaryText(w io.Writer, s *history.Summary) error {
+func writeSummaryText(w io.Writer, s *summary.Summary) error {
 	t := s.Totals
 	verdict := s.Status
 	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss, %d failed", s.RunID, verdict, t.Tasks, t.Hits, t.Misses, t.Failed)

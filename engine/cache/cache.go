@@ -57,9 +57,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // touchEvery is how stale a hit entry's recorded last use may grow before a hit records it again:
@@ -144,15 +144,15 @@ func Open(ctx context.Context, opts Options) (*Cache, error) {
 
 // Close waits (bounded) for the uploads still in flight and answers what the remote cache did in
 // the run, nil without one. Every goroutine the cache started has ended when it returns.
-func (c *Cache) Close() *history.RemoteCacheRun {
+func (c *Cache) Close() *summary.RemoteCacheRun {
 	defer c.enc.Close()
 	return c.remote.close(defaultFlush)
 }
 
 // Hit is what Get found.
 type Hit struct {
-	// Entry is the entry restored, Source where it came from (history.CacheSourceLocal or
-	// history.CacheSourceRemote) and Log its log.
+	// Entry is the entry restored, Source where it came from (summary.CacheSourceLocal or
+	// summary.CacheSourceRemote) and Log its log.
 	Entry  store.Entry
 	Source string
 	Log    []byte
@@ -182,7 +182,7 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 		log, changed, ok := c.restore(ctx, p, t, entry)
 		hit.Changed = changed
 		if ok {
-			return c.hit(entry, history.CacheSourceLocal, log, changed), true, nil
+			return c.hit(entry, summary.CacheSourceLocal, log, changed), true, nil
 		}
 	}
 	if c.remote == nil || ctx.Err() != nil {
@@ -205,7 +205,7 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 		c.notice(t.ID, fmt.Sprintf("vx: not cached locally: %v", err))
 	}
 	c.remote.hit()
-	return c.hit(entry, history.CacheSourceRemote, log, hit.Changed), true, nil
+	return c.hit(entry, summary.CacheSourceRemote, log, hit.Changed), true, nil
 }
 
 // hit answers a restored entry, with its last use due when it is older than touchEvery.

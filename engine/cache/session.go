@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // maxUploads bounds the uploads in flight at once; each streams from the local blob store, so
@@ -36,7 +36,7 @@ type session struct {
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	stats   history.RemoteCacheRun
+	stats   summary.RemoteCacheRun
 	down    bool
 	pending int
 }
@@ -52,7 +52,7 @@ func newSession(ctx context.Context, b Backend, s remote.Settings, cas *store.CA
 	}
 	uctx, cancel := context.WithCancel(ctx)
 	return &session{backend: b, cas: cas, notice: notice, mask: mask, ctx: uctx, cancel: cancel,
-		sem: make(chan struct{}, maxUploads), stats: history.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode}}
+		sem: make(chan struct{}, maxUploads), stats: summary.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode}}
 }
 
 // writes reports whether the session uploads (mode readwrite).
@@ -125,7 +125,7 @@ func (s *session) upload(key string, m remote.Meta) {
 
 // close waits for the uploads in flight, at most flush, then abandons the rest; it answers what the
 // session did. Every goroutine the session started has ended when it returns.
-func (s *session) close(flush time.Duration) *history.RemoteCacheRun {
+func (s *session) close(flush time.Duration) *summary.RemoteCacheRun {
 	if s == nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -33,7 +34,7 @@ func ResolveRun(ctx context.Context, st *store.Store, id string) (string, error)
 
 // Last answers the summary of a run: runID (whole or a unique prefix), or the latest run when "".
 // With no run recorded it is a usage error saying so.
-func Last(ctx context.Context, st *store.Store, runID string) (*Summary, error) {
+func Last(ctx context.Context, st *store.Store, runID string) (*summary.Summary, error) {
 	var run store.Run
 	if runID == "" {
 		runs, err := st.Runs(ctx, store.RunQuery{Limit: 1})
@@ -59,7 +60,7 @@ func Last(ctx context.Context, st *store.Store, runID string) (*Summary, error) 
 	if err != nil {
 		return nil, err
 	}
-	return Summarize(run, execs), nil
+	return summary.Summarize(run, execs), nil
 }
 
 // RunList is `vx last --list --format json`: recent runs, newest first.
@@ -71,15 +72,15 @@ type RunList struct {
 
 // RunInfo is one run of a list.
 type RunInfo struct {
-	RunID     string    `json:"runId"`
-	Status    string    `json:"status"`
-	OK        bool      `json:"ok"`
-	ExitCode  int       `json:"exitCode"`
-	StartedAt time.Time `json:"startedAt"`
-	WallMs    int64     `json:"wallMs"`
-	Args      []string  `json:"args"`
-	Requested []string  `json:"requested"`
-	Totals    Totals    `json:"totals"`
+	RunID     string         `json:"runId"`
+	Status    string         `json:"status"`
+	OK        bool           `json:"ok"`
+	ExitCode  int            `json:"exitCode"`
+	StartedAt time.Time      `json:"startedAt"`
+	WallMs    int64          `json:"wallMs"`
+	Args      []string       `json:"args"`
+	Requested []string       `json:"requested"`
+	Totals    summary.Totals `json:"totals"`
 }
 
 // DefaultLimit is the number of runs answered when no limit is given; MaxLimit the most ever.
@@ -121,13 +122,13 @@ func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
 			return err
 		}
 		for _, r := range runs {
-			s := Summarize(r, nil)
+			s := summary.Summarize(r, nil)
 			for status, n := range counts[r.ID] {
-				s.Totals.count(status, n)
+				s.Totals.Count(status, n)
 			}
 			s.Totals.SavedMs = saved[r.ID]
 			out.Runs = append(out.Runs, RunInfo{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode,
-				StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: nonNil(r.Args), Requested: s.Requested, Totals: s.Totals})
+				StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: append([]string{}, r.Args...), Requested: s.Requested, Totals: s.Totals})
 		}
 		return nil
 	})

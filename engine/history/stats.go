@@ -11,6 +11,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -169,7 +170,7 @@ func historyRuns(ctx context.Context, sn *store.Snapshot, w store.Window, runs [
 	}
 	out := make([]HistoryRun, 0, len(runs))
 	for _, r := range runs {
-		ok, exitCode, wallMs := outcome(r)
+		ok, exitCode, wallMs := summary.Outcome(r)
 		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: ok, ExitCode: exitCode, StartedAt: r.Started.UTC(),
 			WallMs: wallMs, Counts: counts[r.ID], Tasks: []HistoryTask{}}
 		if hr.Counts == nil {
@@ -293,7 +294,7 @@ func (a *taskAcc) add(status store.Status, dur, cpu time.Duration, peakRSS int64
 	}
 	if status == store.StatusMiss || status == store.StatusFailed || status == store.StatusTimedOut {
 		a.maxPeakRSS = max(a.maxPeakRSS, peakRSS)
-		a.maxParallelism = math.Max(a.maxParallelism, parallelism(status, cpu, dur))
+		a.maxParallelism = math.Max(a.maxParallelism, summary.Parallelism(status, cpu, dur))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // randomHistory records runs of up to 40 tasks of 12 projects with every status, a few keys per
@@ -89,7 +90,7 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := Summarize(r, all)
+		s := summary.Summarize(r, all)
 		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode, StartedAt: s.StartedAt,
 			WallMs: s.Totals.WallMs, Counts: map[store.Status]int{}, Tasks: []HistoryTask{}}
 		var inScope []store.Execution
@@ -163,7 +164,7 @@ func TestHistoryMatchesExecutions(t *testing.T) {
 		for _, r := range list.Runs {
 			run, _, _ := st.RunByID(ctx, r.RunID)
 			execs, _ := st.Executions(ctx, r.RunID)
-			if want := Summarize(run, execs).Totals; r.Totals != want {
+			if want := summary.Summarize(run, execs).Totals; r.Totals != want {
 				t.Errorf("%s: run %s totals %+v, from the executions %+v", what, r.RunID, r.Totals, want)
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 func TestMain(m *testing.M) {
@@ -65,7 +66,7 @@ func twoCheckouts(t *testing.T, cfg string, env []string, srv *server) {
 	if !strings.Contains(rb.stderr, "built lib with ***") {
 		t.Errorf("B: the remote hit's log was not replayed masked:\n%s", rb.stderr)
 	}
-	var last history.Summary
+	var last summary.Summary
 	vxJSON(t, b, env, &last, "last")
 	if last.Totals.RemoteHits != 6 || last.Tasks[0].CacheSource == nil || *last.Tasks[0].CacheSource != "remote" {
 		t.Fatalf("vx last: want the remote hits, got %+v", last.Totals)

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // secretValue is a secret a task prints: it must never reach a server.
@@ -73,7 +73,7 @@ echo "built $(basename "$PWD") with $SECRET"
 
 // runResult is one vx run: its summary and its stderr.
 type runResult struct {
-	sum    history.Summary
+	sum    summary.Summary
 	stderr string
 	code   int
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 // phase is where a task is in its run. The scheduler (loop.go) moves it, and only through the
@@ -227,7 +227,7 @@ func (s *scheduler) finish(o outcome) {
 // keep adds what an outcome leaves for the index to the batch (its manifest, its hit's last use)
 // and shows a hit's log.
 func (s *scheduler) keep(o outcome) {
-	if o.manifest != nil && (o.exec.Status != store.StatusHit || o.exec.CacheSource == history.CacheSourceRemote) {
+	if o.manifest != nil && (o.exec.Status != store.StatusHit || o.exec.CacheSource == summary.CacheSourceRemote) {
 		// A local hit's manifest was kept when its entry was made; a remote hit's entry was made
 		// on another machine.
 		s.batch.Manifests = append(s.batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: o.n.task.ID, Manifest: o.manifest})

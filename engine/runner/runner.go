@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
@@ -151,7 +151,7 @@ type runState struct {
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
 // task failed or the run was cancelled; the error is for what kept the run from being recorded at all.
-func Run(ctx context.Context, opts Options) (*history.Summary, error) {
+func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func Run(ctx context.Context, opts Options) (*history.Summary, error) {
 
 // newRunState prepares a run of nodes: the hasher (its listing taken in the background while the
 // index is read), the schedule's estimates, the masker of every secret the tasks read, the cache.
-// close ends what it started.
+// close waits for what it started.
 func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*node) (r *runState, close func(), err error) {
 	dbctx := context.WithoutCancel(ctx)
 	salt, err := store.Salt(st.Dir(), true)
@@ -212,16 +212,9 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
 	prefetch.Go(func() { h.Prefetch(ctx) })
-	var closers []func()
-	close = func() {
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	}
-	closers = append(closers, prefetch.Wait)
 	defer func() {
-		if err != nil {
-			close()
+		if err != nil { // a run that does not start leaves no listing running
+			prefetch.Wait()
 		}
 	}()
 	stats, err := st.FileStats(dbctx)
@@ -241,7 +234,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
-	return r, close, nil
+	return r, prefetch.Wait, nil
 }
 
 // runSecrets are the values every output of the run masks: the workspace's secrets, those the
@@ -263,7 +256,7 @@ func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]st
 
 // finishRun records the end of the run and answers its summary, as the index now holds it.
 func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store.Execution, cancelled bool,
-	remoteRun *history.RemoteCacheRun, recErr error) (*history.Summary, error) {
+	remoteRun *summary.RemoteCacheRun, recErr error) (*summary.Summary, error) {
 	run.Finished = r.opts.Now()
 	run.Status = store.RunOK
 	for _, e := range execs {
@@ -284,7 +277,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 		recErr = err
 	}
 	r.display.finish()
-	sum := history.Summarize(run, execs)
+	sum := summary.Summarize(run, execs)
 	if recErr == nil {
 		// Answer the run as the index now holds it, so that this summary and `vx last` (and the
 		// runTasks tool) are one document, to the millisecond.

@@ -14,6 +14,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -61,7 +62,7 @@ func (f *fixture) write(rel, content string) {
 	}
 }
 
-func (f *fixture) run(ids []string, mod func(*Options)) (*history.Summary, string) {
+func (f *fixture) run(ids []string, mod func(*Options)) (*summary.Summary, string) {
 	f.ws.Index()
 	var out bytes.Buffer
 	opts := Options{Workspace: f.ws, TaskIDs: ids, Requested: ids, Output: &out, Concurrency: 2,
@@ -76,7 +77,7 @@ func (f *fixture) run(ids []string, mod func(*Options)) (*history.Summary, strin
 	return sum, out.String()
 }
 
-func statuses(s *history.Summary) string {
+func statuses(s *summary.Summary) string {
 	var parts []string
 	for _, t := range s.Tasks {
 		parts = append(parts, t.TaskID+"="+string(t.Status))

@@ -11,6 +11,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/tasklock"
 )
 
@@ -62,9 +63,9 @@ func holdTask(t *testing.T, f *fixture, id string) *tasklock.Lock {
 }
 
 // runAsync starts a run of ids and answers its summary on the channel once it ends.
-func runAsync(t *testing.T, f *fixture, ids []string, out *signalWriter, mod func(*Options)) <-chan *history.Summary {
+func runAsync(t *testing.T, f *fixture, ids []string, out *signalWriter, mod func(*Options)) <-chan *summary.Summary {
 	f.ws.Index()
-	done := make(chan *history.Summary, 1)
+	done := make(chan *summary.Summary, 1)
 	opts := Options{Workspace: f.ws, TaskIDs: ids, Requested: ids, Output: out, Concurrency: 2,
 		Getenv: func(string) string { return "" }}
 	if mod != nil {

@@ -1,4 +1,4 @@
-package history
+package summary
 
 // CacheSourceRemote is the cacheSource of a hit restored from the shared remote cache.
 const CacheSourceRemote = "remote"

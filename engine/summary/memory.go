@@ -1,4 +1,4 @@
-package history
+package summary
 
 // Memory is the run summary's memory section: the budget the scheduler planned the run's tasks
 // into and where it came from (flag, env, config, cgroup or machine; unknown when there was none

@@ -1,9 +1,8 @@
-// Package history answers questions about recorded runs: the last run's summary, a task's log, why
-// a task's key changed, per-task statistics, cache statistics, and the flaky tasks. Every answer is
-// a Go value whose JSON encoding is the matching `--format json` document, so that the CLI and the
-// MCP tools answer the same bytes from one code path. Readers open the index with
-// store.OpenReadOnly: nothing here writes.
-package history
+// Package summary holds the words a run is made of, where runs are made: the run summary (`vx run
+// --format json`, --summarize, the last run of `vx last`), each task's row and the totals, the
+// remote cache's and the memory budget's sections. The runner writes it; history reads runs back
+// into it; the statuses themselves are store.Status, the index's words.
+package summary
 
 import (
 	"math"
@@ -90,7 +89,7 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 	for _, e := range execs {
 		t := taskResult(e)
 		s.Tasks = append(s.Tasks, t)
-		s.Totals.count(e.Status, 1)
+		s.Totals.Count(e.Status, 1)
 		if e.Status == store.StatusHit {
 			s.Totals.SavedMs += t.SavedMs
 			if e.CacheSource == CacheSourceRemote {
@@ -98,13 +97,13 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 			}
 		}
 	}
-	s.OK, s.ExitCode, s.Totals.WallMs = outcome(run)
+	s.OK, s.ExitCode, s.Totals.WallMs = Outcome(run)
 	return s
 }
 
-// outcome answers what a run's row says of it: whether it succeeded, vx run's exit status (1 for a
+// Outcome answers what a run's row says of it: whether it succeeded, vx run's exit status (1 for a
 // run that ended otherwise without one), and its wall time (0 while it runs).
-func outcome(run store.Run) (ok bool, exitCode int, wallMs int64) {
+func Outcome(run store.Run) (ok bool, exitCode int, wallMs int64) {
 	ok, exitCode = run.Status == store.RunOK, run.ExitCode
 	if !ok && exitCode == 0 && run.Status != store.RunRunning {
 		exitCode = 1
@@ -115,8 +114,8 @@ func outcome(run store.Run) (ok bool, exitCode int, wallMs int64) {
 	return ok, exitCode, wallMs
 }
 
-// count adds n tasks of a status.
-func (t *Totals) count(status store.Status, n int) {
+// Count adds n tasks of a status.
+func (t *Totals) Count(status store.Status, n int) {
 	t.Tasks += n
 	switch status {
 	case store.StatusHit:
@@ -155,11 +154,11 @@ func taskResult(e store.Execution) TaskResult {
 
 // cpuParallelism is CPU time over wall time, rounded to two decimals.
 func cpuParallelism(e store.Execution) float64 {
-	return parallelism(e.Status, e.UserCPU+e.SysCPU, e.Duration)
+	return Parallelism(e.Status, e.UserCPU+e.SysCPU, e.Duration)
 }
 
-// parallelism is cpu over wall, rounded to two decimals; 0 for a hit (a restore, not the task).
-func parallelism(status store.Status, cpu, wall time.Duration) float64 {
+// Parallelism is cpu over wall, rounded to two decimals; 0 for a hit (a restore, not the task).
+func Parallelism(status store.Status, cpu, wall time.Duration) float64 {
 	if wall <= 0 || status == store.StatusHit {
 		return 0
 	}
