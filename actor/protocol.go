@@ -30,12 +30,6 @@ func SupportedRevisions() []string {
 	return append([]string{Rev20260728}, handshakeRevisions...)
 }
 
-// metaProtocolVersion is the _meta key naming a stateless request's revision.
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
-// metaServerInfo is the _meta key a stateless result names the server under.
-const metaServerInfo = "io.modelcontextprotocol/serverInfo"
-
 // Features that came with a revision; revisions compare as their date strings.
 func hasAnnotations(rev string) bool     { return rev >= Rev20250326 } // tool annotations, progress message
 func hasStructured(rev string) bool      { return rev >= Rev20250618 } // tool title, outputSchema, structuredContent

@@ -49,7 +49,7 @@ type testArgs struct {
 	Any     any               `json:"any"`
 	Raw     json.RawMessage   `json:"raw"`
 	Skipped string            `json:"-"`
-	hidden  string
+	hidden  string            //lint:ignore U1000 an unexported field, which Decode must leave alone
 }
 
 type requiredArgs struct {

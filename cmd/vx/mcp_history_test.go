@@ -88,23 +88,6 @@ func cliJSONEnv(t *testing.T, dir string, args ...string) json.RawMessage {
 	return compact(t, out)
 }
 
-// without returns the JSON object data without the named top-level keys.
-func without(t *testing.T, data []byte, keys ...string) json.RawMessage {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatalf("not a JSON object: %v\n%s", err, data)
-	}
-	for _, k := range keys {
-		delete(m, k)
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func decode[T any](t *testing.T, data []byte) T {
 	t.Helper()
 	var v T

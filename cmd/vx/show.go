@@ -29,9 +29,6 @@ func (f *selectFlags) register(cmd *cobra.Command) {
 	fl.Lookup("affected").NoOptDefVal = affectedDefault
 }
 
-// given reports whether any --filter or --exclude was given.
-func (f *selectFlags) given() bool { return len(f.filters)+len(f.excludes) > 0 }
-
 // selectOptions converts the flags to selection options: --exclude F is the filter !F, and the
 // folders the filters name are read from the working folder, not the root.
 func (a *app) selectOptions(ws *graph.Workspace, f *selectFlags) (workspace.SelectOptions, error) {

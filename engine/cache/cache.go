@@ -303,5 +303,8 @@ func (c *Cache) journal(t *graph.Task) *journal {
 // dropEntry removes a bad entry so that the task runs and stores a good one.
 func (c *Cache) dropEntry(ctx context.Context, e store.Entry, why string) {
 	c.notice(e.TaskID, "vx: cache entry "+e.Hash[:min(12, len(e.Hash))]+" removed: "+why)
-	_ = c.st.DeleteEntries(context.WithoutCancel(ctx), []string{e.Hash})
+	if err := c.st.DeleteEntries(context.WithoutCancel(ctx), []string{e.Hash}); err != nil {
+		// It stays a miss each time it is read, and the next pass of the task replaces it.
+		c.notice(e.TaskID, fmt.Sprintf("vx: cache entry %s could not be removed: %v", e.Hash[:min(12, len(e.Hash))], err))
+	}
 }

@@ -15,7 +15,7 @@ const testMemoryLimit = 64 << 20
 
 // evalUnderLimit evaluates the workspace config of files under testMemoryLimit and answers its
 // error and the bytes the evaluation allocated.
-func evalUnderLimit(t *testing.T, files map[string]string) (error, uint64) {
+func evalUnderLimit(t *testing.T, files map[string]string) (uint64, error) {
 	t.Helper()
 	root := writeFiles(t, files)
 	s := NewSession(Options{Root: root, Version: "test", Timeout: time.Minute, MemoryLimit: testMemoryLimit})
@@ -24,14 +24,14 @@ func evalUnderLimit(t *testing.T, files map[string]string) (error, uint64) {
 	runtime.ReadMemStats(&before)
 	_, err := s.EvalWorkspace(context.Background(), "vx.workspace.ts")
 	runtime.ReadMemStats(&after)
-	return err, after.TotalAlloc - before.TotalAlloc
+	return after.TotalAlloc - before.TotalAlloc, err
 }
 
 // A config that keeps allocating is interrupted once the heap has grown past the bound, with an
 // error that names the file and says memory; without the bound it ran on (the reported case: 3.3
 // GB in 12 s before the timeout). Judged by the bytes allocated, never by time.
 func TestMemoryBoundInterruptsAConfig(t *testing.T) {
-	err, allocated := evalUnderLimit(t, map[string]string{
+	allocated, err := evalUnderLimit(t, map[string]string{
 		"vx.workspace.ts": "const names: string[] = []\nfor (let i = 0; i < 4e5; i++) names.push('project-'.repeat(128) + i)\nexport default { projects: names }\n",
 	})
 	wantMemoryError(t, err, "vx.workspace.ts:2:")
@@ -54,7 +54,7 @@ func TestMemoryBoundChecksBeforeAmplifyingBuiltins(t *testing.T) {
 		"replaceAll": "const s = 'ab'.repeat(2 ** 12)\nconst big = s.replaceAll('a', s)\nexport default { projects: [big] }\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			err, allocated := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
+			allocated, err := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
 			wantMemoryError(t, err, "vx.workspace.ts:")
 			if allocated > testMemoryLimit {
 				t.Errorf("the evaluation allocated %d MB under a %d MB bound", allocated>>20, testMemoryLimit>>20)
@@ -75,7 +75,7 @@ func TestMemoryBoundStopsADoublingString(t *testing.T) {
 		"arrays":   "let a = [0]\nwhile (true) a = a.concat(a)\nexport default { projects: a }\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			err, allocated := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
+			allocated, err := evalUnderLimit(t, map[string]string{"vx.workspace.ts": src})
 			wantMemoryError(t, err, "vx.workspace.ts:2:")
 			// The steps allocate about twice the last value (an array's slice grows by
 			// doubling too); the last never passes the bound.
@@ -88,7 +88,7 @@ func TestMemoryBoundStopsADoublingString(t *testing.T) {
 
 // A config within the bound is answered, builtins and all.
 func TestMemoryBoundLeavesSmallConfigsAlone(t *testing.T) {
-	err, _ := evalUnderLimit(t, map[string]string{
+	_, err := evalUnderLimit(t, map[string]string{
 		"vx.workspace.ts": "const p = 'a,b,c'.split(',').map(s => s.repeat(3).padEnd(5, '-'))\nexport default { projects: p.concat(new Array(3).fill('z').join('').split('')) }\n",
 	})
 	if err != nil {

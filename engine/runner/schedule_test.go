@@ -96,10 +96,8 @@ func TestSlotsMemory(t *testing.T) {
 		return &node{task: &graph.Task{ID: id}, reserve: reserve, priority: priority}
 	}
 	s := &slots{workers: 8, budget: 3 * gib}
-	var all []*node
 	for i := range 8 {
 		n := mk(fmt.Sprint("t", i), gib, int64(100-i))
-		all = append(all, n)
 		s.push(n)
 	}
 	var running []*node

@@ -71,9 +71,7 @@ func (a *attempt) fail(status store.Status, msg string) outcome {
 	if msg != "" {
 		log := []byte(a.r.masker.String(msg))
 		a.r.display.replay(a.t.ID, log)
-		if h, err := a.r.st.CAS().Put(log); err == nil {
-			a.e.LogBlob, a.e.LogSource = h, "failure"
-		}
+		a.keepFailureLog(log)
 	}
 	a.o.exec = a.e
 	return a.o
@@ -204,12 +202,21 @@ func (a *attempt) run(key string) outcome {
 			}
 		}
 	case store.StatusFailed, store.StatusTimedOut, store.StatusCancelled:
-		if h, err := r.st.CAS().Put(log); err == nil {
-			a.e.LogBlob, a.e.LogSource = h, "failure"
-		}
+		a.keepFailureLog(log)
 	}
 	a.o.exec = a.e
 	return a.o
+}
+
+// keepFailureLog stores what a task that did not pass printed, for vx last --log and getFailures;
+// a log that cannot be stored is said once, so that its absence later is explained.
+func (a *attempt) keepFailureLog(log []byte) {
+	h, err := a.r.st.CAS().Put(log)
+	if err != nil {
+		a.r.display.notice(a.t.ID, fmt.Sprintf("vx: the log of %s could not be kept: %v", a.t.ID, err))
+		return
+	}
+	a.e.LogBlob, a.e.LogSource = h, "failure"
 }
 
 // judge sets the row from the command's result: its measures and its status. It answers the log,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,8 +64,9 @@ func scanEntry(sc scanner) (Entry, error) {
 	}
 	if listing != nil {
 		e.Outputs = decodeListing(listing)
-	} else {
-		_ = json.Unmarshal([]byte(outputs), &e.Outputs)
+	} else if err := jsonColumn(outputs, "outputs", "cache entry "+e.Hash, &e.Outputs); err != nil {
+		// A listing that does not decode would restore nothing and call it a hit.
+		return e, err
 	}
 	e.Duration = time.Duration(dur) * time.Millisecond
 	e.Created = time.UnixMilli(created)

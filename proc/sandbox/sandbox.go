@@ -15,7 +15,6 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,6 +193,3 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
-
-// errUnsupported is restrict's answer where there is no Landlock to apply.
-var errUnsupported = errors.New("the sandbox needs Linux (Landlock)")

@@ -3,9 +3,13 @@
 package sandbox
 
 import (
+	"errors"
 	"runtime"
 	"syscall"
 )
+
+// errUnsupported is restrict's answer where there is no Landlock to apply.
+var errUnsupported = errors.New("the sandbox needs Linux (Landlock)")
 
 func restrict(Policy) error { return errUnsupported }
 

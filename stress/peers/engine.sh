@@ -9,6 +9,8 @@
 #   plan    — `run build --dry=json`.
 # turbo is installed from npm into a scratch folder, never into vx.
 # Usage: stress/peers/engine.sh [SIZES="300 1000"] [R=7]     Output: a Markdown table on stdout.
+# With VX_BASELINE=PATH (an older vx binary), that binary takes turbo's place, so that a change of
+# vx is measured against the vx before it, paired in the same run.
 set -euo pipefail
 SIZES=${1:-"300 1000"}
 R=${2:-7}
@@ -28,6 +30,15 @@ if [ "$("$scratch/tools/node_modules/.bin/turbo" --version 2>/dev/null)" != "$TU
 fi
 vx=$scratch/vx
 turbo=$scratch/tools/node_modules/.bin/turbo
+peer="turbo $TURBO_VERSION"
+turboFlags=(--output-logs=none)
+if [ -n "${VX_BASELINE:-}" ]; then
+	# The baseline keeps its state apart: two versions of the index in one folder would reset
+	# each other's.
+	printf '#!/bin/sh\nVX_CACHE_DIR="$PWD.baseline-state" exec %q "$@"\n' "$VX_BASELINE" >"$scratch/vx-baseline"
+	chmod +x "$scratch/vx-baseline"
+	turbo=$scratch/vx-baseline peer="vx baseline" turboFlags=()
+fi
 
 # measure TOOL LABEL CMD...: runs CMD in $ws, appends "seconds kilobytes" to $scratch/TOOL-LABEL.
 measure() {
@@ -40,33 +51,33 @@ measure() {
 	cat "$scratch/time.out" >>"$scratch/$tool-$label"
 }
 
-echo "| packages | path | vx | turbo $TURBO_VERSION | vx/turbo | vx peak RSS | turbo peak RSS |"
+echo "| packages | path | vx | $peer | ratio | vx peak RSS | $peer peak RSS |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for n in $SIZES; do
 	ws=$scratch/ws-$n
-	rm -rf "$ws" "$scratch"/vx-* "$scratch"/turbo-*
+	rm -rf "$ws" "$ws.baseline-state" "$scratch"/vx-hit "$scratch"/vx-restore "$scratch"/vx-plan "$scratch"/turbo-*
 	python3 "$gen" "$ws" "$n" --files 20 >/dev/null
 	cd "$ws"
 	echo "$n packages: warming both caches ..." >&2
 	for _ in 1 2; do
 		"$vx" run build >/dev/null 2>&1
-		"$turbo" run build --output-logs=none >/dev/null 2>&1
+		"$turbo" run build "${turboFlags[@]}" >/dev/null 2>&1
 	done
 	sleep 3 # outputs older than any stat-cache window
 	for _ in $(seq "$R"); do
 		rm -rf packages/*/dist
 		measure vx restore "$vx" run build
 		rm -rf packages/*/dist
-		measure turbo restore "$turbo" run build --output-logs=none
+		measure turbo restore "$turbo" run build "${turboFlags[@]}"
 		measure vx plan "$vx" run build --dry=json
 		measure turbo plan "$turbo" run build --dry=json
 		# The outputs were just rewritten: the first run after a restore re-hashes them once (it
 		# cannot trust a stat taken within the racy window); a full hit is the run after that.
 		sleep 0.2
 		"$vx" run build >/dev/null 2>&1
-		"$turbo" run build --output-logs=none >/dev/null 2>&1
+		"$turbo" run build "${turboFlags[@]}" >/dev/null 2>&1
 		measure vx hit "$vx" run build
-		measure turbo hit "$turbo" run build --output-logs=none
+		measure turbo hit "$turbo" run build "${turboFlags[@]}"
 	done
 	for label in hit restore plan; do
 		v=$(cut -d' ' -f1 <"$scratch/vx-$label" | median)
