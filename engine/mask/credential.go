@@ -17,15 +17,16 @@ func CredentialPatterns() []string { return append([]string(nil), credentialPatt
 func IsCredentialName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, p := range credentialPatterns {
-		if matchStars(strings.ToUpper(p), upper) {
+		if MatchStars(strings.ToUpper(p), upper) {
 			return true
 		}
 	}
 	return false
 }
 
-// matchStars matches name against pattern, where * matches any run of characters.
-func matchStars(pattern, name string) bool {
+// MatchStars matches name against pattern, where * matches any run of characters: the one
+// wildcard of env names (passThroughEnv, the credential patterns).
+func MatchStars(pattern, name string) bool {
 	parts := strings.Split(pattern, "*")
 	if len(parts) == 1 {
 		return pattern == name

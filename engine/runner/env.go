@@ -114,22 +114,7 @@ func wildcardMatch(pattern, name string) bool {
 	if runtime.GOOS == "windows" {
 		pattern, name = strings.ToUpper(pattern), strings.ToUpper(name)
 	}
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	rest := name[len(parts[0]):]
-	for _, part := range parts[1 : len(parts)-1] {
-		i := strings.Index(rest, part)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(part):]
-	}
-	return strings.HasSuffix(rest, parts[len(parts)-1])
+	return mask.MatchStars(pattern, name)
 }
 
 // TaskEnvMode is the mode a task runs in: its own envMode, else the workspace's, else strict.
