@@ -244,7 +244,7 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			if len(t.ExecEnv) > 0 {
 				var kv []string
-				for _, k := range sortedKeys(t.ExecEnv) {
+				for _, k := range slices.Sorted(maps.Keys(t.ExecEnv)) {
 					kv = append(kv, k+"="+t.ExecEnv[k])
 				}
 				line("exec", strings.Join(kv, " "))
@@ -261,7 +261,7 @@ func (d *Document) WriteText(w io.Writer) error {
 			if t.All != nil {
 				line("all", "false")
 			}
-			for _, name := range sortedKeys(t.Scripts) {
+			for _, name := range slices.Sorted(maps.Keys(t.Scripts)) {
 				fmt.Fprintf(&b, "      %-10s %s: %s\n", "script:", esc(name), esc(t.Scripts[name]))
 			}
 			if t.Sandbox != nil {
@@ -279,5 +279,3 @@ func esc(s string) string { return logtext.Escape(s) }
 // join escapes each element of list and joins them with sep.
 func join(list []string, sep string) string { return strings.Join(logtext.EscapeAll(list), sep) }
 
-// sortedKeys lists a map's keys in order.
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
