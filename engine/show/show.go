@@ -278,4 +278,3 @@ func esc(s string) string { return logtext.Escape(s) }
 
 // join escapes each element of list and joins them with sep.
 func join(list []string, sep string) string { return strings.Join(logtext.EscapeAll(list), sep) }
-
