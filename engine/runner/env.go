@@ -207,11 +207,27 @@ func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(s
 	return env
 }
 
-// credentialValues are the values of the credentials (withheld) a task names and so is given:
-// they are masked like secrets wherever the run could show them (its log, the cache's copy).
-func credentialValues(ws *graph.Workspace, t *graph.Task, environ []string) []string {
+// credentials are the entries of environ that no task gets unless it names them (withheld): the
+// same for every task of a run, so found once.
+func credentials(ws *graph.Workspace, environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		if name, v, _ := strings.Cut(kv, "="); v != "" && withheld(ws, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// credentialValues are the values of the credentials (creds, from credentials) a task names and
+// so is given: they are masked like secrets wherever the run could show them (its log, the
+// cache's copy). Only creds are matched against the task's names, never the whole environment.
+func credentialValues(ws *graph.Workspace, t *graph.Task, creds []string) []string {
+	if len(creds) == 0 {
+		return nil
+	}
 	var vals []string
-	for _, kv := range TaskEnv(ws, t, environ, func(string) string { return "" }) {
+	for _, kv := range TaskEnv(ws, t, creds, func(string) string { return "" }) {
 		if name, v, _ := strings.Cut(kv, "="); v != "" && withheld(ws, name) {
 			if _, set := t.ExecEnv[name]; !set {
 				vals = append(vals, v)

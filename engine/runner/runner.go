@@ -242,6 +242,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 // to mask is refused, naming it.
 func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]string, error) {
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
+	creds := credentials(opts.Workspace, opts.Environ)
 	for _, n := range nodes {
 		for _, name := range n.task.SecretNames() {
 			if err := mask.Check(name, opts.Getenv(name)); err != nil {
@@ -249,7 +250,7 @@ func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]st
 			}
 			secrets = append(secrets, opts.Getenv(name))
 		}
-		secrets = append(secrets, credentialValues(opts.Workspace, n.task, opts.Environ)...)
+		secrets = append(secrets, credentialValues(opts.Workspace, n.task, creds)...)
 	}
 	return append(secrets, remoteCfg.Secrets()...), nil
 }
