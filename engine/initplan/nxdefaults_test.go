@@ -13,9 +13,9 @@ import (
 // no inputs the task keys on its dependencies' files (Nx's DEFAULT_INPUTS: default, ^default).
 func TestInitNxDefaultOutputs(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		".gitignore":   "node_modules/\ndist/\nbuild/\n",
-		"package.json": `{"name": "r", "workspaces": ["packages/*"]}`,
-		"nx.json":      `{"targetDefaults": {"build": {"cache": true}, "test": {"cache": true}}}`,
+		".gitignore":              "node_modules/\ndist/\nbuild/\n",
+		"package.json":            `{"name": "r", "workspaces": ["packages/*"]}`,
+		"nx.json":                 `{"targetDefaults": {"build": {"cache": true}, "test": {"cache": true}}}`,
 		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc", "test": "vitest run"}}`,
 		"packages/b/package.json": `{"name": "b", "dependencies": {"a": "*"}, "scripts": {"build": "tsc", "test": "vitest run"}}`,
 		"packages/c/package.json": `{"name": "c", "scripts": {"build": "tsc"}, "nx": {"targets": {"build": {"options": {"outputPath": "out/c"}}}}}`,
