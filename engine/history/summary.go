@@ -70,6 +70,9 @@ type TaskResult struct {
 	CpuParallelism float64 `json:"cpuParallelism"`
 	// SavedMs is, for a hit, how long the cached execution took.
 	SavedMs int64 `json:"savedMs"`
+	// RestoredFiles is, for a hit, how many output files it restored (0 for a task whose outputs
+	// hold nothing); absent otherwise.
+	RestoredFiles *int `json:"restoredFiles,omitempty"`
 }
 
 // Totals count a run's tasks by outcome.
@@ -144,6 +147,7 @@ func taskResult(e store.Execution) TaskResult {
 		TaskID: e.TaskID, Status: e.Status, Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
+		RestoredFiles: e.RestoredFiles,
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource

@@ -60,7 +60,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 			e.Status = history.StatusHit
 			e.CacheSource = source
 			e.ExitCode = intPtr(0)
-			e.Saved = entry.Duration
+			e.Saved, e.RestoredFiles = entry.Duration, intPtr(len(entry.Outputs))
 			e.LogBlob, e.LogSource = entry.LogBlob, "cache"
 			e.Duration = r.opts.Now().Sub(start)
 			o.exec, o.replay = e, logData
@@ -134,6 +134,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 		}
 	}
 
+	r.warnUndeclared(ctx, p, t, e.Duration, e.Status)
 	switch e.Status {
 	case history.StatusMiss:
 		if t.Cache {

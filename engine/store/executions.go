@@ -35,6 +35,9 @@ type Execution struct {
 	LogSource         string // "cache", "failure" or ""
 	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget.
 	ReservedBytes int64
+	// RestoredFiles is, for a hit, how many output files it restored (the cache entry's
+	// listing); nil otherwise.
+	RestoredFiles *int
 }
 
 // RecordExecution stores one task's execution.
@@ -47,7 +50,7 @@ func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 
 const insertExecutionSQL = `INSERT OR REPLACE INTO executions (run_id, task_id, project, task, ord, status, exit_code,
 		started_ms, duration_ms, user_cpu_ms, sys_cpu_ms, peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out,
-		sandbox_violations, not_ready, log_blob, log_source, reserved_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		sandbox_violations, not_ready, log_blob, log_source, reserved_bytes, restored_files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 type execer interface {
 	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
@@ -66,13 +69,16 @@ func (q queryExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, 
 func insertExecution(ctx context.Context, q execer, e Execution) error {
 	sv, _ := json.Marshal(nonNil(e.SandboxViolations))
 	nr, _ := json.Marshal(nonNil(e.NotReady))
-	var exit any
+	var exit, restored any
 	if e.ExitCode != nil {
 		exit = *e.ExitCode
 	}
+	if e.RestoredFiles != nil {
+		restored = *e.RestoredFiles
+	}
 	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes)
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, restored)
 	if err != nil {
 		return fmt.Errorf("record %s: %w", e.TaskID, err)
 	}
@@ -80,21 +86,25 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 }
 
 const execCols = `run_id, task_id, project, task, ord, status, exit_code, started_ms, duration_ms, user_cpu_ms, sys_cpu_ms,
-	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source, reserved_bytes`
+	peak_rss, hash, cache_source, saved_ms, blocked_by, timed_out, sandbox_violations, not_ready, log_blob, log_source, reserved_bytes, restored_files`
 
 func scanExec(sc scanner) (Execution, error) {
 	var e Execution
-	var exit sql.NullInt64
+	var exit, restored sql.NullInt64
 	var started, dur, ucpu, scpu, saved int64
 	var timedOut int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
-		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes); err != nil {
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &restored); err != nil {
 		return e, err
 	}
 	if exit.Valid {
 		c := int(exit.Int64)
 		e.ExitCode = &c
+	}
+	if restored.Valid {
+		n := int(restored.Int64)
+		e.RestoredFiles = &n
 	}
 	e.Started = time.UnixMilli(started)
 	e.Duration = time.Duration(dur) * time.Millisecond

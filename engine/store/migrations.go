@@ -65,6 +65,10 @@ var migrations = []migration{
 		// A cache entry's output listing packed (entries.go): a full hit reads one a task.
 		`ALTER TABLE cache_entries ADD COLUMN listing BLOB`,
 	}, statsByFolder},
+	// How many output files each hit restored, so that vx last shows a hit that restored none.
+	{6, "keep the files each hit restored", []string{
+		`ALTER TABLE executions ADD COLUMN restored_files INTEGER`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into
