@@ -339,7 +339,7 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 		if t.Outputs != nil {
 			spec.Outputs = b.nxOutputs(np, key+".outputs", t.Outputs, opts)
 		} else {
-			spec.Outputs = b.nxDefaultOutputs(np, name, key, opts)
+			spec.Outputs = b.nxDefaultOutputs(np, name, key, t, opts)
 		}
 		cached := cacheable[name]
 		if t.Cache != nil {
@@ -774,7 +774,7 @@ func (b *builder) nxOutputs(np *nxProject, key string, outputs []string, opts ma
 // {projectRoot}/public, else nothing. Of the build defaults vx declares those git ignores: a
 // tracked folder (public/ is often source) is no output a restore may overwrite; vx init notes the
 // others.
-func (b *builder) nxDefaultOutputs(np *nxProject, name, key string, opts map[string]json.RawMessage) []string {
+func (b *builder) nxDefaultOutputs(np *nxProject, name, key string, t nxTarget, opts map[string]json.RawMessage) []string {
 	var one string
 	var list []string
 	switch {
@@ -791,11 +791,18 @@ func (b *builder) nxDefaultOutputs(np *nxProject, name, key string, opts map[str
 	}
 	ignored := b.repo.gitIgnored(candidates)
 	var kept []string
-	for _, c := range candidates {
-		if ignored[c] {
-			kept = append(kept, c)
-		} else {
+	for i, c := range candidates {
+		outside := i == 0 && np.dir != "."
+		script := np.scripts[name] + "\n" + t.Command
+		switch {
+		case !ignored[c]:
 			b.noteItem(noteNxDefaultOutputLeft, np.name+"#"+name+" "+c)
+		case outside && !exists(filepath.Join(b.repo.root, filepath.FromSlash(c))) && !strings.Contains(script, c):
+			// dist/{projectRoot} lies outside the project: declared, it is a literal path in each
+			// project's config; left out where nothing is there yet and the command does not name it.
+			b.noteItem(noteNxDefaultOutputAbsent, np.name+"#"+name+" "+c)
+		default:
+			kept = append(kept, c)
 		}
 	}
 	if len(kept) > 0 {
@@ -805,8 +812,9 @@ func (b *builder) nxDefaultOutputs(np *nxProject, name, key string, opts map[str
 }
 
 const (
-	noteNxDefaultOutputs    = "targets naming no outputs got those of Nx's default outputs (dist/{projectRoot}, {projectRoot}/dist, /build, /public) that git ignores"
-	noteNxDefaultOutputLeft = "Nx default outputs left out because git does not ignore them (a restore must never overwrite tracked files; declare outputs if the target writes there)"
+	noteNxDefaultOutputs      = "targets naming no outputs got those of Nx's default outputs (dist/{projectRoot}, {projectRoot}/dist, /build, /public) that git ignores"
+	noteNxDefaultOutputLeft   = "Nx default outputs left out because git does not ignore them (a restore must never overwrite tracked files; declare outputs if the target writes there)"
+	noteNxDefaultOutputAbsent = "Nx default outputs outside the project left out: nothing is there yet and the command does not name it (declare outputs if the target writes there)"
 )
 
 // hasExtension reports whether the last element of p looks like a file name ("app.js") rather than
