@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,6 +70,9 @@ type Task struct {
 	// Through holds, sorted, the projects a `^task` dependency passed through because they lack
 	// the task: their files enter this task's key. Nil for none.
 	Through []string `json:"-"`
+	// DependencyFiles holds, sorted, the projects this task's project depends on, transitively,
+	// whose git-visible files enter its key because its inputs name DependencyDefault. Nil for none.
+	DependencyFiles []string `json:"-"`
 	// Inputs are globs relative to the project folder. Nil means the default: every file of the
 	// project that git does not ignore.
 	Inputs []string `json:"inputs"`
@@ -170,6 +174,26 @@ func (o *Origins) Set(name string, origin Origin) {
 	if i := TaskFieldIndex(name); i >= 0 {
 		o.byField[i] = origin
 	}
+}
+
+// DependencyDefault, among a task's inputs, stands for every git-visible file of each project the
+// task's project depends on, transitively (Nx's `^default`): one digest per project enters the key,
+// and no task of theirs need run.
+const DependencyDefault = "^default"
+
+// OwnInputs are the task's inputs less DependencyDefault: the globs over its own project's files
+// (and root files). Nil stays nil (the default inputs).
+func (t *Task) OwnInputs() []string {
+	if !slices.Contains(t.Inputs, DependencyDefault) {
+		return t.Inputs
+	}
+	own := []string{}
+	for _, g := range t.Inputs {
+		if g != DependencyDefault {
+			own = append(own, g)
+		}
+	}
+	return own
 }
 
 // InputsDefault reports whether the task hashes every non-ignored file of its project.

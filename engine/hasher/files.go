@@ -48,7 +48,7 @@ func (h *Hasher) Inputs(ctx context.Context, p *graph.Project, t *graph.Task) ([
 		}
 		return files, nil
 	}
-	inputs, err := pathglob.NewSet(p.Dir, t.Inputs)
+	inputs, err := pathglob.NewSet(p.Dir, t.OwnInputs())
 	if err != nil {
 		return nil, fmt.Errorf("inputs of %s: %w", t.ID, err)
 	}

@@ -79,6 +79,9 @@ type Manifest struct {
 	// Through maps each project a `^task` dependency passed through (it lacks the task) to a
 	// digest of its files.
 	Through map[string]string `json:"through,omitempty"`
+	// DepFiles maps each project the task's project depends on, transitively, to a digest of its
+	// git-visible files, when the task's inputs name `^default` (graph.DependencyDefault).
+	DepFiles map[string]string `json:"depFiles,omitempty"`
 
 	// salted maps "env\x00NAME" and "exec\x00NAME" to the salted digest of a secret value that
 	// the stored form shows in place of the key digest.
@@ -368,6 +371,16 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		}
 		m.Through[name] = digest
 	}
+	for _, name := range t.DependencyFiles {
+		digest, err := h.projectDigest(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("hash %s: %w", t.ID, err)
+		}
+		if m.DepFiles == nil {
+			m.DepFiles = map[string]string{}
+		}
+		m.DepFiles[name] = digest
+	}
 	files, err := h.Inputs(ctx, p, t)
 	if err != nil {
 		return nil, err
@@ -580,6 +593,9 @@ func (h *Hasher) debug(m *Manifest) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Through)) {
 		fmt.Fprintf(w, "vx hash %s: through %s %s\n", m.TaskID, k, m.Through[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.DepFiles)) {
+		fmt.Fprintf(w, "vx hash %s: dependency files %s %s\n", m.TaskID, k, m.DepFiles[k])
 	}
 	if keyErr == nil {
 		fmt.Fprintf(w, "vx hash %s: key %s\n", m.TaskID, key)

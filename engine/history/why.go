@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
@@ -54,6 +55,8 @@ type Diff struct {
 	// Through lists the projects a `^task` dependency passes through (they lack the task) whose
 	// files changed.
 	Through []string `json:"through"`
+	// DepFiles lists the projects whose files a `^default` input takes in and that moved.
+	DepFiles []string `json:"depFiles"`
 	// sandbox is true when the sandbox the task runs under changed (its declaration, or an
 	// agent's narrowing of it); the reason says so.
 	sandbox bool
@@ -208,6 +211,8 @@ func reason(w *Why) string {
 		return "global input files changed"
 	case len(d.Packages) > 0:
 		return "resolved external packages changed"
+	case len(d.DepFiles) > 0:
+		return "files of upstream project " + strings.Join(d.DepFiles, ", ") + " changed"
 	case len(d.Through) > 0:
 		return "files of a dependency without the task changed"
 	case d.Lockfile:
@@ -226,7 +231,7 @@ func reason(w *Why) string {
 
 func emptyDiff() Diff {
 	return Diff{Files: emptyFiles(), Env: []string{}, Upstream: []UpstreamChange{}, Scripts: []string{},
-		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}}
+		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}, DepFiles: []string{}}
 }
 
 func emptyFiles() FileDiff {
@@ -268,7 +273,7 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		return nil
 	}
 	d := diffManifests(before, after)
-	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through) > 0 ||
+	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through)+len(d.DepFiles) > 0 ||
 		d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox ||
 		len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
 	if own {
@@ -337,6 +342,7 @@ func diffManifests(before, after *hasher.Manifest) Diff {
 	}
 	d.Lockfile = before.Lockfile != after.Lockfile
 	d.Through = movedKeys(before.Through, after.Through)
+	d.DepFiles = movedKeys(before.DepFiles, after.DepFiles)
 	envNames := map[string]bool{}
 	for k, v := range after.Env {
 		if old, ok := before.Env[k]; !ok || old != v {

@@ -135,7 +135,7 @@ func isLongRunning(name, command string) bool {
 		prog, args := program(words)
 		for _, a := range args {
 			if a == "--watch" || a == "--watchAll" || strings.HasPrefix(a, "--watch=") ||
-				a == "-w" && prog != "npm" && prog != "pnpm" && prog != "yarn" && prog != "bun" {
+				a == "-w" && prog != "npm" && prog != "pnpm" && prog != "yarn" && prog != "bun" && prog != "prettier" { // prettier -w writes
 				return true
 			}
 		}

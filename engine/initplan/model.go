@@ -268,6 +268,7 @@ func (b *builder) pruneDependsOn() {
 func (b *builder) plan() *Plan {
 	sort.Slice(b.projects, func(i, j int) bool { return b.projects[i].dir < b.projects[j].dir })
 	b.checkGlobs()
+	b.rootConfigInputs()
 	templates := b.templates()
 	b.tsconfigNotes()
 

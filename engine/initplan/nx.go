@@ -329,17 +329,26 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 		spec.DependsOn = b.nxDependsOn(np.file, key+".dependsOn", t.DependsOn)
 		inputs := t.Inputs
 		if inputs == nil {
-			inputs = []json.RawMessage{json.RawMessage(`"default"`)} // Nx's inputs when a target names none
+			// Nx's inputs when a target names none (DEFAULT_INPUTS of its task hasher): the project's
+			// files and, transitively, its dependencies'.
+			inputs = []json.RawMessage{json.RawMessage(`"default"`), json.RawMessage(`"^default"`)}
 		}
 		var set nxInputSet
 		b.nxInputs(np, np.file, key+".inputs", inputs, map[string]bool{}, &set)
 		spec.Inputs, spec.Env = b.nxInputGlobs(&set), set.env
-		spec.Outputs = b.nxOutputs(np, key+".outputs", t.Outputs, opts)
+		if t.Outputs != nil {
+			spec.Outputs = b.nxOutputs(np, key+".outputs", t.Outputs, opts)
+		} else {
+			spec.Outputs = b.nxDefaultOutputs(np, name, key, t, opts)
+		}
 		cached := cacheable[name]
 		if t.Cache != nil {
 			cached = *t.Cache
 		}
 		spec.NoCache = !cached
+		if spec.NoCache || spec.Persistent {
+			spec.Inputs = withoutDepInputs(spec.Inputs) // no key to keep: the task always runs
+		}
 		if isCleanup(name, script) {
 			spec.NotInAll = true
 			if !spec.NoCache {
@@ -530,6 +539,9 @@ type nxInputSet struct {
 	// globs are project globs ("src/**", "!**/*.spec.ts") and root globs ("//jest.preset.js").
 	globs []string
 	env   []string
+	// deps is true when the inputs take in the files of the project's dependencies (^default,
+	// ^production, {input, dependencies: true}).
+	deps bool
 }
 
 // nxWholeProject lists the Nx spellings of every file of the project.
@@ -607,8 +619,7 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 				b.noteItem("Nx dependentTasksOutputFiles inputs were not translated (vx keys a task on the keys of the tasks it depends on)", obj.DependentTasksOutputFiles)
 				continue
 			case obj.Input != "" && (obj.Dependencies || len(obj.Projects) > 0 && string(obj.Projects) != `"self"`):
-				b.noteItem("Nx dependency inputs were dropped (vx keys a task on the keys of the tasks it depends on)", "^"+obj.Input)
-				continue
+				s = "^" + obj.Input
 			case obj.Input != "":
 				s = obj.Input
 			default:
@@ -620,7 +631,10 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 		bare := strings.TrimPrefix(s, "!")
 		switch {
 		case strings.HasPrefix(s, "^"):
-			b.noteItem("Nx dependency inputs were dropped (vx keys a task on the keys of the tasks it depends on)", s)
+			set.deps = true
+			if s != "^default" {
+				b.noteItem(noteDepInputs, s)
+			}
 		case nxWholeProject[bare] && !neg:
 			set.whole = true
 		case strings.HasPrefix(bare, "{projectRoot}/"):
@@ -658,6 +672,33 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 // default named input (sharedGlobals) is a global input already (nxGlobalInputs); other root files
 // stay the task's own.
 func (b *builder) nxInputGlobs(set *nxInputSet) []string {
+	globs := b.nxOwnGlobs(set)
+	if !set.deps {
+		return globs
+	}
+	if globs == nil {
+		globs = []string{pathglob.Default}
+	}
+	return append(slices.Clone(globs), "^default")
+}
+
+// withoutDepInputs drops ^default from inputs, and the '$default' it needed beside it.
+func withoutDepInputs(inputs []string) []string {
+	if !slices.Contains(inputs, "^default") {
+		return inputs
+	}
+	inputs = slices.DeleteFunc(slices.Clone(inputs), func(g string) bool { return g == "^default" })
+	if len(inputs) == 1 && inputs[0] == pathglob.Default {
+		return nil
+	}
+	return inputs
+}
+
+// noteDepInputs heads the note on Nx dependency inputs naming another named input than default.
+const noteDepInputs = "Nx dependency inputs of a named input became ^default (every git-visible file of each project depended on: more than the named input, so vx misses whenever Nx does, and sometimes more)"
+
+// nxOwnGlobs is nxInputGlobs for the project's own files.
+func (b *builder) nxOwnGlobs(set *nxInputSet) []string {
 	if !set.whole {
 		if set.globs == nil {
 			return []string{} // no file of the project: only env and the upstream keys
@@ -726,6 +767,55 @@ func (b *builder) nxOutputs(np *nxProject, key string, outputs []string, opts ma
 	})
 	return out
 }
+
+// nxDefaultOutputs is what Nx caches of a target that names no outputs
+// (getOutputsForTargetAndConfiguration): options.outputPath where set, else for a build or
+// prepare target dist/{projectRoot}, {projectRoot}/dist, {projectRoot}/build and
+// {projectRoot}/public, else nothing. Of the build defaults vx declares those git ignores: a
+// tracked folder (public/ is often source) is no output a restore may overwrite; vx init notes the
+// others.
+func (b *builder) nxDefaultOutputs(np *nxProject, name, key string, t nxTarget, opts map[string]json.RawMessage) []string {
+	var one string
+	var list []string
+	switch {
+	case json.Unmarshal(opts["outputPath"], &one) == nil && one != "":
+		return b.nxOutputs(np, key+".options.outputPath", []string{one}, opts)
+	case json.Unmarshal(opts["outputPath"], &list) == nil && len(list) > 0:
+		return b.nxOutputs(np, key+".options.outputPath", list, opts)
+	case name != "build" && name != "prepare":
+		return nil
+	}
+	var candidates []string
+	for _, c := range []string{path.Join("dist", np.dir), path.Join(np.dir, "dist"), path.Join(np.dir, "build"), path.Join(np.dir, "public")} {
+		candidates = addUnique(candidates, c)
+	}
+	ignored := b.repo.gitIgnored(candidates)
+	var kept []string
+	for i, c := range candidates {
+		outside := i == 0 && np.dir != "."
+		script := np.scripts[name] + "\n" + t.Command
+		switch {
+		case !ignored[c]:
+			b.noteItem(noteNxDefaultOutputLeft, np.name+"#"+name+" "+c)
+		case outside && !exists(filepath.Join(b.repo.root, filepath.FromSlash(c))) && !strings.Contains(script, c):
+			// dist/{projectRoot} lies outside the project: declared, it is a literal path in each
+			// project's config; left out where nothing is there yet and the command does not name it.
+			b.noteItem(noteNxDefaultOutputAbsent, np.name+"#"+name+" "+c)
+		default:
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) > 0 {
+		b.noteItem(noteNxDefaultOutputs, np.name+"#"+name)
+	}
+	return b.nxOutputs(np, key+".outputs", kept, opts)
+}
+
+const (
+	noteNxDefaultOutputs      = "targets naming no outputs got those of Nx's default outputs (dist/{projectRoot}, {projectRoot}/dist, /build, /public) that git ignores"
+	noteNxDefaultOutputLeft   = "Nx default outputs left out because git does not ignore them (a restore must never overwrite tracked files; declare outputs if the target writes there)"
+	noteNxDefaultOutputAbsent = "Nx default outputs outside the project left out: nothing is there yet and the command does not name it (declare outputs if the target writes there)"
+)
 
 // hasExtension reports whether the last element of p looks like a file name ("app.js") rather than
 // a folder (".next", "dist").

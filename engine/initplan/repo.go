@@ -29,6 +29,14 @@ type packageJSON struct {
 	PeerDependencies     map[string]string `json:"peerDependencies"`
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
 	Nx                   *nxProjectConfig  `json:"nx"`
+	// Main, Module, Types, Typings, Exports and Files say where the package's code is: in a
+	// package built before use, inside its build output.
+	Main    string          `json:"main"`
+	Module  string          `json:"module"`
+	Types   string          `json:"types"`
+	Typings string          `json:"typings"`
+	Exports json.RawMessage `json:"exports"`
+	Files   []string        `json:"files"`
 }
 
 // workspaceGlobs returns the workspaces globs of a root package.json, in the array form

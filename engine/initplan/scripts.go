@@ -56,13 +56,16 @@ func (b *builder) fromScripts() error {
 			p.tasks[name] = t
 		}
 	}
+	b.scriptsGraph()
 	if len(lone) > 0 {
 		sort.Strings(lone)
 		b.note("scripts of one package only were left out (add them to its vx.project.ts to run them with vx): %s", strings.Join(lone, ", "))
 	}
 	if len(holders["build"]) > 0 {
 		b.note("build waits for ^build (the build of each dependency); no other task waits for anything: add dependsOn where a task needs another")
-		b.note("no outputs are declared: add outputs (e.g. ['dist/**']) to the tasks whose files a cache hit should restore")
+		if !slices.ContainsFunc(b.projects, func(p *project) bool { return p.tasks["build"] != nil && p.tasks["build"].Outputs != nil }) {
+			b.note("no outputs are declared: add outputs (e.g. ['dist/**']) to the tasks whose files a cache hit should restore")
+		}
 	}
 	return nil
 }

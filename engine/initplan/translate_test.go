@@ -92,9 +92,11 @@ func TestInitNxAcme(t *testing.T) {
 		"projects: ['.', 'apps/*', 'libs/*'],",
 		// sharedGlobals, used by default; the workspace files a target adds stay its own
 		"globalInputs: ['//babel.config.json'],",
-		"test: { command: 'vitest run', inputs: ['$default', '//jest.preset.js'] },",
-		// production is {projectRoot}/**/* less some files: vx's '$default' less the same files
-		"inputs: ['$default', '!**/*.spec.ts', '!tsconfig.spec.json', '!vite.config.ts'],",
+		// test names default and ^production: the project's files and its dependencies'
+		"test: { command: 'vitest run', inputs: ['$default', '//jest.preset.js', '^default'] },",
+		// production is {projectRoot}/**/* less some files: vx's '$default' less the same files;
+		// ^production is ^default (a superset)
+		"inputs: ['$default', '!**/*.spec.ts', '!tsconfig.spec.json', '!vite.config.ts', '^default'],",
 	} {
 		if !strings.Contains(ws, want) {
 			t.Errorf("vx.workspace.ts lacks %q:\n%s", want, ws)
@@ -124,7 +126,7 @@ func TestInitNxAcme(t *testing.T) {
 		t.Errorf("a root script that runs nx became a task:\n%s", root)
 	}
 	for _, note := range []string{
-		"Nx dependency inputs were dropped (vx keys a task on the keys of the tasks it depends on): ^production",
+		"Nx dependency inputs of a named input became ^default (every git-visible file of each project depended on: more than the named input, so vx misses whenever Nx does, and sometimes more): ^production",
 		"Nx runtime inputs were not translated",
 		"Nx externalDependencies inputs were not translated",
 		"tsconfig.base.json is extended by the tsconfig of 4 projects (api, web, ui, util) but no input declares it",
@@ -323,9 +325,11 @@ func TestInitNxInputForms(t *testing.T) {
 	a := files["libs/a/vx.project.ts"]
 	for _, want := range []string{
 		"whole: { command: 'cd ../.. && true' },",
-		"deps: { command: 'cd ../.. && true', inputs: [], env: ['CI'] },",
-		"named: { command: 'cd ../.. && true', inputs: ['src/**/*', '//x.json'], env: ['MODE'] },",
-		"none: { command: 'cd ../.. && true' },",
+		"deps: { command: 'cd ../.. && true', inputs: ['^default'], env: ['CI'] },",
+		// {input: 'src', projects: 'dependencies'}: ^src, which vx takes as ^default (a superset).
+		"inputs: ['src/**/*', '//x.json', '^default'],",
+		// No inputs: Nx's DEFAULT_INPUTS, default and ^default.
+		"none: { command: 'cd ../.. && true', inputs: ['$default', '^default'] },",
 	} {
 		if !strings.Contains(a, want) {
 			t.Errorf("libs/a/vx.project.ts lacks %q:\n%s", want, a)

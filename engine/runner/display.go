@@ -128,6 +128,9 @@ func (d *display) finished(e store.Execution) {
 		what = "skipped"
 	case store.StatusHit:
 		what = fmt.Sprintf("hit (%s, saved %s)", round(e.Duration), round(e.Saved))
+		if e.RestoredFiles != nil && *e.RestoredFiles == 0 {
+			what = fmt.Sprintf("hit, restored 0 files (%s, saved %s)", round(e.Duration), round(e.Saved))
+		}
 	case store.StatusFailed:
 		if e.ExitCode != nil {
 			what = fmt.Sprintf("failed with exit code %d (%s)", *e.ExitCode, round(e.Duration))

@@ -159,7 +159,7 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	e.Status = store.StatusHit
 	e.CacheSource = hit.Source
 	e.ExitCode = intPtr(0)
-	e.Saved = hit.Entry.Duration
+	e.Saved, e.RestoredFiles = hit.Entry.Duration, intPtr(len(hit.Entry.Outputs))
 	e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
 	// A hit takes what its restore took; the time it waited for another run is waitedMs.
 	e.Duration = a.r.opts.Now().Sub(a.start) - a.o.waited
@@ -192,6 +192,7 @@ func (a *attempt) run(key string) outcome {
 	r.hasher.Invalidate(p.Dir)
 	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.log()))
 	log = a.confine(box, out.log(), log)
+	r.warnUndeclared(a.ctx, p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
 		if t.Cache {

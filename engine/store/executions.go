@@ -37,6 +37,9 @@ type Execution struct {
 	ReservedBytes int64
 	// Waited is how long the task waited for another process that was running it (the task lock).
 	Waited time.Duration
+	// RestoredFiles is, for a hit, how many output files it restored (the cache entry's
+	// listing); nil otherwise.
+	RestoredFiles *int
 }
 
 // RecordExecution stores one task's execution.
@@ -48,16 +51,16 @@ func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 }
 
 // executionColumns are the executions table's columns, written once: insertExecution writes
-// them and scanExec reads them in this order (waited_ms last: an index older than waitedVersion
-// lacks it), and listedColumns is the part a window's listing reads.
+// them and scanExec reads them in this order (versioned last: columns an older index lacks,
+// read as their zero), and listedColumns is the part a window's listing reads.
 var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
 	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
-	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms"}
+	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files"}
 
 var (
 	insertExecutionSQL = "INSERT OR REPLACE INTO executions (" + strings.Join(executionColumns, ", ") +
 		") VALUES (" + strings.Repeat("?, ", len(executionColumns)-1) + "?)"
-	execCols = strings.Join(executionColumns[:len(executionColumns)-1], ", ")
+	execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
 )
 
 // listedColumns are the columns of a Listed execution, as Snapshot.Listed scans them.
@@ -81,44 +84,63 @@ func (q queryExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, 
 func insertExecution(ctx context.Context, q execer, e Execution) error {
 	sv, _ := json.Marshal(nonNil(e.SandboxViolations))
 	nr, _ := json.Marshal(nonNil(e.NotReady))
-	var exit any
+	var exit, restored any
 	if e.ExitCode != nil {
 		exit = *e.ExitCode
 	}
+	if e.RestoredFiles != nil {
+		restored = *e.RestoredFiles
+	}
 	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, e.Waited.Milliseconds())
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, e.Waited.Milliseconds(), restored)
 	if err != nil {
 		return fmt.Errorf("record %s: %w", e.TaskID, err)
 	}
 	return nil
 }
 
-// waitedVersion is the layout that keeps how long each task waited (migration 6).
-const waitedVersion = 6
+// versionedColumns are the last columns of executionColumns, each with the layout that added
+// it and what an older index reads in its place.
+var versionedColumns = []struct {
+	version   int
+	name, old string
+}{
+	{6, "waited_ms", "0"},         // how long each task waited (migration 6)
+	{7, "restored_files", "NULL"}, // how many files each hit restored (migration 7)
+}
 
-// execColumns are the columns scanExec reads, in an index of s's layout: one older than
-// waitedVersion reads as if no task had waited.
+// execColumns are the columns scanExec reads, in an index of s's layout: one older than a
+// column's layout reads its zero.
 func (s *Store) execColumns() string {
-	if s.version < waitedVersion {
-		return execCols + `, 0`
+	cols := execCols
+	for _, c := range versionedColumns {
+		if s.version < c.version {
+			cols += ", " + c.old
+		} else {
+			cols += ", " + c.name
+		}
 	}
-	return execCols + `, waited_ms`
+	return cols
 }
 
 func scanExec(sc scanner) (Execution, error) {
 	var e Execution
-	var exit sql.NullInt64
+	var exit, restored sql.NullInt64
 	var started, dur, ucpu, scpu, saved, waited int64
 	var timedOut int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
-		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited); err != nil {
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored); err != nil {
 		return e, err
 	}
 	if exit.Valid {
 		c := int(exit.Int64)
 		e.ExitCode = &c
+	}
+	if restored.Valid {
+		n := int(restored.Int64)
+		e.RestoredFiles = &n
 	}
 	e.Started = time.UnixMilli(started)
 	e.Duration = time.Duration(dur) * time.Millisecond

@@ -70,6 +70,10 @@ var migrations = []migration{
 	{6, "keep how long each task waited for another run", []string{
 		`ALTER TABLE executions ADD COLUMN waited_ms INTEGER NOT NULL DEFAULT 0`,
 	}, nil},
+	// How many output files each hit restored, so that vx last shows a hit that restored none.
+	{7, "keep the files each hit restored", []string{
+		`ALTER TABLE executions ADD COLUMN restored_files INTEGER`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -64,6 +64,9 @@ type TaskResult struct {
 	// WaitedMs is how long the task waited for another vx process that was running it (the
 	// task lock).
 	WaitedMs int64 `json:"waitedMs"`
+	// RestoredFiles is, for a hit, how many output files it restored (0 for a task whose outputs
+	// hold nothing); absent otherwise.
+	RestoredFiles *int `json:"restoredFiles,omitempty"`
 }
 
 // Totals count a run's tasks by outcome.
@@ -139,6 +142,7 @@ func taskResult(e store.Execution) TaskResult {
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 		WaitedMs: e.Waited.Milliseconds(),
+		RestoredFiles: e.RestoredFiles,
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource

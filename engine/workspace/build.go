@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -121,9 +122,16 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := findCycle(ws); err != nil {
 		return nil, err
 	}
+	b.watched = append(b.watched, filepath.Join(b.root, "package.json"))
+	rootPkg, _, _ := readPackageJSON(b.root, ".") // no root package.json: no root scripts
+	src := scriptSource{}
+	if rootPkg != nil {
+		src.root, src.rootName = rootPkg.Scripts, rootPkg.Name
+	}
 	for _, p := range ws.Projects {
+		src.own, src.dir = p.Scripts, p.Dir
 		for _, t := range p.Tasks {
-			t.Scripts = scriptsRun(t.Command, p.Scripts)
+			t.Scripts = scriptsRun(t.Command, src)
 			if t.Persistent {
 				t.Cache = false
 			}

@@ -182,6 +182,11 @@ var fieldCodecs = map[string]fieldCodec{
 		if t.Inputs, err = r.globs(kp, v); err == nil && t.Inputs == nil {
 			t.Inputs = []string{} // declared empty: no file at all, never the default
 		}
+		for i, g := range t.Inputs {
+			if strings.HasPrefix(g, "^") && g != graph.DependencyDefault {
+				return r.errAt(kp, "%s[%d]: %q: the only dependency input is %q (every git-visible file of each project depended on)", kp, i, g, graph.DependencyDefault)
+			}
+		}
 		return err
 	}, func(d, s *graph.Task) { d.Inputs = s.Inputs }},
 	"outputs": {func(r reader, kp string, v any, t *graph.Task) (err error) {

@@ -66,6 +66,10 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 		if len(through) > 0 {
 			t.Through = append([]string{}, slices.Sorted(maps.Keys(through))...)
 		}
+		t.DependencyFiles = nil
+		if slices.Contains(t.Inputs, graph.DependencyDefault) {
+			t.DependencyFiles = dependencyProjects(ws, p)
+		}
 		if t.Outputs == nil {
 			t.Outputs = []string{}
 		}
@@ -105,6 +109,30 @@ func upstream(ws *graph.Workspace, p *graph.Project, name string, deps, through 
 		through[dp] = true
 		queue = append(queue, dproj.DependsOn...)
 	}
+}
+
+// dependencyProjects lists, sorted, every project p depends on, transitively: the projects whose
+// files `^default` inputs take in.
+func dependencyProjects(ws *graph.Workspace, p *graph.Project) []string {
+	seen := map[string]bool{p.Name: true}
+	var out []string
+	queue := append([]string(nil), p.DependsOn...)
+	for len(queue) > 0 {
+		dp := queue[0]
+		queue = queue[1:]
+		if seen[dp] {
+			continue
+		}
+		seen[dp] = true
+		dproj, ok := ws.Project(dp)
+		if !ok {
+			continue
+		}
+		out = append(out, dp)
+		queue = append(queue, dproj.DependsOn...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // missingRefs says what resolveDeps does with a reference to a task that does not exist.
