@@ -141,7 +141,7 @@ func taskResult(e store.Execution) TaskResult {
 		TaskID: e.TaskID, Status: e.Status, Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
-		WaitedMs: e.Waited.Milliseconds(),
+		WaitedMs:      e.Waited.Milliseconds(),
 		RestoredFiles: e.RestoredFiles,
 	}
 	if e.CacheSource != "" {
