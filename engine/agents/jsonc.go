@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,17 +62,23 @@ func jsonServer(key string, entry map[string]any) edit {
 	}
 }
 
-// inline is entry on one line, its keys in the order command, args, then the rest sorted.
+// inline is entry on one line, its keys in the order type, command, args, then the rest sorted.
 func inline(entry map[string]any) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	keys := []string{"command", "args"}
-	for k := range entry {
-		if k != "command" && k != "args" {
+	var keys, rest []string
+	for _, k := range []string{"type", "command", "args"} {
+		if _, ok := entry[k]; ok {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys[2:])
+	for k := range entry {
+		if !slices.Contains(keys, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	keys = append(keys, rest...)
 	for i, k := range keys {
 		val, err := json.Marshal(entry[k])
 		if err != nil {
