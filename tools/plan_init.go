@@ -11,7 +11,7 @@ import (
 )
 
 type planInitArgs struct {
-	Mode   string `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
+	Mode   string   `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
 	Agents []string `json:"agents" arg:"doc=Also the agent hosts' files (vx init --agents): claude, cursor, vscode, continue, gemini, codex or all."`
 	Cursor string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
