@@ -12,7 +12,7 @@ import (
 
 type planInitArgs struct {
 	Mode   string   `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
-	Agents []string `json:"agents" arg:"doc=Also the agent hosts' files (vx init --agents): claude, cursor, vscode, continue, gemini, codex or all."`
+	Agents []string `json:"agents" arg:"doc=Hosts, as vx init --agents: claude, codex…, all."`
 	Cursor string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
@@ -21,7 +21,7 @@ func (d *Deps) planInit() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "planInit",
 		Title:       "Plan adopting vx",
-		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts; with agents, the hosts' MCP config and guide too. Writes nothing.",
+		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts; agents adds the hosts' agent files. Writes nothing.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args planInitArgs) (*initplan.Plan, error) {
