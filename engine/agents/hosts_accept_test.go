@@ -153,3 +153,38 @@ func TestGeminiCLIConnects(t *testing.T) {
 		t.Fatalf("gemini mcp list:\n%s", fmt.Sprint(out))
 	}
 }
+
+const (
+	inspectorPackage = "@modelcontextprotocol/inspector@2.12.0"
+	codexPackage     = "@openai/codex@0.171.0"
+)
+
+// The Inspector CLI's strict tools/list of the server the written config starts passes.
+func TestInspectorStrictToolsList(t *testing.T) {
+	inspector := hostCLI(t, inspectorPackage, "mcp-inspector")
+	root, env := hostWorkspace(t, "claude")
+	out := run(t, root, env, inspector, "--cli", "--strict", "vx", "mcp", "--method", "tools/list")
+	t.Logf("mcp-inspector --cli --strict tools/list:\n%.300s", out)
+	if !strings.Contains(out, `"listTasks"`) {
+		t.Fatalf("no listTasks in the tools/list answer")
+	}
+}
+
+// Codex parses the written .codex/config.toml: codex mcp list names vx and its command.
+func TestCodexParsesConfig(t *testing.T) {
+	codex := hostCLI(t, codexPackage, "codex")
+	root, env := hostWorkspace(t, "codex")
+	home := homeOf(env)
+	trust := fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", root)
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(trust), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, root, env, codex, "mcp", "list")
+	t.Logf("codex mcp list:\n%s", out)
+	if !regexp.MustCompile(`(?m)^vx\s+vx\s+mcp\b`).MatchString(out) {
+		t.Fatalf("codex mcp list does not list vx with its command")
+	}
+}
