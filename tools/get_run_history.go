@@ -30,7 +30,7 @@ func (d *Deps) getRunHistory() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getRunHistory",
 		Title:       "Run history and task statistics",
-		Description: "Which tasks ran recently, and how fast? Recent runs (status, counts, the tasks that did not pass and why) and per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
+		Description: "Which tasks ran recently, and how fast? Recent runs (status, counts, tasks that did not pass and why), per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
 		Paged:       true,
 		Optional:    []string{"limit", "runs", "tasks", "omittedTasks"},
 		Annotations: readOnly,

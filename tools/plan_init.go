@@ -2,15 +2,18 @@ package tools
 
 import (
 	"context"
+	"slices"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
+	"github.com/vzn/vx/engine/agents"
 	"github.com/vzn/vx/engine/initplan"
 )
 
 type planInitArgs struct {
-	Mode   string `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
-	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Mode   string   `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
+	Agents []string `json:"agents" arg:"doc=Hosts, as vx init --agents: claude, codex…, all."`
+	Cursor string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
 }
 
 // planInit answers as `vx init --dry --format json`.
@@ -18,7 +21,7 @@ func (d *Deps) planInit() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "planInit",
 		Title:       "Plan adopting vx",
-		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
+		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts; agents adds the hosts' agent files. Writes nothing.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args planInitArgs) (*initplan.Plan, error) {
@@ -30,7 +33,36 @@ func (d *Deps) planInit() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
+		if args.Agents != nil {
+			if err := d.planAgents(ctx, root, args.Agents, plan); err != nil {
+				return nil, err
+			}
+		}
 		call.Window(ctx, args.Cursor, window.OfCut("files", &plan.Files, cutFile), window.Of("todos", &plan.Todos), window.Of("notes", &plan.Notes), window.Of("projects", &plan.Projects))
 		return plan, nil
 	})
+}
+
+// planAgents adds to plan the files `vx init --agents` would write for hosts, unwritten.
+func (d *Deps) planAgents(ctx context.Context, root string, hosts []string, plan *initplan.Plan) error {
+	opts := agents.Options{Root: root, Hosts: hosts, Dry: true}
+	if ws, err := d.Loader.Load(ctx); err == nil {
+		opts.DeclaresMCP = ws.MCP != nil
+		for _, p := range ws.Projects {
+			for name := range p.Tasks {
+				opts.Tasks = append(opts.Tasks, name)
+			}
+		}
+	}
+	slices.Sort(opts.Tasks)
+	opts.Tasks = slices.Compact(opts.Tasks)
+	ap, err := agents.Write(opts)
+	if err != nil {
+		return err
+	}
+	for _, f := range ap.Files {
+		plan.Files = append(plan.Files, initplan.File{Path: f.Path, Text: f.Text, Status: f.Status})
+	}
+	plan.Notes = append(plan.Notes, ap.Todos...)
+	return nil
 }

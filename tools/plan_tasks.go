@@ -19,7 +19,7 @@ type taskSelectionArgs struct {
 	Tasks    taskNames  `json:"tasks" arg:"doc=Task names (build) or ids (app#build); dependencies come along."`
 	All      bool       `json:"all" arg:"doc=Every task of the selected projects (vx run --all)."`
 	Filter   FilterList `json:"filter" arg:"doc=--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
-	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
+	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, plus dependents."`
 }
 
 // check refuses what vx run would refuse before looking at the workspace: no task and no all,
@@ -71,7 +71,7 @@ func (d *Deps) planTasks() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "planTasks",
 		Title:       "Plan a run (dry run)",
-		Description: "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. Same arguments as runTasks but force. A refusal answers error.",
+		Description: "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. runTasks' arguments but force. A refusal answers error.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args planTasksArgs) (*PlanAnswer, error) {

@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// What a model reads of the tools — their descriptions and input schemas — stays within 10 KB
+// What a model reads of the tools — names, descriptions and input schemas — stays within 10 KB
 // for the fifteen, so that listing them costs an agent little.
 func TestToolDefinitionsAreAffordable(t *testing.T) {
 	tools := All(&Deps{}).WithLister(nil).List(context.Background())
@@ -22,10 +22,10 @@ func TestToolDefinitionsAreAffordable(t *testing.T) {
 	}
 	size := 0
 	for _, t := range tools {
-		size += len(t.Description) + len(t.InputSchema)
+		size += len(t.Name) + len(t.Description) + len(t.InputSchema)
 	}
 	if size > 10_000 {
-		t.Errorf("descriptions and input schemas take %d bytes, more than 10,000", size)
+		t.Errorf("names, descriptions and input schemas take %d bytes, more than 10,000", size)
 	}
 }
 

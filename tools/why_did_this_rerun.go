@@ -20,7 +20,7 @@ func (d *Deps) whyDidThisRerun() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "whyDidThisRerun",
 		Title:       "Why a task re-executed",
-		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (input files, global files, env names, the command, package scripts, lockfile packages with both versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix; default the task's latest run. As vx why --format json.",
+		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (files, global files, env names, command, scripts, lockfile versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix, default the latest. As vx why --format json.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args whyDidThisRerunArgs) (*history.Why, error) {

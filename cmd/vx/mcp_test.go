@@ -298,6 +298,7 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 	}{
 		{"planInit", map[string]any{}, []string{"init", "--dry"}},
 		{"planInit", map[string]any{"mode": "scripts"}, []string{"init", "--dry", "--mode", "scripts"}},
+		{"planInit", map[string]any{"agents": []string{"claude", "codex"}}, []string{"init", "--dry", "--agents", "claude,codex"}},
 		{"searchDocs", map[string]any{"query": "cache key"}, []string{"docs", "cache", "key"}},
 		{"searchDocs", map[string]any{"query": "dependsOn", "limit": 2}, []string{"docs", "dependsOn", "--limit", "2"}},
 		{"searchDocs", map[string]any{"query": "zqxjv wombat"}, []string{"docs", "zqxjv", "wombat"}},
@@ -310,6 +311,9 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "packages", "ui", "vx.project.ts")); !os.IsNotExist(err) {
 		t.Errorf("planInit wrote files: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".mcp.json")); !os.IsNotExist(err) {
+		t.Errorf("planInit wrote .mcp.json: %v", err)
 	}
 	got, _, _ := call(t, cs, "searchDocs", map[string]any{"query": "cache", "limit": 1e9})
 	if !strings.Contains(string(got), `"limit":100`) {

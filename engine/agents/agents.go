@@ -1,0 +1,191 @@
+// Package agents plans and writes what `vx init --agents` and `vx agents` give each coding agent
+// host: its MCP config for `vx mcp`, merged into the file the host reads with every other server
+// and key kept, and an agent guide (a section of AGENTS.md, pointers to it in CLAUDE.md and
+// GEMINI.md, a Claude Code skill). Writing twice changes nothing the second time.
+package agents
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/vzn/vx/engine/atomicfile"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// File statuses.
+const (
+	// StatusNew is a file that does not exist yet.
+	StatusNew = "new"
+	// StatusKept is a file that already holds what vx would write.
+	StatusKept = "kept"
+	// StatusReplaced is an existing file vx changes (merges its part into).
+	StatusReplaced = "replaced"
+)
+
+// Options say what to plan.
+type Options struct {
+	// Root is the workspace root.
+	Root string
+	// Hosts names the hosts (Hosts()); empty means every host.
+	Hosts []string
+	// Dry plans and writes nothing.
+	Dry bool
+	// Tasks are the workspace's task names, for the guide.
+	Tasks []string
+	// DeclaresMCP is true when vx.workspace.ts declares plugins: [mcp()].
+	DeclaresMCP bool
+}
+
+// Plan is the answer of `vx agents`, and its --format json document.
+type Plan struct {
+	// Dry is true when nothing was written.
+	Dry bool `json:"dry"`
+	// Hosts lists the hosts planned for, in Hosts() order.
+	Hosts []string `json:"hosts"`
+	// Files lists each file with the text it has after the plan and its status.
+	Files []File `json:"files"`
+	// Todos lists what the user must still do (the mcp() lines to add).
+	Todos []string `json:"todos"`
+}
+
+// File is one file of the plan.
+type File struct {
+	// Path is relative to the root, with forward slashes.
+	Path string `json:"path"`
+	// Text is the whole content the file has once written.
+	Text string `json:"text"`
+	// Status is new, kept or replaced.
+	Status string `json:"status"`
+}
+
+// MCPLines are the two lines vx.workspace.ts needs for `vx mcp` to exist.
+var MCPLines = []string{
+	"import { mcp } from '@vzn/vx-mcp'",
+	"plugins: [mcp()],  // inside defineWorkspace({ … })",
+}
+
+// ParseHosts splits comma-separated host names ("claude,gemini"); "all" or nothing means every host.
+// An unknown name is refused naming it and the known ones.
+func ParseHosts(names []string) ([]string, error) {
+	var want []string
+	for _, n := range names {
+		for _, h := range strings.Split(n, ",") {
+			h = strings.TrimSpace(strings.ToLower(h))
+			switch {
+			case h == "":
+			case h == "all":
+				return Hosts(), nil
+			case hostByName(h) == nil:
+				return nil, vxerr.Usagef("unknown agent host %q: want %s or all", h, strings.Join(Hosts(), ", "))
+			case !slices.Contains(want, h):
+				want = append(want, h)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return Hosts(), nil
+	}
+	var out []string
+	for _, h := range Hosts() {
+		if slices.Contains(want, h) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// Write plans the hosts' files and, unless opts.Dry, writes those that change.
+func Write(opts Options) (*Plan, error) {
+	hosts, err := ParseHosts(opts.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Dry: opts.Dry, Hosts: hosts, Files: []File{}, Todos: []string{}}
+	edits := map[string]edit{}
+	var order []string
+	add := func(path string, e edit) {
+		if _, ok := edits[path]; !ok {
+			order = append(order, path)
+			edits[path] = e
+		}
+	}
+	add("AGENTS.md", markedSection(agentsSection(opts.Tasks)))
+	for _, name := range hosts {
+		for _, f := range hostByName(name).files {
+			add(f.path, f.edit(opts))
+		}
+	}
+	for _, path := range order {
+		f, err := settle(opts.Root, path, edits[path])
+		if err != nil {
+			return nil, err
+		}
+		plan.Files = append(plan.Files, f)
+	}
+	if !opts.DeclaresMCP {
+		plan.Todos = append(plan.Todos, "vx.workspace.ts does not declare mcp(): add these two lines\n  "+strings.Join(MCPLines, "\n  "))
+	}
+	if opts.Dry {
+		return plan, nil
+	}
+	for _, f := range plan.Files {
+		if f.Status == StatusKept {
+			continue
+		}
+		abs := filepath.Join(opts.Root, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return nil, fmt.Errorf("vx agents: %w", err)
+		}
+		if err := atomicfile.WriteFile(abs, []byte(f.Text), atomicfile.Perm(0o644)); err != nil {
+			return nil, fmt.Errorf("vx agents: write %s: %w", f.Path, err)
+		}
+	}
+	return plan, nil
+}
+
+// edit computes a file's new text from its current one (nil when it does not exist).
+type edit func(old []byte) ([]byte, error)
+
+// settle reads the file at path and applies e.
+func settle(root, path string, e edit) (File, error) {
+	old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+	exists := err == nil
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return File{}, fmt.Errorf("vx agents: read %s: %w", path, err)
+	}
+	text, err := e(old)
+	if err != nil {
+		return File{}, fmt.Errorf("vx agents: %s: %w", path, err)
+	}
+	f := File{Path: path, Text: string(text), Status: StatusNew}
+	switch {
+	case exists && bytes.Equal(old, text):
+		f.Status = StatusKept
+	case exists:
+		f.Status = StatusReplaced
+	}
+	return f, nil
+}
+
+// WriteText prints the plan for a person: each file and its status, then the todos.
+func (p *Plan) WriteText(w io.Writer) error {
+	var b strings.Builder
+	verb := map[string]string{StatusNew: "wrote", StatusReplaced: "updated", StatusKept: "unchanged"}
+	if p.Dry {
+		verb = map[string]string{StatusNew: "would write", StatusReplaced: "would update", StatusKept: "unchanged"}
+	}
+	for _, f := range p.Files {
+		fmt.Fprintf(&b, "%-13s %s\n", verb[f.Status], f.Path)
+	}
+	for _, t := range p.Todos {
+		fmt.Fprintf(&b, "todo: %s\n", t)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
