@@ -122,6 +122,14 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := findCycle(ws); err != nil {
 		return nil, err
 	}
+	b.resolveScripts(ws)
+	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
+	return ws, nil
+}
+
+// resolveScripts records the package scripts each task's command runs (its own package's, and the
+// root's it reaches through pnpm -w and friends), and makes a persistent task uncached.
+func (b *build) resolveScripts(ws *graph.Workspace) {
 	b.watched = append(b.watched, filepath.Join(b.root, "package.json"))
 	rootPkg, _, _ := readPackageJSON(b.root, ".") // no root package.json: no root scripts
 	src := scriptSource{}
@@ -137,8 +145,6 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 			}
 		}
 	}
-	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
-	return ws, nil
 }
 
 // globalInputs reads `globalInputs`: globs from the workspace root ("//" may be written, as in a
