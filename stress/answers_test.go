@@ -90,9 +90,14 @@ func TestAnswersAtScale(t *testing.T) {
 			if measureOnly {
 				return
 			}
+			// listTasks with no narrowing argument is a summary: totals, task names and tags.
+			text := callText(t, cs, "listTasks", map[string]any{})
+			if len(text) > 8000 || !strings.Contains(text, `"taskNames":[{"name":"build","projects":`+fmt.Sprint(n)) {
+				t.Errorf("listTasks' first answer at %d projects is %d characters (want a summary under 8,000): %.300s", n, len(text), text)
+			}
 			// A run of all hits answers a summary of a few hundred characters; a failing run names
 			// its failed tasks with their exit codes.
-			text := callText(t, cs, "getRunHistory", map[string]any{"runId": runs.hits})
+			text = callText(t, cs, "getRunHistory", map[string]any{"runId": runs.hits})
 			if len(text) > 2000 {
 				t.Errorf("the summary of a run of %d hits is %d characters, more than 2,000", 2*n, len(text))
 			}

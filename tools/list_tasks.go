@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
@@ -22,6 +25,39 @@ type TaskList struct {
 	// TotalProjects counts the projects selected, across every page.
 	TotalProjects int               `json:"totalProjects"`
 	Affected      map[string]string `json:"affected,omitempty"`
+	// TaskNames and Tags summarise a call with no narrowing argument: each task name and tag with
+	// how many projects have it. The projects are then behind the cursor.
+	TaskNames []NameCount `json:"taskNames,omitempty"`
+	Tags      []NameCount `json:"tags,omitempty"`
+}
+
+// summaryProjectChars is how large the project list of a summary may be and still be answered in
+// it: a small workspace's first answer is whole, a large one's fits 8,000 characters.
+const summaryProjectChars = 6000
+
+// NameCount is a task name or a tag and how many projects have it.
+type NameCount struct {
+	Name     string `json:"name"`
+	Projects int    `json:"projects"`
+}
+
+// countNames counts, for each name the projects give, how many projects give it; sorted by name.
+func countNames(projects []ListedProject, names func(ListedProject) []string) []NameCount {
+	counts := map[string]int{}
+	for _, p := range projects {
+		seen := map[string]bool{}
+		for _, n := range names(p) {
+			if !seen[n] {
+				seen[n] = true
+				counts[n]++
+			}
+		}
+	}
+	out := make([]NameCount, 0, len(counts))
+	for _, n := range slices.Sorted(maps.Keys(counts)) {
+		out = append(out, NameCount{Name: n, Projects: counts[n]})
+	}
+	return out
 }
 
 // ListedProject is one project of listTasks' answer: of show.Project, the fields that say what
@@ -48,7 +84,7 @@ func (d *Deps) listTasks() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "listTasks",
 		Title:       "List projects and tasks",
-		Description: "What can I run here? Every project (tags, dependencies) and the tasks a run would see: id, command, dependsOn, cache. project narrows to one; filter and affected narrow as vx show --filter/--affected. Call it first in a workspace.",
+		Description: "What can I run here? Each project (tags, dependencies) and its tasks: id, command, dependsOn, cache. No argument: a summary (task names, tags with project counts; projects if few); project, filter, affected or cursor list them.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args listTasksArgs) (*taskListPage, error) {
@@ -70,7 +106,21 @@ func (d *Deps) listTasks() tool.Tool {
 			}
 		}
 		list := listOf(doc)
-		call.Window(ctx, args.Cursor, window.Of("projects", &list.Projects))
+		projects := window.Of("projects", &list.Projects)
+		if args.Project == "" && args.Filter == nil && args.Affected == nil && args.Cursor == "" {
+			list.TaskNames = countNames(list.Projects, func(p ListedProject) []string {
+				names := make([]string, len(p.Tasks))
+				for i, t := range p.Tasks {
+					_, names[i], _ = strings.Cut(t.ID, "#")
+				}
+				return names
+			})
+			list.Tags = countNames(list.Projects, func(p ListedProject) []string { return p.Tags })
+			if data, err := json.Marshal(list.Projects); err != nil || len(data) > summaryProjectChars {
+				projects = projects.Head(0)
+			}
+		}
+		call.Window(ctx, args.Cursor, projects)
 		return &taskListPage{list}, nil
 	})
 }
