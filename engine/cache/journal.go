@@ -60,7 +60,7 @@ func newJournal(stateDir, root, taskID string) *journal {
 		asides: map[string]bool{}, fresh: map[string]bool{}}
 }
 
-// open makes the journal's file (synced, with its folder) and locks it, once.
+// open makes the journal's file and locks it, once.
 func (j *journal) open() error {
 	if j.f != nil || j.err != nil {
 		return j.err
@@ -78,13 +78,10 @@ func (j *journal) open() error {
 			f.Close()
 			return errors.New("journal held by another process")
 		}
+		// Not synced: a killed vx's writes are the kernel's and the next run reads them, which is
+		// the crash the journal is for; against a power cut nothing of a restore is synced (its
+		// outputs no more than its journal), and two syncs a task were a fifth of a restore.
 		_, err = f.WriteString(journalMagic + strconv.Quote(j.root) + "\n")
-		if err == nil {
-			err = f.Sync()
-		}
-		if err == nil {
-			err = syncDir(j.dir)
-		}
 		if err != nil {
 			unlock()
 			f.Close()

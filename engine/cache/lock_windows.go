@@ -16,6 +16,3 @@ func tryLock(f *os.File) (unlock func(), ok bool) {
 	}
 	return func() { _ = windows.UnlockFileEx(h, 0, 1, 0, ol) }, true
 }
-
-// syncDir is a no-op: Windows makes a folder's entries durable with the file.
-func syncDir(string) error { return nil }
