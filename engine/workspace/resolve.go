@@ -89,50 +89,45 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 // hold (a shared tsconfig, sources bundled by a dependent) reaches the task with no task of
 // their own to carry it.
 func upstream(ws *graph.Workspace, p *graph.Project, name string, deps, through map[string]bool) {
-	seen := map[string]bool{p.Name: true}
-	queue := append([]string(nil), p.DependsOn...)
-	for len(queue) > 0 {
-		dp := queue[0]
-		queue = queue[1:]
-		if seen[dp] {
-			continue
+	walkDependencies(ws, p, func(dp *graph.Project) bool {
+		if dp.Tasks[name] != nil {
+			deps[graph.TaskID(dp.Name, name)] = true
+			return false
 		}
-		seen[dp] = true
-		dproj, ok := ws.Project(dp)
-		if !ok {
-			continue
-		}
-		if dproj.Tasks[name] != nil {
-			deps[graph.TaskID(dp, name)] = true
-			continue
-		}
-		through[dp] = true
-		queue = append(queue, dproj.DependsOn...)
-	}
+		through[dp.Name] = true
+		return true
+	})
 }
 
 // dependencyProjects lists, sorted, every project p depends on, transitively: the projects whose
 // files `^default` inputs take in.
 func dependencyProjects(ws *graph.Workspace, p *graph.Project) []string {
-	seen := map[string]bool{p.Name: true}
 	var out []string
-	queue := append([]string(nil), p.DependsOn...)
-	for len(queue) > 0 {
-		dp := queue[0]
-		queue = queue[1:]
-		if seen[dp] {
-			continue
-		}
-		seen[dp] = true
-		dproj, ok := ws.Project(dp)
-		if !ok {
-			continue
-		}
-		out = append(out, dp)
-		queue = append(queue, dproj.DependsOn...)
-	}
+	walkDependencies(ws, p, func(dp *graph.Project) bool {
+		out = append(out, dp.Name)
+		return true
+	})
 	slices.Sort(out)
 	return out
+}
+
+// walkDependencies visits, breadth first and once each, the projects p depends on (a name that
+// is no project is passed over), and goes on into a project's own dependencies where visit
+// answers true.
+func walkDependencies(ws *graph.Workspace, p *graph.Project, visit func(*graph.Project) bool) {
+	seen := map[string]bool{p.Name: true}
+	queue := append([]string(nil), p.DependsOn...)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if dp, ok := ws.Project(name); ok && visit(dp) {
+			queue = append(queue, dp.DependsOn...)
+		}
+	}
 }
 
 // missingRefs says what resolveDeps does with a reference to a task that does not exist.
