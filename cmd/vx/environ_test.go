@@ -3,13 +3,14 @@
 package main
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // procEnvironWorkspace has a task, plain and sandboxed, that tries to read the environment of
@@ -45,7 +46,7 @@ func TestTaskCannotReadVxEnviron(t *testing.T) {
 	if os.Getuid() == 0 {
 		// The other user needs to reach the binary and own the workspace.
 		bin := filepath.Join(t.TempDir(), "vx.test")
-		copyExecutable(t, exe, bin)
+		testkit.CopyFile(t, exe, bin, 0o755)
 		for _, d := range []string{filepath.Dir(bin), dir} {
 			// t.TempDir's folders are 0700, up to the test's own under $TMPDIR.
 			for ; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
@@ -85,24 +86,5 @@ func TestTaskCannotReadVxEnviron(t *testing.T) {
 	}
 	if strings.Contains(text, "read the environ") || strings.Contains(text, "listed the fds") {
 		t.Errorf("a task read what vx holds:\n%s", text)
-	}
-}
-
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

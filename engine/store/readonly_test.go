@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // recordHistory writes a state folder with one finished run of one task and closes it, as a vx
@@ -165,7 +166,7 @@ func TestReadOnlyFolderReadByAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(base, "store.test")
-	copyFile(t, self, bin)
+	testkit.CopyFile(t, self, bin, 0o755)
 	before := folderState(t, dir)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run=^TestReadOnlyHelper$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), readOnlyHelperEnv+"="+dir)
@@ -175,24 +176,5 @@ func TestReadOnlyFolderReadByAnotherUser(t *testing.T) {
 	}
 	if after := folderState(t, dir); !slices.Equal(before, after) {
 		t.Fatalf("reading as nobody changed the folder:\nbefore %s\nafter  %s", strings.Join(before, "\n       "), strings.Join(after, "\n       "))
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

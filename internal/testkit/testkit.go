@@ -4,6 +4,7 @@ package testkit
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,3 +69,24 @@ func (b *SyncBuffer) String() string {
 
 // Ready is closed once the buffer holds the text NewSyncBuffer was given; nil for a zero buffer.
 func (b *SyncBuffer) Ready() <-chan struct{} { return b.ready }
+
+// CopyFile copies the file from to a new or truncated file to, with mode (an executable copied
+// to run as another user, an index copied aside).
+func CopyFile(t testing.TB, from, to string, mode os.FileMode) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
