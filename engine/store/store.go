@@ -138,13 +138,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: now}
 	path := IndexPath(dir)
-	db, err := openDB(ctx, path, forWriting)
-	if err == nil {
-		err = s.setUp(ctx, db, opts.ResetOtherVersion)
-		if err != nil {
-			db.Close()
-		}
-	}
+	db, err := s.openForWriting(ctx, path, opts.ResetOtherVersion)
 	if err != nil {
 		var ve *VersionError
 		if errors.As(err, &ve) || !opts.ResetOtherVersion || !isCorrupt(err) {
@@ -155,17 +149,49 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			_ = os.Rename(path+suffix, aside+suffix)
 		}
-		if db, err = openDB(ctx, path, forWriting); err != nil {
-			return nil, err
-		}
-		if err = s.setUp(ctx, db, true); err != nil {
-			db.Close()
+		if db, err = s.openForWriting(ctx, path, true); err != nil {
 			return nil, err
 		}
 		s.Reset = fmt.Sprintf("an unreadable index (moved to %s)", filepath.Base(aside))
 	}
 	s.db, s.version = db, SchemaVersion
 	return s, nil
+}
+
+// busyRetry is how long Open waits before it tries a busy first open again.
+const busyRetry = 20 * time.Millisecond
+
+// openForWriting opens the index for writing and sets it up (setUp). Processes that open a new
+// index at once race to turn it to WAL and to create its tables, and SQLite answers SQLITE_BUSY at
+// once, without the busy timeout, to the one whose wait could deadlock the other: such an answer
+// is tried again, for as long as the busy timeout would have waited.
+func (s *Store) openForWriting(ctx context.Context, path string, reset bool) (*sql.DB, error) {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		db, err := openDB(ctx, path, forWriting)
+		if err == nil {
+			if err = s.setUp(ctx, db, reset); err != nil {
+				db.Close()
+			}
+		}
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			if err != nil {
+				return nil, err
+			}
+			return db, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open %s: %w", path, ctx.Err())
+		case <-time.After(busyRetry):
+		}
+	}
+}
+
+// isBusy reports whether SQLite answered SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 func openDB(ctx context.Context, path string, mode openMode) (*sql.DB, error) {
