@@ -28,11 +28,11 @@ func (d *Deps) getCacheStats() tool.Tool {
 		if args.Scope != nil {
 			project = args.Scope.Project
 		}
-		st, err := d.openState(ctx)
+		st, release, err := d.openState(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer st.Close()
+		defer release()
 		stats, err := history.Cache(ctx, st, project, time.Now())
 		if err != nil {
 			return nil, historyError(err, "cache statistics")

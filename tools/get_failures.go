@@ -53,11 +53,11 @@ func (d *Deps) getFailures() tool.Tool {
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getFailuresArgs) (*Failures, error) {
-		st, err := d.openState(ctx)
+		st, release, err := d.openState(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer st.Close()
+		defer release()
 		root, err := d.Loader.Root()
 		if err != nil {
 			return nil, refusal(err)

@@ -46,11 +46,11 @@ func (d *Deps) getRunHistory() tool.Tool {
 			// Clamp before converting, so a huge number cannot overflow into a small one.
 			opts.Limit = int(math.Max(1, math.Min(*args.Limit, history.MaxLimit)))
 		}
-		st, err := d.openState(ctx)
+		st, release, err := d.openState(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer st.Close()
+		defer release()
 		h, err := history.History(ctx, st, opts)
 		if err != nil {
 			return nil, historyError(err, "run history")
@@ -68,11 +68,11 @@ func (d *Deps) runHistoryOf(ctx context.Context, call *tool.Call, args *getRunHi
 			return nil, tool.Refusef("argument %q does not apply with runId: the run's summary lists all its tasks", key)
 		}
 	}
-	st, err := d.openState(ctx)
+	st, release, err := d.openState(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer release()
 	s, err := history.Last(ctx, st, args.RunID)
 	if err != nil {
 		return nil, historyError(err, "the run")

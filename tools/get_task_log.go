@@ -1,13 +1,14 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
@@ -77,8 +78,12 @@ func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLo
 	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
 		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
 	budget := d.budget(ctx)
-	if js, err := json.Marshal(page); err != nil || len(js) <= budget || blob == "" {
-		return js, err
+	// A JSON string takes at least a character per rune: a longer output cannot fit, and is not
+	// encoded whole only to learn that (32 MiB of it take a tenth of a second).
+	if blob == "" || utf8.RuneCountInString(whole) <= budget {
+		if js, err := json.Marshal(page); err != nil || len(js) <= budget || blob == "" {
+			return js, err
+		}
 	}
 	page.Output = ""
 	base, err := json.Marshal(page)
@@ -146,18 +151,25 @@ type logCursor struct {
 // withLogCursor answers page with the page fields: a cursor to pos (none when nil), the whole's
 // bytes as total and those not on this page as omitted.
 func withLogCursor(page *logPage, call *tool.Call, pos *history.LogPos, omitted int) (json.RawMessage, error) {
-	js, err := json.Marshal(page)
-	if err != nil {
+	// One buffer, with room for the page fields: a page is some 40 kB, which a Marshal and an
+	// append would copy twice more.
+	var buf bytes.Buffer
+	buf.Grow(len(page.Output) + len(page.Output)/8 + 1024)
+	if err := json.NewEncoder(&buf).Encode(page); err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	b.Write(js[:len(js)-1])
+	// The page fields go after the page's own, in place of its closing brace (and the encoder's
+	// newline).
+	js := bytes.TrimRight(buf.Bytes(), "\n")
+	js = js[:len(js)-1]
 	if pos != nil {
 		c, _ := json.Marshal(logCursor{V: 1, Q: logQuestion(call), F: "log", O: []int{pos.Raw}, Pos: pos})
-		fmt.Fprintf(&b, `,"nextCursor":%q`, base64.RawURLEncoding.EncodeToString(c))
+		js = append(js, `,"nextCursor":"`...)
+		js = base64.RawURLEncoding.AppendEncode(js, c)
+		js = append(js, '"')
 	}
-	fmt.Fprintf(&b, `,"total":%d,"omitted":%d}`, page.OutputBytes, omitted)
-	return json.RawMessage(b.String()), nil
+	js = fmt.Appendf(js, `,"total":%d,"omitted":%d}`, page.OutputBytes, omitted)
+	return json.RawMessage(js), nil
 }
 
 // decodeLogCursor reads a cursor withLogCursor made for this question.

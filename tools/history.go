@@ -16,22 +16,50 @@ import (
 // getFailures) share what follows: they read the state folder as `vx last` does, never the config
 // first, so that a broken config never hides history.
 
-// openState opens the workspace's state folder read-only: where there is no index it answers as an
-// empty one and creates nothing; an index of another version is refused by name.
-func (d *Deps) openState(ctx context.Context) (*store.Store, error) {
+// openState answers the workspace's state folder open for reading, and the release the caller
+// calls once done with it: where there is no index it answers as an empty one and creates
+// nothing; an index of another version is refused by name. The open is kept across calls (see
+// store.Reader), so that a question costs its own queries, not an open of the index.
+func (d *Deps) openState(ctx context.Context) (*store.Store, func(), error) {
 	root, err := d.Loader.Root()
 	if err != nil {
-		return nil, refusal(err)
+		return nil, nil, refusal(err)
 	}
-	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, d.getenv))
+	st, release, err := d.stateReader(workspace.CacheDir(root, d.getenv)).Acquire(ctx)
 	if err != nil {
 		var ve *store.VersionError
 		if errors.As(err, &ve) {
-			return nil, &tool.Refusal{Msg: tool.OneLine("read the state folder: " + ve.Error())}
+			return nil, nil, &tool.Refusal{Msg: tool.OneLine("read the state folder: " + ve.Error())}
 		}
-		return nil, fmt.Errorf("read the state folder: %w", err)
+		return nil, nil, fmt.Errorf("read the state folder: %w", err)
 	}
-	return st, nil
+	return st, release, nil
+}
+
+// stateReader answers the reader of the state folder dir, made on first use.
+func (d *Deps) stateReader(dir string) *store.Reader {
+	d.stateMu.Lock()
+	defer d.stateMu.Unlock()
+	if d.state == nil || d.stateDir != dir {
+		if d.state != nil {
+			d.state.Close()
+		}
+		d.state, d.stateDir = store.NewReader(dir), dir
+	}
+	return d.state
+}
+
+// Close closes what the tools keep open between calls (the state folder's reader), once the
+// calls at work are done with it.
+func (d *Deps) Close() error {
+	d.stateMu.Lock()
+	defer d.stateMu.Unlock()
+	if d.state == nil {
+		return nil
+	}
+	err := d.state.Close()
+	d.state = nil
+	return err
 }
 
 // secretsMasker masks the secrets of the workspace's tasks as of the last load of the config that
@@ -68,11 +96,11 @@ func taskQuery[T any](ctx context.Context, d *Deps, taskID, what string, ask fun
 	if err := checkTaskID("taskId", taskID); err != nil {
 		return zero, err
 	}
-	st, err := d.openState(ctx)
+	st, release, err := d.openState(ctx)
 	if err != nil {
 		return zero, err
 	}
-	defer st.Close()
+	defer release()
 	v, err := ask(st)
 	if err != nil {
 		return zero, historyError(err, what+" "+taskID)

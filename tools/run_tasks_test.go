@@ -17,8 +17,10 @@ func fakeVX(t *testing.T, script string) *Deps {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
+	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "FROM_ENVIRON=the server's"}}
+	t.Cleanup(func() { d.Close() })
+	return d
 }
 
 // runTasks answers the message of the child's error event, not what its stderr ends on; a child

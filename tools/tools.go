@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -26,6 +28,12 @@ type Deps struct {
 	Stderr io.Writer
 	// Version is vx's version.
 	Version string
+
+	// stateMu guards state, the state folder's reader the history tools share (openState), and
+	// stateDir, the folder it reads; Close closes it.
+	stateMu  sync.Mutex
+	state    *store.Reader
+	stateDir string
 }
 
 func (d *Deps) getenv(k string) string {

@@ -179,6 +179,11 @@ func (c *Call) WindowRequest(ctx context.Context, req window.Request, lists ...w
 // fit marshals answer, through the window the handler asked for, if any.
 func (c *Call) fit(answer any) (json.RawMessage, error) {
 	if c.window == nil {
+		if raw, ok := answer.(json.RawMessage); ok && raw != nil {
+			// A handler that wrote its answer's JSON itself (getTaskLog's pages) answers it as
+			// written: marshalling it again would only compact what json.Marshal made compact.
+			return raw, nil
+		}
 		js, err := json.Marshal(answer)
 		if err != nil {
 			return nil, fmt.Errorf("%w of tool %q: %v", ErrEncoding, c.tool, err)

@@ -41,6 +41,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			}
 			loader := a.workspaceLoader()
 			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
+			defer deps.Close()
 			registry := tools.All(deps) // its tools are built on first use
 			// Once the first request is answered (initialize, from process start alone), evaluate
 			// the config and build the tools while the client's handshake goes on; the first tool

@@ -778,6 +778,7 @@ func benchmarkTools(b *testing.B, calls []benchCall) {
 		Loader: workspace.NewLoader(workspace.Options{Dir: dir, Getenv: getenv, Console: io.Discard, Version: version}),
 		Exe:    os.Args[0], Getenv: getenv, Stderr: io.Discard, Version: version,
 	}
+	defer deps.Close()
 	reg := tools.All(deps)
 	for _, c := range calls {
 		t, ok := reg.Lookup(ctx, c.tool)

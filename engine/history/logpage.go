@@ -1,12 +1,14 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/vzn/vx/engine/mask"
@@ -87,7 +89,9 @@ func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos
 	if pos.Raw < 0 || int64(pos.Raw) > size || pos.Out < 0 || pos.Out > pos.Whole {
 		return nil, vxerr.Usagef("log position out of range")
 	}
-	r := &rawLog{f: f, size: int(size), base: pos.Raw}
+	// A page takes at most a byte per character: reading a little more than that at a time reads
+	// each stored byte about once.
+	r := &rawLog{f: f, size: int(size), base: pos.Raw, chunk: min(64<<10, max(maxChars, 8)+4<<10)}
 	page, err := r.page(pos, m, max(maxChars, 8))
 	if page != nil {
 		page.Status, page.Source = e.Status, e.LogSource
@@ -102,6 +106,8 @@ type rawLog struct {
 	size int
 	base int    // the offset of buf[0] in the log
 	buf  []byte // the log's bytes from base on, as far as read
+	// chunk is how many bytes a read asks for; 0 means 64 KiB.
+	chunk int
 }
 
 // at answers the byte at offset i, false past the end.
@@ -115,7 +121,11 @@ func (r *rawLog) at(i int) (byte, bool) {
 			return 0, false
 		}
 		have := len(r.buf)
-		want := min(64<<10, r.size-r.base-have)
+		chunk := r.chunk
+		if chunk <= 0 {
+			chunk = 64 << 10
+		}
+		want := min(chunk, r.size-r.base-have)
 		r.buf = slices.Grow(r.buf, want)[:have+want]
 		n, err := r.f.ReadAt(r.buf[have:], int64(r.base+have))
 		r.buf = r.buf[:have+n]
@@ -266,7 +276,9 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 		lineEnd, i = r.scanLine(i)
 	}
 	more := false
-	var text []byte
+	// The page's text, grown once (a Builder's room is not zeroed, and its String is no copy).
+	var text strings.Builder
+	text.Grow(maxChars)
 	chars := 0
 	var s plainState
 	next := LogPos{RunID: pos.RunID, Blob: pos.Blob, Whole: pos.Whole}
@@ -287,29 +299,27 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 				if b < 0x20 {
 					break
 				}
-				if b != 0x7f {
-					text = append(text, b)
-					chars += jsonChars(b)
-				}
+				chars += int(jsonWidth[b])
 				k++
 			}
 			if k > 0 {
+				appendText(&text, buf[:k])
 				i += k
 				continue
 			}
 		}
 		if s == plainText && utf8.RuneStart(c) {
 			if stopAt < 0 && chars >= maxChars {
-				stopAt = r.secretEnd(text, i, lineEnd, m)
+				stopAt = r.secretEnd(text.String(), i, lineEnd, m)
 			}
-			if stopAt >= 0 && len(text) >= stopAt {
+			if stopAt >= 0 && text.Len() >= stopAt {
 				next.Raw, next.LineEnd, more = i, lineEnd, true
 				break
 			}
 		}
 		out, newline, _ := s.step(c)
 		if out >= 0 {
-			text = append(text, byte(out))
+			text.WriteByte(byte(out))
 			chars += jsonChars(byte(out))
 		}
 		i++
@@ -318,7 +328,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 			lineEnd, i = r.scanLine(i)
 		}
 	}
-	page := &LogPage{Output: m.String(string(text)), Offset: pos.Out}
+	page := &LogPage{Output: m.String(text.String()), Offset: pos.Out}
 	if more {
 		next.Out = pos.Out + len(page.Output)
 		page.Next = &next
@@ -328,7 +338,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 
 // secretEnd answers how long text must grow, from the stored log at offset i (in plain text) on,
 // so that no secret of m is cut at its end: len(text) when none would be.
-func (r *rawLog) secretEnd(text []byte, i, lineEnd int, m *mask.Masker) int {
+func (r *rawLog) secretEnd(text string, i, lineEnd int, m *mask.Masker) int {
 	longest := m.Longest()
 	if longest == 0 {
 		return len(text)
@@ -348,7 +358,7 @@ func (r *rawLog) secretEnd(text []byte, i, lineEnd int, m *mask.Masker) int {
 	// The page may end k bytes on when masking the two sides apart masks as the whole does: no
 	// secret crosses the end.
 	from := max(0, len(text)-longest+1)
-	window := string(text[from:]) + string(ahead)
+	window := text[from:] + string(ahead)
 	cut := len(text) - from
 	whole := m.String(window)
 	for k := 0; k <= len(ahead); k++ {
@@ -358,6 +368,29 @@ func (r *rawLog) secretEnd(text []byte, i, lineEnd int, m *mask.Masker) int {
 	}
 	return len(text) + len(ahead)
 }
+
+// appendText appends a run of text bytes (none below 0x20) as logtext.Plain keeps them: DEL
+// dropped.
+func appendText(text *strings.Builder, run []byte) {
+	for {
+		k := bytes.IndexByte(run, 0x7f)
+		if k < 0 {
+			text.Write(run)
+			return
+		}
+		text.Write(run[:k])
+		run = run[k+1:]
+	}
+}
+
+// jsonWidth is jsonChars of every byte, DEL's 0 (Plain drops it), for the page's inner loop.
+var jsonWidth = func() (w [256]uint8) {
+	for c := range w {
+		w[c] = uint8(jsonChars(byte(c)))
+	}
+	w[0x7f] = 0
+	return w
+}()
 
 // jsonChars is how many characters a byte of plain text takes in a JSON string (as Go encodes
 // it: quote, backslash and the HTML characters escaped).

@@ -221,7 +221,15 @@ func (s *Store) FailedExecutions(ctx context.Context, runID string) ([]Execution
 
 // Execution answers one task's execution in one run; ok is false when that run did not record it.
 func (s *Store) Execution(ctx context.Context, runID, taskID string) (Execution, bool, error) {
-	execs, err := s.queryExecs(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
+	if s.db == nil {
+		return Execution{}, false, nil
+	}
+	// Prepared once for the store's life: a reader of a log page by page asks this of every page.
+	stmt, err := s.prepared(ctx, `SELECT `+s.execColumns()+` FROM executions WHERE run_id = ? AND task_id = ?`)
+	if err != nil {
+		return Execution{}, false, fmt.Errorf("read executions: %w", err)
+	}
+	execs, err := queryExecs(ctx, preparedQuery{stmt}, "", runID, taskID)
 	if err != nil || len(execs) == 0 {
 		return Execution{}, false, err
 	}

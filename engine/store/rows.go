@@ -2,12 +2,28 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 )
 
 // scanner is what a row scanner reads from: a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
+
+// preparedQuery is a querier of one prepared statement: the query text it is given is ignored.
+type preparedQuery struct{ stmt *sql.Stmt }
+
+func (p preparedQuery) QueryRowContext(ctx context.Context, _ string, args ...any) *sql.Row {
+	return p.stmt.QueryRowContext(ctx, args...)
+}
+
+func (p preparedQuery) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return p.stmt.QueryContext(ctx, args...)
+}
+
+func (p preparedQuery) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
+	return p.stmt.ExecContext(ctx, args...)
+}
 
 // queryAll runs query and scans every row with scan; what names the rows in an error ("runs").
 func queryAll[T any](ctx context.Context, db querier, what string, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
