@@ -181,20 +181,42 @@ func (o *Origins) Set(name string, origin Origin) {
 // and no task of theirs need run.
 const DependencyDefault = "^default"
 
-// OwnInputs are the task's inputs less DependencyDefault: the globs over its own project's files
-// (and root files). Nil stays nil (the default inputs).
+// DependencyPrefix begins a dependency input: `^default`, or `^GLOB`, the files of each project
+// the task's project depends on, transitively, that GLOB matches in it (Nx's `^production`, its
+// named input's globs in each dependency): `'^src/**', '^!**/*.spec.ts'`.
+const DependencyPrefix = "^"
+
+// OwnInputs are the task's inputs less the dependency inputs: the globs over its own project's
+// files (and root files). Nil stays nil (the default inputs).
 func (t *Task) OwnInputs() []string {
-	if !slices.Contains(t.Inputs, DependencyDefault) {
+	if !slices.ContainsFunc(t.Inputs, isDependencyInput) {
 		return t.Inputs
 	}
 	own := []string{}
 	for _, g := range t.Inputs {
-		if g != DependencyDefault {
+		if !isDependencyInput(g) {
 			own = append(own, g)
 		}
 	}
 	return own
 }
+
+// DependencyInputs answers the globs a task's dependency inputs take in each project its project
+// depends on, and whether it has any: nil (every git-visible file) under `^default`, else the
+// `^GLOB`s' globs in order.
+func (t *Task) DependencyInputs() (globs []string, any bool) {
+	for _, g := range t.Inputs {
+		switch {
+		case g == DependencyDefault:
+			return nil, true
+		case isDependencyInput(g):
+			globs = append(globs, strings.TrimPrefix(g, DependencyPrefix))
+		}
+	}
+	return globs, len(globs) > 0
+}
+
+func isDependencyInput(g string) bool { return strings.HasPrefix(g, DependencyPrefix) }
 
 // InputsDefault reports whether the task hashes every non-ignored file of its project.
 func (t *Task) InputsDefault() bool { return t.Inputs == nil }

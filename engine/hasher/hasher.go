@@ -371,8 +371,9 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		}
 		m.Through[name] = digest
 	}
+	depGlobs, _ := t.DependencyInputs()
 	for _, name := range t.DependencyFiles {
-		digest, err := h.projectDigest(ctx, name)
+		digest, err := h.projectInputsDigest(ctx, name, depGlobs)
 		if err != nil {
 			return nil, fmt.Errorf("hash %s: %w", t.ID, err)
 		}
@@ -443,12 +444,23 @@ func (h *Hasher) putSecret(m *Manifest, kind, name, value string) {
 // projectDigest hashes the files of a project (its default inputs: what git would show, less
 // node_modules and nested projects) into one digest, kept until a task writes files.
 func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error) {
+	return h.projectInputsDigest(ctx, name, nil)
+}
+
+// projectInputsDigest is projectDigest of the project's files that globs match (nil: every
+// git-visible file), for `^GLOB` dependency inputs; each project and globs is digested once per
+// run.
+func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []string) (string, error) {
 	ws := h.opts.Workspace
 	if ws == nil {
 		return "", fmt.Errorf("project %s: no workspace", name)
 	}
+	memo := name
+	if globs != nil {
+		memo = name + "\x00" + strings.Join(globs, "\x00")
+	}
 	h.mu.Lock()
-	digest, ok := h.throughDigests[name]
+	digest, ok := h.throughDigests[memo]
 	h.mu.Unlock()
 	if ok {
 		return digest, nil
@@ -457,7 +469,7 @@ func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error)
 	if !ok {
 		return "", fmt.Errorf("no project %s", name)
 	}
-	files, err := h.Inputs(ctx, p, &graph.Task{ID: name + "#"})
+	files, err := h.Inputs(ctx, p, &graph.Task{ID: name + "#", Inputs: globs})
 	if err != nil {
 		return "", err
 	}
@@ -477,7 +489,7 @@ func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error)
 	if h.throughDigests == nil {
 		h.throughDigests = map[string]string{}
 	}
-	h.throughDigests[name] = digest
+	h.throughDigests[memo] = digest
 	h.mu.Unlock()
 	return digest, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
 )
 
@@ -539,9 +540,11 @@ type nxInputSet struct {
 	// globs are project globs ("src/**", "!**/*.spec.ts") and root globs ("//jest.preset.js").
 	globs []string
 	env   []string
-	// deps is true when the inputs take in the files of the project's dependencies (^default,
-	// ^production, {input, dependencies: true}).
-	deps bool
+	// deps is true when the inputs take in every file of the project's dependencies (^default);
+	// depGlobs are the globs a named dependency input (^production, {input, dependencies: true})
+	// takes in each dependency, written as ^GLOB.
+	deps     bool
+	depGlobs []string
 }
 
 // nxWholeProject lists the Nx spellings of every file of the project.
@@ -631,10 +634,7 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 		bare := strings.TrimPrefix(s, "!")
 		switch {
 		case strings.HasPrefix(s, "^"):
-			set.deps = true
-			if s != "^default" {
-				b.noteItem(noteDepInputs, s)
-			}
+			b.nxDependencyInput(np, file, key, strings.TrimPrefix(s, "^"), expanding, set)
 		case nxWholeProject[bare] && !neg:
 			set.whole = true
 		case strings.HasPrefix(bare, "{projectRoot}/"):
@@ -673,21 +673,65 @@ func (b *builder) nxInputs(np *nxProject, file, key string, items []json.RawMess
 // stay the task's own.
 func (b *builder) nxInputGlobs(set *nxInputSet) []string {
 	globs := b.nxOwnGlobs(set)
-	if !set.deps {
+	if !set.deps && len(set.depGlobs) == 0 {
 		return globs
 	}
 	if globs == nil {
 		globs = []string{pathglob.Default}
 	}
-	return append(slices.Clone(globs), "^default")
+	if set.deps {
+		return append(slices.Clone(globs), graph.DependencyDefault)
+	}
+	globs = slices.Clone(globs)
+	for _, g := range set.depGlobs {
+		globs = append(globs, graph.DependencyPrefix+g)
+	}
+	return globs
 }
 
-// withoutDepInputs drops ^default from inputs, and the '$default' it needed beside it.
+// nxDependencyInput adds a dependency input (^name) to set: ^default, or a name no input
+// defines, takes every file of each dependency; a named input, its project globs in each
+// dependency (^GLOB), its root files and env as the task's own.
+func (b *builder) nxDependencyInput(np *nxProject, file, key, name string, expanding map[string]bool, set *nxInputSet) {
+	if name == "default" || np.namedInputs[name] == nil || expanding[name] {
+		set.deps = true
+		return
+	}
+	var sub nxInputSet
+	expanding[name] = true
+	b.nxInputs(np, np.namedInputsFile[name], "namedInputs."+name, np.namedInputs[name], expanding, &sub)
+	delete(expanding, name)
+	set.env = addUnique(set.env, sub.env...)
+	own := []string{}
+	for _, g := range sub.globs {
+		if strings.HasPrefix(strings.TrimPrefix(g, "!"), "//") {
+			set.globs = addUnique(set.globs, g) // a root file is every project's: the task's own
+		} else {
+			own = append(own, g)
+		}
+	}
+	switch {
+	case sub.deps:
+		set.deps = true // a dependency input within: every file, the wider answer
+		b.noteItem(noteDepInputs, "^"+name)
+	case sub.whole && len(own) == 0:
+		set.deps = true // every file of each dependency: ^default
+	case sub.whole:
+		set.depGlobs = addUnique(set.depGlobs, pathglob.Default)
+		set.depGlobs = addUnique(set.depGlobs, own...)
+	default:
+		set.depGlobs = addUnique(set.depGlobs, own...)
+	}
+}
+
+// withoutDepInputs drops the dependency inputs (^default, ^GLOB) from inputs, and the '$default'
+// they needed beside them.
 func withoutDepInputs(inputs []string) []string {
-	if !slices.Contains(inputs, "^default") {
+	isDep := func(g string) bool { return strings.HasPrefix(g, graph.DependencyPrefix) }
+	if !slices.ContainsFunc(inputs, isDep) {
 		return inputs
 	}
-	inputs = slices.DeleteFunc(slices.Clone(inputs), func(g string) bool { return g == "^default" })
+	inputs = slices.DeleteFunc(slices.Clone(inputs), isDep)
 	if len(inputs) == 1 && inputs[0] == pathglob.Default {
 		return nil
 	}
@@ -695,7 +739,7 @@ func withoutDepInputs(inputs []string) []string {
 }
 
 // noteDepInputs heads the note on Nx dependency inputs naming another named input than default.
-const noteDepInputs = "Nx dependency inputs of a named input became ^default (every git-visible file of each project depended on: more than the named input, so vx misses whenever Nx does, and sometimes more)"
+const noteDepInputs = "Nx dependency inputs inside a named dependency input became ^default (every git-visible file of each project depended on: more than Nx takes, so vx misses whenever Nx does, and sometimes more)"
 
 // nxOwnGlobs is nxInputGlobs for the project's own files.
 func (b *builder) nxOwnGlobs(set *nxInputSet) []string {

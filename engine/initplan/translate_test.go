@@ -92,11 +92,12 @@ func TestInitNxAcme(t *testing.T) {
 		"projects: ['.', 'apps/*', 'libs/*'],",
 		// sharedGlobals, used by default; the workspace files a target adds stay its own
 		"globalInputs: ['//babel.config.json'],",
-		// test names default and ^production: the project's files and its dependencies'
-		"test: { command: 'vitest run', inputs: ['$default', '//jest.preset.js', '^default'] },",
+		// test names default and ^production: the project's files and production's globs in
+		// each of its dependencies
+		"inputs: ['$default', '//jest.preset.js', '^$default', '^!**/*.spec.ts', '^!tsconfig.spec.json', '^!vite.config.ts'],",
 		// production is {projectRoot}/**/* less some files: vx's '$default' less the same files;
-		// ^production is ^default (a superset)
-		"inputs: ['$default', '!**/*.spec.ts', '!tsconfig.spec.json', '!vite.config.ts', '^default'],",
+		// ^production the same globs in each dependency
+		"inputs: ['$default', '!**/*.spec.ts', '!tsconfig.spec.json', '!vite.config.ts', '^$default', '^!**/*.spec.ts', '^!tsconfig.spec.json', '^!vite.config.ts'],",
 	} {
 		if !strings.Contains(ws, want) {
 			t.Errorf("vx.workspace.ts lacks %q:\n%s", want, ws)
@@ -126,7 +127,6 @@ func TestInitNxAcme(t *testing.T) {
 		t.Errorf("a root script that runs nx became a task:\n%s", root)
 	}
 	for _, note := range []string{
-		"Nx dependency inputs of a named input became ^default (every git-visible file of each project depended on: more than the named input, so vx misses whenever Nx does, and sometimes more): ^production",
 		"Nx runtime inputs were not translated",
 		"Nx externalDependencies inputs were not translated",
 		"tsconfig.base.json is extended by the tsconfig of 4 projects (api, web, ui, util) but no input declares it",
@@ -326,8 +326,9 @@ func TestInitNxInputForms(t *testing.T) {
 	for _, want := range []string{
 		"whole: { command: 'cd ../.. && true' },",
 		"deps: { command: 'cd ../.. && true', inputs: ['^default'], env: ['CI'] },",
-		// {input: 'src', projects: 'dependencies'}: ^src, which vx takes as ^default (a superset).
-		"inputs: ['src/**/*', '//x.json', '^default'],",
+		// {input: 'src', projects: 'dependencies'}: ^src, the named input's globs in each
+		// dependency.
+		"inputs: ['src/**/*', '//x.json', '^src/**/*'],",
 		// No inputs: Nx's DEFAULT_INPUTS, default and ^default.
 		"none: { command: 'cd ../.. && true', inputs: ['$default', '^default'] },",
 	} {

@@ -183,8 +183,8 @@ var fieldCodecs = map[string]fieldCodec{
 			t.Inputs = []string{} // declared empty: no file at all, never the default
 		}
 		for i, g := range t.Inputs {
-			if strings.HasPrefix(g, "^") && g != graph.DependencyDefault {
-				return r.errAt(kp, "%s[%d]: %q: the only dependency input is %q (every git-visible file of each project depended on)", kp, i, g, graph.DependencyDefault)
+			if msg := badDependencyInput(g); msg != "" {
+				return r.errAt(kp, "%s[%d]: %q: %s", kp, i, g, msg)
 			}
 		}
 		return err
@@ -421,4 +421,26 @@ func orTop(keyPath string) string {
 		return "the config"
 	}
 	return keyPath
+}
+
+// badDependencyInput says what is wrong with a dependency input ("" when nothing is, or g is
+// none): one is `^default` or `^GLOB`, a glob over each dependency project's own files. A bare
+// word (`^production`) reads as an Nx named input, which vx has none of; a root file (`^//x`) is
+// no dependency's.
+func badDependencyInput(g string) string {
+	glob, ok := strings.CutPrefix(g, graph.DependencyPrefix)
+	switch {
+	case !ok || g == graph.DependencyDefault:
+		return ""
+	case glob == "" || glob == "!":
+		return "a dependency input names a glob after ^ (" + graph.DependencyDefault + ", '^src/**')"
+	case strings.HasPrefix(strings.TrimPrefix(glob, "!"), "//"):
+		return "a dependency input is a glob over each dependency project's own files, not a root file"
+	case !strings.ContainsAny(glob, "/*?.[{$!"):
+		return "reads as an Nx named input, which vx has none of: write its globs, each after ^ ('^src/**', '^!**/*.spec.ts'), or " + graph.DependencyDefault + " for every file"
+	}
+	if _, err := pathglob.Parse(glob); err != nil {
+		return err.Error()
+	}
+	return ""
 }

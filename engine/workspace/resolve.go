@@ -67,7 +67,7 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 			t.Through = append([]string{}, slices.Sorted(maps.Keys(through))...)
 		}
 		t.DependencyFiles = nil
-		if slices.Contains(t.Inputs, graph.DependencyDefault) {
+		if _, ok := t.DependencyInputs(); ok {
 			t.DependencyFiles = dependencyProjects(ws, p)
 		}
 		if t.Outputs == nil {
