@@ -147,6 +147,8 @@ type runState struct {
 	remoteCfg cache.RemoteConfig
 	// locks hold each task for this process while it runs it (one process at a time per task).
 	locks *tasklock.Locks
+	// undeclared are the misses to look at for outputs nobody declared, once the tasks are done.
+	undeclared undeclaredChecks
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -193,6 +195,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 		return nil, err
 	}
 	execs, recErr := r.schedule(ctx, nodes)
+	r.checkUndeclared(ctx)
 	// The uploads still in flight end here, bounded: the run is not done before them.
 	remoteRun := r.cache.Close()
 	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)

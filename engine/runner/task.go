@@ -192,7 +192,7 @@ func (a *attempt) run(key string) outcome {
 	r.hasher.Invalidate(p.Dir)
 	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.log()))
 	log = a.confine(box, out.log(), log)
-	r.warnUndeclared(a.ctx, p, t, a.e.Duration, a.e.Status)
+	r.noteUndeclared(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
 		if t.Cache {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vzn/vx/engine/git"
@@ -21,21 +22,125 @@ const mtimeSlack = 100 * time.Millisecond
 // undeclaredShown bounds the paths the warning names.
 const undeclaredShown = 5
 
-// warnUndeclared warns, in one line, when a cached task that declares no outputs has left new
-// git-ignored files in its project folder (a dist/, a .tsbuildinfo): a hit of it will restore
-// none of them. It names them and the outputs line to add. took is how long the command ran (by
-// the wall clock, whatever clock the run was given); status is the task's outcome, and only a
-// successful run is looked at.
-func (r *runState) warnUndeclared(ctx context.Context, p *graph.Project, t *graph.Task, took time.Duration, status store.Status) {
-	if status != store.StatusMiss || !t.Cache || len(t.Outputs) > 0 {
+// undeclaredChecks are the misses of a run whose tasks declare no outputs: once the tasks are
+// done, one git call lists the git-ignored entries of all their folders (checkUndeclared), rather
+// than one call a task (a fifth of a small task's miss).
+type undeclaredChecks struct {
+	mu    sync.Mutex
+	tasks []undeclaredCheck
+}
+
+// undeclaredCheck is one task to look at: the ignored entries of its project's folder written
+// since it started are what it left.
+type undeclaredCheck struct {
+	taskID string
+	dir    string // the project folder, root-relative ("." for the root)
+	since  time.Time
+}
+
+// noteUndeclared notes, for checkUndeclared, a cached task that declares no outputs and ran: it
+// may have left new git-ignored files in its project folder (a dist/, a .tsbuildinfo), which a hit
+// of it will not restore. took is how long the command ran (by the wall clock, whatever clock the
+// run was given); status is the task's outcome, and only a successful run is looked at. A task
+// whose config says `outputs: []` has said that it leaves nothing to keep, and is not looked at.
+func (r *runState) noteUndeclared(p *graph.Project, t *graph.Task, took time.Duration, status store.Status) {
+	if status != store.StatusMiss || !t.Cache || len(t.Outputs) > 0 || t.Origins.Get("outputs").File != "" {
 		return
 	}
 	// The file system stamps from a coarse clock, a tick or so behind the wall clock.
-	left, err := undeclaredOutputs(ctx, p.AbsDir, time.Now().Add(-took-mtimeSlack))
-	if err != nil || len(left) == 0 {
-		return // outside a git repository, or nothing left: nothing to say
+	c := undeclaredCheck{taskID: t.ID, dir: p.Dir, since: time.Now().Add(-took - mtimeSlack)}
+	r.undeclared.mu.Lock()
+	r.undeclared.tasks = append(r.undeclared.tasks, c)
+	r.undeclared.mu.Unlock()
+}
+
+// checkUndeclared warns, one line a task, of what the noted tasks left: the paths and the outputs
+// line to add.
+func (r *runState) checkUndeclared(ctx context.Context) {
+	r.undeclared.mu.Lock()
+	checks := r.undeclared.tasks
+	r.undeclared.tasks = nil
+	r.undeclared.mu.Unlock()
+	if len(checks) == 0 || ctx.Err() != nil {
+		return
 	}
-	r.display.notice(t.ID, undeclaredWarning(t.ID, left))
+	var dirs []string
+	for _, p := range r.opts.Workspace.Projects {
+		dirs = append(dirs, p.Dir)
+	}
+	left, err := undeclaredOutputs(ctx, r.opts.Workspace.Root, dirs, checks)
+	if err != nil {
+		return // outside a git repository: nothing to say
+	}
+	for _, c := range checks {
+		if len(left[c.taskID]) > 0 {
+			r.display.notice(c.taskID, undeclaredWarning(c.taskID, left[c.taskID]))
+		}
+	}
+}
+
+// undeclaredOutputs answers, for each check, the git-ignored files and folders ("dist/") of its
+// project folder written at or after it started, node_modules and dot folders aside, relative to
+// the folder: one git call over the checks' folders and a stat per ignored entry (git folds an
+// ignored folder into one entry). dirs are every project folder of the workspace: an entry belongs
+// to the innermost one. Where two tasks of a project wrote, an entry is the one's that started
+// last before it was written.
+func undeclaredOutputs(ctx context.Context, root string, dirs []string, checks []undeclaredCheck) (map[string][]string, error) {
+	byDir := map[string][]undeclaredCheck{}
+	var specs []string
+	for _, c := range checks {
+		if byDir[c.dir] == nil {
+			specs = append(specs, c.dir)
+		}
+		byDir[c.dir] = append(byDir[c.dir], c)
+	}
+	text, err := git.Run(ctx, root, append([]string{"ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "--"}, specs...)...)
+	if err != nil {
+		return nil, err
+	}
+	left := map[string][]string{}
+	for _, entry := range strings.Split(strings.TrimSpace(text), "\n") {
+		dir := innermost(dirs, strings.TrimSuffix(entry, "/"))
+		rel := entry
+		if dir != "." {
+			rel = strings.TrimPrefix(entry, dir+"/")
+		}
+		if rel == "" || rel == "/" {
+			continue // the project folder itself, none of its files tracked
+		}
+		first, _, _ := strings.Cut(strings.TrimSuffix(rel, "/"), "/")
+		if entry == "" || byDir[dir] == nil || first == "node_modules" || strings.HasPrefix(first, ".") && first != "." ||
+			strings.Contains("/"+rel, "/node_modules/") {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(path.Clean(entry))))
+		if err != nil {
+			continue
+		}
+		var owner *undeclaredCheck
+		for i, c := range byDir[dir] {
+			if !fi.ModTime().Before(c.since) && (owner == nil || c.since.After(owner.since)) {
+				owner = &byDir[dir][i]
+			}
+		}
+		if owner != nil {
+			left[owner.taskID] = append(left[owner.taskID], rel)
+		}
+	}
+	return left, nil
+}
+
+// innermost answers the folder of dirs (root-relative, "." the root) that holds the entry rel
+// most closely; "" when none does.
+func innermost(dirs []string, rel string) string {
+	best := ""
+	for _, d := range dirs {
+		inside := d == "." || rel == d || strings.HasPrefix(rel, d+"/")
+		if inside && (best == "" || best == "." || len(d) > len(best)) {
+			best = d
+		}
+	}
+	return best
 }
 
 // undeclaredWarning is the one-line warning for the git-ignored paths a task left.
@@ -55,28 +160,4 @@ func undeclaredWarning(taskID string, left []string) string {
 	}
 	return fmt.Sprintf("vx: %s declares no outputs but left git-ignored %s%s: a hit restores none of them; add outputs: [%s]",
 		taskID, strings.Join(shown, ", "), more, strings.Join(globs, ", "))
-}
-
-// undeclaredOutputs lists the git-ignored files and folders ("dist/") in dir, node_modules and
-// dot folders aside, written at or after since: one git call and a stat per ignored entry (git
-// folds an ignored folder into one entry).
-func undeclaredOutputs(ctx context.Context, dir string, since time.Time) ([]string, error) {
-	text, err := git.Run(ctx, dir, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "--", ".")
-	if err != nil {
-		return nil, err
-	}
-	var left []string
-	for _, rel := range strings.Split(strings.TrimSpace(text), "\n") {
-		first, _, _ := strings.Cut(strings.TrimSuffix(rel, "/"), "/")
-		if rel == "" || first == "node_modules" || strings.HasPrefix(first, ".") && first != "." ||
-			strings.Contains("/"+rel, "/node_modules/") {
-			continue
-		}
-		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(path.Clean(rel))))
-		if err != nil || fi.ModTime().Before(since) {
-			continue
-		}
-		left = append(left, rel)
-	}
-	return left, nil
 }

@@ -47,31 +47,79 @@ func undeclaredRepo(t testing.TB) string {
 // folder once), node_modules and older ignored files are not.
 func TestUndeclaredOutputs(t *testing.T) {
 	dir := undeclaredRepo(t)
-	left, err := undeclaredOutputs(context.Background(), dir, time.Now().Add(-time.Minute))
+	check := []undeclaredCheck{{taskID: "app#build", dir: ".", since: time.Now().Add(-time.Minute)}}
+	left, err := undeclaredOutputs(context.Background(), dir, []string{"."}, check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(left, []string{"dist/", "tsconfig.tsbuildinfo"}) {
+	if !slices.Equal(left["app#build"], []string{"dist/", "tsconfig.tsbuildinfo"}) {
 		t.Errorf("left = %q, want dist/ and tsconfig.tsbuildinfo", left)
 	}
-	w := undeclaredWarning("app#build", left)
+	w := undeclaredWarning("app#build", left["app#build"])
 	if !strings.Contains(w, "add outputs: ['dist/**', 'tsconfig.tsbuildinfo']") || strings.Contains(w, "\n") {
 		t.Errorf("warning: %q", w)
 	}
-	if left, _ := undeclaredOutputs(context.Background(), dir, time.Now().Add(time.Minute)); len(left) != 0 {
+	check[0].since = time.Now().Add(time.Minute)
+	if left, _ := undeclaredOutputs(context.Background(), dir, []string{"."}, check); len(left) != 0 {
 		t.Errorf("files older than the run named: %q", left)
 	}
 }
 
-// BenchmarkUndeclaredCheck measures the check a miss of a task without outputs pays (one git call
-// and a stat per ignored entry) beside the cheapest command a miss runs (sh -c true): the figure
-// for "at most 5% of a miss".
+// One git call answers every task of a run: an entry is the innermost project's (a nested
+// project's dist is not its parent's), and of the task that started last before it was written.
+func TestUndeclaredOutputsOfSeveralTasks(t *testing.T) {
+	dir := undeclaredRepo(t)
+	for _, rel := range []string{"packages/app/dist/a.js", "packages/app/out.tsbuildinfo", "packages/lib/dist/l.js"} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	old := now.Add(-10 * time.Minute)
+	for _, rel := range []string{"packages/app/out.tsbuildinfo", "packages/app/dist", "dist", "tsconfig.tsbuildinfo"} {
+		if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(rel)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirs := []string{".", "packages/app", "packages/lib"}
+	checks := []undeclaredCheck{
+		{taskID: "root#build", dir: ".", since: now.Add(-time.Hour)},
+		{taskID: "app#build", dir: "packages/app", since: now.Add(-time.Hour)},
+		{taskID: "app#test", dir: "packages/app", since: now.Add(-20 * time.Minute)},
+		{taskID: "lib#build", dir: "packages/lib", since: now.Add(-time.Minute)},
+	}
+	left, err := undeclaredOutputs(context.Background(), dir, dirs, checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"root#build": {"dist/", "tsconfig.tsbuildinfo"},
+		"app#test":   {"dist/", "out.tsbuildinfo"},
+		"lib#build":  {"dist/"},
+	}
+	for id, w := range want {
+		if !slices.Equal(left[id], w) {
+			t.Errorf("%s left %q, want %q", id, left[id], w)
+		}
+	}
+	if len(left["app#build"]) != 0 {
+		t.Errorf("app#build, which started before app#test, left %q", left["app#build"])
+	}
+}
+
+// BenchmarkUndeclaredCheck measures the check a run pays for its misses of tasks without outputs
+// (one git call for all of them, and a stat per ignored entry) beside the cheapest command a miss
+// runs (sh -c true). stress/peers/undeclared.sh measures it against whole runs.
 func BenchmarkUndeclaredCheck(b *testing.B) {
 	dir := undeclaredRepo(b)
-	since := time.Now().Add(-time.Minute)
+	check := []undeclaredCheck{{taskID: "app#build", dir: ".", since: time.Now().Add(-time.Minute)}}
 	b.Run("check", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := undeclaredOutputs(context.Background(), dir, since); err != nil {
+			if _, err := undeclaredOutputs(context.Background(), dir, []string{"."}, check); err != nil {
 				b.Fatal(err)
 			}
 		}
