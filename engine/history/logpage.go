@@ -71,11 +71,11 @@ var ErrStaleLog = errors.New("the log changed since this position was given")
 // line (to learn whether a carriage return rewrites it). The text is what Log answers of those
 // bytes: plain (logtext.Plain), masked with m after; a page never ends inside a secret.
 func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error) {
-	e, ok, err := st.Execution(ctx, pos.RunID, taskID)
+	status, blob, source, ok, err := st.ExecutionLog(ctx, pos.RunID, taskID)
 	if err != nil {
 		return nil, err
 	}
-	if !ok || e.LogSource == "" || e.LogBlob != pos.Blob {
+	if !ok || source == "" || blob != pos.Blob {
 		return nil, ErrStaleLog
 	}
 	f, size, err := st.CAS().Open(pos.Blob)
@@ -94,7 +94,7 @@ func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos
 	r := &rawLog{f: f, size: int(size), base: pos.Raw, chunk: min(64<<10, max(maxChars, 8)+4<<10)}
 	page, err := r.page(pos, m, max(maxChars, 8))
 	if page != nil {
-		page.Status, page.Source = e.Status, e.LogSource
+		page.Status, page.Source = status, source
 	}
 	return page, err
 }

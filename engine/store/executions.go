@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -234,6 +235,27 @@ func (s *Store) Execution(ctx context.Context, runID, taskID string) (Execution,
 		return Execution{}, false, err
 	}
 	return execs[0], true, nil
+}
+
+// ExecutionLog answers, of a task's execution in a run, what a reader of its stored log needs:
+// its status and the stored log's blob and source ("" when none is kept). One prepared query of
+// three columns: a log read page by page asks it of every page.
+func (s *Store) ExecutionLog(ctx context.Context, runID, taskID string) (status Status, blob, source string, ok bool, err error) {
+	if s.db == nil {
+		return "", "", "", false, nil
+	}
+	stmt, err := s.prepared(ctx, `SELECT status, log_blob, log_source FROM executions WHERE run_id = ? AND task_id = ?`)
+	if err != nil {
+		return "", "", "", false, fmt.Errorf("read executions: %w", err)
+	}
+	var st string
+	switch err := stmt.QueryRowContext(ctx, runID, taskID).Scan(&st, &blob, &source); {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", "", "", false, nil
+	case err != nil:
+		return "", "", "", false, fmt.Errorf("read the execution of %s in run %s: %w", taskID, runID, err)
+	}
+	return Status(st), blob, source, true, nil
 }
 
 // RecentDurations answers, for each task id, the durations of the executions that ran its command
