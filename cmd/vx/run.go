@@ -102,7 +102,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 // check refuses flag values vx run cannot use, before the workspace loads.
 func (rf *runFlags) check(args []string) error {
 	if len(args) == 0 && !rf.all {
-		return vxerr.Usagef("vx run: name the tasks to run, or --all")
+		return vxerr.Usagef("name the tasks to run, or --all")
 	}
 	if rf.dry != "" && rf.dry != "json" && rf.dry != "text" {
 		return vxerr.Usagef("--dry=%s: want json or text", rf.dry)
@@ -168,7 +168,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if cmd.Flags().Changed("summarize") {
 		path := rf.summarize
 		if path == summarizeDefault {
-			path = filepath.Join(ws.CacheDir, "runs", sum.RunID+".json")
+			path = defaultSummaryPath(ws.CacheDir, sum)
 		}
 		if err := writeFileAtomic(path, sum); err != nil {
 			return err
@@ -252,7 +252,21 @@ func ms(n int64) string {
 	return (time.Duration(n) * time.Millisecond).String()
 }
 
+// defaultSummaryPath is where --summarize writes s: .vx/runs/<runId>.json, or for a run with
+// nothing to run (no id) .vx/runs/no-tasks.json.
+func defaultSummaryPath(cacheDir string, s *summary.Summary) string {
+	name := s.RunID
+	if name == "" {
+		name = "no-tasks"
+	}
+	return filepath.Join(cacheDir, "runs", name+".json")
+}
+
 func writeSummaryText(w io.Writer, s *summary.Summary) error {
+	if s.NoTasks != "" {
+		_, err := fmt.Fprintf(w, "no tasks to run: %s\n", s.NoTasks)
+		return err
+	}
 	t := s.Totals
 	verdict := s.Status
 	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss, %d failed", s.RunID, verdict, t.Tasks, t.Hits, t.Misses, t.Failed)

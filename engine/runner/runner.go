@@ -80,6 +80,10 @@ type Options struct {
 	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
 	// "readwrite", or "" for the workspace's.
 	RemoteCache string
+	// NothingAffected, with no TaskIDs, says why there is nothing to run
+	// (workspace.Selection.NothingAffected): such a run opens no state folder, records no run and
+	// answers an empty summary that is a success.
+	NothingAffected string
 }
 
 func (o *Options) fill() error {
@@ -154,6 +158,9 @@ type runState struct {
 func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
+	}
+	if len(opts.TaskIDs) == 0 && opts.NothingAffected != "" {
+		return nothingToRun(opts), nil
 	}
 	nodes, err := buildNodes(opts.Workspace, opts.TaskIDs)
 	if err != nil {
@@ -351,4 +358,12 @@ func (r *runState) event(ev Event) {
 	if r.opts.Events != nil {
 		WriteEvent(r.opts.Events, ev)
 	}
+}
+
+// nothingToRun is the summary of a run with no task to run (opts.NothingAffected): ok, exit
+// status 0, no run id, no task, the reason in NoTasks. Nothing is recorded.
+func nothingToRun(opts Options) *summary.Summary {
+	return &summary.Summary{OK: true, Status: store.RunOK, StartedAt: opts.Now().UTC(), Requested: []string{},
+		Tasks: []summary.TaskResult{}, Memory: summary.Memory{BudgetBytes: opts.MemoryBudget, Source: opts.MemorySource},
+		NoTasks: opts.NothingAffected}
 }
