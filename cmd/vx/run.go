@@ -33,12 +33,14 @@ type runFlags struct {
 	concurrency, eventsFD          int
 	summarize, dry, remoteCache    string
 	memoryBudget                   string
+	// passArgs are the arguments after `--`, for the tasks named before it.
+	passArgs []string
 }
 
 func (a *app) runCmd() *cobra.Command {
 	var rf runFlags
 	cmd := &cobra.Command{
-		Use:   "run <tasks…> | --all",
+		Use:   "run <tasks…> | --all [-- ARGS…]",
 		Short: "Run tasks in dependency order, from the cache where their inputs did not change",
 		Long: `Run tasks (names like build, or ids like app#build) and everything they depend on, in
 dependency order on a pool of workers. A task whose cache key (command, env, input files, the keys
@@ -46,7 +48,11 @@ of its dependencies) has a cache entry is restored instead of run. Task output g
 each line prefixed with its task id; the run summary goes to stdout.
 
 Started in a project's folder (or below it), without --filter, vx run works on that project, as if
-given --filter NAME: its tasks and what they depend on.`,
+given --filter NAME: its tasks and what they depend on.
+
+Arguments after -- go to the commands of the tasks named before it, never to what they depend on
+(vx run test -- --watch=false -t "adds"), shell-quoted, after the -- that npm run needs; they are
+part of those tasks' cache keys.`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			shortLivedGC(a.getenv)
 			var eventsOut io.Writer
@@ -68,6 +74,7 @@ given --filter NAME: its tasks and what they depend on.`,
 				}()
 				eventsOut = events
 			}
+			args, rf.passArgs = splitAtDash(cmd, args)
 			if err := rf.check(args); err != nil {
 				return err
 			}
@@ -131,6 +138,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	}
 	so.Tasks, so.All = args, rf.all
 	req := runner.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
+	req.Args = rf.passArgs
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
 	}

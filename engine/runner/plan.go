@@ -36,6 +36,9 @@ type Request struct {
 	Getenv func(string) string
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
 	DebugHash io.Writer
+	// Args are the arguments after `--`: appended to the commands of the tasks the selection's
+	// task arguments name (never to what they depend on), so part of those tasks' keys.
+	Args []string
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
@@ -54,6 +57,13 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 	}
 	if len(selection.TaskIDs) == 0 && selection.NothingAffected == "" {
 		return PlanOptions{}, vxerr.Usagef("no task matches %s", describeSelection(req.SelectOptions))
+	}
+	if len(req.Args) > 0 {
+		if len(req.Tasks) == 0 {
+			return PlanOptions{}, vxerr.Usagef("the arguments after -- go to the tasks named on the command line, and --all names none: name them (vx run test -- %s)",
+				workspace.ShellQuote(req.Args[0]))
+		}
+		ws = workspace.WithArgs(ws, workspace.NamedTasks(selection, req.SelectOptions), req.Args)
 	}
 	workers, _, err := Workers(req.Concurrency, getenv)
 	if err != nil {
