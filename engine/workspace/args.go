@@ -130,7 +130,7 @@ func needsSeparator(seg string, args []string) bool {
 }
 
 // ShellQuote quotes s for sh: as it is when it holds only characters sh reads literally in a
-// word, else in single quotes (a single quote inside written '\”).
+// word, else in single quotes, each single quote inside closing them, escaped, and opening them again.
 func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") == "" {
 		return s
