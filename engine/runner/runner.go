@@ -84,6 +84,9 @@ type Options struct {
 	// (workspace.Selection.NothingAffected): such a run opens no state folder, records no run and
 	// answers an empty summary that is a success.
 	NothingAffected string
+	// Logs says which task output Output shows, in what order and colour (vx run --output-logs,
+	// --log-order, --color); the zero value shows it all as it comes.
+	Logs LogOptions
 }
 
 func (o *Options) fill() error {
@@ -239,7 +242,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	}
 	masker := mask.New(secrets...)
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
-		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes)),
+		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
 	return r, prefetch.Wait, nil
 }
@@ -366,4 +369,15 @@ func nothingToRun(opts Options) *summary.Summary {
 	return &summary.Summary{OK: true, Status: store.RunOK, StartedAt: opts.Now().UTC(), Requested: []string{},
 		Tasks: []summary.TaskResult{}, Memory: summary.Memory{BudgetBytes: opts.MemoryBudget, Source: opts.MemorySource},
 		NoTasks: opts.NothingAffected}
+}
+
+// persistentIDs are the ids of the persistent tasks among nodes.
+func persistentIDs(nodes []*node) map[string]bool {
+	ids := map[string]bool{}
+	for _, n := range nodes {
+		if n.task.Persistent {
+			ids[n.task.ID] = true
+		}
+	}
+	return ids
 }
