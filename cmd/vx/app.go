@@ -35,6 +35,8 @@ type app struct {
 	dir      string // -C
 	format   string // --format
 	logLevel string // --log-level
+	color    string // --color: auto, always or never
+	noColor  bool   // --no-color
 
 	log    zerolog.Logger
 	loader *workspace.Loader
@@ -100,6 +102,9 @@ func (a *app) setUp() error {
 	if a.format != "text" && a.format != "json" {
 		return vxerr.Usagef("--format %q: want text or json", a.format)
 	}
+	if err := a.checkColor(); err != nil {
+		return err
+	}
 	level, _ := logging.LevelFrom(a.logLevel, a.getenv)
 	log, err := logging.New(a.stderr, level)
 	if err != nil {
@@ -119,8 +124,9 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if err == nil {
 		return vxerr.ExitOK
 	}
+	err = hinted(root, err)
 	if msg, ok := a.message(err); ok {
-		fmt.Fprintf(a.stderr, "vx: %s\n", msg)
+		fmt.Fprintf(a.stderr, "%s %s\n", a.paint(a.stderr, ansiRed, "vx:"), msg)
 	}
 	var c vxerr.Coder
 	if errors.As(err, &c) {
@@ -161,7 +167,7 @@ func isCobraUsage(err error) bool {
 
 // withUsage marks cobra's flag errors as usage errors.
 func withUsage(cmd *cobra.Command) *cobra.Command {
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &vxerr.UsageError{Msg: err.Error()} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &vxerr.UsageError{Msg: err.Error() + flagHint(c, err)} })
 	return cmd
 }
 

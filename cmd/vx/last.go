@@ -79,7 +79,7 @@ func (a *app) lastCmd() *cobra.Command {
 					return err
 				}
 				return a.emit(doc, func(w io.Writer) error {
-					if err := writeSummaryText(w, doc); err != nil {
+					if err := writeSummaryText(w, doc, a.colorOn(w)); err != nil {
 						return err
 					}
 					for _, t := range doc.Tasks {

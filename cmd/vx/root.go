@@ -27,6 +27,8 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 		Short:             "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
+		// vx's own hints (hints.go) say it in one line.
+		DisableSuggestions: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
 		Version:           version,
 	})
@@ -35,12 +37,13 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	pf.StringVarP(&a.dir, "chdir", "C", "", "run as if vx was started in `DIR`")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error, off (env VX_LOG)")
 	pf.StringVar(&a.format, "format", "text", "answer format: text or json")
+	a.registerColor(pf)
 	root.AddGroup(&cobra.Group{ID: groupBuiltin, Title: "Commands:"})
 	root.SetHelpCommandGroupID(groupBuiltin)
 	root.SetCompletionCommandGroupID(groupBuiltin)
 
 	for _, c := range []*cobra.Command{
-		a.runCmd(), a.showCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
+		a.runCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
 		a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
 	} {
 		c.GroupID = groupBuiltin

@@ -35,6 +35,7 @@ type runFlags struct {
 	memoryBudget                   string
 	// passArgs are the arguments after `--`, for the tasks named before it.
 	passArgs []string
+	habits   habitFlags
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -78,6 +79,9 @@ part of those tasks' cache keys.`,
 			if err := rf.check(args); err != nil {
 				return err
 			}
+			if err := rf.habits.apply(cmd, &rf); err != nil {
+				return err
+			}
 			return a.run(cmd, &rf, args, eventsOut)
 		},
 	}
@@ -89,11 +93,11 @@ part of those tasks' cache keys.`,
 // register declares the flags on cmd.
 func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.sel.register(cmd)
+	rf.habits.register(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&rf.all, "all", false, "run every task of the selected projects, except persistent tasks and tasks marked all: false")
 	f.BoolVar(&rf.force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
 	f.BoolVar(&rf.bail, "bail", false, "start no new task after the first failure")
-	f.IntVar(&rf.concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
 	f.StringVar(&rf.memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
 	f.StringVar(&rf.summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
@@ -160,6 +164,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
 	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 	opts.Events = eventsOut
+	opts.Logs = rf.habits.logOptions(a.colorOn(a.stderr))
 	sup := taskSupervisor(a.getenv)
 	opts.Exec = supervisedExec(sup)
 	opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
@@ -182,7 +187,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 			return err
 		}
 	}
-	if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum) }); err != nil {
+	if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum, a.colorOn(w)) }); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -270,13 +275,19 @@ func defaultSummaryPath(cacheDir string, s *summary.Summary) string {
 	return filepath.Join(cacheDir, "runs", name+".json")
 }
 
-func writeSummaryText(w io.Writer, s *summary.Summary) error {
+func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 	if s.NoTasks != "" {
 		_, err := fmt.Fprintf(w, "no tasks to run: %s\n", s.NoTasks)
 		return err
 	}
 	t := s.Totals
 	verdict := s.Status
+	if color {
+		verdict = ansiGreen + verdict + ansiReset
+		if !s.OK {
+			verdict = ansiRed + s.Status + ansiReset
+		}
+	}
 	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss, %d failed", s.RunID, verdict, t.Tasks, t.Hits, t.Misses, t.Failed)
 	if t.Blocked > 0 {
 		fmt.Fprintf(w, ", %d blocked", t.Blocked)

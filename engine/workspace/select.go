@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/suggest"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -72,7 +73,12 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 	}
 	sel.Requested = append([]string{}, slices.Sorted(maps.Keys(requested))...)
 	sel.TaskIDs = Closure(ws, sel.Requested)
-	if len(sel.TaskIDs) == 0 && len(ranges) > 0 {
+	// A selection of projects only (vx show, vx ls) is empty when it holds no project.
+	empty := len(sel.TaskIDs) == 0
+	if len(opts.Tasks) == 0 && !opts.All {
+		empty = len(sel.Projects) == 0
+	}
+	if empty && len(ranges) > 0 {
 		sel.NothingAffected = "nothing affected since " + strings.Join(slices.Compact(slices.Sorted(slices.Values(ranges))), ", ")
 	}
 	return sel, nil
@@ -87,7 +93,7 @@ func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts S
 			return nil, vxerr.Usagef("task id %q is missing a half (write project#task)", arg)
 		}
 		if _, ok := ws.Task(arg); !ok {
-			return nil, vxerr.Usagef("unknown task %q", arg)
+			return nil, vxerr.Usagef("unknown task %q%s", arg, DidYouMean(arg, ws.TaskIDs()))
 		}
 		return []string{arg}, nil
 	}
@@ -103,7 +109,7 @@ func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts S
 		}
 	}
 	if !exists {
-		return nil, vxerr.Usagef("unknown task %q: no project declares it", arg)
+		return nil, vxerr.Usagef("unknown task %q: no project declares it%s", arg, DidYouMean(arg, TaskNames(ws)))
 	}
 	if len(ids) == 0 && len(opts.Filters) > 0 && !narrowed {
 		return nil, vxerr.Usagef("no project selected by --filter %s has task %q", strings.Join(opts.Filters, " --filter "), arg)
@@ -426,7 +432,7 @@ func (r *resolver) resolve(s *selector) ([]string, error) {
 }
 
 // noMatch is the refusal of a selector whose name and folder match no project. A name that is a
-// project's folder gets a hint to write it as a path.
+// project's folder gets a hint to write it as a path; a name or tag near a project's, that one.
 func (r *resolver) noMatch(s *selector) error {
 	if s.name != "" && s.dir == "" && !strings.HasPrefix(s.name, "tag:") && strings.Contains(s.name, "/") {
 		clean := path.Clean(s.name)
@@ -436,7 +442,17 @@ func (r *resolver) noMatch(s *selector) error {
 			}
 		}
 	}
-	return vxerr.Usagef("--filter %q matches no project", s.raw)
+	hint := ""
+	if s.name != "" && s.dir == "" && !strings.ContainsAny(s.name, "*?[{") {
+		if tag, ok := strings.CutPrefix(s.name, "tag:"); ok {
+			if best, ok := suggest.Closest(tag, projectTags(r.ws)); ok {
+				hint = " (did you mean tag:" + best + "?)"
+			}
+		} else {
+			hint = DidYouMean(s.name, projectNames(r.ws))
+		}
+	}
+	return vxerr.Usagef("--filter %q matches no project%s", s.raw, hint)
 }
 
 // changedSince answers the projects with files changed in the selector's git range, each with

@@ -281,6 +281,8 @@ func testSelectNothingAffected(t *testing.T, ws *graph.Workspace) {
 		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"tool"}, Affected: true, AffectedRef: "HEAD"}, "nothing affected since HEAD", ""},
 		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"[HEAD]", "tool"}}, "", "core#build tool#build ui#build docs#build"},
 		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"core[HEAD]"}}, "", "core#build"},
+		{SelectOptions{Filters: []string{"core[HEAD]"}}, "", ""},
+		{SelectOptions{Filters: []string{"web[HEAD]"}}, "nothing affected since HEAD", ""},
 	} {
 		sel, err := Select(ctx, ws, tc.opts)
 		if err != nil || sel.NothingAffected != tc.want || strings.Join(sel.TaskIDs, " ") != tc.ids {
@@ -298,5 +300,25 @@ func testSelectNothingAffected(t *testing.T, ws *graph.Workspace) {
 	// Not narrowed by git, a filter whose projects lack the task is still refused.
 	if _, err := Select(ctx, ws, SelectOptions{Tasks: []string{"build"}, Filters: []string{"nosuchproject"}}); err == nil {
 		t.Errorf("Select(build --filter nosuchproject) = nil error, want a refusal")
+	}
+}
+
+// A task, task id, project or tag that is not there, but near one that is, is refused with a hint.
+func TestSelectHints(t *testing.T) {
+	ws := filterWorkspace(t.TempDir())
+	for _, tc := range []struct {
+		opts SelectOptions
+		want string
+	}{
+		{SelectOptions{Tasks: []string{"biuld"}}, `unknown task "biuld": no project declares it (did you mean build?)`},
+		{SelectOptions{Tasks: []string{"web#biuld"}}, `unknown task "web#biuld" (did you mean web#build?)`},
+		{SelectOptions{Tasks: []string{"deploy"}}, `unknown task "deploy": no project declares it`},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"wbe"}}, `--filter "wbe" matches no project (did you mean web?)`},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"tag:fronted"}}, `--filter "tag:fronted" matches no project (did you mean tag:frontend?)`},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"wbe*"}}, `--filter "wbe*" matches no project`},
+	} {
+		if _, err := Select(t.Context(), ws, tc.opts); err == nil || err.Error() != tc.want {
+			t.Errorf("Select(%+v): %v, want %q", tc.opts, err, tc.want)
+		}
 	}
 }
