@@ -23,14 +23,14 @@ const (
 // plugin, which costs a config load, so that load happens only for help and for a plugin verb.
 func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	root := withUsage(&cobra.Command{
-		Use:               "vx",
-		Short:             "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
-		SilenceUsage:      true,
-		SilenceErrors:     true,
+		Use:           "vx",
+		Short:         "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		// vx's own hints (hints.go) say it in one line.
 		DisableSuggestions: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
-		Version:           version,
+		PersistentPreRunE:  func(*cobra.Command, []string) error { return a.setUp() },
+		Version:            version,
 	})
 	root.SetVersionTemplate("vx {{.Version}}\n")
 	pf := root.PersistentFlags()
