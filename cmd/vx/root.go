@@ -23,15 +23,14 @@ const (
 // plugin, which costs a config load, so that load happens only for help and for a plugin verb.
 func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	root := withUsage(&cobra.Command{
-		Use:           "vx",
-		Short:         "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		// vx's own hints (hints.go) say it in one line.
-		DisableSuggestions: true,
-		PersistentPreRunE:  func(*cobra.Command, []string) error { return a.setUp() },
-		Version:            version,
+		Use:               "vx",
+		Short:             "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
+		Version:           version,
 	})
+	root.DisableSuggestions = true // vx's own hints (hints.go) say it in one line
 	root.SetVersionTemplate("vx {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.dir, "chdir", "C", "", "run as if vx was started in `DIR`")
