@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,7 +149,19 @@ func (a *app) message(err error) (msg string, ok bool) {
 	if errors.As(err, &fe) && fe.Msg == "" {
 		return "", false
 	}
-	return a.masker.String(oneLine(err.Error())), true
+	return a.masker.String(oneVxPrefix(oneLine(err.Error()))), true
+}
+
+// verbPrefix is a verb's name an error may start with ("vx init: "), which the "vx: " vx prints
+// before it would double.
+var verbPrefix = regexp.MustCompile(`^vx [a-z]+(?: [a-z]+)?: `)
+
+// oneVxPrefix drops a leading "vx VERB: " from msg: vx prints every error after one "vx: ".
+func oneVxPrefix(msg string) string {
+	if loc := verbPrefix.FindStringIndex(msg); loc != nil {
+		return msg[loc[1]:]
+	}
+	return msg
 }
 
 func oneLine(s string) string { return strings.TrimRight(s, "\n") }
