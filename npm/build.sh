@@ -2,7 +2,7 @@
 # npm/build.sh builds vx's npm packages from one version number and packs each into a tarball,
 # ready to publish: the six platform packages first (@vzn/vx-linux-x64, …, each one CGO_ENABLED=0
 # binary), then @vzn/vx (the `vx` shim, @vzn/vx/config, optionalDependencies on every platform
-# package at the same version) and @vzn/vx-mcp.
+# package packed, at the same version) and @vzn/vx-mcp. Each carries the repository's LICENSE (MIT).
 #
 #   bash npm/build.sh [--version V] [--out DIR] [--platforms "linux-x64 darwin-arm64 …"]
 #
@@ -14,7 +14,9 @@
 #   while read -r t; do npm publish --access public "DIR/$t"; done < DIR/publish-order.txt
 #
 # --platforms builds only those platform packages (the others are left out of the folder, never
-# packed without a binary): for a quick local try. A release builds all six.
+# packed without a binary), and @vzn/vx's optionalDependencies name only those: Yarn (1 and
+# Berry, PnP or node-modules) fails an install on an optional dependency that is nowhere to be
+# found, where npm, pnpm and bun warn. For a quick local try; a release builds all six.
 #
 # The binaries are built without -trimpath so that Go's build cache, warm from `go build` and
 # cmd/vx's TestCrossBuild (same flags), makes each platform a link of a few seconds, where a cold
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
     --version) version="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --platforms) platforms="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "npm/build.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -106,16 +108,19 @@ for p in $platforms; do
     p.description = "The vx binary for " + os + " " + cpu + " (installed by @vzn/vx)";
     p.repository.directory = "npm/platform";
     p.os = [os]; p.cpu = [cpu];
-    p.files = ['"$files"', "README.md"];'
+    p.files = ['"$files"', "README.md", "LICENSE"];'
+  cp "$repo/LICENSE" "$dir/LICENSE"
   order+=("vx-$p")
 done
 
 cp -R "$here/vx" "$stage/vx"
 cp -R "$here/vx-mcp" "$stage/vx-mcp"
+cp "$repo/LICENSE" "$stage/vx/LICENSE"
+cp "$repo/LICENSE" "$stage/vx-mcp/LICENSE"
 stageJSON "$stage/vx/package.json" '
   p.version = version;
   p.optionalDependencies = {};
-  for (const q of "'"$all_platforms"'".split(" ")) p.optionalDependencies["@vzn/vx-" + q] = version;'
+  for (const q of platforms) p.optionalDependencies["@vzn/vx-" + q] = version;'
 stageJSON "$stage/vx-mcp/package.json" '
   p.version = version; p.peerDependencies["@vzn/vx"] = version;'
 order+=(vx vx-mcp)

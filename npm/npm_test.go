@@ -108,6 +108,7 @@ func readTarball(t *testing.T, path string) map[string]tarEntry {
 type manifest struct {
 	Name                 string            `json:"name"`
 	Version              string            `json:"version"`
+	License              string            `json:"license"`
 	OS                   []string          `json:"os"`
 	CPU                  []string          `json:"cpu"`
 	PreferUnplugged      bool              `json:"preferUnplugged"`
@@ -161,7 +162,7 @@ func build(t *testing.T) packed {
 		}
 		p.order = append(p.order, m.Name)
 		p.tarballs[m.Name] = filepath.Join(out, name)
-		checkPackage(t, m, files)
+		checkPackage(t, m, files, platforms)
 	}
 	want := []string{}
 	for _, pl := range platforms {
@@ -177,9 +178,13 @@ func build(t *testing.T) packed {
 	return p
 }
 
-// checkPackage checks one packed package's manifest and files.
-func checkPackage(t *testing.T, m manifest, files map[string]tarEntry) {
+// checkPackage checks one packed package's manifest and files; built are the platforms whose
+// packages were packed beside it.
+func checkPackage(t *testing.T, m manifest, files map[string]tarEntry, built []string) {
 	t.Helper()
+	if _, ok := files["LICENSE"]; !ok || m.License != "MIT" {
+		t.Errorf("%s: license %q, LICENSE packed %v; want MIT and the file", m.Name, m.License, ok)
+	}
 	switch {
 	case m.Name == "@vzn/vx":
 		if m.Bin["vx"] != "bin/vx.js" {
@@ -199,10 +204,10 @@ func checkPackage(t *testing.T, m manifest, files map[string]tarEntry) {
 				t.Errorf("the shim vx/bin/vx.js does not map %s to @vzn/vx-%s", pl, pl)
 			}
 		}
-		if len(m.OptionalDependencies) != len(platforms) {
-			t.Errorf("@vzn/vx optionalDependencies %v, want one per platform", m.OptionalDependencies)
+		if len(m.OptionalDependencies) != len(built) {
+			t.Errorf("@vzn/vx optionalDependencies %v, want one per platform packed (%v)", m.OptionalDependencies, built)
 		}
-		for _, pl := range platforms {
+		for _, pl := range built {
 			if v := m.OptionalDependencies["@vzn/vx-"+pl]; v != m.Version {
 				t.Errorf("@vzn/vx depends on @vzn/vx-%s at %q, want exactly %s", pl, v, m.Version)
 			}
@@ -603,4 +608,37 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// A build of some platforms only names only those in @vzn/vx's optionalDependencies (Yarn fails
+// an install on one it cannot find), and every package it packs carries the licence.
+func TestPartialBuildListsWhatItPacked(t *testing.T) {
+	for _, tool := range []string{"node", "npm", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s on PATH: the npm packages need it (%v)", tool, err)
+		}
+	}
+	host := hostPlatform()
+	if !slices.Contains(platforms, host) {
+		t.Skipf("vx publishes no binary for this platform (%s)", host)
+	}
+	out := t.TempDir()
+	run(t, ".", nil, "bash", "build.sh", "--out", out, "--platforms", host)
+	order, err := os.ReadFile(filepath.Join(out, "publish-order.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tgz := range strings.Fields(string(order)) {
+		files := readTarball(t, filepath.Join(out, tgz))
+		var m manifest
+		if err := json.Unmarshal(files["package.json"].data, &m); err != nil {
+			t.Fatalf("%s: package.json: %v", tgz, err)
+		}
+		names = append(names, m.Name)
+		checkPackage(t, m, files, []string{host})
+	}
+	if want := []string{"@vzn/vx-" + host, "@vzn/vx", "@vzn/vx-mcp"}; !slices.Equal(names, want) {
+		t.Errorf("packed %v, want %v", names, want)
+	}
 }

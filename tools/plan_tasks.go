@@ -16,10 +16,11 @@ import (
 // taskSelectionArgs are the arguments runTasks and planTasks share: what `vx run` selects with
 // its task arguments, --all, --filter and --affected.
 type taskSelectionArgs struct {
-	Tasks    taskNames  `json:"tasks" arg:"doc=Task names (build) or ids (app#build); dependencies come along."`
-	All      bool       `json:"all" arg:"doc=Every task of the selected projects (vx run --all)."`
-	Filter   FilterList `json:"filter" arg:"doc=--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
-	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, plus dependents."`
+	Tasks    taskNames  `json:"tasks" arg:"doc=Names (build) or ids (app#build); deps run too."`
+	All      bool       `json:"all" arg:"doc=All tasks of the selected projects."`
+	Filter   FilterList `json:"filter" arg:"doc=--filter values: NAME, glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
+	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or a ref, plus dependents."`
+	Args     []string   `json:"args" arg:"doc=vx run TASKS -- ARGS."`
 }
 
 // check refuses what vx run would refuse before looking at the workspace: no task and no all,
@@ -34,6 +35,9 @@ func (a *taskSelectionArgs) check(verb string) error {
 			if err := checkTaskID(key, t); err != nil {
 				return err
 			}
+		} else if strings.HasPrefix(t, "-") {
+			// vx run would read it as a flag: name such a task by its id.
+			return tool.Refusef("argument %q must not start with \"-\" (name the task as project#task)", key)
 		}
 	}
 	if len(a.Tasks) == 0 && !a.All {
@@ -71,7 +75,7 @@ func (d *Deps) planTasks() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "planTasks",
 		Title:       "Plan a run (dry run)",
-		Description: "What would run, and why? vx run --dry=json, nothing run: counts, each predicted miss (all tasks when few) with hash, deps, p50, affected reason; wallMs, workMs, criticalPath. runTasks' arguments but force. A refusal answers error.",
+		Description: "What would run, and why? vx run --dry=json: counts, each predicted miss (all when few): hash, deps, p50, why affected; wallMs, workMs, criticalPath. runTasks' arguments but force. A refusal answers error.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args planTasksArgs) (*PlanAnswer, error) {
@@ -84,7 +88,7 @@ func (d *Deps) planTasks() tool.Tool {
 		}
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
-		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv})
+		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

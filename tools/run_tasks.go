@@ -78,7 +78,7 @@ func (d *Deps) runTasks() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "runTasks",
 		Title:       "Run tasks",
-		Description: "Run tasks and say how it went: vx run --format json here, with its cache. Answers exitCode and the run summary: totals, the tasks that need attention (all tasks when few); the rest via getRunHistory {runId, cursor: nextCursor}. On failure call getFailures. A refusal (unknown or persistent task, mcp({ run })) answers error and runs nothing.",
+		Description: "Run tasks: vx run --format json, cached. Answers exitCode, the summary: totals, tasks needing attention (all when few), the rest via getRunHistory {runId, cursor: nextCursor}. On failure: getFailures. A refusal (unknown task, mcp() limits) answers error, runs nothing.",
 		Paged:       true,
 		Annotations: tool.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
 			OpenWorldHint: ptr(false)},
@@ -128,6 +128,10 @@ func (d *Deps) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasks
 		return err
 	}
 	policy := ws.MCP
+	if len(args.Args) > 0 && (policy == nil || !policy.Args) {
+		return tool.Refusef("this workspace's mcp() lets an agent pass no arguments to a task's command (args): " +
+			"they can make a test runner load any file; mcp({ args: true }) in vx.workspace.ts allows them")
+	}
 	if policy == nil || policy.RunAll {
 		return nil
 	}
@@ -212,7 +216,12 @@ func (args *runTasksArgs) childArgs() []string {
 	if args.sandbox {
 		argv = append(argv, "--sandbox-agent")
 	}
-	return append(append(argv, "--"), args.Tasks...)
+	// check refused a task name that starts with "-", which vx run would read as a flag.
+	argv = append(argv, args.Tasks...)
+	if len(args.Args) > 0 {
+		argv = append(append(argv, "--"), args.Args...)
+	}
+	return argv
 }
 
 // runChild runs the `vx run` child in root, turns its events into progress, and answers its summary

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +36,8 @@ type app struct {
 	dir      string // -C
 	format   string // --format
 	logLevel string // --log-level
+	color    string // --color: auto, always or never
+	noColor  bool   // --no-color
 
 	log    zerolog.Logger
 	loader *workspace.Loader
@@ -100,6 +103,9 @@ func (a *app) setUp() error {
 	if a.format != "text" && a.format != "json" {
 		return vxerr.Usagef("--format %q: want text or json", a.format)
 	}
+	if err := a.checkColor(); err != nil {
+		return err
+	}
 	level, _ := logging.LevelFrom(a.logLevel, a.getenv)
 	log, err := logging.New(a.stderr, level)
 	if err != nil {
@@ -119,8 +125,9 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if err == nil {
 		return vxerr.ExitOK
 	}
+	err = hinted(root, err)
 	if msg, ok := a.message(err); ok {
-		fmt.Fprintf(a.stderr, "vx: %s\n", msg)
+		fmt.Fprintf(a.stderr, "%s %s\n", a.paint(a.stderr, ansiRed, "vx:"), msg)
 	}
 	var c vxerr.Coder
 	if errors.As(err, &c) {
@@ -142,7 +149,19 @@ func (a *app) message(err error) (msg string, ok bool) {
 	if errors.As(err, &fe) && fe.Msg == "" {
 		return "", false
 	}
-	return a.masker.String(oneLine(err.Error())), true
+	return a.masker.String(oneVxPrefix(oneLine(err.Error()))), true
+}
+
+// verbPrefix is a verb's name an error may start with ("vx init: "), which the "vx: " vx prints
+// before it would double.
+var verbPrefix = regexp.MustCompile(`^vx [a-z]+(?: [a-z]+)?: `)
+
+// oneVxPrefix drops a leading "vx VERB: " from msg: vx prints every error after one "vx: ".
+func oneVxPrefix(msg string) string {
+	if loc := verbPrefix.FindStringIndex(msg); loc != nil {
+		return msg[loc[1]:]
+	}
+	return msg
 }
 
 func oneLine(s string) string { return strings.TrimRight(s, "\n") }
@@ -161,7 +180,7 @@ func isCobraUsage(err error) bool {
 
 // withUsage marks cobra's flag errors as usage errors.
 func withUsage(cmd *cobra.Command) *cobra.Command {
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &vxerr.UsageError{Msg: err.Error()} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &vxerr.UsageError{Msg: err.Error() + flagHint(c, err)} })
 	return cmd
 }
 

@@ -15,6 +15,9 @@ func (a *app) cacheCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",
 		Short: "Inspect and prune the cache",
+		// An unknown verb under cache is refused (with a hint), not answered with the help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(withUsage(a.cachePruneCmd()), withUsage(a.cacheStatsCmd()))
 	return cmd

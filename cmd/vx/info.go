@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,11 +12,19 @@ import (
 
 func (a *app) infoCmd() *cobra.Command {
 	var concurrency int
+	var concurrencyFlag string
 	cmd := &cobra.Command{
 		Use:   "info",
 		Short: "Show what this workspace is and what a run will use: versions, git, projects, plugins, workers, cache, lock",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("concurrency") {
+				n, err := parseConcurrency(concurrencyFlag, runtime.NumCPU())
+				if err != nil {
+					return err
+				}
+				concurrency = n
+			}
 			doc, err := info.Answer(cmd.Context(), a.workspaceLoader(), version, concurrency, a.getenv)
 			if err != nil {
 				return err
@@ -29,6 +38,6 @@ func (a *app) infoCmd() *cobra.Command {
 			return a.emit(doc, doc.WriteText)
 		},
 	}
-	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "the worker count to report, as a run with this flag would use it")
+	cmd.Flags().StringVar(&concurrencyFlag, "concurrency", "", "the worker count to report, as a run with this flag would use it: `N` or a share of the CPUs such as 50%")
 	return cmd
 }

@@ -79,7 +79,7 @@ func (a *app) lastCmd() *cobra.Command {
 					return err
 				}
 				return a.emit(doc, func(w io.Writer) error {
-					if err := writeSummaryText(w, doc); err != nil {
+					if err := writeSummaryText(w, doc, a.colorOn(w)); err != nil {
 						return err
 					}
 					for _, t := range doc.Tasks {
@@ -105,8 +105,8 @@ func writeRunListText(w io.Writer, l *history.RunList) error {
 		return err
 	}
 	for _, r := range l.Runs {
-		fmt.Fprintf(w, "%s  %s  %-11s %3d tasks %3d hit %3d failed  %8s  %s\n", r.RunID,
-			r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Failed,
+		fmt.Fprintf(w, "%s  %s  %-11s %3d tasks %3d hit %3d miss %3d failed  %8s  %s\n", r.RunID,
+			r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Misses, r.Totals.Failed,
 			ms(r.WallMs), strings.Join(logtext.EscapeAll(r.Args), " "))
 	}
 	return nil

@@ -972,7 +972,7 @@ func TestMCPPlanPruneEmptyWorkspace(t *testing.T) {
 	})
 	s := startRunSession(t, dir)
 	r := mustCallRunTool(t, s.cs, "planTasks", map[string]any{"all": true}, "")
-	if r.isError || r.text != `{"exitCode":2,"error":"vx run: no task matches --all"}` {
+	if r.isError || r.text != `{"exitCode":2,"error":"no task matches --all"}` {
 		t.Errorf("planTasks(all) in an empty workspace = %s", r.text)
 	}
 	r = mustCallRunTool(t, s.cs, "pruneCache", map[string]any{"dryRun": false}, "")
@@ -980,7 +980,7 @@ func TestMCPPlanPruneEmptyWorkspace(t *testing.T) {
 		t.Errorf("pruneCache in an empty workspace = %s", r.text)
 	}
 	r = mustCallRunTool(t, s.cs, "runTasks", map[string]any{"all": true}, "")
-	if a := decodeRunAnswer(t, r); *a.ExitCode != 2 || a.Error != "vx run: no task matches --all" {
+	if a := decodeRunAnswer(t, r); *a.ExitCode != 2 || a.Error != "no task matches --all" {
 		t.Errorf("runTasks(all) in an empty workspace = %s", r.text)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".vx")); !os.IsNotExist(err) {

@@ -30,17 +30,19 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
 		Version:           version,
 	})
+	root.DisableSuggestions = true // vx's own hints (hints.go) say it in one line
 	root.SetVersionTemplate("vx {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.dir, "chdir", "C", "", "run as if vx was started in `DIR`")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error, off (env VX_LOG)")
 	pf.StringVar(&a.format, "format", "text", "answer format: text or json")
+	a.registerColor(pf)
 	root.AddGroup(&cobra.Group{ID: groupBuiltin, Title: "Commands:"})
 	root.SetHelpCommandGroupID(groupBuiltin)
 	root.SetCompletionCommandGroupID(groupBuiltin)
 
 	for _, c := range []*cobra.Command{
-		a.runCmd(), a.showCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
+		a.runCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
 		a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
 	} {
 		c.GroupID = groupBuiltin

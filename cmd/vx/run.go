@@ -33,12 +33,15 @@ type runFlags struct {
 	concurrency, eventsFD          int
 	summarize, dry, remoteCache    string
 	memoryBudget                   string
+	// passArgs are the arguments after `--`, for the tasks named before it.
+	passArgs []string
+	habits   habitFlags
 }
 
 func (a *app) runCmd() *cobra.Command {
 	var rf runFlags
 	cmd := &cobra.Command{
-		Use:   "run <tasks…> | --all",
+		Use:   "run <tasks…> | --all [-- ARGS…]",
 		Short: "Run tasks in dependency order, from the cache where their inputs did not change",
 		Long: `Run tasks (names like build, or ids like app#build) and everything they depend on, in
 dependency order on a pool of workers. A task whose cache key (command, env, input files, the keys
@@ -46,7 +49,11 @@ of its dependencies) has a cache entry is restored instead of run. Task output g
 each line prefixed with its task id; the run summary goes to stdout.
 
 Started in a project's folder (or below it), without --filter, vx run works on that project, as if
-given --filter NAME: its tasks and what they depend on.`,
+given --filter NAME: its tasks and what they depend on.
+
+Arguments after -- go to the commands of the tasks named before it, never to what they depend on
+(vx run test -- --watch=false -t "adds"), shell-quoted, after the -- that npm run needs; they are
+part of those tasks' cache keys.`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			shortLivedGC(a.getenv)
 			var eventsOut io.Writer
@@ -68,7 +75,11 @@ given --filter NAME: its tasks and what they depend on.`,
 				}()
 				eventsOut = events
 			}
+			args, rf.passArgs = splitAtDash(cmd, args)
 			if err := rf.check(args); err != nil {
+				return err
+			}
+			if err := rf.habits.apply(cmd, &rf); err != nil {
 				return err
 			}
 			return a.run(cmd, &rf, args, eventsOut)
@@ -82,11 +93,11 @@ given --filter NAME: its tasks and what they depend on.`,
 // register declares the flags on cmd.
 func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.sel.register(cmd)
+	rf.habits.register(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&rf.all, "all", false, "run every task of the selected projects, except persistent tasks and tasks marked all: false")
 	f.BoolVar(&rf.force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
 	f.BoolVar(&rf.bail, "bail", false, "start no new task after the first failure")
-	f.IntVar(&rf.concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
 	f.StringVar(&rf.memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
 	f.StringVar(&rf.summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
@@ -102,7 +113,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 // check refuses flag values vx run cannot use, before the workspace loads.
 func (rf *runFlags) check(args []string) error {
 	if len(args) == 0 && !rf.all {
-		return vxerr.Usagef("vx run: name the tasks to run, or --all")
+		return vxerr.Usagef("name the tasks to run, or --all")
 	}
 	if rf.dry != "" && rf.dry != "json" && rf.dry != "text" {
 		return vxerr.Usagef("--dry=%s: want json or text", rf.dry)
@@ -131,6 +142,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	}
 	so.Tasks, so.All = args, rf.all
 	req := runner.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
+	req.Args = rf.passArgs
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
 	}
@@ -152,6 +164,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
 	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 	opts.Events = eventsOut
+	opts.Logs = rf.habits.logOptions(a.colorOn(a.stderr))
 	sup := taskSupervisor(a.getenv)
 	opts.Exec = supervisedExec(sup)
 	opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
@@ -168,13 +181,13 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if cmd.Flags().Changed("summarize") {
 		path := rf.summarize
 		if path == summarizeDefault {
-			path = filepath.Join(ws.CacheDir, "runs", sum.RunID+".json")
+			path = defaultSummaryPath(ws.CacheDir, sum)
 		}
 		if err := writeFileAtomic(path, sum); err != nil {
 			return err
 		}
 	}
-	if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum) }); err != nil {
+	if err := a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum, a.colorOn(w)) }); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -252,9 +265,29 @@ func ms(n int64) string {
 	return (time.Duration(n) * time.Millisecond).String()
 }
 
-func writeSummaryText(w io.Writer, s *summary.Summary) error {
+// defaultSummaryPath is where --summarize writes s: .vx/runs/<runId>.json, or for a run with
+// nothing to run (no id) .vx/runs/no-tasks.json.
+func defaultSummaryPath(cacheDir string, s *summary.Summary) string {
+	name := s.RunID
+	if name == "" {
+		name = "no-tasks"
+	}
+	return filepath.Join(cacheDir, "runs", name+".json")
+}
+
+func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
+	if s.NoTasks != "" {
+		_, err := fmt.Fprintf(w, "no tasks to run: %s\n", s.NoTasks)
+		return err
+	}
 	t := s.Totals
 	verdict := s.Status
+	if color {
+		verdict = ansiGreen + verdict + ansiReset
+		if !s.OK {
+			verdict = ansiRed + s.Status + ansiReset
+		}
+	}
 	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss, %d failed", s.RunID, verdict, t.Tasks, t.Hits, t.Misses, t.Failed)
 	if t.Blocked > 0 {
 		fmt.Fprintf(w, ", %d blocked", t.Blocked)

@@ -55,8 +55,9 @@ func TestRunErrorEvent(t *testing.T) {
 		{[]string{"nope"}, 2, `unknown task "nope": no project declares it`},
 		{[]string{secret}, 2, `unknown task "***": no project declares it`},
 		{[]string{"--all", "--filter", "nothing-is-called-this"}, 2, ""},
-		{[]string{}, 2, "vx run: name the tasks to run, or --all"},
-		{[]string{"--concurrency", "-1", "build"}, 2, "--concurrency -1: want a positive number"},
+		{[]string{}, 2, "name the tasks to run, or --all"},
+		{[]string{"--concurrency", "-1", "build"}, 2, "--concurrency -1: want a positive number of tasks, or a share of the CPUs such as 50%"},
+		{[]string{"--concurrency", "0", "build"}, 2, "--concurrency 0: want a positive number of tasks, or a share of the CPUs such as 50%"},
 		{[]string{"--dry=yaml", "build"}, 2, "--dry=yaml: want json or text"},
 	} {
 		events, code := runWithEvents(t, dir, env, tc.args...)

@@ -22,7 +22,7 @@ const affectedDefault = "\x00default"
 
 func (f *selectFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.filters, "filter", nil, "narrow to projects: a name, a glob, tag:NAME, ./PATH or {PATH} (project folders), [REF] (changed since REF); "+
+	fl.StringArrayVarP(&f.filters, "filter", "F", nil, "narrow to projects: a name, a glob, tag:NAME, ./PATH or {PATH} (project folders), [REF] (changed since REF); "+
 		"NAME... adds its dependencies, ...NAME its dependents, NAME^... and ...^NAME only those; !F excludes; repeatable")
 	fl.StringArrayVar(&f.excludes, "exclude", nil, "leave out the projects `F` selects, as --filter '!F' does; repeatable")
 	fl.StringVar(&f.affected, "affected", "", "narrow to projects with files changed since the merge-base with `REF` (default: the default branch), uncommitted and untracked files, and their dependents")
@@ -96,12 +96,21 @@ func (a *app) folderProject(ws *graph.Workspace) *graph.Project {
 func (a *app) showCmd() *cobra.Command {
 	var sel selectFlags
 	cmd := &cobra.Command{
-		Use:   "show [target]",
+		Use:   "show [target] [-- ARGS…]",
 		Short: "Show the resolved workspace, a project, a project#task, or a task name across projects",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Show the resolved workspace, a project, a project#task, or a task name across projects.
+After --, the arguments vx run would append to the target task's command: its command is shown with them.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			target, _ := splitAtDash(cmd, args)
+			return cobra.MaximumNArgs(1)(cmd, target)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, pass := splitAtDash(cmd, args)
 			ws, err := a.load(cmd.Context())
 			if err != nil {
+				return err
+			}
+			if ws, err = showArgs(ws, firstOr(args), pass); err != nil {
 				return err
 			}
 			so, err := a.selectOptions(ws, &sel)
@@ -122,4 +131,12 @@ func (a *app) showCmd() *cobra.Command {
 	sel.register(cmd)
 	cmd.SetUsageFunc(leafUsage)
 	return cmd
+}
+
+// firstOr is args' first element, "" when there is none.
+func firstOr(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

@@ -276,6 +276,10 @@ type MCPOptions struct {
 	// Sandbox confines every task an agent runs (mcp({ sandbox: true })): runTasks runs them
 	// sandboxed, narrowed to no network and writes to their outputs only.
 	Sandbox bool `json:"sandbox,omitempty"`
+	// Args lets runTasks pass arguments to the commands of the tasks it names (mcp({ args:
+	// true })): arguments can make a test runner load any file, which run's list must not let
+	// through unasked.
+	Args bool `json:"args,omitempty"`
 }
 
 // The answer budget of `vx mcp`: the default, and the bounds mcp({ answerChars }) must keep to (an

@@ -23,16 +23,21 @@ type display struct {
 	terminal bool
 	masker   *mask.Masker
 	total    int
+	// logs says which output is shown, when, and in colour; persistent holds the ids of the
+	// persistent tasks, whose output is never held (they do not end while they serve).
+	logs       LogOptions
+	persistent map[string]bool
 
 	mu      sync.Mutex
+	held    map[string][]byte // the output of tasks still running, when logs holds it
 	done    int
 	running []string
 	waiters []string // tasks waiting for another process that runs them
 	shown   bool     // the status line is on screen
 }
 
-func newDisplay(w io.Writer, terminal bool, m *mask.Masker, total int) *display {
-	return &display{w: w, terminal: terminal, masker: m, total: total}
+func newDisplay(w io.Writer, terminal bool, m *mask.Masker, total int, logs LogOptions, persistent map[string]bool) *display {
+	return &display{w: w, terminal: terminal, masker: m, total: total, logs: logs, persistent: persistent, held: map[string][]byte{}}
 }
 
 // write prints text (whole lines) above the status line. Callers hold d.mu.
@@ -120,6 +125,12 @@ func (d *display) finished(e store.Execution) {
 		}
 	}
 	d.waiters = remove(d.waiters, e.TaskID)
+	if held, ok := d.held[e.TaskID]; ok {
+		delete(d.held, e.TaskID)
+		if d.logs.showsHeld(e.Status) {
+			d.write(string(held))
+		}
+	}
 	var what string
 	switch e.Status {
 	case store.StatusBlocked:
@@ -140,7 +151,10 @@ func (d *display) finished(e store.Execution) {
 	default:
 		what = fmt.Sprintf("%s (%s)", e.Status, round(e.Duration))
 	}
-	d.write(fmt.Sprintf("%s: %s\n", logtext.Escape(e.TaskID), what))
+	if d.logs.Show == LogsHashOnly && e.Hash != "" {
+		what += " " + e.Hash
+	}
+	d.write(fmt.Sprintf("%s: %s\n", d.logs.paint(prefixColor(e.TaskID), logtext.Escape(e.TaskID)), d.logs.paint(statusColor(e.Status), what)))
 }
 
 func round(t time.Duration) time.Duration {
@@ -154,27 +168,56 @@ func round(t time.Duration) time.Duration {
 	}
 }
 
-// replay prints a log (already masked when it came from the cache) with the task's prefix.
+// replay prints what a task printed (whole lines) with the task's prefix, masked: as it comes,
+// or held until the task ends, or not at all, as d.logs says.
 func (d *display) replay(id string, log []byte) {
-	if len(log) == 0 {
+	if len(log) == 0 || d.logs.drops() {
 		return
 	}
+	text := d.prefixed(id, log)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.logs.holds(d.persistent[id]) {
+		d.held[id] = append(d.held[id], text...)
+		return
+	}
+	d.write(text)
+}
+
+// hit prints a hit's cached log (masked when it was stored) with the task's prefix, after the
+// hit's own line, where d.logs replays hits.
+func (d *display) hit(id string, log []byte) {
+	if len(log) == 0 || !d.logs.replaysHits() {
+		return
+	}
+	text := d.prefixed(id, log)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.write(text)
+}
+
+// prefixed is log's lines, masked, each after the task's prefix.
+func (d *display) prefixed(id string, log []byte) string {
+	prefix := d.prefix(id)
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(string(log), "\n") {
 		if line == "" {
 			continue
 		}
-		b.WriteString(id + " | " + d.masker.String(strings.TrimSuffix(line, "\n")) + "\n")
+		b.WriteString(prefix + d.masker.String(strings.TrimSuffix(line, "\n")) + "\n")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.write(b.String())
+	return b.String()
+}
+
+// prefix is the task's prefix of every line it prints: its id, escaped, then coloured.
+func (d *display) prefix(id string) string {
+	return d.logs.paint(prefixColor(id), logtext.Escape(id)) + " | "
 }
 
 func (d *display) notice(id, msg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.write(logtext.Escape(id) + " | " + logtext.Escape(d.masker.String(msg)) + "\n")
+	d.write(d.prefix(id) + logtext.Escape(d.masker.String(msg)) + "\n")
 }
 
 // finish clears the status line.

@@ -65,11 +65,11 @@ func TestReadEvents(t *testing.T) {
 	var stream bytes.Buffer
 	WriteEvent(&stream, startEvent("r1", 2))
 	stream.WriteString("not an event\n")
-	WriteEvent(&stream, ErrorEvent(`vx run: no task matches "x" --all`))
+	WriteEvent(&stream, ErrorEvent(`no task matches "x" --all`))
 	var got []Event
 	ReadEvents(&stream, func(ev Event) { got = append(got, ev) })
 	if len(got) != 2 || got[0].Type != EventStart || got[0].RunID != "r1" || got[0].Total != 2 ||
-		got[1].Type != EventError || got[1].Message != `vx run: no task matches "x" --all` {
+		got[1].Type != EventError || got[1].Message != `no task matches "x" --all` {
 		t.Fatalf("events: %+v", got)
 	}
 

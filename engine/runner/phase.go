@@ -204,6 +204,8 @@ func (s *scheduler) finish(o outcome) {
 	o.exec.ReservedBytes = n.reserve
 	o.exec.Waited = o.waited
 	s.end(n, o.exec)
+	// A hit's log comes after its hit line, which says it was restored, not run again.
+	s.r.display.hit(n.task.ID, o.replay)
 	switch n.phase {
 	case endHit, endMiss:
 		s.releaseDependents(n)
@@ -224,8 +226,7 @@ func (s *scheduler) finish(o outcome) {
 	s.flushSome()
 }
 
-// keep adds what an outcome leaves for the index to the batch (its manifest, its hit's last use)
-// and shows a hit's log.
+// keep adds what an outcome leaves for the index to the batch (its manifest, its hit's last use).
 func (s *scheduler) keep(o outcome) {
 	if o.manifest != nil && (o.exec.Status != store.StatusHit || o.exec.CacheSource == summary.CacheSourceRemote) {
 		// A local hit's manifest was kept when its entry was made; a remote hit's entry was made
@@ -234,9 +235,6 @@ func (s *scheduler) keep(o outcome) {
 	}
 	if o.touched != "" {
 		s.batch.Touched = append(s.batch.Touched, o.touched)
-	}
-	if o.replay != nil {
-		s.r.display.replay(o.n.task.ID, o.replay)
 	}
 }
 

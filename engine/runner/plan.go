@@ -36,11 +36,15 @@ type Request struct {
 	Getenv func(string) string
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
 	DebugHash io.Writer
+	// Args are the arguments after `--`: appended to the commands of the tasks the selection's
+	// task arguments name (never to what they depend on), so part of those tasks' keys.
+	Args []string
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
 // adds how the run is shown and recorded, with the affected reasons; or the refusal vx run answers
-// (an error with a vxerr code): a selection it cannot make, no task selected, a worker count that
+// (an error with a vxerr code): a selection it cannot make, no task selected (unless git narrowed
+// it to none: then the options hold no task and say why, NothingAffected), a worker count that
 // is not a positive number, a memory budget that is not a size. vx run and vx run --dry both start here.
 func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions, error) {
 	getenv := req.Getenv
@@ -51,8 +55,15 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 	if err != nil {
 		return PlanOptions{}, err
 	}
-	if len(selection.TaskIDs) == 0 {
-		return PlanOptions{}, vxerr.Usagef("vx run: no task matches %s", describeSelection(req.SelectOptions))
+	if len(selection.TaskIDs) == 0 && selection.NothingAffected == "" {
+		return PlanOptions{}, vxerr.Usagef("no task matches %s", describeSelection(req.SelectOptions))
+	}
+	if len(req.Args) > 0 {
+		if len(req.Tasks) == 0 {
+			return PlanOptions{}, vxerr.Usagef("the arguments after -- go to the tasks named on the command line, and --all names none: name them (vx run test -- %s)",
+				workspace.ShellQuote(req.Args[0]))
+		}
+		ws = workspace.WithArgs(ws, workspace.NamedTasks(selection, req.SelectOptions), req.Args)
 	}
 	workers, _, err := Workers(req.Concurrency, getenv)
 	if err != nil {
@@ -66,7 +77,7 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 		Options: Options{
 			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
 			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
-			MemoryBudget: budget, MemorySource: budgetSource,
+			MemoryBudget: budget, MemorySource: budgetSource, NothingAffected: selection.NothingAffected,
 		},
 		Affected: selection.Affected,
 	}, nil
@@ -113,6 +124,8 @@ type Plan struct {
 	CriticalPath []string `json:"criticalPath"`
 	// MemoryBudget is the memory the tasks reserve from, and its source.
 	MemoryBudget MemorySetting `json:"memoryBudget"`
+	// NoTasks says why the plan holds no task ("nothing affected since main"); absent otherwise.
+	NoTasks string `json:"noTasks,omitempty"`
 }
 
 // MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
@@ -158,6 +171,10 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	o := opts.Options
 	if err := o.fill(); err != nil {
 		return nil, err
+	}
+	if len(o.TaskIDs) == 0 && o.NothingAffected != "" {
+		return &Plan{Workers: o.Concurrency, Tasks: []PlanTask{}, CriticalPath: []string{},
+			MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, NoTasks: o.NothingAffected}, nil
 	}
 	nodes, err := buildNodes(o.Workspace, o.TaskIDs)
 	if err != nil {
@@ -230,6 +247,10 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 // WriteText prints the plan for people: a line a task (predicted cache status, task id, the key's
 // first 12 characters, p50) in columns as wide as their longest value, then the prediction.
 func (p *Plan) WriteText(w io.Writer) error {
+	if p.NoTasks != "" {
+		_, err := fmt.Fprintf(w, "no tasks to run: %s\n", p.NoTasks)
+		return err
+	}
 	statusWidth, idWidth := 0, 0
 	for _, t := range p.Tasks {
 		statusWidth = max(statusWidth, utf8.RuneCountInString(string(t.Cache)))

@@ -80,6 +80,13 @@ type Options struct {
 	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
 	// "readwrite", or "" for the workspace's.
 	RemoteCache string
+	// NothingAffected, with no TaskIDs, says why there is nothing to run
+	// (workspace.Selection.NothingAffected): such a run opens no state folder, records no run and
+	// answers an empty summary that is a success.
+	NothingAffected string
+	// Logs says which task output Output shows, in what order and colour (vx run --output-logs,
+	// --log-order, --color); the zero value shows it all as it comes.
+	Logs LogOptions
 }
 
 func (o *Options) fill() error {
@@ -156,6 +163,9 @@ type runState struct {
 func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
+	}
+	if len(opts.TaskIDs) == 0 && opts.NothingAffected != "" {
+		return nothingToRun(opts), nil
 	}
 	nodes, err := buildNodes(opts.Workspace, opts.TaskIDs)
 	if err != nil {
@@ -235,7 +245,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	}
 	masker := mask.New(secrets...)
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
-		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes)),
+		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
 	return r, prefetch.Wait, nil
 }
@@ -354,4 +364,23 @@ func (r *runState) event(ev Event) {
 	if r.opts.Events != nil {
 		WriteEvent(r.opts.Events, ev)
 	}
+}
+
+// nothingToRun is the summary of a run with no task to run (opts.NothingAffected): ok, exit
+// status 0, no run id, no task, the reason in NoTasks. Nothing is recorded.
+func nothingToRun(opts Options) *summary.Summary {
+	return &summary.Summary{OK: true, Status: store.RunOK, StartedAt: opts.Now().UTC(), Requested: []string{},
+		Tasks: []summary.TaskResult{}, Memory: summary.Memory{BudgetBytes: opts.MemoryBudget, Source: opts.MemorySource},
+		NoTasks: opts.NothingAffected}
+}
+
+// persistentIDs are the ids of the persistent tasks among nodes.
+func persistentIDs(nodes []*node) map[string]bool {
+	ids := map[string]bool{}
+	for _, n := range nodes {
+		if n.task.Persistent {
+			ids[n.task.ID] = true
+		}
+	}
+	return ids
 }

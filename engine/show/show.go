@@ -141,7 +141,7 @@ func targetFilter(ws *graph.Workspace, target string) (func(*graph.Task) bool, e
 			return nil, vxerr.Usagef("task id %q is missing a half (write project#task)", target)
 		}
 		if _, ok := ws.Task(target); !ok {
-			return nil, vxerr.Usagef("unknown task %q", target)
+			return nil, vxerr.Usagef("unknown task %q%s", target, workspace.DidYouMean(target, ws.TaskIDs()))
 		}
 		return func(t *graph.Task) bool { return t.ID == target }, nil
 	}
@@ -153,7 +153,11 @@ func targetFilter(ws *graph.Workspace, target string) (func(*graph.Task) bool, e
 			return func(t *graph.Task) bool { return t.Name == target }, nil
 		}
 	}
-	return nil, vxerr.Usagef("unknown target %q: not a project, a project#task or a task name", target)
+	known := workspace.TaskNames(ws)
+	for _, p := range ws.Projects {
+		known = append(known, p.Name)
+	}
+	return nil, vxerr.Usagef("unknown target %q: not a project, a project#task or a task name%s", target, workspace.DidYouMean(target, known))
 }
 
 func taskDoc(t *graph.Task, m *mask.Masker) Task {

@@ -33,6 +33,9 @@ type Summary struct {
 	RemoteCache *RemoteCacheRun `json:"remoteCache,omitempty"`
 	// Memory is the memory budget the run's tasks reserved from.
 	Memory Memory `json:"memory"`
+	// NoTasks says why a run ran no task ("nothing affected since main": --affected or a [REF]
+	// filter selected none); such a run has no id and no history. Absent otherwise.
+	NoTasks string `json:"noTasks,omitempty"`
 }
 
 // TaskResult is one task of a run summary.

@@ -18,10 +18,16 @@ import (
 // that depends on one of them, each with the reason. A change to the workspace config or the root
 // package.json affects every project.
 func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, error) {
+	out, _, err := affectedSince(ctx, ws, ref)
+	return out, err
+}
+
+// affectedSince is Affected, and the base it compared with (the ref, the default branch or HEAD).
+func affectedSince(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, string, error) {
 	asker := gitAsker{noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)}
 	files, base, err := changedFiles(ctx, ws.Root, ref, "", asker)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := changedProjects(ws, files, base)
 	direct := slices.Sorted(maps.Keys(out))
@@ -32,7 +38,7 @@ func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]
 			}
 		}
 	}
-	return out, nil
+	return out, base, nil
 }
 
 // changedProjects answers the projects holding one of the changed files (the file's deepest

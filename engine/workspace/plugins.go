@@ -61,7 +61,7 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 }
 
 // mcpOptionNames are the options mcp() takes; any other is refused, naming them.
-var mcpOptionNames = []string{"answerChars", "run", "sandbox"}
+var mcpOptionNames = []string{"answerChars", "args", "run", "sandbox"}
 
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
@@ -83,6 +83,13 @@ func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 		out.Sandbox = sb
 	default:
 		return nil, r.errAt("plugins", "mcp({ sandbox }) must be true or false, not %s", jsType(sb))
+	}
+	switch args := opts["args"].(type) {
+	case nil:
+	case bool:
+		out.Args = args
+	default:
+		return nil, r.errAt("plugins", "mcp({ args }) must be true or false, not %s", jsType(args))
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/suggest"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -20,17 +21,22 @@ import (
 // when every filter is an exclusion) less the excluded ones, narrowed to the affected ones under
 // --affected, then the named tasks (or, under --all, every task of those projects that --all
 // takes) and everything those tasks depend on.
+//
+// A selection narrowed by git (--affected, a [REF] filter) may hold no task: nothing it names
+// changed. That is an answer, not a refusal: its NothingAffected says since when. A task name no
+// project declares is still refused.
 func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Selection, error) {
-	projects, err := filterProjects(ctx, ws, opts.Filters)
+	projects, ranges, err := filterProjects(ctx, ws, opts.Filters)
 	if err != nil {
 		return nil, err
 	}
 	sel := &Selection{Projects: []string{}, Requested: []string{}, TaskIDs: []string{}}
 	if opts.Affected {
-		affected, err := Affected(ctx, ws, opts.AffectedRef)
+		affected, base, err := affectedSince(ctx, ws, opts.AffectedRef)
 		if err != nil {
 			return nil, err
 		}
+		ranges = append(ranges, base)
 		sel.Affected = map[string]string{}
 		for name := range projects {
 			if why, ok := affected[name]; ok {
@@ -44,7 +50,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 
 	requested := map[string]bool{}
 	for _, name := range opts.Tasks {
-		ids, err := matchTask(ws, projects, name, opts)
+		ids, err := matchTask(ws, projects, name, opts, len(ranges) > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -67,18 +73,27 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 	}
 	sel.Requested = append([]string{}, slices.Sorted(maps.Keys(requested))...)
 	sel.TaskIDs = Closure(ws, sel.Requested)
+	// A selection of projects only (vx show, vx ls) is empty when it holds no project.
+	empty := len(sel.TaskIDs) == 0
+	if len(opts.Tasks) == 0 && !opts.All {
+		empty = len(sel.Projects) == 0
+	}
+	if empty && len(ranges) > 0 {
+		sel.NothingAffected = "nothing affected since " + strings.Join(slices.Compact(slices.Sorted(slices.Values(ranges))), ", ")
+	}
 	return sel, nil
 }
 
 // matchTask resolves one task argument: an id names that task; a name matches it in every
-// selected project that has it.
-func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts SelectOptions) ([]string, error) {
+// selected project that has it. Under a selection narrowed by git (narrowed), a name that no
+// selected project has is no refusal: none of its projects changed.
+func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts SelectOptions, narrowed bool) ([]string, error) {
 	if strings.Contains(arg, "#") {
 		if _, _, ok := graph.SplitTaskID(arg); !ok {
 			return nil, vxerr.Usagef("task id %q is missing a half (write project#task)", arg)
 		}
 		if _, ok := ws.Task(arg); !ok {
-			return nil, vxerr.Usagef("unknown task %q", arg)
+			return nil, vxerr.Usagef("unknown task %q%s", arg, DidYouMean(arg, ws.TaskIDs()))
 		}
 		return []string{arg}, nil
 	}
@@ -94,26 +109,27 @@ func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts S
 		}
 	}
 	if !exists {
-		return nil, vxerr.Usagef("unknown task %q: no project declares it", arg)
+		return nil, vxerr.Usagef("unknown task %q: no project declares it%s", arg, DidYouMean(arg, TaskNames(ws)))
 	}
-	if len(ids) == 0 && len(opts.Filters) > 0 && !opts.Affected {
+	if len(ids) == 0 && len(opts.Filters) > 0 && !narrowed {
 		return nil, vxerr.Usagef("no project selected by --filter %s has task %q", strings.Join(opts.Filters, " --filter "), arg)
 	}
 	return ids, nil
 }
 
 // filterProjects resolves the --filter values to the set of project names: the union of what the
-// including filters select (every project when there is none), less what the exclusions select.
+// including filters select (every project when there is none), less what the exclusions select,
+// and the git ranges the including filters were narrowed to (as "HEAD^" or "main...topic").
 // Every value is parsed before any is resolved, so that a malformed one is named before git runs.
-func filterProjects(ctx context.Context, ws *graph.Workspace, filters []string) (map[string]bool, error) {
+func filterProjects(ctx context.Context, ws *graph.Workspace, filters []string) (map[string]bool, []string, error) {
 	var include, exclude []*selector
 	for _, f := range filters {
 		s, err := parseFilter(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if s.dir == ".." || strings.HasPrefix(s.dir, "../") {
-			return nil, vxerr.Usagef("--filter %q: the folder %s is outside the workspace", f, s.dir)
+			return nil, nil, vxerr.Usagef("--filter %q: the folder %s is outside the workspace", f, s.dir)
 		}
 		if s.exclude {
 			exclude = append(exclude, s)
@@ -128,10 +144,14 @@ func filterProjects(ctx context.Context, ws *graph.Workspace, filters []string) 
 		}
 	}
 	r := &resolver{ctx: ctx, ws: ws, changed: map[[2]string]map[string]string{}}
+	var ranges []string
 	for _, s := range include {
 		names, err := r.resolve(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if s.fromRef != "" {
+			ranges = append(ranges, s.rangeText())
 		}
 		for _, n := range names {
 			projects[n] = true
@@ -140,13 +160,13 @@ func filterProjects(ctx context.Context, ws *graph.Workspace, filters []string) 
 	for _, s := range exclude {
 		names, err := r.resolve(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, n := range names {
 			delete(projects, n)
 		}
 	}
-	return projects, nil
+	return projects, ranges, nil
 }
 
 // selector is one parsed --filter value, in Turborepo's grammar (which pnpm's is too):
@@ -348,7 +368,8 @@ type resolver struct {
 }
 
 // resolve answers the names of the projects a selector selects, sorted. A selector that selects
-// nothing is refused, saying why when the reason is not the name.
+// nothing is refused, saying why when the reason is not the name; one whose projects did not
+// change in its git range answers none.
 func (r *resolver) resolve(s *selector) ([]string, error) {
 	base := map[string]bool{}
 	for _, p := range r.ws.Projects {
@@ -379,11 +400,7 @@ func (r *resolver) resolve(s *selector) ([]string, error) {
 			}
 		}
 		if len(base) == 0 {
-			why := "no project changed since " + s.rangeText()
-			if s.name != "" || s.dir != "" {
-				why = "none of the projects it names changed since " + s.rangeText()
-			}
-			return nil, vxerr.Usagef("--filter %q matches no project: %s", s.raw, why)
+			return []string{}, nil // nothing changed: an answer (Selection.NothingAffected), not a refusal
 		}
 	}
 	out := map[string]bool{}
@@ -415,7 +432,7 @@ func (r *resolver) resolve(s *selector) ([]string, error) {
 }
 
 // noMatch is the refusal of a selector whose name and folder match no project. A name that is a
-// project's folder gets a hint to write it as a path.
+// project's folder gets a hint to write it as a path; a name or tag near a project's, that one.
 func (r *resolver) noMatch(s *selector) error {
 	if s.name != "" && s.dir == "" && !strings.HasPrefix(s.name, "tag:") && strings.Contains(s.name, "/") {
 		clean := path.Clean(s.name)
@@ -425,7 +442,17 @@ func (r *resolver) noMatch(s *selector) error {
 			}
 		}
 	}
-	return vxerr.Usagef("--filter %q matches no project", s.raw)
+	hint := ""
+	if s.name != "" && s.dir == "" && !strings.ContainsAny(s.name, "*?[{") {
+		if tag, ok := strings.CutPrefix(s.name, "tag:"); ok {
+			if best, ok := suggest.Closest(tag, projectTags(r.ws)); ok {
+				hint = " (did you mean tag:" + best + "?)"
+			}
+		} else {
+			hint = DidYouMean(s.name, projectNames(r.ws))
+		}
+	}
+	return vxerr.Usagef("--filter %q matches no project%s", s.raw, hint)
 }
 
 // changedSince answers the projects with files changed in the selector's git range, each with

@@ -227,11 +227,12 @@ func TestSelectGitRange(t *testing.T) {
 		{[]string{"[HEAD~2]..."}, "core tool ui"},
 		{[]string{"...^[HEAD~2]"}, "docs web"},
 		{[]string{"{./packages/*}[HEAD~2]"}, "tool ui"},
-		{[]string{"tag:frontend[HEAD~2]..."}, ""},
+		{[]string{"tag:frontend[HEAD~2]..."}, "-"},
 		{[]string{"web...[HEAD~2]"}, "web"},
 		{[]string{"./apps/*...[HEAD~2]"}, ""},
 		{[]string{"{./apps/*}...[HEAD~2]"}, "docs web"},
 		{[]string{"[HEAD~2...ui-change]"}, "ui"},
+		{[]string{"web[HEAD]"}, "-"},
 		{[]string{"!tool", "...[HEAD~2]"}, "docs ui web"},
 	} {
 		got, err := selected(t, ws, tc.filters...)
@@ -240,6 +241,9 @@ func TestSelectGitRange(t *testing.T) {
 				t.Errorf("--filter %q = %q, want a refusal", tc.filters, got)
 			}
 			continue
+		}
+		if tc.want == "-" {
+			tc.want = "" // nothing changed: no project, and no refusal
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("--filter %q = %q (err %v), want %q", tc.filters, got, err, tc.want)
@@ -253,10 +257,68 @@ func TestSelectGitRange(t *testing.T) {
 	for _, tc := range []struct{ filter, want string }{
 		{"[no-such-ref]", `--filter "[no-such-ref]": no such git ref`},
 		{"[HEAD...no-such-ref]", `--filter "[HEAD...no-such-ref]": no such git ref no-such-ref`},
-		{"web[HEAD]", `--filter "web[HEAD]" matches no project: none of the projects it names changed since HEAD`},
 	} {
 		if _, err := selected(t, ws, tc.filter); err == nil || err.Error() != tc.want {
 			t.Errorf("--filter %q: err = %v, want %q", tc.filter, err, tc.want)
+		}
+	}
+	testSelectNothingAffected(t, ws)
+}
+
+// testSelectNothingAffected: in ws, core and docs changed since HEAD (uncommitted), nothing else.
+// A selection narrowed by git to no task answers none, saying since when; an unknown task is
+// still refused.
+func testSelectNothingAffected(t *testing.T, ws *graph.Workspace) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		opts SelectOptions
+		want string // NothingAffected
+		ids  string
+	}{
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"web[HEAD]"}}, "nothing affected since HEAD", ""},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"tool[HEAD]", "web[HEAD~1]"}}, "nothing affected since HEAD, HEAD~1", ""},
+		{SelectOptions{All: true, Filters: []string{"tool"}, Affected: true, AffectedRef: "HEAD"}, "nothing affected since HEAD", ""},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"tool"}, Affected: true, AffectedRef: "HEAD"}, "nothing affected since HEAD", ""},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"[HEAD]", "tool"}}, "", "core#build tool#build ui#build docs#build"},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"core[HEAD]"}}, "", "core#build"},
+		{SelectOptions{Filters: []string{"core[HEAD]"}}, "", ""},
+		{SelectOptions{Filters: []string{"web[HEAD]"}}, "nothing affected since HEAD", ""},
+	} {
+		sel, err := Select(ctx, ws, tc.opts)
+		if err != nil || sel.NothingAffected != tc.want || strings.Join(sel.TaskIDs, " ") != tc.ids {
+			t.Errorf("Select(%+v) = %+v (err %v), want NothingAffected %q and tasks %q", tc.opts, sel, err, tc.want, tc.ids)
+		}
+	}
+	for _, opts := range []SelectOptions{
+		{Tasks: []string{"nosuch"}, Filters: []string{"web[HEAD]"}},
+		{Tasks: []string{"web#nosuch"}, Affected: true, AffectedRef: "HEAD"},
+	} {
+		if _, err := Select(ctx, ws, opts); err == nil || !strings.Contains(err.Error(), "unknown task") {
+			t.Errorf("Select(%+v): err = %v, want an unknown task refused", opts, err)
+		}
+	}
+	// Not narrowed by git, a filter whose projects lack the task is still refused.
+	if _, err := Select(ctx, ws, SelectOptions{Tasks: []string{"build"}, Filters: []string{"nosuchproject"}}); err == nil {
+		t.Errorf("Select(build --filter nosuchproject) = nil error, want a refusal")
+	}
+}
+
+// A task, task id, project or tag that is not there, but near one that is, is refused with a hint.
+func TestSelectHints(t *testing.T) {
+	ws := filterWorkspace(t.TempDir())
+	for _, tc := range []struct {
+		opts SelectOptions
+		want string
+	}{
+		{SelectOptions{Tasks: []string{"biuld"}}, `unknown task "biuld": no project declares it (did you mean build?)`},
+		{SelectOptions{Tasks: []string{"web#biuld"}}, `unknown task "web#biuld" (did you mean web#build?)`},
+		{SelectOptions{Tasks: []string{"deploy"}}, `unknown task "deploy": no project declares it`},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"wbe"}}, `--filter "wbe" matches no project (did you mean web?)`},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"tag:fronted"}}, `--filter "tag:fronted" matches no project (did you mean tag:frontend?)`},
+		{SelectOptions{Tasks: []string{"build"}, Filters: []string{"wbe*"}}, `--filter "wbe*" matches no project`},
+	} {
+		if _, err := Select(t.Context(), ws, tc.opts); err == nil || err.Error() != tc.want {
+			t.Errorf("Select(%+v): %v, want %q", tc.opts, err, tc.want)
 		}
 	}
 }

@@ -104,4 +104,8 @@ type Selection struct {
 	TaskIDs []string `json:"taskIds"`
 	// Affected maps each affected project to why (only with --affected).
 	Affected map[string]string `json:"affected,omitempty"`
+	// NothingAffected says, for a selection narrowed by git (--affected, a [REF] filter) that
+	// holds no task (or, asked for no task, no project), since when nothing it names changed:
+	// "nothing affected since main".
+	NothingAffected string `json:"nothingAffected,omitempty"`
 }

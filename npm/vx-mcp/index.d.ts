@@ -25,6 +25,13 @@ export interface McpOptions {
    * cache keys, like a declared sandbox.
    */
   sandbox?: boolean
+  /**
+   * Let runTasks pass `args` to the commands of the tasks it names, as `vx run test -- ARGS`
+   * does (default `false`: a call with `args` is refused). Arguments can make a test runner load
+   * any file (`--config`, `--setupFiles`), which `run`'s list of task names alone never lets an
+   * agent do. planTasks takes `args` regardless: it runs nothing.
+   */
+  args?: boolean
 }
 
 /** The plugin object `mcp()` returns. */

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/vxerr"
+)
+
+// habitFlags are the vx run flags a Turborepo user reaches for in the first hour, spelled as
+// turbo spells them: --concurrency as a count or a share of the CPUs, --continue, --output-logs
+// and --log-order.
+type habitFlags struct {
+	concurrency string
+	continueOn  string
+	outputLogs  string
+	logOrder    string
+}
+
+// continueDefault is --continue without a value: vx's default, as turbo's
+// --continue=dependencies-successful.
+const continueDefault = "dependencies-successful"
+
+func (h *habitFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&h.concurrency, "concurrency", "", "how many tasks run at once: `N`, or a share of the CPUs such as 50% (default: env VX_CONCURRENCY, else the number of CPUs)")
+	f.StringVar(&h.continueOn, "continue", "", "after a failure, go on with every task that does not depend on it; `WHEN` is dependencies-successful, vx run's default, so --continue changes nothing (as turbo's --continue=dependencies-successful), or never (--bail)")
+	f.Lookup("continue").NoOptDefVal = continueDefault
+	f.StringVar(&h.outputLogs, "output-logs", "", "which task output to show, as `MODE`: full (the default), new-only (not the logs hits replay), errors-only (failed tasks' output, each whole), hash-only (each task's key, no output) or none")
+	f.StringVar(&h.logOrder, "log-order", "", "how task output is ordered, as `ORDER`: stream (the default: lines as they come) or grouped (each task's output together when it ends)")
+}
+
+// apply checks the flags' values and puts them in rf: the worker count, --bail for
+// --continue=never. Each refusal is a usage error naming the flag.
+func (h *habitFlags) apply(cmd *cobra.Command, rf *runFlags) error {
+	if cmd.Flags().Changed("concurrency") {
+		n, err := parseConcurrency(h.concurrency, runtime.NumCPU())
+		if err != nil {
+			return err
+		}
+		rf.concurrency = n
+	}
+	switch h.continueOn {
+	case "", continueDefault:
+		if h.continueOn != "" && rf.bail {
+			return vxerr.Usagef("--continue and --bail: choose one (--continue, the default, goes on after a failure; --bail stops)")
+		}
+	case "never":
+		rf.bail = true
+	case "always":
+		return vxerr.Usagef("--continue=always: vx never runs a task whose dependency failed (it is blocked); --continue, the default, runs every task that does not depend on a failure")
+	default:
+		return vxerr.Usagef("--continue=%s: want dependencies-successful (the default) or never", h.continueOn)
+	}
+	return runner.CheckLogOptions(h.outputLogs, h.logOrder)
+}
+
+// logOptions are the runner's log options for the flags, in colour or not.
+func (h *habitFlags) logOptions(color bool) runner.LogOptions {
+	return runner.LogOptions{Show: h.outputLogs, Grouped: h.logOrder == runner.OrderGrouped, Color: color}
+}
+
+// parseConcurrency reads --concurrency: a positive count, or a percentage of cpus (at least one
+// worker). 0, a negative count or anything else is refused.
+func parseConcurrency(v string, cpus int) (int, error) {
+	refuse := vxerr.Usagef("--concurrency %s: want a positive number of tasks, or a share of the CPUs such as 50%%", v)
+	if pct, ok := strings.CutSuffix(strings.TrimSpace(v), "%"); ok {
+		p, err := strconv.ParseFloat(pct, 64)
+		if err != nil || p <= 0 {
+			return 0, refuse
+		}
+		return max(1, int(float64(cpus)*p/100)), nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0, refuse
+	}
+	return n, nil
+}
