@@ -106,7 +106,7 @@ func (w *watch) nextStepMayPass() bool {
 }
 
 func (w *watch) interrupt() {
-	w.vm.Interrupt(fmt.Sprintf("config used more than %s of memory and was interrupted", formatBytes(w.limit)))
+	w.vm.Interrupt(fmt.Sprintf("config passed its %s memory bound and was interrupted", formatBytes(w.limit)))
 }
 
 // formatBytes renders a limit as people write it: 1 GiB, 64 MiB, 1500 bytes.
