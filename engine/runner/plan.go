@@ -14,6 +14,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -43,6 +44,7 @@ type Request struct {
 // (an error with a vxerr code): a selection it cannot make, no task selected, a worker count that
 // is not a positive number, a memory budget that is not a size. vx run and vx run --dry both start here.
 func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions, error) {
+	defer span.Start(ctx, "select").End()
 	getenv := req.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
