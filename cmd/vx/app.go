@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,10 +98,18 @@ func writeJSON(w io.Writer, doc any) error {
 	return nil
 }
 
+// formatsAnnotation names, on a verb that answers more formats than text and json, the ones it
+// answers, comma-separated (vx graph: dot, mermaid, html; vx last: html).
+const formatsAnnotation = "vx:formats"
+
 // setUp runs before every verb: it checks the global flags and builds the logger.
-func (a *app) setUp() error {
-	if a.format != "text" && a.format != "json" {
-		return vxerr.Usagef("--format %q: want text or json", a.format)
+func (a *app) setUp(cmd *cobra.Command) error {
+	formats := []string{"text", "json"}
+	if f := cmd.Annotations[formatsAnnotation]; f != "" {
+		formats = strings.Split(f, ",")
+	}
+	if !slices.Contains(formats, a.format) {
+		return vxerr.Usagef("--format %q: want %s or %s", a.format, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
 	}
 	level, _ := logging.LevelFrom(a.logLevel, a.getenv)
 	log, err := logging.New(a.stderr, level)

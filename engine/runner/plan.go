@@ -115,6 +115,9 @@ type Plan struct {
 	CriticalPath []string `json:"criticalPath"`
 	// MemoryBudget is the memory the tasks reserve from, and its source.
 	MemoryBudget MemorySetting `json:"memoryBudget"`
+	// Manifests holds each task's manifest by its key, as the index would keep it, when
+	// PlanOptions.KeepManifests asked for them (vx graph explains each predicted miss with them).
+	Manifests map[string][]byte `json:"-"`
 }
 
 // MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
@@ -151,6 +154,8 @@ type PlanTask struct {
 type PlanOptions struct {
 	Options
 	Affected map[string]string
+	// KeepManifests keeps every task's manifest in the plan (Plan.Manifests).
+	KeepManifests bool
 }
 
 // DryRun predicts a run: each task's key (exact: keys depend on inputs, never on outputs), whether it
@@ -193,7 +198,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if o.DebugHash != nil {
 		workers = 1 // the hash inputs are printed in the plan's order
 	}
-	hits, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
+	hits, manifests, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +231,9 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		plan.Tasks = append(plan.Tasks, pt)
 	}
 	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
+	if opts.KeepManifests {
+		plan.Manifests = manifests
+	}
 	return plan, nil
 }
 
@@ -272,8 +280,8 @@ func nonNil(s []string) []string {
 
 // planKeys computes every node's key (n.key) on up to workers goroutines, each task once the keys
 // it depends on are known, and answers the nodes whose entry is in the cache whole (never when
-// force is set, nor for a task that is not cached).
-func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, error) {
+// force is set, nor for a task that is not cached), and every manifest by its key.
+func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, map[string][]byte, error) {
 	sorted := sortedByIndex(nodes)
 	keyed := make(map[*node]chan struct{}, len(sorted))
 	for _, n := range sorted {
@@ -281,6 +289,7 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 	}
 	hit := make([]bool, len(sorted))
 	errs := make([]error, len(sorted))
+	data := make([][]byte, len(sorted))
 	// Nodes go to the pool in dependency order, so the first unfinished one always holds a
 	// worker with every key it needs: a worker waiting on a dependency never starves it.
 	p := pool.New().WithMaxGoroutines(max(1, workers))
@@ -294,7 +303,7 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 			}
 			m, err := h.Manifest(ctx, n.project, n.task, depKeys)
 			if err == nil {
-				n.key, _, err = m.Key()
+				n.key, data[i], err = m.Key()
 			}
 			if err != nil {
 				errs[i] = err
@@ -308,13 +317,14 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 	}
 	p.Wait()
 	hits := make(map[*node]bool, len(sorted))
+	manifests := make(map[string][]byte, len(sorted))
 	for i, n := range sorted {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, nil, errs[i]
 		}
-		hits[n] = hit[i]
+		hits[n], manifests[n.key] = hit[i], data[i]
 	}
-	return hits, nil
+	return hits, manifests, nil
 }
 
 func sortedByIndex(nodes []*node) []*node {
