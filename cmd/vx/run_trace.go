@@ -38,7 +38,7 @@ func (p *runTrace) write(sum *summary.Summary, opts runner.Options) error {
 		return nil
 	}
 	meta := tracefile.Meta{RunID: sum.RunID, Args: os.Args[1:], Workers: opts.Concurrency, MemoryBudget: opts.MemoryBudget}
-	if err := atomicfile.Write(p.path, func(w io.Writer) error { return p.rec.Write(w, meta) }); err != nil {
+	if err := atomicfile.Write(p.path, func(w io.Writer) error { return p.rec.Write(w, meta) }, atomicfile.Perm(0o644)); err != nil {
 		return fmt.Errorf("write the profile %s: %w", p.path, err)
 	}
 	return nil

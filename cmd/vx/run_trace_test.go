@@ -74,6 +74,7 @@ func TestRunProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s: a profile of %d tasks is %d bytes", pass, len(sum.Tasks), len(data))
 		if len(data) >= 5<<20 {
 			t.Errorf("%s: the profile of 300 tasks is %d bytes, not under 5 MB", pass, len(data))
 		}

@@ -137,8 +137,9 @@ func Build(ctx context.Context, ws *graph.Workspace, req runner.Request, title s
 	for _, id := range plan.CriticalPath {
 		critical[id] = true
 	}
+	why := history.NewPlanned(st, plan.Manifests)
 	for _, pt := range plan.Tasks {
-		n, err := node(ctx, ws, st, pt, stats[pt.TaskID], plan.Manifests)
+		n, err := node(ctx, ws, why, pt, stats[pt.TaskID])
 		if err != nil {
 			return nil, err
 		}
@@ -152,15 +153,14 @@ func Build(ctx context.Context, ws *graph.Workspace, req runner.Request, title s
 }
 
 // node answers a planned task's node, not yet laid out.
-func node(ctx context.Context, ws *graph.Workspace, st *store.Store, pt runner.PlanTask, s history.TaskStats,
-	manifests map[string][]byte) (Node, error) {
+func node(ctx context.Context, ws *graph.Workspace, planned *history.Planned, pt runner.PlanTask, s history.TaskStats) (Node, error) {
 	t, _ := ws.Task(pt.TaskID)
 	n := Node{ID: pt.TaskID, Project: t.Project, Task: t.Name, Command: pt.Command, Inputs: t.Inputs, Outputs: nonNil(t.Outputs),
 		Cache: pt.Cache, Cacheable: pt.Cacheable && !t.Persistent, Persistent: t.Persistent, Requested: pt.Requested,
 		Hash: pt.Hash, DependsOn: pt.DependsOn, P50Ms: pt.P50Ms, P99Ms: s.P99Ms, HitRate: s.HitRate,
 		LastStatus: s.LastStatus, Executions: s.Executions, Affected: pt.Affected}
 	if pt.Cache == store.StatusMiss {
-		why, err := history.ExplainPlanned(ctx, st, pt.TaskID, pt.Hash, pt.Cache, manifests)
+		why, err := planned.Explain(ctx, pt.TaskID, pt.Hash, pt.Cache)
 		if err != nil {
 			return Node{}, fmt.Errorf("why %s would miss: %w", pt.TaskID, err)
 		}

@@ -7,25 +7,54 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// ExplainPlanned answers why taskID would run as planned (a dry run's key hash, predicted status
-// hit or miss) against the task's latest execution with a key: `vx why`'s answer for a run not
-// made yet, with an empty runId. planned holds the dry run's manifests by key (its own and its
-// dependencies'); the recorded ones come from the index.
-func ExplainPlanned(ctx context.Context, st *store.Store, taskID, hash string, status store.Status, planned map[string][]byte) (*Why, error) {
+// Planned explains a dry run's keys, `vx why`'s answer for a run not made yet: each against the
+// task's latest execution with a key. It keeps every manifest it reads, so that explaining every
+// task of a plan reads and parses each manifest once.
+type Planned struct {
+	st       *store.Store
+	planned  map[string][]byte
+	recorded manifestSource
+	parsed   map[string]*hasher.Manifest
+}
+
+// NewPlanned explains keys planned with the manifests planned (by key: the dry run's own and its
+// dependencies'); the recorded ones come from st's index.
+func NewPlanned(st *store.Store, planned map[string][]byte) *Planned {
+	return &Planned{st: st, planned: planned, recorded: storeManifests(st), parsed: map[string]*hasher.Manifest{}}
+}
+
+// Explain answers why taskID would run as planned (its key hash, predicted status hit or miss),
+// with an empty runId.
+func (p *Planned) Explain(ctx context.Context, taskID, hash string, status store.Status) (*Why, error) {
 	w := &Why{TaskID: taskID, Status: status, Hash: hash, Roots: []Root{}, Diff: emptyDiff()}
-	if st.Empty() {
+	if p.st.Empty() {
 		w.Changed, w.Reason = true, "no previous run computed a key for "+taskID
 		return w, nil
 	}
-	recorded := storeManifests(st)
-	load := func(ctx context.Context, hash string) (*hasher.Manifest, bool, error) {
-		if data, ok := planned[hash]; ok {
-			m, err := hasher.ParseManifest(data)
-			return m, err == nil, nil
-		}
-		return recorded(ctx, hash)
+	return against(ctx, p.st, w, store.ExecQuery{TaskID: taskID, Limit: 50}, p.load)
+}
+
+// load answers the manifest of hash, planned or recorded, parsed once.
+func (p *Planned) load(ctx context.Context, hash string) (*hasher.Manifest, bool, error) {
+	if m, ok := p.parsed[hash]; ok {
+		return m, m != nil, nil
 	}
-	return against(ctx, st, w, store.ExecQuery{TaskID: taskID, Limit: 50}, load)
+	var m *hasher.Manifest
+	if data, ok := p.planned[hash]; ok {
+		if parsed, err := hasher.ParseManifest(data); err == nil {
+			m = parsed
+		}
+	} else {
+		recorded, ok, err := p.recorded(ctx, hash)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			m = recorded
+		}
+	}
+	p.parsed[hash] = m
+	return m, m != nil, nil
 }
 
 // AllStats answers the statistics of every task of the last runs recorded (at most runs of
