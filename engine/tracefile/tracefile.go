@@ -70,12 +70,12 @@ type Trace struct {
 	OtherData       map[string]any `json:"otherData"`
 }
 
-// Event is one trace event. Ts and Dur are microseconds from the trace's start.
+// Event is one trace event. TS and Dur are microseconds from the trace's start.
 type Event struct {
 	Name string         `json:"name"`
 	Cat  string         `json:"cat,omitempty"`
 	Ph   string         `json:"ph"`
-	Ts   int64          `json:"ts"`
+	TS   int64          `json:"ts"`
 	Dur  *int64         `json:"dur,omitempty"`
 	Pid  int            `json:"pid"`
 	Tid  int            `json:"tid"`
@@ -127,7 +127,7 @@ func (l *layout) us(t time.Time) int64 { return int64(t.Sub(l.t0) / time.Microse
 func (l *layout) complete(name, cat string, tid int, start, end time.Time, args map[string]any) {
 	ts := l.us(start)
 	dur := max(0, l.us(end)-ts)
-	l.events = append(l.events, Event{Name: name, Cat: cat, Ph: "X", Ts: ts, Dur: &dur, Pid: pid, Tid: tid, Args: args})
+	l.events = append(l.events, Event{Name: name, Cat: cat, Ph: "X", TS: ts, Dur: &dur, Pid: pid, Tid: tid, Args: args})
 }
 
 func (l *layout) thread(tid int, name string) {
@@ -246,8 +246,8 @@ func (l *layout) counters(ran []span.Task, held []timeline.Span) {
 		}
 		ts := l.us(c.at)
 		l.events = append(l.events,
-			Event{Name: "running tasks", Ph: "C", Ts: ts, Pid: pid, Tid: vxTid, Args: map[string]any{"tasks": running}},
-			Event{Name: "reserved memory", Ph: "C", Ts: ts, Pid: pid, Tid: vxTid, Args: map[string]any{"bytes": reserved}})
+			Event{Name: "running tasks", Ph: "C", TS: ts, Pid: pid, Tid: vxTid, Args: map[string]any{"tasks": running}},
+			Event{Name: "reserved memory", Ph: "C", TS: ts, Pid: pid, Tid: vxTid, Args: map[string]any{"bytes": reserved}})
 	}
 }
 
@@ -285,7 +285,7 @@ func eventOrder(a, b Event) int {
 	if c := cmp.Compare(a.Tid, b.Tid); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.Ts, b.Ts); c != 0 {
+	if c := cmp.Compare(a.TS, b.TS); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.Ph, b.Ph); c != 0 {
@@ -348,7 +348,7 @@ func (tr *Trace) Check() error {
 			continue
 		}
 		if e.Dur == nil {
-			return fmt.Errorf("complete event %q at %d has no dur", e.Name, e.Ts)
+			return fmt.Errorf("complete event %q at %d has no dur", e.Name, e.TS)
 		}
 		byTid[e.Tid] = append(byTid[e.Tid], e)
 		if e.Cat == CatTask {
@@ -359,14 +359,14 @@ func (tr *Trace) Check() error {
 		slices.SortStableFunc(events, eventOrder)
 		var open []Event
 		for _, e := range events {
-			for len(open) > 0 && open[len(open)-1].Ts+*open[len(open)-1].Dur <= e.Ts {
+			for len(open) > 0 && open[len(open)-1].TS+*open[len(open)-1].Dur <= e.TS {
 				open = open[:len(open)-1]
 			}
 			if len(open) > 0 {
 				top := open[len(open)-1]
-				if e.Ts+*e.Dur > top.Ts+*top.Dur {
-					return fmt.Errorf("track %d: %s %q [%d, %d] overlaps %s %q [%d, %d]", tid, e.Cat, e.Name, e.Ts, e.Ts+*e.Dur,
-						top.Cat, top.Name, top.Ts, top.Ts+*top.Dur)
+				if e.TS+*e.Dur > top.TS+*top.Dur {
+					return fmt.Errorf("track %d: %s %q [%d, %d] overlaps %s %q [%d, %d]", tid, e.Cat, e.Name, e.TS, e.TS+*e.Dur,
+						top.Cat, top.Name, top.TS, top.TS+*top.Dur)
 				}
 				if e.Cat == CatTask && top.Cat == CatTask {
 					return fmt.Errorf("track %d: task %q lies inside task %q", tid, e.Name, top.Name)

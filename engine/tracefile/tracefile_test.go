@@ -103,9 +103,9 @@ func TestTraceLanesTasksAndPhases(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("no task event for %s", id)
-		case threads[e.Tid] != want.lane || e.Ts != want.ts || *e.Dur != want.dur || e.Args["status"] != want.status ||
+		case threads[e.Tid] != want.lane || e.TS != want.ts || *e.Dur != want.dur || e.Args["status"] != want.status ||
 			e.Args["cacheSource"] != want.cacheSrc:
-			t.Errorf("%s: %s ts %d dur %d args %v; want %s ts %d dur %d status %s source %v", id, threads[e.Tid], e.Ts, *e.Dur, e.Args,
+			t.Errorf("%s: %s ts %d dur %d args %v; want %s ts %d dur %d status %s source %v", id, threads[e.Tid], e.TS, *e.Dur, e.Args,
 				want.lane, want.ts, want.dur, want.status, want.cacheSrc)
 		}
 	}
