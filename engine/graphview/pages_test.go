@@ -111,6 +111,14 @@ func TestGraphPageInBrowser(t *testing.T) {
 	if want := []string{"api#build", "api#deploy", "api#lint", "api#test"}; !slices.Equal(shown, want) {
 		t.Errorf("tag backend shows %v, want %v", shown, want)
 	}
+	// The project box, typed into, leaves only that project's tasks.
+	p.do(t, "filter by project", chromedp.SetValue(chromedp.CSS("#tag"), ""),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('tag').dispatchEvent(new Event('change'))`),
+		chromedp.SendKeys(chromedp.CSS("#project"), "web"))
+	shown = eval[[]string](t, p, `[...document.querySelectorAll('#canvas g.node:not(.filtered)')].map(e => e.dataset.id).sort()`)
+	if want := []string{"web#build", "web#lint", "web#test"}; !slices.Equal(shown, want) {
+		t.Errorf("project web shows %v, want %v", shown, want)
+	}
 	p.check(t)
 }
 
