@@ -23,6 +23,8 @@ type getRunHistoryArgs struct {
 type runHistoryAnswer struct {
 	*history.RunHistory
 	Run *summary.Summary `json:"run,omitempty"`
+	// Graph names the vx command that draws the run (the latest one) as a timeline page.
+	Graph string `json:"graph,omitempty"`
 }
 
 // getRunHistory answers recent runs and per-task statistics from history.History.
@@ -55,8 +57,12 @@ func (d *Deps) getRunHistory() tool.Tool {
 		if err != nil {
 			return nil, historyError(err, "run history")
 		}
+		ans := &runHistoryAnswer{RunHistory: h}
+		if len(h.Runs) > 0 {
+			ans.Graph = runGraphHint(h.Runs[0].RunID)
+		}
 		call.Window(ctx, args.Cursor, window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks))
-		return &runHistoryAnswer{RunHistory: h}, nil
+		return ans, nil
 	})
 }
 
@@ -78,5 +84,5 @@ func (d *Deps) runHistoryOf(ctx context.Context, call *tool.Call, args *getRunHi
 		return nil, historyError(err, "the run")
 	}
 	call.Window(ctx, args.Cursor, runLists(s)...)
-	return &runHistoryAnswer{Run: s}, nil
+	return &runHistoryAnswer{Run: s, Graph: runGraphHint(s.RunID)}, nil
 }

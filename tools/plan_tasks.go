@@ -62,6 +62,8 @@ type PlanAnswer struct {
 	// many the answer lists.
 	Counts map[store.Status]int `json:"counts,omitempty"`
 	Error  string               `json:"error,omitempty"`
+	// Graph names the vx command that draws the plan's graph as a page.
+	Graph string `json:"graph,omitempty"`
 }
 
 // planTasksArgs are planTasks' arguments: a selection, and the cursor of its task list.
@@ -101,7 +103,7 @@ func (d *Deps) planTasks() tool.Tool {
 			}
 			return &PlanAnswer{ExitCode: coder.Code(), Error: d.Loader.Masker().String(tool.OneLine(err.Error()))}, nil
 		}
-		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan)}
+		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan), Graph: planGraphHint(&args.taskSelectionArgs)}
 		call.Window(ctx, args.Cursor, planLists(plan)...)
 		return ans, nil
 	})

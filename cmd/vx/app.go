@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/logging"
@@ -73,6 +75,7 @@ func (a *app) workspaceLoader() *workspace.Loader {
 
 // load evaluates and resolves the workspace.
 func (a *app) load(ctx context.Context) (*graph.Workspace, error) {
+	defer span.Start(ctx, "config load").End()
 	ws, err := a.workspaceLoader().Load(ctx)
 	if ws != nil {
 		a.masker = mask.New(ws.Secrets...)
@@ -98,10 +101,18 @@ func writeJSON(w io.Writer, doc any) error {
 	return nil
 }
 
+// formatsAnnotation names, on a verb that answers more formats than text and json, the ones it
+// answers, comma-separated (vx graph: dot, mermaid, html; vx last: html).
+const formatsAnnotation = "vx:formats"
+
 // setUp runs before every verb: it checks the global flags and builds the logger.
-func (a *app) setUp() error {
-	if a.format != "text" && a.format != "json" {
-		return vxerr.Usagef("--format %q: want text or json", a.format)
+func (a *app) setUp(cmd *cobra.Command) error {
+	formats := []string{"text", "json"}
+	if f := cmd.Annotations[formatsAnnotation]; f != "" {
+		formats = strings.Split(f, ",")
+	}
+	if !slices.Contains(formats, a.format) {
+		return vxerr.Usagef("--format %q: want %s or %s", a.format, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
 	}
 	if err := a.checkColor(); err != nil {
 		return err

@@ -40,14 +40,18 @@ func (a *app) secretsMasker(ctx context.Context) *mask.Masker {
 
 func (a *app) lastCmd() *cobra.Command {
 	var list, full bool
-	var logTask, runID string
+	var logTask, runID, out string
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "last [--list] [--log TASKID] [--run ID]",
-		Short: "Show the last run's summary, recent runs, or a task's log",
-		Args:  cobra.NoArgs,
+		Use:         "last [--list] [--log TASKID] [--run ID] [--format html] [--out FILE]",
+		Short:       "Show the last run's summary, recent runs, or a task's log",
+		Annotations: map[string]string{formatsAnnotation: "text,json,html"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := checkRunPicture(a.format, out, list, logTask != ""); err != nil {
+				return err
+			}
 			st, err := a.openState(ctx)
 			if err != nil {
 				return err
@@ -73,6 +77,8 @@ func (a *app) lastCmd() *cobra.Command {
 					return err
 				}
 				return a.emit(doc, func(w io.Writer) error { return writeRunListText(w, doc) })
+			case a.format == "html" || out != "":
+				return a.runPicture(ctx, st, runID, out)
 			default:
 				doc, err := history.Last(ctx, st, runID)
 				if err != nil {
@@ -96,6 +102,7 @@ func (a *app) lastCmd() *cobra.Command {
 	f.BoolVar(&full, "full", false, "with --log, print the whole log: text answers otherwise keep its first 8 KiB and last 56 KiB")
 	f.StringVar(&runID, "run", "", "the run: its `ID` or a unique prefix of it (default: the latest)")
 	f.IntVar(&limit, "limit", 0, "how many runs --list shows (1..500, default 20)")
+	f.StringVar(&out, "out", "", "write the run to `FILE`: its timeline page (its summary under --format json or for a .json name)")
 	return cmd
 }
 

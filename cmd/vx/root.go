@@ -27,7 +27,7 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 		Short:             "vx runs a monorepo's tasks in dependency order, caches them, and serves them to coding agents",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
-		PersistentPreRunE: func(*cobra.Command, []string) error { return a.setUp() },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setUp(cmd) },
 		Version:           version,
 	})
 	root.DisableSuggestions = true // vx's own hints (hints.go) say it in one line
@@ -42,7 +42,7 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	root.SetCompletionCommandGroupID(groupBuiltin)
 
 	for _, c := range []*cobra.Command{
-		a.runCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
+		a.runCmd(), a.graphCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
 		a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
 	} {
 		c.GroupID = groupBuiltin

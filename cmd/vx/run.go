@@ -33,6 +33,7 @@ type runFlags struct {
 	concurrency, eventsFD          int
 	summarize, dry, remoteCache    string
 	memoryBudget                   string
+	profile                        string // --profile: the run's trace (run_trace.go)
 	// passArgs are the arguments after `--`, for the tasks named before it.
 	passArgs []string
 	habits   habitFlags
@@ -104,6 +105,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.StringVar(&rf.dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
 	f.Lookup("dry").NoOptDefVal = "text"
 	f.StringVar(&rf.remoteCache, "remote-cache", "", "use the shared remote cache as `MODE`: off, read or readwrite (default: the workspace's remoteCache.mode)")
+	f.StringVar(&rf.profile, "profile", "", "also write the run's profile to `FILE`: Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev), a track per worker lane")
 	f.IntVar(&rf.eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
 	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
@@ -118,6 +120,9 @@ func (rf *runFlags) check(args []string) error {
 	if rf.dry != "" && rf.dry != "json" && rf.dry != "text" {
 		return vxerr.Usagef("--dry=%s: want json or text", rf.dry)
 	}
+	if rf.dry != "" && rf.profile != "" {
+		return vxerr.Usagef("--profile: a dry run runs nothing to profile")
+	}
 	if !graph.IsRemoteMode(rf.remoteCache) {
 		return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", rf.remoteCache)
 	}
@@ -126,7 +131,7 @@ func (rf *runFlags) check(args []string) error {
 
 // run plans or runs the selection the flags and args name.
 func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer) error {
-	ctx := cmd.Context()
+	ctx, profile := startRunTrace(cmd.Context(), rf.profile)
 	ws, err := a.load(ctx)
 	if err != nil {
 		return err
@@ -177,6 +182,9 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	sum, runErr := runner.Run(ctx, opts)
 	if sum == nil {
 		return runErr
+	}
+	if err := profile.write(sum, opts); err != nil {
+		return err
 	}
 	if cmd.Flags().Changed("summarize") {
 		path := rf.summarize

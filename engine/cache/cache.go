@@ -58,6 +58,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/remote"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -174,12 +175,16 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	}
 	// A point lookup is never worth interrupting, and a cancellable context costs a goroutine in
 	// database/sql and another in the SQLite driver for every query.
+	region := span.Start(ctx, "cache lookup")
 	entry, found, err := c.st.Entry(context.WithoutCancel(ctx), key)
+	region.End()
 	if err != nil {
 		err = fmt.Errorf("read the cache entry of %s: %w", t.ID, err)
 	}
 	if found {
+		region := span.Start(ctx, "restore")
 		log, changed, ok := c.restore(ctx, p, t, entry)
+		region.End()
 		hit.Changed = changed
 		if ok {
 			return c.hit(entry, summary.CacheSourceLocal, log, changed), true, nil
@@ -188,12 +193,16 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	if c.remote == nil || ctx.Err() != nil {
 		return hit, false, err
 	}
+	region = span.Start(ctx, "remote lookup")
 	m, found := c.remote.fetch(ctx, key)
+	region.End()
 	if !found {
 		return hit, false, err
 	}
 	entry = m.Entry(key, t, c.now())
+	region = span.Start(ctx, "restore")
 	log, changed, rerr := c.restoreRemote(ctx, p, t, entry)
+	region.End()
 	hit.Changed = hit.Changed || changed
 	if rerr != nil {
 		if ctx.Err() == nil {
@@ -222,6 +231,8 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 		return "", fmt.Errorf("task %s: no project %s", t.ID, t.Project)
 	}
 	dbctx := context.WithoutCancel(ctx)
+	region := span.Start(ctx, "archive")
+	defer region.End()
 	archive, files, err := c.archive(p, t)
 	if err != nil {
 		return "", err
@@ -246,7 +257,7 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 		return logBlob, err
 	}
 	if c.remote.writes() {
-		c.remote.upload(entry.Hash, remote.MetaOf(entry, int64(len(archive)), int64(len(log))))
+		c.remote.upload(ctx, entry.Hash, remote.MetaOf(entry, int64(len(archive)), int64(len(log))))
 	}
 	return logBlob, nil
 }

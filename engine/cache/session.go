@@ -9,6 +9,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/remote"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -86,8 +87,9 @@ func (s *session) hit() {
 func (s *session) reject(err error) { s.fail(errors.Join(remote.ErrCorrupt, err)) }
 
 // upload sends an entry in the background; a no-op unless the mode is readwrite. It never blocks
-// on the server: at most maxUploads transfers run, the rest wait their turn.
-func (s *session) upload(key string, m remote.Meta) {
+// on the server: at most maxUploads transfers run, the rest wait their turn. ctx is the task's,
+// for its profile's span (the transfer is bound by the session's context).
+func (s *session) upload(ctx context.Context, key string, m remote.Meta) {
 	if !s.writes() || s.isDown() {
 		return
 	}
@@ -111,6 +113,7 @@ func (s *session) upload(key string, m remote.Meta) {
 		if s.isDown() || s.ctx.Err() != nil {
 			return
 		}
+		defer span.StartBackground(ctx, "upload").End()
 		if err := s.backend.Store(s.ctx, key, m, s.cas); err != nil {
 			if s.ctx.Err() == nil {
 				s.fail(err)

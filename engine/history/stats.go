@@ -201,6 +201,21 @@ func historyTask(e store.Listed) HistoryTask {
 // windowStats answers the statistics of the window's tasks, ranked (failing first, then by p50,
 // slowest first, then by task id) and cut to TaskStatsListed, and how many were cut.
 func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, int, error) {
+	stats, err := collectStats(ctx, sn, w)
+	if err != nil {
+		return nil, 0, err
+	}
+	rankStats(stats)
+	omitted := 0
+	if len(stats) > TaskStatsListed {
+		omitted = len(stats) - TaskStatsListed
+		stats = stats[:TaskStatsListed]
+	}
+	return stats, omitted, nil
+}
+
+// collectStats answers the statistics of every task of the window, sorted by task id.
+func collectStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, error) {
 	byTask := map[string]*taskAcc{}
 	failing := false
 	err := sn.EachExecStat(ctx, w, func(e store.ExecStat) {
@@ -214,25 +229,19 @@ func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]Tas
 		failing = failing || a.failed > 0
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	flaky := map[string]bool{}
 	if failing {
 		if flaky, err = sn.FlakyTasks(ctx, w); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
 	stats := make([]TaskStats, 0, len(byTask))
 	for _, id := range slices.Sorted(maps.Keys(byTask)) {
 		stats = append(stats, byTask[id].stats(id, flaky[id]))
 	}
-	rankStats(stats)
-	omitted := 0
-	if len(stats) > TaskStatsListed {
-		omitted = len(stats) - TaskStatsListed
-		stats = stats[:TaskStatsListed]
-	}
-	return stats, omitted, nil
+	return stats, nil
 }
 
 // rankStats orders statistics sorted by task id so that the ones worth a look come first: the

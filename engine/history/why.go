@@ -141,39 +141,49 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 		cur = e
 	}
 	w := &Why{TaskID: taskID, RunID: cur.RunID, Status: cur.Status, Hash: cur.Hash, Roots: []Root{}, Diff: emptyDiff()}
-	prevs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: taskID, BeforeRun: cur.RunID, Limit: 50})
+	return against(ctx, st, w, store.ExecQuery{TaskID: taskID, BeforeRun: cur.RunID, Limit: 50}, storeManifests(st))
+}
+
+// manifestSource loads the manifest of a key; ok is false when none was kept.
+type manifestSource func(ctx context.Context, hash string) (m *hasher.Manifest, ok bool, err error)
+
+// storeManifests is the manifests the index kept.
+func storeManifests(st *store.Store) manifestSource {
+	return func(ctx context.Context, hash string) (*hasher.Manifest, bool, error) {
+		return loadManifest(ctx, st, hash)
+	}
+}
+
+// against fills w, the key w.Hash of w.TaskID, against the latest execution with a key that prevs
+// finds: whether it changed, what moved (manifests from load), the roots, the reason.
+func against(ctx context.Context, st *store.Store, w *Why, prevs store.ExecQuery, load manifestSource) (*Why, error) {
+	execs, err := st.TaskExecutions(ctx, prevs)
 	if err != nil {
 		return nil, err
 	}
 	var prev *store.Execution
-	for i := range prevs {
-		if prevs[i].Hash != "" {
-			prev = &prevs[i]
+	for i := range execs {
+		if execs[i].Hash != "" {
+			prev = &execs[i]
 			break
 		}
 	}
 	if prev == nil {
 		w.Changed = true
-		w.Reason = "no previous run computed a key for " + taskID
+		w.Reason = "no previous run computed a key for " + w.TaskID
 		return w, nil
 	}
 	w.PreviousRunID, w.PreviousHash = &prev.RunID, &prev.Hash
-	w.Changed = prev.Hash != cur.Hash
+	w.Changed = prev.Hash != w.Hash
 	if !w.Changed {
-		w.Reason = "same key as run " + prev.RunID
-		switch cur.Status {
-		case store.StatusHit:
-			w.Reason += ": restored from the cache"
-		case store.StatusMiss, store.StatusFailed, store.StatusTimedOut:
-			w.Reason += ": ran anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
-		}
+		w.Reason = "same key as run " + prev.RunID + sameKeyReason(w)
 		return w, nil
 	}
-	before, okB, err := loadManifest(ctx, st, prev.Hash)
+	before, okB, err := load(ctx, prev.Hash)
 	if err != nil {
 		return nil, err
 	}
-	after, okA, err := loadManifest(ctx, st, cur.Hash)
+	after, okA, err := load(ctx, w.Hash)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +195,7 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 	roots := map[string]Root{}
 	seen := map[string]bool{}
 	for _, u := range w.Diff.Upstream {
-		if err := findRoots(ctx, st, u, roots, seen); err != nil {
+		if err := findRoots(ctx, load, u, roots, seen); err != nil {
 			return nil, err
 		}
 	}
@@ -194,6 +204,23 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 	}
 	w.Reason = reason(w)
 	return w, nil
+}
+
+// sameKeyReason says, after "same key as run X", what became of an unchanged key.
+func sameKeyReason(w *Why) string {
+	if w.RunID == "" { // a planned key
+		if w.Status == store.StatusHit {
+			return ": would be restored from the cache"
+		}
+		return ": would run anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
+	}
+	switch w.Status {
+	case store.StatusHit:
+		return ": restored from the cache"
+	case store.StatusMiss, store.StatusFailed, store.StatusTimedOut:
+		return ": ran anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
+	}
+	return ""
 }
 
 func reason(w *Why) string {
@@ -251,7 +278,7 @@ func loadManifest(ctx context.Context, st *store.Store, hash string) (*hasher.Ma
 }
 
 // findRoots follows a moved upstream key down to the tasks whose own inputs moved.
-func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map[string]Root, seen map[string]bool) error {
+func findRoots(ctx context.Context, load manifestSource, u UpstreamChange, roots map[string]Root, seen map[string]bool) error {
 	if seen[u.TaskID+u.Before+u.After] {
 		return nil
 	}
@@ -260,11 +287,11 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: emptyDiff().Files, Env: []string{}}
 		return nil
 	}
-	before, okB, err := loadManifest(ctx, st, u.Before)
+	before, okB, err := load(ctx, u.Before)
 	if err != nil {
 		return err
 	}
-	after, okA, err := loadManifest(ctx, st, u.After)
+	after, okA, err := load(ctx, u.After)
 	if err != nil {
 		return err
 	}
@@ -287,7 +314,7 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		roots[u.TaskID] = root
 	}
 	for _, next := range d.Upstream {
-		if err := findRoots(ctx, st, next, roots, seen); err != nil {
+		if err := findRoots(ctx, load, next, roots, seen); err != nil {
 			return err
 		}
 	}

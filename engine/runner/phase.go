@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -81,6 +82,8 @@ type node struct {
 	servedDependents bool
 	// stop stops a persistent task's command; nil for the others.
 	stop context.CancelFunc
+	// timing is its attempt's timing, for a profile.
+	timing taskTiming
 }
 
 // step is a worker's report of its task's phase as it changes before its outcome: it waits for
@@ -126,7 +129,8 @@ func (s *scheduler) start(n *node) {
 		// Whatever happens to the worker, the loop hears of the task: a panic is re-raised at Wait.
 		o := outcome{n: n, panicked: true}
 		defer func() { s.results <- o }()
-		o = s.r.execute(taskCtx, n, depKeys, report)
+		o = s.r.execute(span.WithTask(taskCtx, n.task.ID), n, depKeys, report)
+		o.timing.ended = s.r.opts.Now()
 	})
 }
 
@@ -203,6 +207,7 @@ func (s *scheduler) finish(o outcome) {
 	s.keep(o)
 	o.exec.ReservedBytes = n.reserve
 	o.exec.Waited = o.waited
+	n.timing = o.timing
 	s.end(n, o.exec)
 	// A hit's log comes after its hit line, which says it was restored, not run again.
 	s.r.display.hit(n.task.ID, o.replay)
@@ -250,11 +255,23 @@ func (s *scheduler) end(n *node, e store.Execution) {
 	s.batch.Executions = append(s.batch.Executions, e)
 	s.r.display.finished(e)
 	s.r.event(taskEvent(e, s.r.display.doneCount(), len(s.nodes)))
+	s.traceTask(n, e)
 	for _, d := range n.deps {
 		if d.task.Persistent {
 			s.stopIfServed(d)
 		}
 	}
+}
+
+// traceTask hands n's timing to the run's profile, if one is recorded: a task that never started
+// is placed when its row was made.
+func (s *scheduler) traceTask(n *node, e store.Execution) {
+	from := n.timing.measuredFrom
+	if from.IsZero() {
+		from = e.Started
+	}
+	span.RecordTask(s.ctx, span.Task{ID: e.TaskID, Status: string(e.Status), CacheSource: e.CacheSource, Key: e.Hash,
+		Start: n.timing.started, End: n.timing.ended, MeasuredFrom: from, Duration: e.Duration, ReservedBytes: e.ReservedBytes})
 }
 
 // block ends every task downstream of failed that has not started as blocked by root.

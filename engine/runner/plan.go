@@ -14,6 +14,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -47,6 +48,7 @@ type Request struct {
 // it to none: then the options hold no task and say why, NothingAffected), a worker count that
 // is not a positive number, a memory budget that is not a size. vx run and vx run --dry both start here.
 func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions, error) {
+	defer span.Start(ctx, "select").End()
 	getenv := req.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -126,6 +128,9 @@ type Plan struct {
 	MemoryBudget MemorySetting `json:"memoryBudget"`
 	// NoTasks says why the plan holds no task ("nothing affected since main"); absent otherwise.
 	NoTasks string `json:"noTasks,omitempty"`
+	// Manifests holds each task's manifest by its key, as the index would keep it, when
+	// PlanOptions.KeepManifests asked for them (vx graph explains each predicted miss with them).
+	Manifests map[string][]byte `json:"-"`
 }
 
 // MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
@@ -162,6 +167,8 @@ type PlanTask struct {
 type PlanOptions struct {
 	Options
 	Affected map[string]string
+	// KeepManifests keeps every task's manifest in the plan (Plan.Manifests).
+	KeepManifests bool
 }
 
 // DryRun predicts a run: each task's key (exact: keys depend on inputs, never on outputs), whether it
@@ -208,7 +215,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if o.DebugHash != nil {
 		workers = 1 // the hash inputs are printed in the plan's order
 	}
-	hits, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
+	hits, manifests, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +248,9 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		plan.Tasks = append(plan.Tasks, pt)
 	}
 	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
+	if opts.KeepManifests {
+		plan.Manifests = manifests
+	}
 	return plan, nil
 }
 
@@ -291,8 +301,8 @@ func nonNil(s []string) []string {
 
 // planKeys computes every node's key (n.key) on up to workers goroutines, each task once the keys
 // it depends on are known, and answers the nodes whose entry is in the cache whole (never when
-// force is set, nor for a task that is not cached).
-func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, error) {
+// force is set, nor for a task that is not cached), and every manifest by its key.
+func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, map[string][]byte, error) {
 	sorted := sortedByIndex(nodes)
 	keyed := make(map[*node]chan struct{}, len(sorted))
 	for _, n := range sorted {
@@ -300,6 +310,7 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 	}
 	hit := make([]bool, len(sorted))
 	errs := make([]error, len(sorted))
+	data := make([][]byte, len(sorted))
 	// Nodes go to the pool in dependency order, so the first unfinished one always holds a
 	// worker with every key it needs: a worker waiting on a dependency never starves it.
 	p := pool.New().WithMaxGoroutines(max(1, workers))
@@ -313,7 +324,7 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 			}
 			m, err := h.Manifest(ctx, n.project, n.task, depKeys)
 			if err == nil {
-				n.key, _, err = m.Key()
+				n.key, data[i], err = m.Key()
 			}
 			if err != nil {
 				errs[i] = err
@@ -327,13 +338,14 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 	}
 	p.Wait()
 	hits := make(map[*node]bool, len(sorted))
+	manifests := make(map[string][]byte, len(sorted))
 	for i, n := range sorted {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, nil, errs[i]
 		}
-		hits[n] = hit[i]
+		hits[n], manifests[n.key] = hit[i], data[i]
 	}
-	return hits, nil
+	return hits, manifests, nil
 }
 
 func sortedByIndex(nodes []*node) []*node {

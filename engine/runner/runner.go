@@ -23,6 +23,7 @@ import (
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/tasklock"
@@ -139,6 +140,14 @@ type outcome struct {
 	elsewhere bool
 	// panicked says that the worker panicked: the pool re-raises it at Wait.
 	panicked bool
+	timing   taskTiming
+}
+
+// taskTiming is a profile's timing of an attempt: started and ended bound it on its worker,
+// measuredFrom is where its row's duration was measured from (the command's start, for a task
+// that ran one).
+type taskTiming struct {
+	started, measuredFrom, ended time.Time
 }
 
 type runState struct {
@@ -174,7 +183,9 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	st := opts.Store
 	if st == nil {
 		// The index survives a cancelled run: its writes are not tied to the run's context.
+		region := span.Start(ctx, "open index")
 		st, err = store.Open(context.WithoutCancel(ctx), opts.Workspace.CacheDir, store.Options{ResetOtherVersion: true, Now: opts.Now})
+		region.End()
 		if err != nil {
 			return nil, fmt.Errorf("open the state folder: %w", err)
 		}
@@ -204,10 +215,14 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String}); err != nil {
 		return nil, err
 	}
+	region := span.Start(ctx, "run tasks")
 	execs, recErr := r.schedule(ctx, nodes)
+	region.End()
 	r.checkUndeclared(ctx)
 	// The uploads still in flight end here, bounded: the run is not done before them.
+	region = span.Start(ctx, "close cache")
 	remoteRun := r.cache.Close()
+	region.End()
 	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)
 }
 
@@ -224,18 +239,24 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
-	prefetch.Go(func() { h.Prefetch(ctx) })
+	prefetch.Go(func() {
+		defer span.StartBackground(ctx, "git listing").End()
+		h.Prefetch(ctx)
+	})
 	defer func() {
 		if err != nil { // a run that does not start leaves no listing running
 			prefetch.Wait()
 		}
 	}()
+	region := span.Start(ctx, "read index")
 	stats, err := st.FileStats(dbctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	h.SetStats(stats)
-	if _, err := estimates(dbctx, st, opts.Workspace, nodes); err != nil {
+	_, err = estimates(dbctx, st, opts.Workspace, nodes)
+	region.End()
+	if err != nil {
 		return nil, nil, err
 	}
 	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
@@ -271,6 +292,7 @@ func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]st
 // finishRun records the end of the run and answers its summary, as the index now holds it.
 func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store.Execution, cancelled bool,
 	remoteRun *summary.RemoteCacheRun, recErr error) (*summary.Summary, error) {
+	defer span.Start(dbctx, "record run").End()
 	run.Finished = r.opts.Now()
 	run.Status = store.RunOK
 	for _, e := range execs {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/proc"
@@ -30,6 +31,8 @@ type attempt struct {
 	start  time.Time
 	e      store.Execution
 	o      outcome
+	// lockEnd is when the task's lock was taken after a wait, cmdStart when its command started.
+	lockEnd, cmdStart time.Time
 }
 
 // execute runs one task (or restores it from the cache) and answers its outcome; report tells the
@@ -39,7 +42,7 @@ type attempt struct {
 func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]string, report func(step)) outcome {
 	t, p := n.task, n.project
 	a := &attempt{r: r, ctx: ctx, n: n, t: t, p: p, report: report, start: r.opts.Now()}
-	a.o.n = n
+	a.o.n, a.o.timing.started = n, a.start
 	a.e = store.Execution{RunID: r.runID, TaskID: t.ID, Project: t.Project, Task: t.Name, Ord: n.index, Started: a.start}
 	if err := ctx.Err(); err != nil {
 		return a.fail(store.StatusSkipped, "")
@@ -68,6 +71,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 func (a *attempt) fail(status store.Status, msg string) outcome {
 	a.e.Status = status
 	a.e.Duration = a.r.opts.Now().Sub(a.start)
+	a.o.timing.measuredFrom = a.start
 	if msg != "" {
 		log := []byte(a.r.masker.String(msg))
 		a.r.display.replay(a.t.ID, log)
@@ -79,7 +83,9 @@ func (a *attempt) fail(status store.Status, msg string) outcome {
 
 // key computes the task's cache key from its manifest; false when the attempt ended there.
 func (a *attempt) key(depKeys map[string]string) (string, bool) {
+	region := span.Start(a.ctx, "hash")
 	m, err := a.r.hasher.Manifest(a.ctx, a.p, a.t, depKeys)
+	region.End()
 	if err != nil {
 		if a.ctx.Err() != nil {
 			a.fail(store.StatusCancelled, "")
@@ -124,7 +130,9 @@ func (a *attempt) lock() (*tasklock.Lock, bool) {
 	defer cancel()
 	began := a.r.opts.Now()
 	lk, err = a.r.locks.Lock(waitCtx, a.t.ID, nil)
-	a.o.waited = a.r.opts.Now().Sub(began)
+	a.lockEnd = a.r.opts.Now()
+	a.o.waited = a.lockEnd.Sub(began)
+	span.Record(a.ctx, "lock wait", began, a.lockEnd)
 	switch {
 	case err == nil:
 		a.report(step{n: a.n, to: running})
@@ -163,6 +171,10 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
 	// A hit takes what its restore took; the time it waited for another run is waitedMs.
 	e.Duration = a.r.opts.Now().Sub(a.start) - a.o.waited
+	a.o.timing.measuredFrom = a.start
+	if a.o.waited > 0 {
+		a.o.timing.measuredFrom = a.lockEnd // the wait is not the task's time
+	}
 	a.o.exec, a.o.replay = a.e, hit.Log
 	if hit.Touch {
 		a.o.touched = key
@@ -186,7 +198,9 @@ func (a *attempt) run(key string) outcome {
 	if refusal != "" {
 		return a.fail(store.StatusFailed, refusal)
 	}
+	a.cmdStart = r.opts.Now()
 	res, runErr := r.opts.Exec(runCtx, spec)
+	a.commandSpan(res)
 	out.flush()
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(p.Dir)
@@ -224,9 +238,9 @@ func (a *attempt) keepFailureLog(log []byte) {
 // with vx's own message about the result added.
 func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, log []byte) []byte {
 	e := &a.e
-	e.Duration = res.Wall
+	e.Duration, a.o.timing.measuredFrom = res.Wall, a.cmdStart
 	if e.Duration == 0 {
-		e.Duration = a.r.opts.Now().Sub(a.start)
+		e.Duration, a.o.timing.measuredFrom = a.r.opts.Now().Sub(a.start), a.start
 	}
 	e.UserCPU, e.SysCPU, e.PeakRSSBytes = res.UserCPU, res.SysCPU, res.PeakRSSBytes
 	if res.Signal == "" && runErr == nil {
@@ -271,6 +285,19 @@ func (a *attempt) confine(box *taskBox, raw, log []byte) []byte {
 		a.e.Status = store.StatusFailed
 	}
 	return log
+}
+
+// commandSpan marks the command's span for a profile: from its start for the wall time the
+// process measured, the duration its row says (or until now, when it measured none).
+func (a *attempt) commandSpan(res proc.Result) {
+	if !span.Enabled(a.ctx) {
+		return
+	}
+	end := a.cmdStart.Add(res.Wall)
+	if res.Wall == 0 {
+		end = a.r.opts.Now()
+	}
+	span.Record(a.ctx, "command", a.cmdStart, end)
 }
 
 func intPtr(i int) *int { return &i }
