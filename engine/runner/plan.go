@@ -100,8 +100,9 @@ func describeSelection(so workspace.SelectOptions) string {
 
 // Plan is `vx run --dry=json`: what a run would do, with nothing run and nothing written.
 type Plan struct {
-	Workers int        `json:"workers"`
-	Tasks   []PlanTask `json:"tasks"`
+	Workers int `json:"workers"`
+	// Totals count the plan's tasks, however many a list of them shows.
+	Totals PlanTotals `json:"totals"`
 	// WallMs is the predicted wall time of the run: the run's own scheduler (longest remaining
 	// path first, within the workers and the memory budget) simulated on the p50s (a predicted hit
 	// counts 0, a task that never ran the median task); WorkMs the sum of the durations of the tasks
@@ -113,6 +114,8 @@ type Plan struct {
 	CriticalPath []string `json:"criticalPath"`
 	// MemoryBudget is the memory the tasks reserve from, and its source.
 	MemoryBudget MemorySetting `json:"memoryBudget"`
+	// Tasks are the plan's tasks in dependency order.
+	Tasks []PlanTask `json:"tasks"`
 }
 
 // MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
@@ -224,6 +227,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		plan.Tasks = append(plan.Tasks, pt)
 	}
 	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
+	plan.Totals = totalsOf(plan.Tasks)
 	return plan, nil
 }
 
