@@ -36,7 +36,7 @@ type pooled struct {
 // the reader itself, requests go to the pool's queue. It never blocks on the
 // pool or the writer.
 func (cn *conn) readLoop(fr *frameReader) error {
-	afterFirst := cn.afterFirst
+	first := true
 	for {
 		line, err := fr.next()
 		if err != nil {
@@ -51,11 +51,14 @@ func (cn *conn) readLoop(fr *frameReader) error {
 			}
 			return err
 		}
+		sent := cn.sent.Load()
 		cn.handleFrame(line)
-		if afterFirst != nil {
-			afterFirst()
-			afterFirst = nil
+		if first && cn.sent.Load() == sent {
+			// The reader queued no reply to the first frame: the writer will not run the hook
+			// for it soon.
+			cn.runAfterFirst()
 		}
+		first = false
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,10 +49,13 @@ type Config struct {
 	// be answered before they are cancelled; 0 means DefaultEOFGrace, a negative
 	// value cancels them at once.
 	EOFGrace time.Duration
-	// AfterFirstFrame, when set, is called once, on the reader, right after the first frame was
-	// handled (an initialize, server/discover or ping answered, its reply queued for the
-	// writer): the place to start work the server wants done early but not before its first
-	// answer. It must not block; what it starts is its caller's to wait for.
+	// AfterFirstFrame, when set, is called once, right after the reply to the first frame (an
+	// initialize, server/discover or ping, which the reader answers) was written to Out and
+	// flushed, by the writer; or, where the first frame is answered later or not at all (a
+	// tools/call, a notification), by the reader once it has handled it. It is the place to start
+	// work the server wants done early but not before its first answer: started as the reply is
+	// queued, that work competed with the writer for the CPUs and held the reply back. It must
+	// not block; what it starts is its caller's to wait for.
 	AfterFirstFrame func()
 
 	// observe is the tests' hook on every transition of a call (export_test.go).
@@ -87,7 +91,11 @@ type conn struct {
 	eofGrace time.Duration
 	out      io.Writer
 
-	afterFirst func() // Config.AfterFirstFrame; the reader's alone
+	// afterFirst is Config.AfterFirstFrame, run once through runAfterFirst; sent counts the lines
+	// queued for the writer, so that the reader can tell whether the first frame queued a reply.
+	afterFirst     func()
+	afterFirstOnce sync.Once
+	sent           atomic.Int64
 
 	base context.Context // parent of every call's context; cancelled at shutdown
 	stop context.CancelCauseFunc

@@ -22,7 +22,15 @@ type outMsg struct {
 
 // send queues one line for the writer.
 func (cn *conn) send(items ...outItem) {
+	cn.sent.Add(1)
 	cn.replies.push(outMsg{items: items})
+}
+
+// runAfterFirst runs Config.AfterFirstFrame, the first time only.
+func (cn *conn) runAfterFirst() {
+	if cn.afterFirst != nil {
+		cn.afterFirstOnce.Do(cn.afterFirst)
+	}
 }
 
 // writeLoop owns Out: it writes each message as one line, flushing whenever the queue runs dry. A
@@ -55,6 +63,8 @@ func (cn *conn) writeLoop() {
 			if err := w.flush(); err != nil {
 				broken = true
 				cn.brokenStream(err)
+			} else {
+				cn.runAfterFirst()
 			}
 		}
 	}
