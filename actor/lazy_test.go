@@ -12,7 +12,8 @@ import (
 
 // initialize, server/discover and ping are answered without building a tool: a Lazy registry is
 // built on the first tools/list, once. AfterFirstFrame runs once, after the first reply was
-// written (Out is a pipe: a write returns once the client has read it).
+// written (Out is a pipe: a write returns once the client has read it) and the client's next frame
+// came.
 func TestHandshakeBuildsNoTool(t *testing.T) {
 	var built, after atomic.Int32
 	var written atomic.Int64
@@ -31,7 +32,13 @@ func TestHandshakeBuildsNoTool(t *testing.T) {
 	if after.Load() != 0 {
 		t.Fatal("AfterFirstFrame ran before any frame")
 	}
-	initialize(s, "2025-06-18")
+	if r := s.call(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); r.Error != nil {
+		t.Fatalf("initialize: %s", r.raw)
+	}
+	if after.Load() != 0 {
+		t.Fatal("AfterFirstFrame ran before the client sent its next frame")
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if r := s.call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.Error != nil {
 		t.Fatalf("ping: %s", r.raw)
 	}

@@ -26,10 +26,11 @@ func (cn *conn) send(items ...outItem) {
 	cn.replies.push(outMsg{items: items})
 }
 
-// runAfterFirst runs Config.AfterFirstFrame, the first time only.
-func (cn *conn) runAfterFirst() {
-	if cn.afterFirst != nil {
-		cn.afterFirstOnce.Do(cn.afterFirst)
+// openGate opens one of Config.AfterFirstFrame's two gates (see there) and runs it when that was
+// the second; a gate opened again later does nothing.
+func (cn *conn) openGate() {
+	if cn.afterFirstGates.Add(1) == 2 && cn.afterFirst != nil {
+		cn.afterFirst()
 	}
 }
 
@@ -40,7 +41,7 @@ func (cn *conn) writeLoop() {
 	w := newLineWriter(cn.out)
 	var msgs []outMsg
 	var lines [][]byte
-	broken := false
+	broken, flushed := false, false
 	for {
 		var ok bool
 		msgs, ok = cn.replies.popAll(msgs)
@@ -63,8 +64,9 @@ func (cn *conn) writeLoop() {
 			if err := w.flush(); err != nil {
 				broken = true
 				cn.brokenStream(err)
-			} else {
-				cn.runAfterFirst()
+			} else if !flushed {
+				flushed = true
+				cn.openGate()
 			}
 		}
 	}
