@@ -36,7 +36,7 @@ type pooled struct {
 // the reader itself, requests go to the pool's queue. It never blocks on the
 // pool or the writer.
 func (cn *conn) readLoop(fr *frameReader) error {
-	afterFirst := cn.afterFirst
+	frames := 0
 	for {
 		line, err := fr.next()
 		if err != nil {
@@ -51,10 +51,16 @@ func (cn *conn) readLoop(fr *frameReader) error {
 			}
 			return err
 		}
+		frames++
+		if frames == 2 {
+			cn.openGate() // the client read the first reply
+		}
+		sent := cn.sent.Load()
 		cn.handleFrame(line)
-		if afterFirst != nil {
-			afterFirst()
-			afterFirst = nil
+		if frames == 1 && cn.sent.Load() == sent {
+			// The reader queued no reply to the first frame: nothing to wait for.
+			cn.openGate()
+			cn.openGate()
 		}
 	}
 }

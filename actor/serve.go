@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,10 +49,16 @@ type Config struct {
 	// be answered before they are cancelled; 0 means DefaultEOFGrace, a negative
 	// value cancels them at once.
 	EOFGrace time.Duration
-	// AfterFirstFrame, when set, is called once, on the reader, right after the first frame was
-	// handled (an initialize, server/discover or ping answered, its reply queued for the
-	// writer): the place to start work the server wants done early but not before its first
-	// answer. It must not block; what it starts is its caller's to wait for.
+	// AfterFirstFrame, when set, is called once the client has its first answer: when the reply
+	// to the first frame (an initialize, server/discover or ping, which the reader answers) has
+	// been written to Out and flushed, and the client has sent its next frame (after initialize,
+	// notifications/initialized), which tells that it read the reply. Where the first frame gets
+	// no reply from the reader (a tools/call, a notification), it is called once the reader has
+	// handled it. It is the place to start work the server wants done early but not before its
+	// first answer: started as that reply was queued, or as it was written, the work competed
+	// with the writer and with the client reading the reply for the CPUs, and held the answer back
+	// by as much as a millisecond on two cores. It must not block; what it starts is its caller's
+	// to wait for.
 	AfterFirstFrame func()
 
 	// observe is the tests' hook on every transition of a call (export_test.go).
@@ -87,7 +94,12 @@ type conn struct {
 	eofGrace time.Duration
 	out      io.Writer
 
-	afterFirst func() // Config.AfterFirstFrame; the reader's alone
+	// afterFirst is Config.AfterFirstFrame, run through openGate once both its gates are open:
+	// the writer's first flush and the reader's next frame. sent counts the lines queued for the
+	// writer, so that the reader can tell whether the first frame queued a reply.
+	afterFirst      func()
+	afterFirstGates atomic.Int32
+	sent            atomic.Int64
 
 	base context.Context // parent of every call's context; cancelled at shutdown
 	stop context.CancelCauseFunc

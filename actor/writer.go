@@ -22,7 +22,16 @@ type outMsg struct {
 
 // send queues one line for the writer.
 func (cn *conn) send(items ...outItem) {
+	cn.sent.Add(1)
 	cn.replies.push(outMsg{items: items})
+}
+
+// openGate opens one of Config.AfterFirstFrame's two gates (see there) and runs it when that was
+// the second; a gate opened again later does nothing.
+func (cn *conn) openGate() {
+	if cn.afterFirstGates.Add(1) == 2 && cn.afterFirst != nil {
+		cn.afterFirst()
+	}
 }
 
 // writeLoop owns Out: it writes each message as one line, flushing whenever the queue runs dry. A
@@ -32,7 +41,7 @@ func (cn *conn) writeLoop() {
 	w := newLineWriter(cn.out)
 	var msgs []outMsg
 	var lines [][]byte
-	broken := false
+	broken, flushed := false, false
 	for {
 		var ok bool
 		msgs, ok = cn.replies.popAll(msgs)
@@ -55,6 +64,9 @@ func (cn *conn) writeLoop() {
 			if err := w.flush(); err != nil {
 				broken = true
 				cn.brokenStream(err)
+			} else if !flushed {
+				flushed = true
+				cn.openGate()
 			}
 		}
 	}

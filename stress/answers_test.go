@@ -95,6 +95,7 @@ func TestAnswersAtScale(t *testing.T) {
 			if len(text) > 8000 || !strings.Contains(text, `"taskNames":[{"name":"build","projects":`+fmt.Sprint(n)) {
 				t.Errorf("listTasks' first answer at %d projects is %d characters (want a summary under 8,000): %.300s", n, len(text), text)
 			}
+			checkFirstAnswers(t, cs, n)
 			// A run of all hits answers a summary of a few hundred characters; a failing run names
 			// its failed tasks with their exit codes.
 			text = callText(t, cs, "getRunHistory", map[string]any{"runId": runs.hits})
@@ -109,6 +110,46 @@ func TestAnswersAtScale(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkFirstAnswers checks the first answers of getRunHistory, getWorkspaceInfo, getCacheStats and
+// planTasks with no narrowing argument: each begins with its totals and what needs attention, and
+// is under 8,000 characters at n projects; the details are behind the narrowing arguments (the
+// cursors, which followCursors follows, reach every element).
+func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
+	t.Helper()
+	for _, q := range []struct {
+		tool  string
+		args  map[string]any
+		wants []string
+	}{
+		{"getRunHistory", map[string]any{}, []string{`{"limit":20,"totals":{"runs":2,"runsByStatus":{"failed":1,"ok":1},"tasks":` + fmt.Sprint(2*n) + `,"failing":{"flaky":4}},"runs":[`,
+			`"tasks":[{"taskId":"p00000#test",`, `"nextCursor"`}},
+		{"getWorkspaceInfo", map[string]any{}, []string{`{"attention":["4 flaky task(s) (one cache key both passed and failed): p00000#test, p00001#test, p00002#test and 1 more"],`,
+			`"projects":` + fmt.Sprint(n) + `,"tasks":` + fmt.Sprint(2*n)}},
+		{"getCacheStats", map[string]any{}, []string{`{"scope":null,"entries":` + fmt.Sprint(n) + `,`}},
+		{"planTasks", map[string]any{"all": true}, []string{`{"exitCode":0,"plan":{"workers":`, `"totals":{"tasks":` + fmt.Sprint(2*n) + `,`, `"nextCursor"`}},
+		{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{`"totals":{"tasks":` + fmt.Sprint(n) + `,`, `"missesByName":{"build":`}},
+	} {
+		text := callText(t, cs, q.tool, q.args)
+		if len(text) > 8000 {
+			t.Errorf("%s %v: the first answer at %d projects is %d characters, over 8,000: %.300s", q.tool, q.args, n, len(text), text)
+		}
+		for _, want := range q.wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s %v: the first answer lacks %s: %.600s", q.tool, q.args, want, text)
+			}
+		}
+	}
+	// The details: one project's statistics and runs whole, one project's cache numbers.
+	text := callText(t, cs, "getRunHistory", map[string]any{"project": "p00000"})
+	if !strings.Contains(text, `"tasks":[{"taskId":"p00000#test","executions":2,`) || strings.Contains(text, "nextCursor") {
+		t.Errorf("getRunHistory {project: p00000} is not that project's whole history: %.600s", text)
+	}
+	text = callText(t, cs, "getCacheStats", map[string]any{"scope": map[string]any{"project": "p00001"}})
+	if !strings.Contains(text, `{"scope":{"project":"p00001"},"entries":1,`) {
+		t.Errorf("getCacheStats {scope: {project: p00001}}: %s", text)
 	}
 }
 

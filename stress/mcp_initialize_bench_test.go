@@ -20,7 +20,9 @@ func sdkServer(b *testing.B) func() *exec.Cmd {
 	return func() *exec.Cmd { return exec.Command(exe) }
 }
 
-// execToInitialize is the time from exec to the initialize reply of one server process.
+// execToInitialize is the time from exec to the initialize reply of one server process. Then, as
+// a client does, it sends notifications/initialized (vx mcp starts evaluating the config on it)
+// and a ping, and closes.
 func execToInitialize(b *testing.B, cmd *exec.Cmd) time.Duration {
 	b.Helper()
 	start := time.Now()
@@ -29,6 +31,10 @@ func execToInitialize(b *testing.B, cmd *exec.Cmd) time.Duration {
 	took := time.Since(start)
 	if !strings.Contains(reply, `"result"`) || !strings.Contains(reply, `"protocolVersion"`) {
 		b.Fatalf("initialize: %s", reply)
+	}
+	p.send(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if pong := p.call(b, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(pong, `"result"`) {
+		b.Fatalf("ping: %s", pong)
 	}
 	p.close(b)
 	return took

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/vzn/vx/actor/tool"
-	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -32,9 +31,9 @@ func (d *Deps) getRunHistory() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getRunHistory",
 		Title:       "Run history and task statistics",
-		Description: "Which tasks ran recently, and how fast? Recent runs (status, counts, tasks that did not pass and why), per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: one key passed and failed), maxPeakRssBytes, maxCpuParallelism. With runId: that run's summary and every task. Reads the index only.",
+		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, failing first. runId: that run's every task.",
 		Paged:       true,
-		Optional:    []string{"limit", "runs", "tasks", "omittedTasks"},
+		Optional:    []string{"limit", "totals", "runs", "tasks", "omittedTasks"},
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getRunHistoryArgs) (*runHistoryAnswer, error) {
 		if err := checkTaskName("task", args.Task); err != nil {
@@ -61,7 +60,7 @@ func (d *Deps) getRunHistory() tool.Tool {
 		if len(h.Runs) > 0 {
 			ans.Graph = runGraphHint(h.Runs[0].RunID)
 		}
-		call.Window(ctx, args.Cursor, window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks))
+		call.Window(ctx, args.Cursor, historyLists(h, args.Project == "" && args.Task == "" && args.Limit == nil)...)
 		return ans, nil
 	})
 }

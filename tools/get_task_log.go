@@ -30,7 +30,7 @@ func (d *Deps) getTaskLog() tool.Tool {
 		Name:         "getTaskLog",
 		Title:        "What a task printed",
 		Description:  "What did task X print? vx last --log's answer: runId, taskId, status, source (failure, cache, or null: none kept), output (plain text, secrets masked; a long one cut in the middle, its nextCursor pages the whole).",
-		OutputSchema: logPageSchema,
+		OutputSchema: logPageSchema(),
 		Annotations:  readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getTaskLogArgs) (json.RawMessage, error) {
 		if args.Cursor != "" {
@@ -53,9 +53,13 @@ func (d *Deps) getTaskLog() tool.Tool {
 
 // logPageSchema is getTaskLog's output schema: a logPage with the page fields. The handler
 // writes the page's JSON itself (its cursor is the engine's log position), so the schema is
-// derived from the type here rather than from the handler's answer.
-var logPageSchema = tool.New(tool.Tool{Name: "getTaskLog", Paged: true},
-	func(context.Context, *tool.Call, struct{}) (*logPage, error) { return nil, nil }).OutputSchema
+// derived from the type here rather than from the handler's answer. It is built with the tools
+// (the first tools/list or tools/call), not when the package starts: vx mcp answers initialize
+// before.
+func logPageSchema() json.RawMessage {
+	return tool.New(tool.Tool{Name: "getTaskLog", Paged: true},
+		func(context.Context, *tool.Call, struct{}) (*logPage, error) { return nil, nil }).OutputSchema
+}
 
 // logPage is getTaskLog's answer: the log as history.Log answers it, or one page of the whole
 // output.

@@ -7,7 +7,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vzn/vx/actor/tool"
-	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/info"
 )
 
@@ -20,7 +19,7 @@ func (d *Deps) getWorkspaceInfo() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getWorkspaceInfo",
 		Title:       "Workspace info",
-		Description: "What is this workspace, and what will a run use? vx info --format json: versions, git status, projects and tasks (and configs that failed to load), plugins, workers and memory budget with sources, cache state, flaky tasks, sandbox verdict, lock.",
+		Description: "What is this workspace, and what will a run use? vx info --format json: attention (what needs a look), versions, git, projects and tasks (and configs that failed to load), plugins, workers and memory budget, cache, flaky tasks, sandbox, lock.",
 		Paged:       true,
 		// A section's value (info.Section.Value, an any) is always the document of its part of
 		// vx: an object.
@@ -31,12 +30,7 @@ func (d *Deps) getWorkspaceInfo() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
-		lists := []window.List{window.Of("configErrors", &doc.ConfigErrors)}
-		if flaky, ok := doc.FlakyTasks.Value.(info.FlakyReport); ok {
-			doc.FlakyTasks.Value = &flaky
-			lists = append(lists, window.Of("flakyTasks.value.tasks", &flaky.Tasks))
-		}
-		call.Window(ctx, args.Cursor, lists...)
+		call.Window(ctx, args.Cursor, infoLists(doc)...)
 		return doc, nil
 	})
 }

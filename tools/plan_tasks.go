@@ -104,7 +104,7 @@ func (d *Deps) planTasks() tool.Tool {
 			return &PlanAnswer{ExitCode: coder.Code(), Error: d.Loader.Masker().String(tool.OneLine(err.Error()))}, nil
 		}
 		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan), Graph: planGraphHint(&args.taskSelectionArgs)}
-		call.Window(ctx, args.Cursor, planLists(plan)...)
+		call.Window(ctx, args.Cursor, planTaskLists(ans, args.Filter == nil && args.Affected == nil)...)
 		return ans, nil
 	})
 }

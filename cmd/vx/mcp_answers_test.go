@@ -91,7 +91,8 @@ func TestMCPAnswersValidateAgainstTheirSchemas(t *testing.T) {
 	}
 }
 
-// tools/list, as the server writes it, stays within 24 KB: what a client stores of the tools.
+// tools/list, as the server writes it, stays within 25 KB: what a client stores of the tools (the
+// summaries' totals and getWorkspaceInfo's attention took it past 24 KB).
 func TestMCPToolsListIsAffordable(t *testing.T) {
 	t.Parallel()
 	dir := writeWorkspace(t, historyWorkspace)
@@ -117,8 +118,8 @@ func TestMCPToolsListIsAffordable(t *testing.T) {
 			t.Fatalf("tools/list: %v, %d tools", err, len(r.Result.Tools))
 		}
 		t.Logf("tools/list: %d characters for %d tools", len(line), len(r.Result.Tools))
-		if len(line) > 24_000 {
-			t.Errorf("tools/list is %d characters, more than 24,000", len(line))
+		if len(line) > 25_000 {
+			t.Errorf("tools/list is %d characters, more than 25,000", len(line))
 		}
 		return
 	}

@@ -484,7 +484,7 @@ func TestMCPHistoryToolsOnEmptyWorkspace(t *testing.T) {
 	}{
 		{"getCacheStats", map[string]any{}, `{"entries":0,"hitRate":null,"hits24h":0,"runs24h":0,"scope":null,"totalBytes":0}`, false},
 		{"getCacheStats", map[string]any{"scope": map[string]any{"project": "lib"}}, `"scope":{"project":"lib"}`, false},
-		{"getRunHistory", map[string]any{}, `{"limit":20,"omittedTasks":0,"runs":[],"tasks":[]}`, false},
+		{"getRunHistory", map[string]any{}, `{"limit":20,"omittedTasks":0,"runs":[],"tasks":[],"totals":{"failing":{},"runs":0,"runsByStatus":{},"tasks":0}}`, false},
 		{"explainCacheKey", map[string]any{"taskId": "lib#build"}, `"found":false`, false},
 		{"whyDidThisRerun", map[string]any{"taskId": "lib#build"}, `no recorded run computed a key for lib#build`, true},
 		{"whyDidThisRerun", map[string]any{"taskId": "lib#build", "runId": "01"}, `no recorded run has id "01"`, true},
@@ -649,7 +649,8 @@ func TestMCPHistoryToolsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := mcpSession(t, dir)
-	got, text, isErr := call(t, cs, "getRunHistory", map[string]any{})
+	// limit: the runs with their rows (with no argument the first answer is a summary).
+	got, text, isErr := call(t, cs, "getRunHistory", map[string]any{"limit": 20})
 	if isErr || len(text) > 100_000 {
 		t.Fatalf("getRunHistory: isError %v, %d bytes: %.300s", isErr, len(text), text)
 	}

@@ -41,21 +41,28 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	root.SetHelpCommandGroupID(groupBuiltin)
 	root.SetCompletionCommandGroupID(groupBuiltin)
 
-	for _, c := range []*cobra.Command{
-		a.runCmd(), a.graphCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
-		a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
-	} {
-		c.GroupID = groupBuiltin
-		root.AddCommand(withUsage(c))
+	verb := firstVerb(args)
+	// To serve, importing @vzn/vx-mcp is enough to start (the config is then evaluated per call,
+	// and answers with its error if it does not declare mcp()); help evaluates it. A server needs
+	// no other verb, so it builds none: its initialize reply waits on what is built before.
+	fast := false
+	if verb == "mcp" && !hasHelpFlag(args) {
+		a.dir = chdirFlag(args)
+		fast = a.importsMCP()
+	}
+	if !fast {
+		for _, c := range []*cobra.Command{
+			a.runCmd(), a.graphCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
+			a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
+		} {
+			c.GroupID = groupBuiltin
+			root.AddCommand(withUsage(c))
+		}
 	}
 
-	verb := firstVerb(args)
 	// The plugin verbs cost a config load: only help and the verbs themselves pay it.
 	if verb == "mcp" || (verb == "" && !hasVersionFlag(args)) || verb == "help" || hasHelpFlag(args) {
 		a.dir = chdirFlag(args)
-		// To serve, importing @vzn/vx-mcp is enough to start (the config is then evaluated per
-		// call, and answers with its error if it does not declare mcp()); help evaluates it.
-		fast := verb == "mcp" && !hasHelpFlag(args) && a.importsMCP()
 		if fast || a.declaresMCP(ctx) {
 			root.AddGroup(&cobra.Group{ID: groupPlugin, Title: "Plugin commands:"})
 			c := a.mcpCmd()

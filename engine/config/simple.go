@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -23,17 +24,19 @@ import (
 // through esbuild as before, so the fast path never answers differently, only sooner.
 
 // simpleImport matches the one import a simple config may have, at the very start of the file.
-var simpleImport = regexp.MustCompile(`^import\s*\{\s*((?:define(?:Project|Workspace|Plugin)\s*,?\s*)+)\}\s*from\s*(['"])@vzn/vx/config['"];?`)
+var simpleImport = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^import\s*\{\s*((?:define(?:Project|Workspace|Plugin)\s*,?\s*)+)\}\s*from\s*(['"])@vzn/vx/config['"];?`)
+})
 
 // moduleKeyword finds the words that make a file a module: a simple config holds exactly one
 // `export default` and no other import or export.
-var moduleKeyword = regexp.MustCompile(`\b(import|export)\b`)
+var moduleKeyword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(import|export)\b`) })
 
 // simpleSource rewrites a simple config into a script whose completion value is the default
 // export, keeping every line and column of the original after the import; ok is false when the
 // file is not simple.
 func simpleSource(src string) (string, bool) {
-	imp := simpleImport.FindStringSubmatchIndex(src)
+	imp := simpleImport().FindStringSubmatchIndex(src)
 	if imp == nil {
 		return "", false
 	}
@@ -43,7 +46,7 @@ func simpleSource(src string) (string, bool) {
 		return "", false
 	}
 	rest := src[imp[1]:]
-	kw := moduleKeyword.FindAllStringIndex(rest, -1)
+	kw := moduleKeyword().FindAllStringIndex(rest, -1)
 	if len(kw) != 1 || !strings.HasPrefix(rest[kw[0][0]:], "export default") {
 		return "", false
 	}

@@ -69,7 +69,7 @@ func AllStats(ctx context.Context, st *store.Store, runs int) (map[string]TaskSt
 		if err != nil || len(recent) == 0 {
 			return err
 		}
-		stats, err := collectStats(ctx, sn, store.Window{Oldest: recent[len(recent)-1].ID, Newest: recent[0].ID})
+		stats, err := windowStats(ctx, sn, store.Window{Oldest: recent[len(recent)-1].ID, Newest: recent[0].ID})
 		for _, s := range stats {
 			out[s.TaskID] = s
 		}

@@ -46,8 +46,10 @@ const (
 // per task over the executions of those runs.
 type RunHistory struct {
 	// Limit is the limit applied, so that a truncated list cannot read as an exhausted one.
-	Limit int          `json:"limit"`
-	Runs  []HistoryRun `json:"runs"`
+	Limit int `json:"limit"`
+	// Totals count the runs and the tasks of the window, whatever the lists hold.
+	Totals HistoryTotals `json:"totals"`
+	Runs   []HistoryRun  `json:"runs"`
 	// Tasks are the statistics of the tasks of those runs: the tasks that failed, then the
 	// others, each group slowest (by p50) first, then by task id; at most TaskStatsListed.
 	Tasks []TaskStats `json:"tasks"`
@@ -117,7 +119,7 @@ func History(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHis
 		}
 	}
 	limit := ClampLimit(opts.Limit)
-	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{}}
+	out := &RunHistory{Limit: limit, Totals: totalsOf(nil, nil), Runs: []HistoryRun{}, Tasks: []TaskStats{}}
 	err := st.Snapshot(ctx, func(sn *store.Snapshot) error {
 		runs, err := sn.Runs(ctx, store.RunQuery{Limit: limit, Project: opts.Project, Task: opts.Task})
 		if err != nil || len(runs) == 0 {
@@ -127,7 +129,9 @@ func History(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHis
 		if out.Runs, err = historyRuns(ctx, sn, w, runs); err != nil {
 			return err
 		}
-		out.Tasks, out.OmittedTasks, err = windowStats(ctx, sn, w)
+		stats, err := windowStats(ctx, sn, w)
+		out.Totals = totalsOf(out.Runs, stats)
+		out.Tasks, out.OmittedTasks = cutStats(stats)
 		return err
 	})
 	if err != nil {
@@ -198,24 +202,9 @@ func historyTask(e store.Listed) HistoryTask {
 	return ht
 }
 
-// windowStats answers the statistics of the window's tasks, ranked (failing first, then by p50,
-// slowest first, then by task id) and cut to TaskStatsListed, and how many were cut.
-func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, int, error) {
-	stats, err := collectStats(ctx, sn, w)
-	if err != nil {
-		return nil, 0, err
-	}
-	rankStats(stats)
-	omitted := 0
-	if len(stats) > TaskStatsListed {
-		omitted = len(stats) - TaskStatsListed
-		stats = stats[:TaskStatsListed]
-	}
-	return stats, omitted, nil
-}
-
-// collectStats answers the statistics of every task of the window, sorted by task id.
-func collectStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, error) {
+// windowStats answers the statistics of the window's tasks, ranked: failing first, then by p50,
+// slowest first, then by task id.
+func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, error) {
 	byTask := map[string]*taskAcc{}
 	failing := false
 	err := sn.EachExecStat(ctx, w, func(e store.ExecStat) {
@@ -241,7 +230,16 @@ func collectStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]Ta
 	for _, id := range slices.Sorted(maps.Keys(byTask)) {
 		stats = append(stats, byTask[id].stats(id, flaky[id]))
 	}
+	rankStats(stats)
 	return stats, nil
+}
+
+// cutStats cuts ranked statistics to TaskStatsListed and answers how many it cut.
+func cutStats(stats []TaskStats) ([]TaskStats, int) {
+	if len(stats) > TaskStatsListed {
+		return stats[:TaskStatsListed], len(stats) - TaskStatsListed
+	}
+	return stats, 0
 }
 
 // rankStats orders statistics sorted by task id so that the ones worth a look come first: the

@@ -83,9 +83,11 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{}}
+	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{},
+		Totals: HistoryTotals{Runs: len(runs), RunsByStatus: map[string]int{}, Failing: map[string]int{}}}
 	perTask := map[string][]store.Execution{}
 	for _, r := range runs {
+		out.Totals.RunsByStatus[r.Status]++
 		all, err := st.Executions(ctx, r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -130,6 +132,12 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 		}
 		return cmp.Compare(p50(b), p50(a))
 	})
+	out.Totals.Tasks = len(out.Tasks)
+	for _, s := range out.Tasks {
+		if s.FailureMode != nil {
+			out.Totals.Failing[*s.FailureMode]++
+		}
+	}
 	if len(out.Tasks) > TaskStatsListed {
 		out.OmittedTasks = len(out.Tasks) - TaskStatsListed
 		out.Tasks = out.Tasks[:TaskStatsListed]

@@ -25,6 +25,10 @@ import (
 
 // Document is the answer of `vx info --format json`.
 type Document struct {
+	// Attention says, a line each, what needs looking at before a run: configs that did not load,
+	// flaky tasks, a drifted or unreadable lock, a required sandbox this host does not enforce,
+	// an unusable index or remote cache. Empty when nothing does.
+	Attention    []string          `json:"attention"`
 	Versions     Versions          `json:"versions"`
 	Root         string            `json:"root"`
 	ConfigFile   string            `json:"configFile"`
@@ -145,6 +149,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 			}
 		}
 	}
+	doc.Attention = attentionOf(doc)
 	return doc, nil
 }
 
@@ -199,6 +204,9 @@ func gitStatus(ctx context.Context, root string) Git {
 func (d *Document) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vx %s (%s, %s)\n", d.Versions.VX, d.Versions.Go, d.Versions.ConfigEngine)
+	for _, line := range d.Attention {
+		fmt.Fprintf(&b, "attention  %s\n", line)
+	}
 	fmt.Fprintf(&b, "workspace  %s\n", d.Root)
 	if d.Git.Available {
 		dirty := ""

@@ -26,6 +26,8 @@ func (c cacheReport) Summary() string {
 
 // FlakyReport is the flakyTasks section: the tasks whose same cache key both passed and failed.
 type FlakyReport struct {
+	// Count is how many tasks are flaky, however many a list of them shows.
+	Count int      `json:"count"`
 	Tasks []string `json:"tasks"`
 }
 
@@ -55,7 +57,7 @@ func stateSections(cacheDir string) (cache, flaky func(context.Context, *graph.W
 		if tasks == nil {
 			tasks = []string{}
 		}
-		return FlakyReport{Tasks: tasks}, nil
+		return FlakyReport{Count: len(tasks), Tasks: tasks}, nil
 	}
 	return cache, flaky
 }

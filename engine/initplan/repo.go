@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
@@ -373,7 +374,9 @@ func dirGlobs(root string, dirs []string) []string {
 }
 
 // turboFlag finds the config file a turbo command names with --root-turbo-json.
-var turboFlag = regexp.MustCompile(`--root-turbo-json(?:=|\s+)("[^"]+"|'[^']+'|[^\s;&|]+)`)
+var turboFlag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`--root-turbo-json(?:=|\s+)("[^"]+"|'[^']+'|[^\s;&|]+)`)
+})
 
 // turboConfig finds the repository's Turborepo config: the file a root package.json script names
 // with --root-turbo-json (and that script's name), else turbo.json, else turbo.jsonc; "" when
@@ -385,7 +388,7 @@ func (r *repo) turboConfig() (file, script string) {
 			if !strings.Contains(cmd, "turbo") {
 				continue
 			}
-			if m := turboFlag.FindStringSubmatch(cmd); m != nil {
+			if m := turboFlag().FindStringSubmatch(cmd); m != nil {
 				file := path.Clean(strings.Trim(m[1], `"'`))
 				if !strings.HasPrefix(file, "../") && !path.IsAbs(file) && exists(filepath.Join(r.root, filepath.FromSlash(file))) {
 					return file, name

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vzn/vx/engine/pathglob"
 )
@@ -15,7 +16,9 @@ var rootConfigPatterns = []string{"tsdown.config.*", "tsup.config.*", "vite.conf
 
 // runsAtRoot matches a package script that runs its work at the workspace root: a root script
 // (pnpm -w, --workspace-root, yarn run -T) or a command that changes to the root.
-var runsAtRoot = regexp.MustCompile(`(^|\s)(-w|--workspace-root|-T|--top-level)(\s|$)|(^|&&\s*)cd (\.\./)+\.\.?(\s|$)|(^|&&\s*)cd \.\.(\s|$)`)
+var runsAtRoot = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|\s)(-w|--workspace-root|-T|--top-level)(\s|$)|(^|&&\s*)cd (\.\./)+\.\.?(\s|$)|(^|&&\s*)cd \.\.(\s|$)`)
+})
 
 // rootConfigInputs makes each root config file (tsdown.config.ts, .swcrc, …) an input of the
 // cached tasks that read it: those whose command, or the package script it runs, names the file,
@@ -42,7 +45,7 @@ func (b *builder) rootConfigInputs() {
 					continue
 				}
 				text := t.Command + "\n" + p.scripts[name]
-				if p.isRoot() || runsAtRoot.MatchString(text) || strings.Contains(text, f) {
+				if p.isRoot() || runsAtRoot().MatchString(text) || strings.Contains(text, f) {
 					t.Inputs = withInput(t.Inputs, g)
 					taken = true
 				}

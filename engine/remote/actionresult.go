@@ -1,13 +1,9 @@
 package remote
 
-import (
-	"fmt"
-
-	"google.golang.org/protobuf/encoding/protowire"
-)
+import "fmt"
 
 // The few fields of REAPI v2 (build.bazel.remote.execution.v2) a vx entry uses, written and read
-// with protowire rather than the whole generated remote-apis package.
+// with the wire format of wire.go rather than the whole generated remote-apis package.
 const (
 	arOutputFiles  = 2 // ActionResult.output_files: repeated OutputFile
 	arExitCode     = 4 // ActionResult.exit_code: int32
@@ -40,16 +36,16 @@ type actionResult struct {
 	exitCode int32
 }
 
-func appendDigest(b []byte, field protowire.Number, d digest) []byte {
+func appendDigest(b []byte, field wireNumber, d digest) []byte {
 	var m []byte
-	m = protowire.AppendTag(m, dgHash, protowire.BytesType)
-	m = protowire.AppendString(m, d.hash)
+	m = appendTag(m, dgHash, bytesType)
+	m = appendString(m, d.hash)
 	if d.size != 0 {
-		m = protowire.AppendTag(m, dgSize, protowire.VarintType)
-		m = protowire.AppendVarint(m, uint64(d.size))
+		m = appendTag(m, dgSize, varintType)
+		m = appendVarint(m, uint64(d.size))
 	}
-	b = protowire.AppendTag(b, field, protowire.BytesType)
-	return protowire.AppendBytes(b, m)
+	b = appendTag(b, field, bytesType)
+	return appendBytes(b, m)
 }
 
 // encode writes the ActionResult: output files in path order, then the stdout digest. A stock
@@ -62,15 +58,15 @@ func (a actionResult) encode(paths []string) []byte {
 			continue
 		}
 		var f []byte
-		f = protowire.AppendTag(f, ofPath, protowire.BytesType)
-		f = protowire.AppendString(f, p)
+		f = appendTag(f, ofPath, bytesType)
+		f = appendString(f, p)
 		f = appendDigest(f, ofDigest, d)
-		b = protowire.AppendTag(b, arOutputFiles, protowire.BytesType)
-		b = protowire.AppendBytes(b, f)
+		b = appendTag(b, arOutputFiles, bytesType)
+		b = appendBytes(b, f)
 	}
 	if a.exitCode != 0 {
-		b = protowire.AppendTag(b, arExitCode, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(int64(a.exitCode)))
+		b = appendTag(b, arExitCode, varintType)
+		b = appendVarint(b, uint64(int64(a.exitCode)))
 	}
 	if a.stdout != nil {
 		b = appendDigest(b, arStdoutDigest, *a.stdout)
@@ -82,17 +78,17 @@ func (a actionResult) encode(paths []string) []byte {
 // execution metadata of its own).
 func decodeActionResult(b []byte) (actionResult, error) {
 	a := actionResult{files: map[string]digest{}}
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+	err := eachField(b, func(num wireNumber, typ wireType, v []byte, x uint64) error {
 		switch {
-		case num == arOutputFiles && typ == protowire.BytesType:
+		case num == arOutputFiles && typ == bytesType:
 			var path string
 			var d digest
 			var hasDigest bool
-			err := eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+			err := eachField(v, func(num wireNumber, typ wireType, v []byte, _ uint64) error {
 				switch {
-				case num == ofPath && typ == protowire.BytesType:
+				case num == ofPath && typ == bytesType:
 					path = string(v)
-				case num == ofDigest && typ == protowire.BytesType:
+				case num == ofDigest && typ == bytesType:
 					var err error
 					d, err = decodeDigest(v)
 					hasDigest = true
@@ -107,9 +103,9 @@ func decodeActionResult(b []byte) (actionResult, error) {
 				return fmt.Errorf("output file without path or digest")
 			}
 			a.files[path] = d
-		case num == arExitCode && typ == protowire.VarintType:
+		case num == arExitCode && typ == varintType:
 			a.exitCode = int32(x)
-		case num == arStdoutDigest && typ == protowire.BytesType:
+		case num == arStdoutDigest && typ == bytesType:
 			d, err := decodeDigest(v)
 			if err != nil {
 				return err
@@ -123,11 +119,11 @@ func decodeActionResult(b []byte) (actionResult, error) {
 
 func decodeDigest(b []byte) (digest, error) {
 	var d digest
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+	err := eachField(b, func(num wireNumber, typ wireType, v []byte, x uint64) error {
 		switch {
-		case num == dgHash && typ == protowire.BytesType:
+		case num == dgHash && typ == bytesType:
 			d.hash = string(v)
-		case num == dgSize && typ == protowire.VarintType:
+		case num == dgSize && typ == varintType:
 			d.size = int64(x)
 		}
 		return nil
@@ -139,39 +135,23 @@ func decodeDigest(b []byte) (digest, error) {
 }
 
 // eachField calls fn with each field of a message: bytes fields with their content, varints with
-// their value; other wire types are skipped.
-func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error) error {
+// their value; the fixed-size wire types are skipped.
+func eachField(b []byte, fn func(num wireNumber, typ wireType, v []byte, x uint64) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
+		num, typ, n, err := consumeTag(b)
+		if err != nil {
+			return err
 		}
 		b = b[n:]
-		switch typ {
-		case protowire.BytesType:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			if err := fn(num, typ, v, 0); err != nil {
+		v, x, n, err := consumeValue(typ, b)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+		if typ == bytesType || typ == varintType {
+			if err := fn(num, typ, v, x); err != nil {
 				return err
 			}
-			b = b[n:]
-		case protowire.VarintType:
-			x, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			if err := fn(num, typ, nil, x); err != nil {
-				return err
-			}
-			b = b[n:]
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			b = b[n:]
 		}
 	}
 	return nil

@@ -113,8 +113,9 @@ func describeSelection(so workspace.SelectOptions) string {
 
 // Plan is `vx run --dry=json`: what a run would do, with nothing run and nothing written.
 type Plan struct {
-	Workers int        `json:"workers"`
-	Tasks   []PlanTask `json:"tasks"`
+	Workers int `json:"workers"`
+	// Totals count the plan's tasks, however many a list of them shows.
+	Totals PlanTotals `json:"totals"`
 	// WallMs is the predicted wall time of the run: the run's own scheduler (longest remaining
 	// path first, within the workers and the memory budget) simulated on the p50s (a predicted hit
 	// counts 0, a task that never ran the median task); WorkMs the sum of the durations of the tasks
@@ -131,6 +132,8 @@ type Plan struct {
 	// Manifests holds each task's manifest by its key, as the index would keep it, when
 	// PlanOptions.KeepManifests asked for them (vx graph explains each predicted miss with them).
 	Manifests map[string][]byte `json:"-"`
+	// Tasks are the plan's tasks in dependency order.
+	Tasks []PlanTask `json:"tasks"`
 }
 
 // MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
@@ -248,6 +251,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		plan.Tasks = append(plan.Tasks, pt)
 	}
 	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
+	plan.Totals = totalsOf(plan.Tasks)
 	if opts.KeepManifests {
 		plan.Manifests = manifests
 	}

@@ -369,27 +369,31 @@ func (b *taskBox) changedOutside(beside []*taskBox) []string {
 }
 
 // deniedPath finds, in a task's output, the paths a program says it was denied, as Node, the
-// shells and coreutils, Python and Go word it.
-var deniedPath = []*regexp.Regexp{
-	regexp.MustCompile(`EACCES: permission denied, \w+ '([^'\n]+)'`),
-	regexp.MustCompile(`cannot \w+(?: \w+){0,2} '?([^'\n]+?)'?: Permission denied`),
-	regexp.MustCompile(`Permission denied: '([^'\n]+)'`),
-	regexp.MustCompile(`(?:open|mkdir|remove|rename|create|symlink|link) ([^\s:]+): permission denied`),
-	regexp.MustCompile(`(?m)^[^:\n]*sh: (?:line )?\d+: (?:cannot \w+ )?([^:\n]+): Permission denied`),
-}
+// shells and coreutils, Python and Go word it. Compiled on first use, not when vx starts.
+var deniedPath = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`EACCES: permission denied, \w+ '([^'\n]+)'`),
+		regexp.MustCompile(`cannot \w+(?: \w+){0,2} '?([^'\n]+?)'?: Permission denied`),
+		regexp.MustCompile(`Permission denied: '([^'\n]+)'`),
+		regexp.MustCompile(`(?:open|mkdir|remove|rename|create|symlink|link) ([^\s:]+): permission denied`),
+		regexp.MustCompile(`(?m)^[^:\n]*sh: (?:line )?\d+: (?:cannot \w+ )?([^:\n]+): Permission denied`),
+	}
+})
 
 // deniedConnect finds a connection the sandbox refused.
-var deniedConnect = []*regexp.Regexp{
-	regexp.MustCompile(`connect (?:EACCES|ENETUNREACH) (\S+)`),
-	regexp.MustCompile(`dial (?:tcp|udp) (\S+): connect: (?:permission denied|network is unreachable)`),
-	regexp.MustCompile(`Failed to connect to (\S+ port \d+)`),
-}
+var deniedConnect = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`connect (?:EACCES|ENETUNREACH) (\S+)`),
+		regexp.MustCompile(`dial (?:tcp|udp) (\S+): connect: (?:permission denied|network is unreachable)`),
+		regexp.MustCompile(`Failed to connect to (\S+ port \d+)`),
+	}
+})
 
 func (b *taskBox) denied(log []byte) []string {
 	ws := b.r.opts.Workspace
 	text := string(log)
 	var found []string
-	for _, re := range deniedPath {
+	for _, re := range deniedPath() {
 		for _, m := range re.FindAllStringSubmatch(text, maxViolations) {
 			path := m[1]
 			if !filepath.IsAbs(path) {
@@ -407,7 +411,7 @@ func (b *taskBox) denied(log []byte) []string {
 		}
 	}
 	if !b.decl.Network {
-		for _, re := range deniedConnect {
+		for _, re := range deniedConnect() {
 			for _, m := range re.FindAllStringSubmatch(text, maxViolations) {
 				found = append(found, "connect "+strings.TrimRight(m[1], ".,:")+": network denied by the sandbox")
 			}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -197,7 +198,9 @@ type selector struct {
 // selectorBody is what a filter holds inside its ! and ... marks: a name, a {folder} and a git
 // range, each optional, in that order. A name cannot start or end with a dot, so that ./PATH and
 // NAME... read unambiguously.
-var selectorBody = regexp.MustCompile(`^(?P<name>[^.](?:[^{}\[\]]*[^{}\[\].])?)?(?:\{(?P<dir>[^}]*)\})?(?P<commits>(?:\.\.\.)?\[[^\]]*\])?$`)
+var selectorBody = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?P<name>[^.](?:[^{}\[\]]*[^{}\[\].])?)?(?:\{(?P<dir>[^}]*)\})?(?P<commits>(?:\.\.\.)?\[[^\]]*\])?$`)
+})
 
 // filterForms says, in one line, what a filter can be; errors about a malformed one end with it.
 const filterForms = "write NAME, a glob, tag:NAME, ./PATH, {PATH}, [REF], or NAME{PATH}[REF], with ... or ^... after and ... or ...^ before, ! first to exclude"
@@ -242,7 +245,7 @@ func parseFilter(raw string) (*selector, error) {
 	case strings.HasPrefix(body, "/"):
 		return nil, unsupported("an absolute path: write it relative, ./PATH")
 	}
-	m := selectorBody.FindStringSubmatchIndex(body)
+	m := selectorBody().FindStringSubmatchIndex(body)
 	if m == nil {
 		switch {
 		case strings.Contains(body, ","):
@@ -255,7 +258,7 @@ func parseFilter(raw string) (*selector, error) {
 		return nil, unsupported(filterForms)
 	}
 	group := func(name string) (string, int, int, bool) {
-		i := selectorBody.SubexpIndex(name)
+		i := selectorBody().SubexpIndex(name)
 		start, end := m[2*i], m[2*i+1]
 		if start < 0 {
 			return "", 0, 0, false

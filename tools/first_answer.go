@@ -1,0 +1,112 @@
+package tools
+
+import (
+	"encoding/json"
+
+	"github.com/vzn/vx/actor/tool/window"
+	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/info"
+)
+
+// A first answer — a call with no narrowing argument and no cursor — is a summary: it begins with
+// the totals and what needs attention and fits summaryChars at any workspace size, the lists it
+// windows shown only as far as their heads (listTasks, getRunHistory, getWorkspaceInfo,
+// planTasks); the cursor reaches every element, and the narrowing arguments each item's detail.
+const (
+	// summaryChars is what a summary's text may take: the lists' heads are chosen to fit
+	// summaryRoom, which leaves room for the page fields and a hint a tool adds.
+	summaryChars = 8000
+	summaryRoom  = summaryChars - window.Reserve - 400
+	// summaryListChars: lists whose elements together take at most this many characters are
+	// answered whole in a summary (a small workspace's first answer is the whole answer).
+	summaryListChars = 6000
+	// summaryRunRows is how many of its tasks that did not pass a run of a summary lists.
+	summaryRunRows = 3
+)
+
+// jsonSize is the length of v's JSON; a value that does not encode counts as too large.
+func jsonSize(v any) int {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return summaryChars
+	}
+	return len(js)
+}
+
+// headFit answers how many of the first elements of items fit chars characters of JSON, each
+// with its comma, and the characters they take.
+func headFit[T any](items []T, chars int) (n, used int) {
+	for _, it := range items {
+		size := jsonSize(it) + 1
+		if used+size > chars {
+			break
+		}
+		used += size
+		n++
+	}
+	return n, used
+}
+
+// historyLists answers getRunHistory's windowed lists, the runs and the task statistics. A summary
+// (no project, task or limit) whose lists are large lists each run's first few tasks that did not
+// pass (the run's own summary, getRunHistory { runId }, has them all) and, on its first page, the
+// newest runs and the statistics worth a look first (failing tasks, then the slowest) that fit
+// summaryChars; the cursor continues both lists.
+func historyLists(h *history.RunHistory, summary bool) []window.List {
+	if !summary || jsonSize(h.Runs)+jsonSize(h.Tasks) <= summaryListChars {
+		return []window.List{window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks)}
+	}
+	h.Brief(summaryRunRows)
+	runs, tasks := window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks)
+	room := summaryRoom - jsonSize(history.RunHistory{Limit: h.Limit, Totals: h.Totals, OmittedTasks: h.OmittedTasks})
+	// The runs take at most half the room; the statistics what is left.
+	nRuns, used := headFit(h.Runs, room/2)
+	nTasks, _ := headFit(h.Tasks, room-used)
+	return []window.List{runs.Head(max(nRuns, 1)), tasks.Head(nTasks)}
+}
+
+// planTaskLists answers planTasks' windowed lists, the critical path and the tasks, ordered as
+// planLists orders them. A summary (no filter, no affected) whose lists are large shows on its
+// first page the critical path and the predicted misses — what a run would execute, in dependency
+// order — that fit summaryChars beside the totals; the cursor lists every task.
+func planTaskLists(ans *PlanAnswer, summary bool) []window.List {
+	p := ans.Plan
+	lists := planLists(p)
+	if !summary || jsonSize(p.Tasks)+jsonSize(p.CriticalPath) <= summaryListChars {
+		return lists
+	}
+	base := *p
+	base.Tasks, base.CriticalPath = nil, nil
+	room := summaryRoom - jsonSize(PlanAnswer{ExitCode: ans.ExitCode, Plan: &base, Counts: ans.Counts})
+	// The critical path takes at most a quarter of the room; the misses, listed first, what is left.
+	nPath, used := headFit(p.CriticalPath, room/4)
+	nTasks, _ := headFit(p.Tasks[:p.Totals.Misses], room-used)
+	return []window.List{lists[0].Head(nPath), lists[1].Head(nTasks)}
+}
+
+// infoLists answers getWorkspaceInfo's windowed lists, the configs that did not load and the
+// flaky tasks (doc's flaky section made a pointer, so that the window sees its list). The answer
+// begins with its attention lines and totals; where the lists are large, the first page shows
+// the first of each that fit summaryChars, and the cursor the rest.
+func infoLists(doc *info.Document) []window.List {
+	flaky := &info.FlakyReport{}
+	f, known := doc.FlakyTasks.Value.(info.FlakyReport)
+	if known {
+		flaky = &f
+		doc.FlakyTasks.Value = flaky
+	}
+	errs, tasks := window.Of("configErrors", &doc.ConfigErrors), window.Of("flakyTasks.value.tasks", &flaky.Tasks)
+	if jsonSize(doc.ConfigErrors)+jsonSize(flaky.Tasks) > summaryListChars {
+		errorList, taskList := doc.ConfigErrors, flaky.Tasks
+		doc.ConfigErrors, flaky.Tasks = nil, nil
+		room := summaryRoom - jsonSize(doc)
+		doc.ConfigErrors, flaky.Tasks = errorList, taskList
+		nErrors, used := headFit(errorList, room/2)
+		nTasks, _ := headFit(taskList, room-used)
+		errs, tasks = errs.Head(nErrors), tasks.Head(nTasks)
+	}
+	if !known {
+		return []window.List{errs}
+	}
+	return []window.List{errs, tasks}
+}
