@@ -59,7 +59,9 @@ func busyHistory(t *testing.T, n, runs int) *Deps {
 			t.Fatal(err)
 		}
 	}
-	return &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir})}
+	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir})}
+	t.Cleanup(func() { d.Close() })
+	return d
 }
 
 // followPages calls a tool and follows its cursors to the end; it answers the pages' texts.
