@@ -99,6 +99,11 @@ type Root struct {
 	// Scripts and Packages are the root's moved scripts and packages, when any moved.
 	Scripts  []string        `json:"scripts,omitempty"`
 	Packages []PackageChange `json:"packages,omitempty"`
+	// DepFiles are the dependency projects whose files a `^default` input takes in and that moved
+	// with no task of theirs among the upstream changes to explain it; Through the same for a
+	// dependency without the task.
+	DepFiles []string `json:"depFiles,omitempty"`
+	Through  []string `json:"through,omitempty"`
 }
 
 // Explain answers why taskID ran as it did in runID (whole or a prefix; "" for the latest run that
@@ -273,16 +278,22 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		return nil
 	}
 	d := diffManifests(before, after)
-	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through)+len(d.DepFiles) > 0 ||
+	// A dependency project's files moving is this task's own cause only where no task of that
+	// project is among its moved upstreams: else that task is the root, found below.
+	depFiles := unexplained(d.DepFiles, d.Upstream)
+	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through)+len(depFiles) > 0 ||
 		d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox ||
 		len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
 	if own {
-		root := Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command}
+		root := Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command, DepFiles: depFiles}
 		if len(d.Scripts) > 0 {
 			root.Scripts = d.Scripts
 		}
 		if len(d.Packages) > 0 {
 			root.Packages = d.Packages
+		}
+		if len(d.Through) > 0 {
+			root.Through = d.Through
 		}
 		roots[u.TaskID] = root
 	}
@@ -292,6 +303,20 @@ func findRoots(ctx context.Context, st *store.Store, u UpstreamChange, roots map
 		}
 	}
 	return nil
+}
+
+// unexplained answers the projects of depFiles that no task among upstream belongs to.
+func unexplained(depFiles []string, upstream []UpstreamChange) []string {
+	var out []string
+	for _, p := range depFiles {
+		if !slices.ContainsFunc(upstream, func(u UpstreamChange) bool {
+			proj, _, ok := graph.SplitTaskID(u.TaskID)
+			return ok && proj == p
+		}) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // diffFiles lists what moved between two file → hash maps.
