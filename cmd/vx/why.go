@@ -79,6 +79,12 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 			fmt.Fprintf(w, "    script changed: %s\n", esc(s))
 		}
 		writePackages(w, "  ", r.Packages)
+		for _, p := range r.DepFiles {
+			fmt.Fprintf(w, "    files of upstream project %s changed\n", esc(p))
+		}
+		for _, p := range r.Through {
+			fmt.Fprintf(w, "    files changed in %s (a dependency without the task)\n", esc(p))
+		}
 	}
 	return nil
 }

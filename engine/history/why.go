@@ -99,6 +99,11 @@ type Root struct {
 	// Scripts and Packages are the root's moved scripts and packages, when any moved.
 	Scripts  []string        `json:"scripts,omitempty"`
 	Packages []PackageChange `json:"packages,omitempty"`
+	// DepFiles are the dependency projects whose files a `^default` input takes in and that moved,
+	// where no moved task of theirs, and no moved task below the root taking in the same files,
+	// explains it; Through, the dependencies without the task whose files moved.
+	DepFiles []string `json:"depFiles,omitempty"`
+	Through  []string `json:"through,omitempty"`
 }
 
 // Explain answers why taskID ran as it did in runID (whole or a prefix; "" for the latest run that
@@ -192,16 +197,14 @@ func against(ctx context.Context, st *store.Store, w *Why, prevs store.ExecQuery
 		return w, nil
 	}
 	w.Diff = diffManifests(before, after)
-	roots := map[string]Root{}
+	moved := map[string]*Diff{}
 	seen := map[string]bool{}
 	for _, u := range w.Diff.Upstream {
-		if err := findRoots(ctx, load, u, roots, seen); err != nil {
+		if err := walkUpstream(ctx, load, u, moved, seen); err != nil {
 			return nil, err
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(roots)) {
-		w.Roots = append(w.Roots, roots[id])
-	}
+	w.Roots = rootsOf(moved)
 	w.Reason = reason(w)
 	return w, nil
 }
@@ -277,14 +280,15 @@ func loadManifest(ctx context.Context, st *store.Store, hash string) (*hasher.Ma
 	return m, true, nil
 }
 
-// findRoots follows a moved upstream key down to the tasks whose own inputs moved.
-func findRoots(ctx context.Context, load manifestSource, u UpstreamChange, roots map[string]Root, seen map[string]bool) error {
+// walkUpstream follows a moved upstream key down through the upstream keys that moved in turn,
+// recording each moved task's diff (nil where a manifest was not kept).
+func walkUpstream(ctx context.Context, load manifestSource, u UpstreamChange, moved map[string]*Diff, seen map[string]bool) error {
 	if seen[u.TaskID+u.Before+u.After] {
 		return nil
 	}
 	seen[u.TaskID+u.Before+u.After] = true
 	if u.Before == "" || u.After == "" {
-		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: emptyDiff().Files, Env: []string{}}
+		moved[u.TaskID] = nil
 		return nil
 	}
 	before, okB, err := load(ctx, u.Before)
@@ -296,29 +300,84 @@ func findRoots(ctx context.Context, load manifestSource, u UpstreamChange, roots
 		return err
 	}
 	if !okA || !okB {
-		roots[u.TaskID] = Root{TaskID: u.TaskID, Files: emptyDiff().Files, Env: []string{}}
+		moved[u.TaskID] = nil
 		return nil
 	}
 	d := diffManifests(before, after)
-	own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through)+len(d.DepFiles) > 0 ||
-		d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox ||
-		len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
-	if own {
-		root := Root{TaskID: u.TaskID, Files: d.Files, Env: d.Env, Command: d.Command}
+	moved[u.TaskID] = &d
+	for _, next := range d.Upstream {
+		if err := walkUpstream(ctx, load, next, moved, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rootsOf answers, of the moved upstream tasks, those whose own inputs moved. A dependency
+// project's files moving (a `^default` input) is a task's own cause only where neither a task of
+// that project nor a task below it (one it reaches through moved upstream keys) that takes in the
+// same files moved: else that one is the root.
+func rootsOf(moved map[string]*Diff) []Root {
+	projects := map[string]bool{}
+	for id := range moved {
+		if p, _, ok := graph.SplitTaskID(id); ok {
+			projects[p] = true
+		}
+	}
+	below := func(id string) map[string]bool {
+		out := map[string]bool{}
+		queue := []string{id}
+		for len(queue) > 0 {
+			d := moved[queue[0]]
+			queue = queue[1:]
+			if d == nil {
+				continue
+			}
+			for _, u := range d.Upstream {
+				if _, ok := moved[u.TaskID]; ok && !out[u.TaskID] {
+					out[u.TaskID] = true
+					queue = append(queue, u.TaskID)
+				}
+			}
+		}
+		return out
+	}
+	roots := []Root{}
+	for _, id := range slices.Sorted(maps.Keys(moved)) {
+		d := moved[id]
+		if d == nil {
+			roots = append(roots, Root{TaskID: id, Files: emptyFiles(), Env: []string{}})
+			continue
+		}
+		var depFiles []string
+		deeper := below(id)
+		for _, p := range d.DepFiles {
+			takenBelow := slices.ContainsFunc(slices.Collect(maps.Keys(deeper)), func(y string) bool {
+				return moved[y] != nil && slices.Contains(moved[y].DepFiles, p)
+			})
+			if !projects[p] && !takenBelow {
+				depFiles = append(depFiles, p)
+			}
+		}
+		own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through)+len(depFiles) > 0 ||
+			d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox ||
+			len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
+		if !own {
+			continue
+		}
+		root := Root{TaskID: id, Files: d.Files, Env: d.Env, Command: d.Command, DepFiles: depFiles}
 		if len(d.Scripts) > 0 {
 			root.Scripts = d.Scripts
 		}
 		if len(d.Packages) > 0 {
 			root.Packages = d.Packages
 		}
-		roots[u.TaskID] = root
-	}
-	for _, next := range d.Upstream {
-		if err := findRoots(ctx, load, next, roots, seen); err != nil {
-			return err
+		if len(d.Through) > 0 {
+			root.Through = d.Through
 		}
+		roots = append(roots, root)
 	}
-	return nil
+	return roots
 }
 
 // diffFiles lists what moved between two file → hash maps.

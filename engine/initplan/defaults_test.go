@@ -28,3 +28,16 @@ func TestInitPeerDefaults(t *testing.T) {
 		t.Errorf("an Nx target nothing makes cacheable:\n%s", a)
 	}
 }
+
+// TestInitNoLockfileNote: with no lockfile, vx init says that no key holds the external packages'
+// versions (eslint/rewrite's .npmrc says package-lock = false: there never is one).
+func TestInitNoLockfileNote(t *testing.T) {
+	p, _ := planFiles(t, writeFiles(t, map[string]string{
+		"package.json":            `{"name": "r", "workspaces": ["packages/*"]}`,
+		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc"}}`,
+		"packages/b/package.json": `{"name": "b", "scripts": {"build": "tsc"}}`,
+	}))
+	if !hasNote(p, "no lockfile: scripts run with npm") || !hasNote(p, "no key holds the versions of external packages") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+}

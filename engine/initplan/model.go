@@ -269,6 +269,7 @@ func (b *builder) plan() *Plan {
 	sort.Slice(b.projects, func(i, j int) bool { return b.projects[i].dir < b.projects[j].dir })
 	b.checkGlobs()
 	b.rootConfigInputs()
+	b.climbingFileInputs()
 	templates := b.templates()
 	b.tsconfigNotes()
 

@@ -171,6 +171,7 @@ func (b *builder) fromNx() error {
 		b.todo("nx.json", fmt.Sprintf("plugins[%d]", i), "targets the plugin %s infers (from its tool's config files) are not translated: declare the commands you need in vx.project.ts", name)
 	}
 	b.nxGlobalInputs(&nx)
+	b.nxRootTsconfig()
 	cacheable := map[string]bool{}
 	for _, tro := range nx.TasksRunnerOptions {
 		for _, op := range tro.Options.CacheableOperations {
@@ -587,6 +588,28 @@ func (b *builder) nxGlobalInputs(nx *nxJSON) {
 	walk("default", map[string]bool{})
 	if len(b.globalInputs) > 0 {
 		b.note("nx.json: the workspace files of the default named input (%s) became globalInputs: they are in nearly every target's hash", strings.Join(b.globalInputs, ", "))
+	}
+}
+
+// nxRootTsconfigs are the files Nx's task hasher reads as the root tsconfig, the first that exists
+// (getRootTsConfigPath).
+var nxRootTsconfigs = []string{"tsconfig.base.json", "tsconfig.json"}
+
+// nxRootTsconfig carries a default of Nx's task hasher across: every task's hash, whatever its
+// inputs, takes in the compilerOptions of the root tsconfig.base.json, else tsconfig.json (their
+// paths narrowed to the project's own). vx keys on the whole file, a little wider (a comment moves
+// it too), never narrower.
+func (b *builder) nxRootTsconfig() {
+	for _, name := range nxRootTsconfigs {
+		if !exists(filepath.Join(b.repo.root, name)) {
+			continue
+		}
+		if !b.declaresRootFile(name) {
+			g := rootGlob(name)
+			b.addGlobalInput(g)
+			b.note("Nx hashes the compilerOptions of the root %s into every task's hash: '%s' became globalInputs (the whole file, so an edit of its comments moves every key too)", name, g)
+		}
+		return
 	}
 }
 

@@ -53,3 +53,45 @@ func TestInitNxDefaultOutputs(t *testing.T) {
 		t.Errorf("notes: %q", p.Notes)
 	}
 }
+
+// TestInitNxRootTsconfig: Nx's task hasher takes the compilerOptions of the root tsconfig.base.json,
+// else tsconfig.json, into every task's hash whatever its inputs, so that file becomes a
+// globalInput (once: not again where sharedGlobals names it already), with a note; the note that a
+// tsconfig extends an undeclared root file no longer fires for it.
+func TestInitNxRootTsconfig(t *testing.T) {
+	base := map[string]string{
+		"package.json":             `{"name": "r", "workspaces": ["packages/*"]}`,
+		"packages/a/package.json":  `{"name": "a", "scripts": {"build": "tsc"}}`,
+		"packages/a/tsconfig.json": `{"extends": "../../tsconfig.json"}`,
+		"tsconfig.json":            `{"compilerOptions": {"strict": true}}`,
+	}
+	cases := []struct {
+		name, nx, extra, want string
+		noted                 bool
+	}{
+		{"tsconfig.json", `{"targetDefaults": {"build": {"cache": true, "inputs": ["{projectRoot}/src/**"]}}}`, "", "globalInputs: ['//tsconfig.json'],", true},
+		{"base first", `{"targetDefaults": {"build": {"cache": true}}}`, "tsconfig.base.json", "globalInputs: ['//tsconfig.base.json'],", true},
+		{"named already", `{"namedInputs": {"default": ["{projectRoot}/**/*", "sharedGlobals"], "sharedGlobals": ["{workspaceRoot}/tsconfig.json"]}}`, "", "globalInputs: ['//tsconfig.json'],", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"nx.json": c.nx}
+			for k, v := range base {
+				files[k] = v
+			}
+			if c.extra != "" {
+				files[c.extra] = `{"compilerOptions": {"strict": true}}`
+			}
+			p, written := planFiles(t, writeFiles(t, files))
+			if ws := written["vx.workspace.ts"]; !strings.Contains(ws, c.want) {
+				t.Errorf("vx.workspace.ts lacks %q:\n%s", c.want, ws)
+			}
+			if got := hasNote(p, "Nx hashes the compilerOptions of the root"); got != c.noted {
+				t.Errorf("root tsconfig note: %v, want %v: %q", got, c.noted, p.Notes)
+			}
+			if c.extra == "" && hasNote(p, "tsconfig.json is extended by") {
+				t.Errorf("the extends note fired for a declared file: %q", p.Notes)
+			}
+		})
+	}
+}

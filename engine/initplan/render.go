@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/vzn/vx/engine/pathglob"
 )
 
 // renderWorkspace writes vx.workspace.ts.
@@ -79,9 +81,6 @@ func (b *builder) renderProject(p *project, templates map[string]*taskSpec) (str
 			// vx drops an ifScript template's dependsOn on a sibling task the project lacks,
 			// as the pruned spec does: nothing to override.
 		case !reaches || !reflect.DeepEqual(t, tmpl):
-			if t.Inputs == nil && tmpl.Inputs != nil {
-				b.noteItem("vx's default inputs cannot be written in an override of a template's inputs: these tasks list every file of the project but node_modules and their outputs, ignored files too — narrow them if that is too wide", p.name+"#"+name)
-			}
 			tasks.task(name, t, tmpl, false)
 		}
 	}
@@ -172,10 +171,8 @@ func (w *tsWriter) task(name string, t, base *taskSpec, ifScript bool) {
 	}
 	if !slices.Equal(t.Inputs, base.Inputs) || (t.Inputs == nil) != (base.Inputs == nil) {
 		if t.Inputs == nil {
-			// vx's default cannot be written as a glob list: an override of a template's inputs
-			// gets the nearest there is, every file of the project but node_modules and the
-			// task's outputs.
-			fields = append(fields, "inputs: "+tsList(defaultInputs(t)))
+			// an override of a template's inputs back to vx's default
+			fields = append(fields, "inputs: "+tsList([]string{pathglob.Default}))
 		} else {
 			fields = append(fields, "inputs: "+tsList(t.Inputs))
 		}
@@ -273,16 +270,4 @@ func tsKey(k string) string {
 		}
 	}
 	return k
-}
-
-// defaultInputs approximates vx's default inputs as globs: every file of the project but
-// node_modules and the task's own outputs.
-func defaultInputs(t *taskSpec) []string {
-	out := []string{"**", "!node_modules/**"}
-	for _, o := range t.Outputs {
-		if !strings.HasPrefix(o, "!") && !strings.HasPrefix(o, "//") {
-			out = append(out, "!"+o)
-		}
-	}
-	return out
 }

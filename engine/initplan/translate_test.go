@@ -90,8 +90,9 @@ func TestInitNxAcme(t *testing.T) {
 	ws := files["vx.workspace.ts"]
 	for _, want := range []string{
 		"projects: ['.', 'apps/*', 'libs/*'],",
-		// sharedGlobals, used by default; the workspace files a target adds stay its own
-		"globalInputs: ['//babel.config.json'],",
+		// sharedGlobals, used by default; the workspace files a target adds stay its own; the
+		// root tsconfig.base.json, in every Nx task's hash
+		"globalInputs: ['//babel.config.json', '//tsconfig.base.json'],",
 		// test names default and ^production: the project's files and production's globs in
 		// each of its dependencies
 		"inputs: ['$default', '//jest.preset.js', '^$default', '^!**/*.spec.ts', '^!tsconfig.spec.json', '^!vite.config.ts'],",
@@ -129,11 +130,14 @@ func TestInitNxAcme(t *testing.T) {
 	for _, note := range []string{
 		"Nx runtime inputs were not translated",
 		"Nx externalDependencies inputs were not translated",
-		"tsconfig.base.json is extended by the tsconfig of 4 projects (api, web, ui, util) but no input declares it",
+		"Nx hashes the compilerOptions of the root tsconfig.base.json into every task's hash: '//tsconfig.base.json' became globalInputs",
 	} {
 		if !hasNote(p, note) {
 			t.Errorf("no note %q in %q", note, p.Notes)
 		}
+	}
+	if hasNote(p, "tsconfig.base.json is extended by") {
+		t.Errorf("the extends note fired for a globalInput: %q", p.Notes)
 	}
 }
 

@@ -466,7 +466,7 @@ func (b *builder) noteWorkspace() {
 	}
 	switch r.pmSource {
 	case "default":
-		b.note("no lockfile: scripts run with npm (run `vx init` again after the first install to pick another manager)")
+		b.note("no lockfile: scripts run with npm (run `vx init` again after the first install to pick another manager); without one no key holds the versions of external packages, so an install that resolves newer ones moves none")
 	default:
 		b.note("scripts run with %s (from %s)", r.pm, r.pmSource)
 	}
