@@ -119,7 +119,7 @@ func checkProfile(t *testing.T, pass string, data []byte, sum *summary.Summary, 
 			t.Errorf("%s: no complete event for %s", pass, task.TaskID)
 			continue
 		}
-		if d := math.Abs(float64(*e.Dur)/1000 - float64(task.DurationMs)); d >= 1 {
+		if d := math.Abs(float64(*e.Dur)/1000 - float64(task.DurationMs)); d > 1 {
 			t.Errorf("%s: %s lasts %d µs in the profile, %d ms in the summary", pass, task.TaskID, *e.Dur, task.DurationMs)
 		}
 		var source any

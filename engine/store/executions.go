@@ -94,7 +94,7 @@ func insertExecution(ctx context.Context, q execer, e Execution) error {
 	}
 	_, err := q.ExecContext(ctx, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, e.Waited.Milliseconds(), restored)
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored)
 	if err != nil {
 		return fmt.Errorf("record %s: %w", e.TaskID, err)
 	}
@@ -292,4 +292,10 @@ func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (m
 		}
 	}
 	return out, nil
+}
+
+// waitedMs is a wait in whole milliseconds, rounded up: a task that waited at all says so, though
+// the other process ended within the millisecond.
+func waitedMs(d time.Duration) int64 {
+	return (d + time.Millisecond - 1).Milliseconds()
 }
