@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcegraph/conc/pool"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/store"
@@ -36,6 +37,8 @@ type Request struct {
 	Getenv func(string) string
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
 	DebugHash io.Writer
+	// Files is the file state as a watcher knows it; nil scans (see Options.Files).
+	Files filestate.Source
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
@@ -66,7 +69,7 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 		Options: Options{
 			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
 			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
-			MemoryBudget: budget, MemorySource: budgetSource,
+			MemoryBudget: budget, MemorySource: budgetSource, Files: req.Files,
 		},
 		Affected: selection.Affected,
 	}, nil
@@ -173,16 +176,13 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
 	dbctx := context.WithoutCancel(ctx)
-	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
+	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
 	defer prefetch.Wait()
-	prefetch.Go(func() { h.Prefetch(ctx) })
-	stats, err := st.FileStats(dbctx)
-	if err != nil {
+	if err := loadFileState(ctx, dbctx, h, st, o.Files, &prefetch); err != nil {
 		return nil, err
 	}
-	h.SetStats(stats)
 	p50s, err := estimates(dbctx, st, o.Workspace, nodes)
 	if err != nil {
 		return nil, err

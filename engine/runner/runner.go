@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
@@ -80,6 +81,9 @@ type Options struct {
 	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
 	// "readwrite", or "" for the workspace's.
 	RemoteCache string
+	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
+	// nil scans: a git listing, a stat of each file, the index's stat cache.
+	Files filestate.Source
 }
 
 func (o *Options) fill() error {
@@ -208,20 +212,17 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
-		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now})
+		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
-	prefetch.Go(func() { h.Prefetch(ctx) })
 	defer func() {
 		if err != nil { // a run that does not start leaves no listing running
 			prefetch.Wait()
 		}
 	}()
-	stats, err := st.FileStats(dbctx)
-	if err != nil {
+	if err := loadFileState(ctx, dbctx, h, st, opts.Files, &prefetch); err != nil {
 		return nil, nil, err
 	}
-	h.SetStats(stats)
 	if _, err := estimates(dbctx, st, opts.Workspace, nodes); err != nil {
 		return nil, nil, err
 	}
@@ -235,6 +236,23 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
 	return r, prefetch.Wait, nil
+}
+
+// loadFileState readies the hasher's file state: with a watcher's, the stat cache is read only
+// if a file it had not hashed is asked about; without, the listing is taken (on prefetch) while
+// the stat cache is read.
+func loadFileState(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, files filestate.Source, prefetch *sync.WaitGroup) error {
+	if files != nil {
+		h.SetStatsLoader(func() (*store.StatCache, error) { return st.FileStats(dbctx) })
+		return nil
+	}
+	prefetch.Go(func() { h.Prefetch(ctx) })
+	stats, err := st.FileStats(dbctx)
+	if err != nil {
+		return err
+	}
+	h.SetStats(stats)
+	return nil
 }
 
 // runSecrets are the values every output of the run masks: the workspace's secrets, those the

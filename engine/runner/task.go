@@ -186,6 +186,9 @@ func (a *attempt) run(key string) outcome {
 	if refusal != "" {
 		return a.fail(store.StatusFailed, refusal)
 	}
+	// From its start the command may write anywhere: later keys ask the file system, not the
+	// watcher's file state (which it leaves behind).
+	r.hasher.Invalidate(p.Dir)
 	res, runErr := r.opts.Exec(runCtx, spec)
 	out.flush()
 	// Files of the project may have changed: list them again for later tasks.
