@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -26,6 +27,17 @@ type Deps struct {
 	Stderr io.Writer
 	// Version is vx's version.
 	Version string
+	// Files answers the file state of the workspace as loaded for a call, from the server's
+	// watcher; nil (or a nil answer) scans.
+	Files func(ctx context.Context, ws *graph.Workspace) filestate.Source
+}
+
+// files answers the file state a call on ws plans with: the watcher's, else nil (a scan).
+func (d *Deps) files(ctx context.Context, ws *graph.Workspace) filestate.Source {
+	if d.Files == nil {
+		return nil
+	}
+	return d.Files(ctx, ws)
 }
 
 func (d *Deps) getenv(k string) string {

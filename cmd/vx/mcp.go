@@ -41,6 +41,10 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			}
 			loader := a.workspaceLoader()
 			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
+			// The file watcher starts after the initialize reply, with the tools.
+			var files watchedFiles
+			defer files.close()
+			deps.Files = files.source
 			registry := tools.All(deps) // its tools are built on first use
 			// Once the first request is answered (initialize, from process start alone), evaluate
 			// the config and build the tools while the client's handshake goes on; the first tool
@@ -54,7 +58,11 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				Logger: a.log,
 				Tools:  registry,
 				AfterFirstFrame: func() {
-					warm.Go(func() { _ = registry.List(cmd.Context()) })
+					warm.Go(func() {
+						_ = registry.List(cmd.Context())
+						ws, _ := loader.Load(cmd.Context())
+						files.start(loader, a.getenv, ws, func(msg string) { a.log.Warn().Msg(msg) })
+					})
 				},
 				Mask:          func(s string) string { return loader.Masker().String(s) },
 				ServerName:    "vx",

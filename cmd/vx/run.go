@@ -134,6 +134,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
 	}
+	req.Files = a.askFileState(ctx, ws)
 	if rf.dry != "" {
 		plan, err := runner.PlanDocument(ctx, ws, req)
 		if err != nil {

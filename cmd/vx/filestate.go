@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/watch"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+// fileStateWait is how long vx run waits for a watching vx's answer before it scans itself.
+const fileStateWait = 10 * time.Millisecond
+
+// askFileState asks the vx that watches this workspace (vx mcp, vx watch), if one does, for the
+// file state, so that the run stats no file; nil, and the run scans, when none answers in time,
+// VX_FILE_STATE=scan says so, or on any doubt (which --log-level debug names).
+func (a *app) askFileState(ctx context.Context, ws *graph.Workspace) filestate.Source {
+	if a.getenv("VX_FILE_STATE") == "scan" {
+		return nil
+	}
+	wait := fileStateWait
+	if d, err := time.ParseDuration(a.getenv("VX_FILE_STATE_WAIT")); err == nil && d > 0 {
+		wait = d
+	}
+	snap, err := filestate.Ask(ctx, ws.CacheDir, ws.Root, wait)
+	if err != nil {
+		if !errors.Is(err, filestate.ErrNoServer) {
+			a.log.Debug().Err(err).Msg("file state: scanning")
+		}
+		return nil
+	}
+	a.log.Debug().Int("folders", snap.Dirs()).Msg("file state: from the watcher")
+	return snap
+}
+
+// watchedFiles is the file watcher of a long-lived vx (vx mcp, vx watch): started once, it
+// answers the in-process file state and serves the socket that CLI runs ask.
+type watchedFiles struct {
+	mu     sync.Mutex
+	svc    *watch.Service
+	closed bool
+}
+
+// start starts watching the workspace the loader finds; a failure is said on log and leaves
+// every run to scan.
+func (f *watchedFiles) start(loader *workspace.Loader, getenv func(string) string, ws *graph.Workspace, log func(string)) {
+	root, err := loader.Root()
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || f.svc != nil {
+		return
+	}
+	svc, err := watch.Serve(root, workspace.CacheDir(root, getenv), ws, log)
+	if err != nil {
+		log(err.Error() + "; every run scans the workspace itself")
+		return
+	}
+	f.svc = svc
+}
+
+// source answers the watcher's file state for a call on ws (whose outputs the watcher then
+// hashes); nil, and the call scans, when there is no watcher or it cannot vouch for it.
+func (f *watchedFiles) source(ctx context.Context, ws *graph.Workspace) filestate.Source {
+	f.mu.Lock()
+	svc := f.svc
+	f.mu.Unlock()
+	if svc == nil {
+		return nil
+	}
+	svc.Update(ws)
+	snap, err := svc.Snapshot(ctx)
+	if err != nil {
+		return nil
+	}
+	return snap
+}
+
+// close stops the watcher and its socket; a start after it starts nothing.
+func (f *watchedFiles) close() {
+	f.mu.Lock()
+	svc := f.svc
+	f.svc, f.closed = nil, true
+	f.mu.Unlock()
+	if svc != nil {
+		_ = svc.Close()
+	}
+}
