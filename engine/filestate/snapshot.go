@@ -3,6 +3,7 @@ package filestate
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -151,24 +152,39 @@ func (s *Snapshot) Visible(_ context.Context, dir string) ([]string, error) {
 	return out, nil
 }
 
-// list builds the sorted list of every visible file.
+// list builds the sorted list of every visible file: the folders in order, their paths cut from
+// one string, so that the sort finds them all but sorted already.
 func (s *Snapshot) list() {
-	n := 0
-	for _, d := range s.dirs {
-		n += len(d.Entries)
+	dirs := slices.Sorted(maps.Keys(s.dirs))
+	size, n := 0, 0
+	for _, dir := range dirs {
+		for _, e := range s.dirs[dir].Entries {
+			if e.Visible {
+				size += len(dir) + 1 + len(e.Name)
+				n++
+			}
+		}
 	}
-	out := make([]string, 0, n)
-	for dir, d := range s.dirs {
-		for _, e := range d.Entries {
+	buf := make([]byte, 0, size)
+	ends := make([]int, 0, n)
+	for _, dir := range dirs {
+		for _, e := range s.dirs[dir].Entries {
 			if !e.Visible {
 				continue
 			}
-			if dir == "." {
-				out = append(out, e.Name)
-			} else {
-				out = append(out, dir+"/"+e.Name)
+			if dir != "." {
+				buf = append(buf, dir...)
+				buf = append(buf, '/')
 			}
+			buf = append(buf, e.Name...)
+			ends = append(ends, len(buf))
 		}
+	}
+	all := string(buf)
+	out := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		out[i], start = all[start:end], end
 	}
 	slices.Sort(out)
 	s.visible = out

@@ -2,7 +2,6 @@ package filestate
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +14,8 @@ import (
 //	"VXFS" 1 root stateDir ndirs { dir nentries { name flags mode size mtime ctime ino [link] [hash] } }
 //
 // where a string is its length then its bytes, flags say visible (1), opaque (2), a link target
-// follows (4), a hash follows (8, 32 bytes).
+// follows (4), a hash follows (8: its 64 hex digits, which the decoder cuts from the answer as
+// they are, where 32 bytes would cost a string each).
 const (
 	wireMagic   = "VXFS"
 	wireVersion = 1
@@ -64,7 +64,6 @@ func (s *Snapshot) encode() []byte {
 
 func appendEntry(buf []byte, e *Entry) []byte {
 	var flags byte
-	var sum []byte
 	if e.Visible {
 		flags |= flagVisible
 	}
@@ -74,11 +73,8 @@ func appendEntry(buf []byte, e *Entry) []byte {
 	if e.Info.Link != "" {
 		flags |= flagLink
 	}
-	if e.Info.Hash != "" {
-		if b, err := hex.DecodeString(e.Info.Hash); err == nil && len(b) == 32 {
-			flags |= flagHash
-			sum = b
-		}
+	if len(e.Info.Hash) == hashLen {
+		flags |= flagHash
 	}
 	buf = appendString(buf, e.Name)
 	buf = append(buf, flags)
@@ -90,8 +86,14 @@ func appendEntry(buf []byte, e *Entry) []byte {
 	if flags&flagLink != 0 {
 		buf = appendString(buf, e.Info.Link)
 	}
-	return append(buf, sum...)
+	if flags&flagHash != 0 {
+		buf = append(buf, e.Info.Hash...)
+	}
+	return buf
 }
+
+// hashLen is the length of a hex SHA-256.
+const hashLen = 64
 
 func appendString(buf []byte, s string) []byte {
 	buf = binary.AppendUvarint(buf, uint64(len(s)))
@@ -147,12 +149,12 @@ func (r *reader) entry(e *Entry) {
 		e.Info.Link = r.string()
 	}
 	if flags&flagHash != 0 {
-		if r.pos+32 > len(r.buf) {
+		if r.pos+hashLen > len(r.buf) {
 			r.fail()
 			return
 		}
-		e.Info.Hash = hex.EncodeToString(r.buf[r.pos : r.pos+32])
-		r.pos += 32
+		e.Info.Hash = r.str[r.pos : r.pos+hashLen]
+		r.pos += hashLen
 	}
 }
 
