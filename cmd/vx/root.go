@@ -41,7 +41,7 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 
 	for _, c := range []*cobra.Command{
 		a.runCmd(), a.showCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
-		a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(),
+		a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(), a.watchCmd(),
 	} {
 		c.GroupID = groupBuiltin
 		root.AddCommand(withUsage(c))

@@ -83,8 +83,10 @@ type Watcher struct {
 	hashed             func(rel string) bool
 	subs               map[*subscription]bool
 
-	kick chan struct{}
-	done chan struct{}
+	// readyCh is closed once the first look is done, or failed.
+	readyCh chan struct{}
+	kick    chan struct{}
+	done    chan struct{}
 	// ctx is cancelled by Close: a settle (and the git calls in it) is the watcher's, never a
 	// caller's to interrupt half done.
 	ctx    context.Context
@@ -117,7 +119,7 @@ func Start(opts Options) (*Watcher, error) {
 		return nil, fmt.Errorf("watch %s: %w", opts.Root, limitError(err, 0))
 	}
 	w := &Watcher{opts: opts, fsw: fsw, cookieDir: cookieDir, pending: map[string]bool{}, seen: make(chan struct{}),
-		hashed: opts.Hashed, subs: map[*subscription]bool{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+		hashed: opts.Hashed, subs: map[*subscription]bool{}, kick: make(chan struct{}, 1), done: make(chan struct{}), readyCh: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.git = newGitState(w.ctx, opts.Root, fsw)
 	w.tree = newTree(w)
@@ -154,6 +156,16 @@ func (w *Watcher) SetHashed(hashed func(rel string) bool) {
 	w.rehash = true // every file without a hash is looked at again
 	w.mu.Unlock()
 	w.poke()
+}
+
+// Folders answers how many folders the watcher watches.
+func (w *Watcher) Folders() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.snap == nil {
+		return 0
+	}
+	return w.snap.Dirs()
 }
 
 // Root answers the workspace root the watcher watches.
@@ -196,17 +208,34 @@ func (w *Watcher) Ready() bool {
 	return w.ready && w.fault == nil
 }
 
+// WaitReady waits for the first look: nil once the watcher vouches for the file state, else
+// what keeps it from it (a limit too low, with the fix).
+func (w *Watcher) WaitReady(ctx context.Context) error {
+	select {
+	case <-w.readyCh:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fault
+}
+
 // loop takes the first look, then settles each time events arrive, and hashes what the settles
 // left unhashed.
 func (w *Watcher) loop() {
 	ctx := w.ctx
-	if err := w.tree.firstLook(ctx); err != nil {
+	err := w.tree.firstLook(ctx)
+	if err != nil {
 		w.setFault(err)
+		close(w.readyCh)
 		return
 	}
 	w.mu.Lock()
 	w.ready = true
 	w.mu.Unlock()
+	w.settle(ctx, false)
+	close(w.readyCh)
 	w.settle(ctx, true)
 	for {
 		select {
