@@ -135,3 +135,21 @@ func limitError(err error, folders int) error {
 	}
 	return err
 }
+
+// Report is the watcher's section of `vx info`: the limits, and whether a vx watches the
+// workspace now.
+type Report struct {
+	Limits
+	// Serving is true when a vx (vx mcp, vx watch) watches the workspace and answers a run's
+	// question for the file state on the socket under the state folder.
+	Serving bool `json:"serving"`
+}
+
+// Summary renders the report on one line.
+func (r Report) Summary() string {
+	line := r.Limits.Summary()
+	if r.Serving {
+		return line + "; a vx watches this workspace now"
+	}
+	return line + "; no vx watches this workspace now"
+}
