@@ -85,7 +85,7 @@ func (d *Deps) planTasks() tool.Tool {
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
 		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv,
-			Files: d.files(ctx, ws)})
+			Files: d.files(ctx, ws), Memo: d.Memo})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +46,11 @@ type watchedFiles struct {
 	mu     sync.Mutex
 	svc    *watch.Service
 	closed bool
+	// loaded is the last workspace a load answered, snap the file state just before it, and
+	// sources the folders of the files it was made from.
+	loaded  *graph.Workspace
+	snap    *filestate.Snapshot
+	sources map[string]bool
 }
 
 // start starts watching the workspace the loader finds; a failure is said on log and leaves
@@ -80,6 +88,66 @@ func (f *watchedFiles) source(ctx context.Context, ws *graph.Workspace) filestat
 		return nil
 	}
 	return snap
+}
+
+// loader answers the load of a call: the last workspace while the watcher saw no folder holding
+// one of its sources change (the config, package.json files, project folders, what the config
+// imports), else the loader's.
+func (f *watchedFiles) loader(l *workspace.Loader) func(ctx context.Context) (*graph.Workspace, error) {
+	return func(ctx context.Context) (*graph.Workspace, error) {
+		f.mu.Lock()
+		svc, last, lastSnap, sources := f.svc, f.loaded, f.snap, f.sources
+		f.mu.Unlock()
+		var snap *filestate.Snapshot
+		if svc != nil {
+			snap, _ = svc.Snapshot(ctx)
+		}
+		if snap != nil && last != nil && lastSnap != nil && !touchesAny(filestate.ChangedDirs(lastSnap, snap), sources) {
+			return last, nil
+		}
+		ws, err := l.Load(ctx)
+		if err != nil || snap == nil {
+			return ws, err
+		}
+		dirs, ok := sourceDirs(snap.Root(), l.Sources())
+		f.mu.Lock()
+		if ok {
+			f.loaded, f.snap, f.sources = ws, snap, dirs
+		} else {
+			f.loaded, f.snap, f.sources = nil, nil, nil
+		}
+		f.mu.Unlock()
+		return ws, nil
+	}
+}
+
+func touchesAny(changed []string, dirs map[string]bool) bool {
+	for _, c := range changed {
+		if dirs[c] {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceDirs answers the root-relative folders whose change may change a load made of sources:
+// each source's own (a folder's stamp) and its parent's (a file's). ok is false when a source
+// lies outside the root, where the watcher does not look.
+func sourceDirs(root string, sources []string) (dirs map[string]bool, ok bool) {
+	if len(sources) == 0 {
+		return nil, false
+	}
+	dirs = map[string]bool{}
+	for _, src := range sources {
+		rel, err := filepath.Rel(root, src)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, false
+		}
+		rel = filepath.ToSlash(rel)
+		dirs[rel] = true
+		dirs[path.Dir(rel)] = true
+	}
+	return dirs, true
 }
 
 // close stops the watcher and its socket; a start after it starts nothing.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/actor"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/tools"
 )
@@ -44,7 +45,8 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			// The file watcher starts after the initialize reply, with the tools.
 			var files watchedFiles
 			defer files.close()
-			deps.Files = files.source
+			deps.Files, deps.Memo, deps.Load = files.source, runner.NewMemo(), files.loader(loader)
+			defer deps.Memo.Close()
 			registry := tools.All(deps) // its tools are built on first use
 			// Once the first request is answered (initialize, from process start alone), evaluate
 			// the config and build the tools while the client's handshake goes on; the first tool

@@ -231,3 +231,22 @@ func (s *Snapshot) walk(dir string, fn func(rel string, mode fs.FileMode)) error
 	}
 	return nil
 }
+
+// ChangedDirs answers the folders (root-relative, sorted) whose entries differ between two
+// snapshots of one watcher: those whose Dir is another (a watcher keeps an unchanged folder's),
+// and those one of them lacks.
+func ChangedDirs(old, cur *Snapshot) []string {
+	var out []string
+	for dir, d := range cur.dirs {
+		if old.dirs[dir] != d {
+			out = append(out, dir)
+		}
+	}
+	for dir := range old.dirs {
+		if _, ok := cur.dirs[dir]; !ok {
+			out = append(out, dir)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

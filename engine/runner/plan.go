@@ -39,6 +39,8 @@ type Request struct {
 	DebugHash io.Writer
 	// Files is the file state as a watcher knows it; nil scans (see Options.Files).
 	Files filestate.Source
+	// Memo is a long-lived process's memo of its plans (see Memo); nil for none.
+	Memo *Memo
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
@@ -72,6 +74,7 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 			MemoryBudget: budget, MemorySource: budgetSource, Files: req.Files,
 		},
 		Affected: selection.Affected,
+		Memo:     req.Memo,
 	}, nil
 }
 
@@ -148,10 +151,12 @@ type PlanTask struct {
 	ReserveFrom  string `json:"reserveFrom,omitempty"`
 }
 
-// PlanOptions configure DryRun: the Options of a run, and the affected reasons by project.
+// PlanOptions configure DryRun: the Options of a run, the affected reasons by project, and the
+// memo of a long-lived process's plans (nil for none).
 type PlanOptions struct {
 	Options
 	Affected map[string]string
+	Memo     *Memo
 }
 
 // DryRun predicts a run: each task's key (exact: keys depend on inputs, never on outputs), whether it
@@ -166,12 +171,14 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	memo := opts.Memo.view(o.Workspace, o.Files)
 	st := o.Store
 	if st == nil {
-		if st, err = store.OpenReadOnly(ctx, o.Workspace.CacheDir); err != nil {
+		var release func()
+		if st, release, err = opts.Memo.openIndex(ctx, o.Workspace.CacheDir); err != nil {
 			return nil, fmt.Errorf("open the state folder: %w", err)
 		}
-		defer st.Close()
+		defer release()
 	}
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
@@ -183,18 +190,20 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err := loadFileState(ctx, dbctx, h, st, o.Files, &prefetch); err != nil {
 		return nil, err
 	}
-	p50s, err := estimates(dbctx, st, o.Workspace, nodes)
+	p50s, err := memoEstimates(dbctx, st, o.Workspace, nodes, memo)
 	if err != nil {
 		return nil, err
 	}
 	workers := o.Concurrency
 	if o.DebugHash != nil {
 		workers = 1 // the hash inputs are printed in the plan's order
+		memo = nil
 	}
-	hits, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
+	hits, err := planKeys(ctx, dbctx, keyer{h: h, st: st, memo: memo}, nodes, workers, o.Force)
 	if err != nil {
 		return nil, err
 	}
+	memo.store(nodes, hits, o.Force)
 	requested := map[string]bool{}
 	for _, id := range o.Requested {
 		requested[id] = true
@@ -268,10 +277,40 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// keyer is what planKeys computes keys and hits with: the hasher and the index, through a
+// plan's memo where it has one.
+type keyer struct {
+	h    *hasher.Hasher
+	st   *store.Store
+	memo *memoView
+}
+
+// key answers n's key: the memo's when nothing it is made of moved, else its manifest's.
+func (k keyer) key(ctx context.Context, n *node, depKeys map[string]string) (string, error) {
+	if key, ok := k.memo.key(n, depKeys); ok {
+		return key, nil
+	}
+	m, err := k.h.Manifest(ctx, n.project, n.task, depKeys)
+	if err != nil {
+		return "", err
+	}
+	key, _, err := m.Key()
+	return key, err
+}
+
+// hit reports whether key's entry is in the cache whole.
+func (k keyer) hit(dbctx context.Context, key string) bool {
+	if hit, ok := k.memo.hit(key); ok {
+		return hit
+	}
+	e, ok, err := k.st.Entry(dbctx, key)
+	return err == nil && ok && k.st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || k.st.CAS().Has(e.OutputsBlob))
+}
+
 // planKeys computes every node's key (n.key) on up to workers goroutines, each task once the keys
 // it depends on are known, and answers the nodes whose entry is in the cache whole (never when
 // force is set, nor for a task that is not cached).
-func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, error) {
+func planKeys(ctx, dbctx context.Context, k keyer, nodes []*node, workers int, force bool) (map[*node]bool, error) {
 	sorted := sortedByIndex(nodes)
 	keyed := make(map[*node]chan struct{}, len(sorted))
 	for _, n := range sorted {
@@ -290,17 +329,13 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 				<-keyed[d]
 				depKeys[d.task.ID] = d.key
 			}
-			m, err := h.Manifest(ctx, n.project, n.task, depKeys)
-			if err == nil {
-				n.key, _, err = m.Key()
-			}
-			if err != nil {
+			var err error
+			if n.key, err = k.key(ctx, n, depKeys); err != nil {
 				errs[i] = err
 				return
 			}
 			if n.task.Cache && !force {
-				e, ok, err := st.Entry(dbctx, n.key)
-				hit[i] = err == nil && ok && st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob))
+				hit[i] = k.hit(dbctx, n.key)
 			}
 		})
 	}

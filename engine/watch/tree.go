@@ -510,6 +510,17 @@ func (t *tree) hashJobs() []hashJob {
 	return jobs
 }
 
+// jobBytes answers how many bytes the jobs' files hold.
+func (t *tree) jobBytes(jobs []hashJob) int64 {
+	var n int64
+	for _, j := range jobs {
+		if node := t.unhashed[j.rel]; node != nil {
+			n += node.entry.Info.Size
+		}
+	}
+	return n
+}
+
 // hashAll hashes the jobs' files.
 func hashAll(ctx context.Context, root string, jobs []hashJob) []hashJob {
 	for i := range jobs {

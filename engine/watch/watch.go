@@ -123,6 +123,7 @@ func Start(opts Options) (*Watcher, error) {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.git = newGitState(w.ctx, opts.Root, fsw)
 	w.tree = newTree(w)
+	w.tree.hashed = opts.Hashed
 	w.wg.Go(w.pump)
 	w.wg.Go(w.loop)
 	return w, nil
@@ -269,9 +270,16 @@ func (w *Watcher) setFault(err error) {
 	}
 }
 
+// inlineHashFiles and inlineHashBytes bound what Snapshot hashes before it answers (an edit's
+// few files): more is left to the background, and the asker hashes what is not yet known.
+const (
+	inlineHashFiles = 256
+	inlineHashBytes = 8 << 20
+)
+
 // settle brings the mirror up to date with the pending events, publishes a snapshot and tells
-// the subscribers; with hash set it also hashes what is left unhashed (outside the lock
-// Snapshot waits on).
+// the subscribers. With hash set it then hashes what is left unhashed, outside the lock Snapshot
+// waits on; without, it hashes them before publishing when they are few (an edit's).
 func (w *Watcher) settle(ctx context.Context, hash bool) {
 	w.settleMu.Lock()
 	w.mu.Lock()
@@ -295,8 +303,12 @@ func (w *Watcher) settle(ctx context.Context, hash bool) {
 		}
 		return
 	}
-	snap := w.tree.publish()
 	jobs := w.tree.hashJobs()
+	if !hash && len(jobs) > 0 && len(jobs) <= inlineHashFiles && w.tree.jobBytes(jobs) <= inlineHashBytes {
+		w.tree.applyHashes(hashAll(ctx, w.opts.Root, jobs))
+		jobs = nil
+	}
+	snap := w.tree.publish()
 	w.mu.Lock()
 	w.snap = snap
 	w.notifyLocked(change)

@@ -60,11 +60,12 @@ func Watch(ctx context.Context, opts Options) error {
 	if opts.Status == nil {
 		opts.Status = func(string) {}
 	}
-	l := &loop{opts: opts, lastKeys: map[string]string{}, servers: map[string]*server{},
+	l := &loop{opts: opts, lastKeys: map[string]string{}, servers: map[string]*server{}, memo: runner.NewMemo(),
 		cycleDone: make(chan cycleResult, 1), serverDone: make(chan serverResult, 8)}
 	if err := l.reload(ctx); err != nil {
 		return err
 	}
+	defer l.memo.Close()
 	defer l.stopAll()
 	signal, take, cancel := opts.Service.Watcher().Subscribe()
 	defer cancel()
@@ -114,6 +115,8 @@ type loop struct {
 	serverDone chan serverResult
 	wg         sync.WaitGroup
 	runs       int
+	// memo keeps the last plan's keys for the next.
+	memo *runner.Memo
 }
 
 // reload loads the workspace and selects the tasks again.
@@ -210,7 +213,7 @@ func (l *loop) files(ctx context.Context) filestate.Source {
 // keys answers every selected task's key as the files are now (a plan: nothing run).
 func (l *loop) keys(ctx context.Context) (map[string]string, error) {
 	po := l.plan
-	po.Files = l.files(ctx)
+	po.Files, po.Memo = l.files(ctx), l.memo
 	plan, err := runner.DryRun(ctx, po)
 	if err != nil {
 		return nil, err
