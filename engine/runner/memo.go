@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -160,7 +162,8 @@ func (v *memoView) key(n *node, depKeys map[string]string) (string, bool) {
 		return k, true
 	}
 	for _, dir := range v.scope(n) {
-		if touches(v.changed, dir) {
+		// A base may be a file (a literal input): the folder holding it changed then.
+		if touches(v.changed, dir) || slices.Contains(v.changed, path.Dir(dir)) {
 			return "", false
 		}
 	}
