@@ -135,14 +135,14 @@ func TestWatch(t *testing.T) {
 	w.next(t, `^run 1 \(first run\) re-ran .*: 6 miss in`)
 	w.next(t, `^started srv#dev`)
 	w.next(t, `^started still#dev`)
-	srv := readRunPids(t, filepath.Join(log, "srv-dev"), 1)
+	readRunPids(t, filepath.Join(log, "srv-dev"), 1)
 	still := readRunPids(t, filepath.Join(log, "still-dev"), 1)
 	_, n := ranSince(t, log, 0)
 
 	// A leaf edit: b and what depends on it run again, nothing else.
 	edit("packages/b/src/index.js", "export const b = 2\n")
 	w.next(t, `^run 2 \(packages/b/src/index.js changed\) re-ran .*in`)
-	ran, n := ranSince(t, log, n)
+	ran, _ := ranSince(t, log, n)
 	if !slices.Equal(ran, []string{"b", "c"}) {
 		t.Fatalf("a leaf edit re-ran %q, want b and c", ran)
 	}
@@ -150,7 +150,7 @@ func TestWatch(t *testing.T) {
 	// The interruptible server restarts on its own change; the other is left running.
 	edit("packages/srv/src/index.js", "export const srv = 2\n")
 	w.next(t, `^restarting srv#dev: its key moved`)
-	srv = readRunPids(t, filepath.Join(log, "srv-dev"), 2)
+	srv := readRunPids(t, filepath.Join(log, "srv-dev"), 2)
 	expectRunGone(t, "the restarted server's first process", srv[:1], 30*time.Second)
 	edit("packages/still/src/index.js", "export const still = 2\n")
 	w.next(t, `^still#dev: its key moved; not interruptible: left running`)
