@@ -273,9 +273,10 @@ func (l *loop) changed(ctx context.Context, c watch.Change) {
 			if keys[id] != cur.keys[id] {
 				l.opts.Status(fmt.Sprintf("%s: %s moved: stopping run %d to start again", what, id, cur.n))
 				cur.cancel()
-				break
+				return
 			}
 		}
+		l.opts.Status(fmt.Sprintf("%s: no task of run %d moved: after it", what, cur.n))
 		return
 	}
 	moved := l.moved(keys)
