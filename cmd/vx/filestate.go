@@ -18,6 +18,42 @@ import (
 // fileStateWait is how long vx run waits for a watching vx's answer before it scans itself.
 const fileStateWait = 10 * time.Millisecond
 
+// fileStateAsk is a question to the watching vx under way: the root and state folder it asked
+// for, and its answer once done.
+type fileStateAsk struct {
+	root, stateDir string
+	done           chan struct{}
+	answer         filestate.Source
+}
+
+// startFileState asks, beside the config's load (the root and the state folder need none), the
+// vx that watches this workspace for its file state; nil when there is no workspace to ask for.
+func (a *app) startFileState(ctx context.Context) *fileStateAsk {
+	root, err := workspace.FindRoot(a.workDir())
+	if err != nil {
+		return nil
+	}
+	q := &fileStateAsk{root: root, stateDir: workspace.CacheDir(root, a.getenv), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		q.answer = a.askFileState(ctx, &graph.Workspace{Root: q.root, CacheDir: q.stateDir})
+	}()
+	return q
+}
+
+// of answers the file state for ws: the answer asked for its root and state folder, else nil
+// (the run scans). It waits for the question, and may be called again.
+func (q *fileStateAsk) of(ws *graph.Workspace) filestate.Source {
+	if q == nil {
+		return nil
+	}
+	<-q.done
+	if ws == nil || ws.Root != q.root || ws.CacheDir != q.stateDir {
+		return nil
+	}
+	return q.answer
+}
+
 // askFileState asks the vx that watches this workspace (vx mcp, vx watch), if one does, for the
 // file state, so that the run stats no file; nil, and the run scans, when none answers in time,
 // VX_FILE_STATE=scan says so, or on any doubt (which --log-level debug names).

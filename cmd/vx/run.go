@@ -116,6 +116,8 @@ func (rf *runFlags) check(args []string) error {
 // run plans or runs the selection the flags and args name.
 func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer) error {
 	ctx := cmd.Context()
+	fileState := a.startFileState(ctx)
+	defer fileState.of(nil)
 	ws, err := a.load(ctx)
 	if err != nil {
 		return err
@@ -134,7 +136,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
 	}
-	req.Files = a.askFileState(ctx, ws)
+	req.Files = fileState.of(ws)
 	if rf.dry != "" {
 		plan, err := runner.PlanDocument(ctx, ws, req)
 		if err != nil {

@@ -98,8 +98,11 @@ func (m *Manifest) Key() (key string, stored []byte, err error) {
 		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
 	}
 	sum := sha256.Sum256(data)
-	if stored, err = json.Marshal(m.storedForm()); err != nil {
-		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
+	stored = data // without a secret, the stored form is the manifest itself: encoded once
+	if len(m.salted) > 0 {
+		if stored, err = json.Marshal(m.storedForm()); err != nil {
+			return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
+		}
 	}
 	return hex.EncodeToString(sum[:]), stored, nil
 }
