@@ -77,8 +77,8 @@ func (w *Watcher) record(name string) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return
 	}
-	if w.opts.StateDir != "" && (name == w.opts.StateDir || strings.HasPrefix(name, w.opts.StateDir+string(filepath.Separator))) {
-		return
+	if w.opts.StateDir != "" && strings.HasPrefix(name, w.opts.StateDir+string(filepath.Separator)) {
+		return // inside the state folder; the folder's own entry (created, removed) is kept
 	}
 	rel = filepath.ToSlash(rel)
 	w.mu.Lock()

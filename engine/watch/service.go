@@ -34,8 +34,10 @@ type Service struct {
 	index    *store.Store
 	indexIno uint64
 
-	done chan struct{}
-	wg   sync.WaitGroup
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup
 }
 
 // listenEvery is how often a service without its socket tries again (the state folder did not
@@ -209,6 +211,11 @@ func (s *Service) recheck() {
 // Close stops serving the socket, then watching; every goroutine of the service has ended when
 // it returns.
 func (s *Service) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Service) close() error {
 	close(s.done)
 	s.wg.Wait()
 	s.mu.Lock()

@@ -354,3 +354,17 @@ func TestOutsideGit(t *testing.T) {
 	writeFiles(t, root, map[string]string{"packages/a/dist/new.js": "new\n"})
 	same(t, root, snapshot(t, w), ".")
 }
+
+// TestStateFolderAppears: a state folder made after the watcher started (the first vx run of a
+// workspace) is an entry of the root the snapshot answers from disk, never watched.
+func TestStateFolderAppears(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	writeFiles(t, root, map[string]string{".vx/index.db": "x", ".vx/cas/ab/cd": "blob"})
+	snap := snapshot(t, w)
+	fi, err := snap.Lstat(".vx/index.db")
+	if err != nil || fi.Size() != 1 {
+		t.Fatalf("a file of the state folder: %v %v", fi, err)
+	}
+	same(t, root, snap, ".")
+}
