@@ -137,19 +137,35 @@ func (s *Snapshot) Lstat(rel string) (fs.FileInfo, error) {
 
 func (s *Snapshot) disk() *Scan { return &Scan{root: s.root, stateDir: s.stateDir} }
 
-// Visible answers the visible files under dir, relative to it, sorted.
+// Visible answers the visible files under dir, relative to it, sorted: the whole list once for
+// the root, a walk of its folders for another (a project's, which a plan after an edit asks for
+// without the whole list being made again).
 func (s *Snapshot) Visible(_ context.Context, dir string) ([]string, error) {
-	s.listOnce.Do(s.list)
 	if dir == "." || dir == "" {
+		s.listOnce.Do(s.list)
 		return s.visible, nil
 	}
-	prefix := dir + "/"
-	i := sort.SearchStrings(s.visible, prefix)
-	var out []string
-	for ; i < len(s.visible) && strings.HasPrefix(s.visible[i], prefix); i++ {
-		out = append(out, s.visible[i][len(prefix):])
+	if _, ok := s.dirs[dir]; !ok {
+		return nil, nil // not a watched folder: git shows nothing under it the hasher takes
 	}
+	var out []string
+	s.visibleUnder(dir, "", &out)
+	slices.Sort(out)
 	return out, nil
+}
+
+// visibleUnder adds the visible files under the watched folder dir to out, prefixed by prefix.
+func (s *Snapshot) visibleUnder(dir, prefix string, out *[]string) {
+	for _, e := range s.dirs[dir].Entries {
+		switch {
+		case e.Visible:
+			*out = append(*out, prefix+e.Name)
+		case e.Info.Mode.IsDir() && !e.Opaque:
+			if _, ok := s.dirs[dir+"/"+e.Name]; ok {
+				s.visibleUnder(dir+"/"+e.Name, prefix+e.Name+"/", out)
+			}
+		}
+	}
 }
 
 // list builds the sorted list of every visible file: the folders in order, their paths cut from

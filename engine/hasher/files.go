@@ -228,9 +228,11 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 		return files, nil
 	}
 	var err error
-	if !ok && !stale {
+	if !ok && !stale && !h.watched() {
 		files, err = h.fromRootListing(ctx, p.Dir)
 	} else {
+		// A watcher's snapshot lists a project's folders at once; the file system is asked
+		// again only for a project whose tasks wrote files.
 		files, err = h.listDir(ctx, p.Dir)
 	}
 	if err != nil {

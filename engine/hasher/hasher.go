@@ -179,6 +179,9 @@ type Options struct {
 	// Files is the workspace's file state as a watcher knew it (a filestate.Snapshot); nil, or
 	// once a task wrote files, the hasher scans (filestate.Scan).
 	Files filestate.Source
+	// Lockfile is the workspace's lockfile as a hasher of a long-lived process read it (Lockfile),
+	// while the watcher saw no file of the root change; nil reads it.
+	Lockfile *lockfile.Lockfile
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -216,6 +219,8 @@ type Hasher struct {
 	lockOnce sync.Once
 	lock     *lockfile.Lockfile
 	lockErr  error
+	// lockRead is lock once read without an error, for Lockfile (under mu).
+	lockRead *lockfile.Lockfile
 
 	globalGlobs []string
 	// secretNames and secretValues are every secret of the workspace, by variable and by value.
@@ -333,6 +338,13 @@ func (h *Hasher) source() filestate.Source {
 		return h.scan
 	}
 	return h.files
+}
+
+// watched reports whether the hasher's file state is a watcher's (and no task wrote files yet).
+func (h *Hasher) watched() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.files != nil && !h.tainted
 }
 
 // Lstat answers a root-relative path's lstat from the hasher's file state (the cache compares
@@ -552,11 +564,20 @@ func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error)
 // the workspace's lockfile (read once per hasher); a lockfile vx cannot parse stands whole.
 func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
 	h.lockOnce.Do(func() {
+		if h.opts.Lockfile != nil {
+			h.lock = h.opts.Lockfile
+			return
+		}
 		file := lockfile.Find(h.opts.Root)
 		if file == "" {
 			return
 		}
 		h.lock, h.lockErr = lockfile.Read(h.opts.Root, file)
+		if h.lockErr == nil {
+			h.mu.Lock()
+			h.lockRead = h.lock
+			h.mu.Unlock()
+		}
 		if h.lock != nil && h.lock.Unparsed && h.opts.Warn != nil {
 			h.opts.Warn(fmt.Sprintf("%v: its whole content enters every task's key", h.lock.Err))
 		}
@@ -587,6 +608,13 @@ func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
 		}
 	}
 	return nil
+}
+
+// Lockfile answers the lockfile the hasher read (nil when it read none, or none is there).
+func (h *Hasher) Lockfile() *lockfile.Lockfile {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lockRead
 }
 
 // joinVersions merges two ", "-joined version lists, sorted and without repeats.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/store"
 )
@@ -31,6 +32,8 @@ type Memo struct {
 	hits  map[string]bool
 	runs  map[string][]store.CommandRun
 	state stateStamp
+	// lock is the lockfile the last plan read, reused while no file of the root changed.
+	lock  *lockfile.Lockfile
 	index *store.Store
 	// indexIno is the inode of the index file the held store opened.
 	indexIno uint64
@@ -85,6 +88,7 @@ type memoView struct {
 	stateOK bool
 	keys    map[string]string
 	hits    map[string]bool
+	lock    *lockfile.Lockfile
 	runs    map[string][]store.CommandRun
 	// queried is what this plan read of the history, each task's (none read as nil), for the
 	// next.
@@ -109,7 +113,18 @@ func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
 		v.keysOK = !containsRoot(v.changed)
 	}
 	v.stateOK = v.keysOK && m.state.same(v.state)
+	if v.keysOK {
+		v.lock = m.lock
+	}
 	return v
+}
+
+// lockfile answers the lockfile the plan may take as read, nil to read it.
+func (v *memoView) lockfile() *lockfile.Lockfile {
+	if v == nil {
+		return nil
+	}
+	return v.lock
 }
 
 func containsRoot(dirs []string) bool {
@@ -123,9 +138,12 @@ func containsRoot(dirs []string) bool {
 
 // store keeps a plan's keys, hits (not those of a forced plan, which looked up nothing) and
 // estimates for the next.
-func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool) {
+func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool, lock *lockfile.Lockfile) {
 	if v == nil {
 		return
+	}
+	if lock == nil {
+		lock = v.lock
 	}
 	keys := make(map[string]string, len(nodes))
 	hitKeys := make(map[string]bool, len(nodes))
@@ -140,7 +158,7 @@ func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool) {
 	if force {
 		hitKeys = nil
 	}
-	v.m.ws, v.m.snap, v.m.keys, v.m.hits, v.m.runs, v.m.state = v.ws, v.snap, keys, hitKeys, v.queried, v.state
+	v.m.ws, v.m.snap, v.m.keys, v.m.hits, v.m.runs, v.m.state, v.m.lock = v.ws, v.snap, keys, hitKeys, v.queried, v.state, lock
 }
 
 // key answers the memo's key of n when nothing it is made of moved: its dependencies' keys are

@@ -183,7 +183,8 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
 	dbctx := context.WithoutCancel(ctx)
-	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files})
+	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files,
+		Lockfile: memo.lockfile()})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
 	defer prefetch.Wait()
@@ -203,7 +204,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	memo.store(nodes, hits, o.Force)
+	memo.store(nodes, hits, o.Force, h.Lockfile())
 	requested := map[string]bool{}
 	for _, id := range o.Requested {
 		requested[id] = true
