@@ -204,8 +204,8 @@ func (t *tree) settlePath(rel string, ch *changeSet) error {
 	switch {
 	case fi.IsDir():
 		if old != nil && old.entry.Info.Mode.IsDir() && old.entry.Info.Ino == info.Ino {
-			old.entry.Info = info
-			t.touched[dir] = true
+			// The same folder: its own stamps (moved by what is made in it, the state folder's
+			// at every run) say nothing its entries' events do not.
 			return nil
 		}
 		if old != nil {
