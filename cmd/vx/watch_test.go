@@ -212,3 +212,71 @@ func gitInit(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestRunAsksTheWatcher: beside a vx mcp, vx run takes the file state from the server's watcher,
+// and sees an edit made just before it; VX_FILE_STATE=scan makes it scan.
+func TestRunAsksTheWatcher(t *testing.T) {
+	files := watchWorkspace()
+	files["vx.workspace.ts"] = strings.Replace(strings.Replace(files["vx.workspace.ts"], "projects: ['packages/*'],",
+		"projects: ['packages/*'], plugins: [mcp()],", 1), "import { defineWorkspace } from '@vzn/vx/config'",
+		"import { defineWorkspace } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'", 1)
+	dir := writeWorkspace(t, files)
+	gitInit(t, dir)
+	log := t.TempDir()
+	run := func(env ...string) (stdout, stderr string) {
+		t.Helper()
+		cmd := vxCommand(t, dir, "run", "build", "--format", "json", "--log-level", "debug")
+		cmd.Env = append(append(cmd.Env, "LOG="+log), env...)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("vx run: %v\n%s", err, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+	run()
+	srv := vxCommand(t, dir, "mcp")
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		_ = srv.Wait()
+	}()
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, errOut := run("VX_FILE_STATE_WAIT=5s")
+		if strings.Contains(errOut, "file state: from the watcher") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vx run never took the watcher's file state:\n%s", errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	testkit.WriteTree(t, dir, map[string]string{"packages/d/src/index.js": "export const d = 42\n"})
+	out, errOut := run("VX_FILE_STATE_WAIT=5s")
+	if !strings.Contains(errOut, "file state: from the watcher") {
+		t.Fatalf("after the edit, vx run scanned:\n%s", errOut)
+	}
+	for _, want := range []string{`"taskId": "d#build",` + "\n" + `      "status": "miss"`, `"taskId": "a#build",` + "\n" + `      "status": "hit"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the run beside the watcher: want %q in\n%s", want, out)
+		}
+	}
+	if _, errOut := run("VX_FILE_STATE=scan"); strings.Contains(errOut, "file state: from the watcher") {
+		t.Fatalf("VX_FILE_STATE=scan asked the watcher:\n%s", errOut)
+	}
+}
