@@ -19,7 +19,7 @@ func (d *Deps) getWorkspaceInfo() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getWorkspaceInfo",
 		Title:       "Workspace info",
-		Description: "What is this workspace, and what will a run use? vx info --format json: attention (what needs a look), versions, git, projects and tasks (and configs that failed to load), plugins, workers and memory budget, cache, flaky tasks, sandbox, lock.",
+		Description: "What is this workspace, and what will a run use? vx info --format json: attention (what needs a look), versions, git, projects, tasks, configs that failed, plugins, workers, memory budget, cache, flaky tasks, sandbox, lock, watcher.",
 		Paged:       true,
 		// A section's value (info.Section.Value, an any) is always the document of its part of
 		// vx: an object.

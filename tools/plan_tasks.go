@@ -90,7 +90,8 @@ func (d *Deps) planTasks() tool.Tool {
 		}
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
-		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args})
+		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args,
+			Files: d.files(ctx, ws), Memo: d.Memo})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

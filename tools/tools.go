@@ -7,7 +7,9 @@ import (
 	"sync"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -28,12 +30,28 @@ type Deps struct {
 	Stderr io.Writer
 	// Version is vx's version.
 	Version string
+	// Files answers the file state of the workspace as loaded for a call, from the server's
+	// watcher; nil (or a nil answer) scans.
+	Files func(ctx context.Context, ws *graph.Workspace) filestate.Source
+	// Memo keeps the server's last plan for the next planTasks (runner.Memo); nil for none.
+	Memo *runner.Memo
+	// Load loads the workspace for a call in place of Loader.Load (the server's watcher answers
+	// the last one while none of its files changed); nil means Loader.Load.
+	Load func(ctx context.Context) (*graph.Workspace, error)
 
 	// stateMu guards state, the state folder's reader the history tools share (openState), and
 	// stateDir, the folder it reads; Close closes it.
 	stateMu  sync.Mutex
 	state    *store.Reader
 	stateDir string
+}
+
+// files answers the file state a call on ws plans with: the watcher's, else nil (a scan).
+func (d *Deps) files(ctx context.Context, ws *graph.Workspace) filestate.Source {
+	if d.Files == nil {
+		return nil
+	}
+	return d.Files(ctx, ws)
 }
 
 func (d *Deps) getenv(k string) string {
@@ -53,7 +71,11 @@ func (d *Deps) environ() []string {
 // load evaluates the workspace for one call; a config that does not load refuses the call with the
 // config's own error (file:line:col), and the server goes on.
 func (d *Deps) load(ctx context.Context) (*graph.Workspace, error) {
-	ws, err := d.Loader.Load(ctx)
+	load := d.Loader.Load
+	if d.Load != nil {
+		load = d.Load
+	}
+	ws, err := load(ctx)
 	if err != nil {
 		return nil, &tool.Refusal{Msg: err.Error()}
 	}

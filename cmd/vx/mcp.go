@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/actor"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/tools"
 )
@@ -42,6 +43,11 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			loader := a.workspaceLoader()
 			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
 			defer deps.Close()
+			// The file watcher starts after the initialize reply, with the tools.
+			var files watchedFiles
+			defer files.close()
+			deps.Files, deps.Memo, deps.Load = files.source, runner.NewMemo(), files.loader(loader)
+			defer deps.Memo.Close()
 			registry := tools.All(deps) // its tools are built on first use
 			// Once the first request is answered (initialize, from process start alone), evaluate
 			// the config and build the tools while the client's handshake goes on; the first tool
@@ -55,7 +61,11 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				Logger: a.log,
 				Tools:  registry,
 				AfterFirstFrame: func() {
-					warm.Go(func() { _ = registry.List(cmd.Context()) })
+					warm.Go(func() {
+						_ = registry.List(cmd.Context())
+						ws, _ := loader.Load(cmd.Context())
+						files.start(loader, a.getenv, ws, func(msg string) { a.log.Warn().Msg(msg) })
+					})
 				},
 				Mask:          func(s string) string { return loader.Masker().String(s) },
 				ServerName:    "vx",

@@ -132,6 +132,8 @@ func (rf *runFlags) check(args []string) error {
 // run plans or runs the selection the flags and args name.
 func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer) error {
 	ctx, profile := startRunTrace(cmd.Context(), rf.profile)
+	fileState := a.startFileState(ctx)
+	defer fileState.of(nil)
 	ws, err := a.load(ctx)
 	if err != nil {
 		return err
@@ -151,6 +153,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
 	}
+	req.Files = fileState.of(ws)
 	if rf.dry != "" {
 		plan, err := runner.PlanDocument(ctx, ws, req)
 		if err != nil {

@@ -86,6 +86,14 @@ type FileHasher interface {
 	FileHashOf(rel string, fi fs.FileInfo) (string, error)
 }
 
+// FileTree answers lstat and folder walks of root-relative paths from the run's file state
+// (hasher.Hasher, over a watcher's snapshot or the disk): a hit whose outputs are in place is then
+// compared without a look at each file. A FileHasher that is not one is compared on disk.
+type FileTree interface {
+	Lstat(rel string) (fs.FileInfo, error)
+	WalkFiles(base string, fn func(rel string, mode fs.FileMode)) error
+}
+
 // Options configure a run's cache.
 type Options struct {
 	Workspace *graph.Workspace
@@ -274,7 +282,7 @@ func (c *Cache) restore(ctx context.Context, p *graph.Project, t *graph.Task, e 
 		return nil, false, false
 	}
 	blob := func() ([]byte, error) { return c.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
-	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t))
+	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t), c.tree())
 	// Files of the project were written or removed: the caller lists them again.
 	changed = changed || err != nil
 	switch {
@@ -296,12 +304,18 @@ func (c *Cache) restoreRemote(ctx context.Context, p *graph.Project, t *graph.Ta
 		return nil, false, fmt.Errorf("log blob: %w", err)
 	}
 	blob := func() ([]byte, error) { return c.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
-	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t))
+	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t), c.tree())
 	changed = changed || err != nil
 	if err != nil {
 		return nil, changed, err
 	}
 	return log, changed, nil
+}
+
+// tree answers the run's file state, nil to look at the disk.
+func (c *Cache) tree() FileTree {
+	tree, _ := c.files.(FileTree)
+	return tree
 }
 
 // journal answers the journal of a restore of t.

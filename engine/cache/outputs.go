@@ -25,6 +25,16 @@ type outputSet struct {
 	stateRel string // the state folder, root-relative ("" when outside the root)
 	set      *pathglob.Set
 	globs    []pathglob.Glob
+	// tree answers lstat and walks from the run's file state; nil looks at the disk.
+	tree FileTree
+}
+
+// lstat answers a root-relative path's lstat, from the tree when there is one.
+func (o *outputSet) lstat(rel string) (fs.FileInfo, error) {
+	if o.tree != nil {
+		return o.tree.Lstat(rel)
+	}
+	return os.Lstat(filepath.Join(o.root, filepath.FromSlash(rel)))
 }
 
 func newOutputSet(ws *graph.Workspace, p *graph.Project, t *graph.Task) (*outputSet, error) {
@@ -116,7 +126,7 @@ func (o *outputSet) list() ([]string, error) {
 // missing, or is not a folder, holds nothing.
 func (o *outputSet) walk(base string, found map[string]bool) error {
 	start := filepath.Join(o.root, filepath.FromSlash(base))
-	fi, err := os.Lstat(start)
+	fi, err := o.lstat(base)
 	if err != nil {
 		return nil
 	}
@@ -126,6 +136,13 @@ func (o *outputSet) walk(base string, found map[string]bool) error {
 			found[base] = true
 		}
 		return nil
+	}
+	if o.tree != nil {
+		return o.tree.WalkFiles(base, func(rel string, _ fs.FileMode) {
+			if o.allowed(rel) {
+				found[rel] = true
+			}
+		})
 	}
 	return filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -30,7 +30,7 @@ var errBadEntry = errors.New("cache entry does not match its archive or the task
 func extractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, archive []byte) error {
 	blob := func() ([]byte, error) { return archive, nil }
 	j := newJournal(ws.CacheDir, ws.Root, t.ID)
-	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false }, j)
+	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false }, j, nil)
 	return err
 }
 
@@ -38,10 +38,11 @@ func extractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, 
 // says what does not) from the archive blob reads, and removes stale outputs; changed reports
 // whether it wrote or removed anything. Every change is journaled in j: a restore that fails or
 // is cancelled part way is rolled back (every path it created removed, every path it replaced
-// put back), and one that succeeds deletes what it moved aside.
+// put back), and one that succeeds deletes what it moved aside. The outputs on disk are found
+// through tree (nil: on disk).
 func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
-	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal) (changed bool, err error) {
-	changed, err = extractJournaled(ctx, ws, p, t, files, blob, matches, j)
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal, tree FileTree) (changed bool, err error) {
+	changed, err = extractJournaled(ctx, ws, p, t, files, blob, matches, j, tree)
 	if err != nil {
 		if rerr := j.rollback(); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -54,11 +55,12 @@ func extract(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *grap
 
 // extractJournaled is extract's work, journaled in j.
 func extractJournaled(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile,
-	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal) (changed bool, err error) {
+	blob func() ([]byte, error), matches func(rootRel string, f store.OutputFile) bool, j *journal, tree FileTree) (changed bool, err error) {
 	o, err := newOutputSet(ws, p, t)
 	if err != nil {
 		return false, err
 	}
+	o.tree = tree
 	listed := make(map[string]store.OutputFile, len(files))
 	var budget int64
 	for _, f := range files {
@@ -96,7 +98,7 @@ func (o *outputSet) absent() bool {
 		if base == "." || base == "" {
 			return false
 		}
-		if _, err := os.Lstat(filepath.Join(o.root, filepath.FromSlash(base))); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := o.lstat(base); !errors.Is(err, fs.ErrNotExist) {
 			return false
 		}
 	}
@@ -232,11 +234,20 @@ func (o *outputSet) removeStale(listed map[string]store.OutputFile, j *journal) 
 // matches reports whether the output on disk (root-relative) is the archived one.
 func (c *Cache) matches(rel string, f store.OutputFile) bool {
 	abs := filepath.Join(c.ws.Root, filepath.FromSlash(rel))
-	fi, err := os.Lstat(abs)
+	var fi fs.FileInfo
+	var err error
+	if tree := c.tree(); tree != nil {
+		fi, err = tree.Lstat(rel)
+	} else {
+		fi, err = os.Lstat(abs)
+	}
 	if err != nil {
 		return false
 	}
 	if f.Link != "" {
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return false
+		}
 		target, err := os.Readlink(abs)
 		return err == nil && target == f.Link
 	}

@@ -100,6 +100,9 @@ type Task struct {
 	// --all, refused by runTasks; a task depending on it gets it started first and stopped when
 	// every dependent has finished.
 	Persistent bool `json:"persistent,omitempty"`
+	// Interruptible lets vx watch restart a persistent task when its key moves (Turborepo's
+	// interruptible); one that is not keeps running with its own reload.
+	Interruptible bool `json:"interruptible,omitempty"`
 	// All is false for a task that --all leaves out (a clean-up script); it still runs by name.
 	All bool `json:"-"`
 	// IfScript, on a workspace task, gives the task only to projects whose package.json defines a
@@ -136,6 +139,7 @@ var TaskFields = []TaskField{
 	{Name: "timeout"},
 	{Name: "sandbox", Lock: "sandbox"},
 	{Name: "persistent", Flag: true, Lock: "persistent"},
+	{Name: "interruptible", Flag: true},
 	{Name: "all", Flag: true, Lock: "all"},
 	{Name: "ifScript", Flag: true},
 	{Name: "passThroughEnv"},
@@ -159,7 +163,7 @@ type Origins struct {
 }
 
 // taskFieldCount is len(TaskFields), as a constant for the Origins array (a test keeps them equal).
-const taskFieldCount = 15
+const taskFieldCount = 16
 
 // Get returns where the field was set.
 func (o *Origins) Get(name string) Origin {

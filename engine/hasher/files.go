@@ -2,20 +2,15 @@ package hasher
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
 )
@@ -233,10 +228,12 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 		return files, nil
 	}
 	var err error
-	if !ok && !stale {
+	if !ok && !stale && !h.watched() {
 		files, err = h.fromRootListing(ctx, p.Dir)
 	} else {
-		files, err = h.listDir(ctx, p.AbsDir)
+		// A watcher's snapshot lists a project's folders at once; the file system is asked
+		// again only for a project whose tasks wrote files.
+		files, err = h.listDir(ctx, p.Dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", p.Name, err)
@@ -259,7 +256,7 @@ func (h *Hasher) rootListing(ctx context.Context) ([]string, error) {
 	if root != nil {
 		return root, nil
 	}
-	root, err := h.listDir(ctx, h.opts.Root)
+	root, err := h.listDir(ctx, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -318,13 +315,12 @@ func (h *Hasher) rootFiles(ctx context.Context, bases []string) ([]string, error
 				}
 			}
 		} else {
-			abs := filepath.Join(h.opts.Root, filepath.FromSlash(b))
-			fi, err := os.Lstat(abs)
+			fi, err := h.source().Lstat(b)
 			switch {
 			case err != nil:
 				continue
 			case fi.IsDir():
-				listed, err := h.listDir(ctx, abs)
+				listed, err := h.listDir(ctx, b)
 				if err != nil {
 					return nil, err
 				}
@@ -341,77 +337,8 @@ func (h *Hasher) rootFiles(ctx context.Context, bases []string) ([]string, error
 	return slices.Compact(out), nil
 }
 
-// listDir lists the files of dir that git does not ignore, relative to dir and sorted; outside a
-// git repository, every file under dir but .git, node_modules and the state folder.
+// listDir lists the files of the root-relative folder dir that git would show, relative to dir
+// and sorted, from the hasher's file state.
 func (h *Hasher) listDir(ctx context.Context, dir string) ([]string, error) {
-	h.mu.Lock()
-	gitOK := h.gitOK
-	h.mu.Unlock()
-	if gitOK == nil || *gitOK {
-		files, err := gitLsFiles(ctx, dir, h.opts.CacheDir)
-		ok := err == nil
-		h.mu.Lock()
-		h.gitOK = &ok
-		h.mu.Unlock()
-		if ok {
-			return files, nil
-		}
-		if !errors.Is(err, errNotGit) {
-			return nil, err
-		}
-	}
-	return h.walk(dir)
-}
-
-var errNotGit = errors.New("not a git work tree")
-
-func gitLsFiles(ctx context.Context, dir, stateDir string) ([]string, error) {
-	args := []string{"-c", "core.quotepath=off", "ls-files", "-z", "-c", "-o", "--exclude-standard"}
-	if rel, err := filepath.Rel(dir, stateDir); err == nil && stateDir != "" && !strings.HasPrefix(rel, "..") && rel != "." {
-		// Untracked blobs of the state folder would cost git a walk and are never inputs.
-		args = append(args, "--exclude=/"+filepath.ToSlash(rel)+"/")
-	}
-	out, err := git.Run(ctx, dir, args...)
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) || strings.Contains(err.Error(), "not a git repository") {
-			return nil, errNotGit
-		}
-		return nil, fmt.Errorf("list inputs in %s: %w", dir, err)
-	}
-	seen := map[string]bool{}
-	var files []string
-	for _, f := range strings.Split(out, "\x00") {
-		// -c and -o can both name a file; a deleted tracked file is filtered when statted.
-		if f != "" && !seen[f] {
-			seen[f] = true
-			files = append(files, f)
-		}
-	}
-	sort.Strings(files)
-	return files, nil
-}
-
-func (h *Hasher) walk(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != dir && (d.Name() == ".git" || d.Name() == "node_modules" || path == h.opts.CacheDir) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
-			rel, _ := filepath.Rel(dir, path)
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", dir, err)
-	}
-	sort.Strings(files)
-	return files, nil
+	return h.source().Visible(ctx, dir)
 }

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/mask"
@@ -97,8 +98,11 @@ func (m *Manifest) Key() (key string, stored []byte, err error) {
 		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
 	}
 	sum := sha256.Sum256(data)
-	if stored, err = json.Marshal(m.storedForm()); err != nil {
-		return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
+	stored = data // without a secret, the stored form is the manifest itself: encoded once
+	if len(m.salted) > 0 {
+		if stored, err = json.Marshal(m.storedForm()); err != nil {
+			return "", nil, fmt.Errorf("encode manifest of %s: %w", m.TaskID, err)
+		}
 	}
 	return hex.EncodeToString(sum[:]), stored, nil
 }
@@ -172,6 +176,12 @@ type Options struct {
 	Workspace *graph.Workspace
 	// Warn receives a one-line warning for the user (a lockfile vx cannot parse); nil drops it.
 	Warn func(msg string)
+	// Files is the workspace's file state as a watcher knew it (a filestate.Snapshot); nil, or
+	// once a task wrote files, the hasher scans (filestate.Scan).
+	Files filestate.Source
+	// Lockfile is the workspace's lockfile as a hasher of a long-lived process read it (Lockfile),
+	// while the watcher saw no file of the root change; nil reads it.
+	Lockfile *lockfile.Lockfile
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -189,7 +199,14 @@ type Hasher struct {
 	rootList []string            // the root listing, nil until taken; partitioned lazily
 	// rootStale is set once a task wrote files: the root listing no longer holds them.
 	rootStale bool
-	gitOK     *bool
+	// files is Options.Files, scan the file system's own answer; tainted is set once a task
+	// wrote files (or started a command), after which only scan answers.
+	files, scan filestate.Source
+	tainted     bool
+	// loadStats loads the stat cache on first need (SetStatsLoader); statsOnce guards it.
+	loadStats func() (*store.StatCache, error)
+	statsOnce sync.Once
+	statsErr  error
 	debugMu   sync.Mutex
 	// stateRel is the state folder relative to the root ("" when outside it).
 	stateRel string
@@ -202,6 +219,8 @@ type Hasher struct {
 	lockOnce sync.Once
 	lock     *lockfile.Lockfile
 	lockErr  error
+	// lockRead is lock once read without an error, for Lockfile (under mu).
+	lockRead *lockfile.Lockfile
 
 	globalGlobs []string
 	// secretNames and secretValues are every secret of the workspace, by variable and by value.
@@ -261,6 +280,7 @@ func New(opts Options) *Hasher {
 		_, _ = rand.Read(h.salt)
 	}
 	opts = h.opts
+	h.files, h.scan = opts.Files, filestate.NewScan(opts.Root, opts.CacheDir)
 	if rel, err := filepath.Rel(opts.Root, opts.CacheDir); err == nil && opts.CacheDir != "" && rel != "." && !strings.HasPrefix(rel, "..") {
 		h.stateRel = filepath.ToSlash(rel)
 	}
@@ -279,6 +299,62 @@ func (h *Hasher) SetStats(c *store.StatCache) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stats = c
+}
+
+// SetStatsLoader gives the hasher the stat cache to load when it first needs it: a run whose file
+// state came from a watcher reads the index's stat cache only for a file the watcher had not
+// hashed.
+func (h *Hasher) SetStatsLoader(load func() (*store.StatCache, error)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.loadStats = load
+}
+
+// statCache answers the stat cache, loading it on first need.
+func (h *Hasher) statCache() (*store.StatCache, error) {
+	h.mu.Lock()
+	stats, load := h.stats, h.loadStats
+	h.mu.Unlock()
+	if stats != nil || load == nil {
+		return stats, nil
+	}
+	h.statsOnce.Do(func() {
+		c, err := load()
+		h.mu.Lock()
+		h.stats, h.statsErr = c, err
+		h.mu.Unlock()
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats, h.statsErr
+}
+
+// source answers the file state to ask: the watcher's until a task wrote files, then the file
+// system's.
+func (h *Hasher) source() filestate.Source {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.files == nil || h.tainted {
+		return h.scan
+	}
+	return h.files
+}
+
+// watched reports whether the hasher's file state is a watcher's (and no task wrote files yet).
+func (h *Hasher) watched() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.files != nil && !h.tainted
+}
+
+// Lstat answers a root-relative path's lstat from the hasher's file state (the cache compares
+// outputs through it).
+func (h *Hasher) Lstat(rel string) (fs.FileInfo, error) { return h.source().Lstat(rel) }
+
+// WalkFiles walks the files and symlinks under a root-relative folder from the hasher's file
+// state (the cache finds stale outputs through it).
+func (h *Hasher) WalkFiles(base string, fn func(rel string, mode fs.FileMode)) error {
+	return h.source().WalkFiles(base, fn)
 }
 
 // Updates answers the stat cache rows this hasher (re)computed, to be stored after the run.
@@ -300,11 +376,13 @@ func (h *Hasher) Counts() (statted, hashed int) {
 }
 
 // Invalidate marks the file listing of a project folder (and of every folder holding it) stale:
-// a task of that project wrote or restored files.
+// a task of that project wrote or restored files, or started its command. From then on the
+// hasher asks the file system, never the watcher's file state, which no longer holds.
 func (h *Hasher) Invalidate(projectDir string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rootStale = true
+	h.tainted = true
 	h.throughDigests = nil
 	// The folders holding projectDir are its own and those above it: a look-up each, not a pass
 	// over every listing (a pass a restored task made a full run quadratic).
@@ -498,11 +576,20 @@ func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []s
 // the workspace's lockfile (read once per hasher); a lockfile vx cannot parse stands whole.
 func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
 	h.lockOnce.Do(func() {
+		if h.opts.Lockfile != nil {
+			h.lock = h.opts.Lockfile
+			return
+		}
 		file := lockfile.Find(h.opts.Root)
 		if file == "" {
 			return
 		}
 		h.lock, h.lockErr = lockfile.Read(h.opts.Root, file)
+		if h.lockErr == nil {
+			h.mu.Lock()
+			h.lockRead = h.lock
+			h.mu.Unlock()
+		}
 		if h.lock != nil && h.lock.Unparsed && h.opts.Warn != nil {
 			h.opts.Warn(fmt.Sprintf("%v: its whole content enters every task's key", h.lock.Err))
 		}
@@ -533,6 +620,13 @@ func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
 		}
 	}
 	return nil
+}
+
+// Lockfile answers the lockfile the hasher read (nil when it read none, or none is there).
+func (h *Hasher) Lockfile() *lockfile.Lockfile {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lockRead
 }
 
 // joinVersions merges two ", "-joined version lists, sorted and without repeats.
@@ -630,7 +724,7 @@ func joinRel(dir, rel string) string {
 
 // FileHash answers the SHA-256 of a file (root-relative, forward slashes), through the stat cache.
 func (h *Hasher) FileHash(rel string) (string, error) {
-	fi, err := os.Lstat(filepath.Join(h.opts.Root, filepath.FromSlash(rel)))
+	fi, err := h.source().Lstat(rel)
 	if err != nil {
 		return "", err
 	}
@@ -638,35 +732,47 @@ func (h *Hasher) FileHash(rel string) (string, error) {
 }
 
 // FileHashOf is FileHash for a file the caller has just lstat'ed (fi), which it does not stat
-// again.
+// again. A file the watcher's file state had hashed (fi from it) is not read.
 func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 	abs := filepath.Join(h.opts.Root, filepath.FromSlash(rel))
 	if fi.IsDir() {
 		return "", errIsDir
 	}
+	info := filestate.InfoOf(fi)
+	if info.Hash != "" {
+		h.mu.Lock()
+		h.statted++
+		h.mu.Unlock()
+		return info.Hash, nil
+	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		// A symlink is its target's text, as git records it: never followed out of the workspace.
-		target, err := os.Readlink(abs)
-		if err != nil {
-			return "", err
+		target := info.Link
+		if target == "" {
+			var err error
+			if target, err = os.Readlink(abs); err != nil {
+				return "", err
+			}
 		}
-		return HashBytes([]byte("symlink\x00" + target)), nil
+		return filestate.LinkHash(target), nil
 	}
-	cur := statOf(fi)
+	cur := statOf(info)
 	h.mu.Lock()
 	cached, ok := h.updates[rel]
-	stats := h.stats
 	h.statted++
 	h.mu.Unlock()
 	if !ok {
+		stats, err := h.statCache()
+		if err != nil {
+			return "", err
+		}
 		cached, ok = stats.Get(rel)
 	}
-	if ok && cached.Size == cur.Size && cached.MtimeNs == cur.MtimeNs && cached.CtimeNs == cur.CtimeNs &&
-		cached.Ino == cur.Ino && cached.Hash != "" && !racy(cached) {
+	if ok && Trusted(cached, info) {
 		return cached.Hash, nil
 	}
 	recorded := h.opts.Now()
-	sum, err := hashFile(abs)
+	sum, err := filestate.HashFile(abs)
 	if err != nil {
 		return "", err
 	}
@@ -692,23 +798,17 @@ func racy(f store.FileStat) bool {
 	return f.MtimeNs >= f.RecordedNs-window.Nanoseconds()
 }
 
-func statOf(fi fs.FileInfo) store.FileStat {
-	f := store.FileStat{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
-	f.Ino, f.CtimeNs = inodeAndCtime(fi)
-	return f
+func statOf(info filestate.Info) store.FileStat {
+	return store.FileStat{Size: info.Size, MtimeNs: info.MtimeNs, CtimeNs: info.CtimeNs, Ino: info.Ino}
 }
 
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	hh := sha256.New()
-	if _, err := io.Copy(hh, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(hh.Sum(nil)), nil
+// Trusted reports whether a stat cache row vouches for the file as it stats now (cur): the same
+// size, stamps and inode, a hash, and a recording far enough from the last change that no write
+// within the same timestamp tick can have gone unseen. A watcher seeds its hashes with it.
+func Trusted(cached store.FileStat, cur filestate.Info) bool {
+	now := statOf(cur)
+	return cached.Size == now.Size && cached.MtimeNs == now.MtimeNs && cached.CtimeNs == now.CtimeNs &&
+		cached.Ino == now.Ino && cached.Hash != "" && !racy(cached)
 }
 
 // HashBytes is the SHA-256 of data in hex, as file hashes are written.

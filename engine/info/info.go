@@ -46,6 +46,9 @@ type Document struct {
 	Lock         Section           `json:"lock"`
 	// RemoteCache is the shared remote cache: its settings (token ***) and the last server check.
 	RemoteCache Section `json:"remoteCache"`
+	// Watcher is what the file watcher of vx mcp and vx watch needs against what the OS allows
+	// (inotify watches, open files for kqueue), with the fix when too low, and whether one runs.
+	Watcher Section `json:"watcher"`
 }
 
 // Versions names the versions of vx and what it is built on.
@@ -133,12 +136,13 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 	if doc.MemoryBudget, err = MemoryBudget(opts.Workspace, opts.Getenv); err != nil {
 		return nil, err
 	}
-	for name, dst := range map[string]*Section{"cache": &doc.Cache, "flakyTasks": &doc.FlakyTasks, "sandbox": &doc.Sandbox, "lock": &doc.Lock, "remoteCache": &doc.RemoteCache} {
+	for name, dst := range map[string]*Section{"cache": &doc.Cache, "flakyTasks": &doc.FlakyTasks, "sandbox": &doc.Sandbox, "lock": &doc.Lock,
+		"remoteCache": &doc.RemoteCache, "watcher": &doc.Watcher} {
 		fill := opts.Sections[name]
 		switch {
 		case fill == nil:
 			*dst = Section{Note: "not yet known: this vx does not report it yet"}
-		case opts.Workspace == nil && name != "cache" && name != "flakyTasks":
+		case opts.Workspace == nil && name != "cache" && name != "flakyTasks" && name != "watcher":
 			*dst = Section{Note: "not known: the config did not load"}
 		default:
 			v, err := fill(ctx, opts.Workspace)
@@ -244,7 +248,7 @@ func (d *Document) WriteText(w io.Writer) error {
 	for _, s := range []struct {
 		name string
 		sec  Section
-	}{{"cache", d.Cache}, {"flaky", d.FlakyTasks}, {"sandbox", d.Sandbox}, {"lock", d.Lock}, {"remote", d.RemoteCache}} {
+	}{{"cache", d.Cache}, {"flaky", d.FlakyTasks}, {"sandbox", d.Sandbox}, {"lock", d.Lock}, {"remote", d.RemoteCache}, {"watcher", d.Watcher}} {
 		if s.sec.Known {
 			fmt.Fprintf(&b, "%-10s %s\n", s.name, summarize(s.sec.Value))
 		} else {
@@ -349,6 +353,9 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 			"lock":       lock.InfoSection,
 			"remoteCache": func(_ context.Context, ws *graph.Workspace) (any, error) {
 				return remote.ReportOf(ws.RemoteCache, getenv, workspace.CacheDir(root, getenv)), nil
+			},
+			"watcher": func(ctx context.Context, _ *graph.Workspace) (any, error) {
+				return watcherReport(ctx, root, workspace.CacheDir(root, getenv)), nil
 			},
 		},
 	})

@@ -115,6 +115,10 @@ func ParseAll(globs []string) ([]Glob, error) {
 // patterns match, the negated ones remove.
 type Set struct {
 	include, exclude []string
+	// under holds, for each include pattern of the form DIR/** with a literal DIR, "DIR/": a
+	// path under it matches without doublestar (a run matches every input and output against
+	// them), "" for the others.
+	under []string
 	// withDefault is set when the list holds Default.
 	withDefault bool
 }
@@ -134,7 +138,13 @@ func NewSet(dir string, globs []string) (*Set, error) {
 		if g.Negated {
 			s.exclude = append(s.exclude, g.FromRoot(dir))
 		} else {
-			s.include = append(s.include, g.FromRoot(dir))
+			p := g.FromRoot(dir)
+			s.include = append(s.include, p)
+			under := ""
+			if base, ok := strings.CutSuffix(p, "/**"); ok && base != "" && !strings.ContainsAny(base, "*?[{\\") {
+				under = base + "/"
+			}
+			s.under = append(s.under, under)
 		}
 	}
 	return s, nil
@@ -160,7 +170,11 @@ func (s *Set) Excluded(rel string) bool {
 // Match reports whether the root-relative slash path rel is matched.
 func (s *Set) Match(rel string) bool {
 	hit := false
-	for _, p := range s.include {
+	for i, p := range s.include {
+		if u := s.under[i]; u != "" && strings.HasPrefix(rel, u) {
+			hit = true
+			break
+		}
 		if ok, _ := doublestar.Match(p, rel); ok {
 			hit = true
 			break

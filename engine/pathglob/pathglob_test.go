@@ -3,6 +3,8 @@ package pathglob
 import (
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 func TestParse(t *testing.T) {
@@ -56,5 +58,26 @@ func TestSet(t *testing.T) {
 	d, _ := NewSet(".", []string{"$default", "!**/*.md"})
 	if !d.WithDefault() || d.Empty() || !d.Excluded("README.md") || d.Excluded("a.ts") {
 		t.Errorf("a $default set: %+v", d)
+	}
+}
+
+// TestMatchUnderIsDoublestar: the DIR/** shortcut answers what doublestar answers.
+func TestMatchUnderIsDoublestar(t *testing.T) {
+	globs := []string{"src/**", "dist/**", "a.b/**", "x/**/*.js", "//shared/**"}
+	set, err := NewSet("packages/p", globs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"packages/p/src/a.js", "packages/p/src/deep/b.ts", "packages/p/src", "packages/p/srcx/a.js",
+		"packages/p/dist/.hidden", "packages/p/a.b/c", "packages/p/a/b/c", "shared/x", "sharedx/y", "packages/p/x/y/z.js", "packages/q/src/a.js"} {
+		want := false
+		for _, p := range set.include {
+			if ok, _ := doublestar.Match(p, rel); ok {
+				want = true
+			}
+		}
+		if got := set.Match(rel); got != want {
+			t.Errorf("Match(%q) = %v, doublestar says %v", rel, got, want)
+		}
 	}
 }

@@ -122,11 +122,16 @@ func taskMemory(ws *graph.Workspace) (int64, error) {
 // executions that ran its command, in one query a task — and sets every node's priority (from the
 // p50 of those that passed) and reservation (the largest peak RSS of them all). It answers the p50s.
 func estimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node) (map[string]int64, error) {
+	return memoEstimates(ctx, st, ws, nodes, nil)
+}
+
+// memoEstimates is estimates with the history read through a plan's memo (nil: from st).
+func memoEstimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node, memo *memoView) (map[string]int64, error) {
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {
 		ids[i] = n.task.ID
 	}
-	recent, err := st.RecentCommandRuns(ctx, ids, EstimateWindow)
+	recent, err := memo.recentRuns(ctx, st, ids)
 	if err != nil {
 		return nil, err
 	}

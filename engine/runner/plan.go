@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcegraph/conc/pool"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/span"
@@ -40,6 +41,10 @@ type Request struct {
 	// Args are the arguments after `--`: appended to the commands of the tasks the selection's
 	// task arguments name (never to what they depend on), so part of those tasks' keys.
 	Args []string
+	// Files is the file state as a watcher knows it; nil scans (see Options.Files).
+	Files filestate.Source
+	// Memo is a long-lived process's memo of its plans (see Memo); nil for none.
+	Memo *Memo
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
@@ -79,9 +84,10 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 		Options: Options{
 			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
 			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
-			MemoryBudget: budget, MemorySource: budgetSource, NothingAffected: selection.NothingAffected,
+			MemoryBudget: budget, MemorySource: budgetSource, NothingAffected: selection.NothingAffected, Files: req.Files,
 		},
 		Affected: selection.Affected,
+		Memo:     req.Memo,
 	}, nil
 }
 
@@ -166,12 +172,14 @@ type PlanTask struct {
 	ReserveFrom  string `json:"reserveFrom,omitempty"`
 }
 
-// PlanOptions configure DryRun: the Options of a run, and the affected reasons by project.
+// PlanOptions configure DryRun: the Options of a run, the affected reasons by project, and the
+// memo of a long-lived process's plans (nil for none).
 type PlanOptions struct {
 	Options
 	Affected map[string]string
 	// KeepManifests keeps every task's manifest in the plan (Plan.Manifests).
 	KeepManifests bool
+	Memo          *Memo
 }
 
 // DryRun predicts a run: each task's key (exact: keys depend on inputs, never on outputs), whether it
@@ -190,38 +198,40 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	memo := opts.Memo.view(o.Workspace, o.Files)
 	st := o.Store
 	if st == nil {
-		if st, err = store.OpenReadOnly(ctx, o.Workspace.CacheDir); err != nil {
+		var release func()
+		if st, release, err = opts.Memo.openIndex(ctx, o.Workspace.CacheDir); err != nil {
 			return nil, fmt.Errorf("open the state folder: %w", err)
 		}
-		defer st.Close()
+		defer release()
 	}
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
 	dbctx := context.WithoutCancel(ctx)
-	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now})
+	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files,
+		Lockfile: memo.lockfile()})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
 	defer prefetch.Wait()
-	prefetch.Go(func() { h.Prefetch(ctx) })
-	stats, err := st.FileStats(dbctx)
-	if err != nil {
+	if err := loadFileState(ctx, dbctx, h, st, o.Files, &prefetch); err != nil {
 		return nil, err
 	}
-	h.SetStats(stats)
-	p50s, err := estimates(dbctx, st, o.Workspace, nodes)
+	p50s, err := memoEstimates(dbctx, st, o.Workspace, nodes, memo)
 	if err != nil {
 		return nil, err
 	}
 	workers := o.Concurrency
 	if o.DebugHash != nil {
 		workers = 1 // the hash inputs are printed in the plan's order
+		memo = nil
 	}
-	hits, manifests, err := planKeys(ctx, dbctx, h, st, nodes, workers, o.Force)
+	hits, manifests, err := planKeys(ctx, dbctx, keyer{h: h, st: st, memo: memo}, nodes, workers, o.Force)
 	if err != nil {
 		return nil, err
 	}
+	memo.store(nodes, hits, o.Force, h.Lockfile())
 	requested := map[string]bool{}
 	for _, id := range o.Requested {
 		requested[id] = true
@@ -303,10 +313,41 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// keyer is what planKeys computes keys and hits with: the hasher and the index, through a
+// plan's memo where it has one.
+type keyer struct {
+	h    *hasher.Hasher
+	st   *store.Store
+	memo *memoView
+}
+
+// key answers n's key: the memo's when nothing it is made of moved, else its manifest's.
+// The manifest's data is answered too, nil where the memo answered.
+func (k keyer) key(ctx context.Context, n *node, depKeys map[string]string) (string, []byte, error) {
+	if key, ok := k.memo.key(n, depKeys); ok {
+		return key, nil, nil
+	}
+	m, err := k.h.Manifest(ctx, n.project, n.task, depKeys)
+	if err != nil {
+		return "", nil, err
+	}
+	return m.Key()
+}
+
+// hit reports whether key's entry is in the cache whole.
+func (k keyer) hit(dbctx context.Context, key string) bool {
+	if hit, ok := k.memo.hit(key); ok {
+		return hit
+	}
+	e, ok, err := k.st.Entry(dbctx, key)
+	return err == nil && ok && k.st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || k.st.CAS().Has(e.OutputsBlob))
+}
+
 // planKeys computes every node's key (n.key) on up to workers goroutines, each task once the keys
 // it depends on are known, and answers the nodes whose entry is in the cache whole (never when
-// force is set, nor for a task that is not cached), and every manifest by its key.
-func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nodes []*node, workers int, force bool) (map[*node]bool, map[string][]byte, error) {
+// force is set, nor for a task that is not cached), and every manifest by its key (none where
+// the memo answered the key).
+func planKeys(ctx, dbctx context.Context, k keyer, nodes []*node, workers int, force bool) (map[*node]bool, map[string][]byte, error) {
 	sorted := sortedByIndex(nodes)
 	keyed := make(map[*node]chan struct{}, len(sorted))
 	for _, n := range sorted {
@@ -326,17 +367,13 @@ func planKeys(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, nod
 				<-keyed[d]
 				depKeys[d.task.ID] = d.key
 			}
-			m, err := h.Manifest(ctx, n.project, n.task, depKeys)
-			if err == nil {
-				n.key, data[i], err = m.Key()
-			}
-			if err != nil {
+			var err error
+			if n.key, data[i], err = k.key(ctx, n, depKeys); err != nil {
 				errs[i] = err
 				return
 			}
 			if n.task.Cache && !force {
-				e, ok, err := st.Entry(dbctx, n.key)
-				hit[i] = err == nil && ok && st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob))
+				hit[i] = k.hit(dbctx, n.key)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/history"
@@ -88,6 +89,9 @@ type Options struct {
 	// Logs says which task output Output shows, in what order and colour (vx run --output-logs,
 	// --log-order, --color); the zero value shows it all as it comes.
 	Logs LogOptions
+	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
+	// nil scans: a git listing, a stat of each file, the index's stat cache.
+	Files filestate.Source
 }
 
 func (o *Options) fill() error {
@@ -236,7 +240,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
-		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now})
+		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
 	prefetch.Go(func() {
@@ -249,12 +253,10 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		}
 	}()
 	region := span.Start(ctx, "read index")
-	stats, err := st.FileStats(dbctx)
-	if err != nil {
-		return nil, nil, err
+	err = loadFileState(ctx, dbctx, h, st, opts.Files, &prefetch)
+	if err == nil {
+		_, err = estimates(dbctx, st, opts.Workspace, nodes)
 	}
-	h.SetStats(stats)
-	_, err = estimates(dbctx, st, opts.Workspace, nodes)
 	region.End()
 	if err != nil {
 		return nil, nil, err
@@ -269,6 +271,26 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
 	return r, prefetch.Wait, nil
+}
+
+// loadFileState readies the hasher's file state: with a watcher's, the stat cache is read only
+// if a file it had not hashed is asked about; without, the listing is taken (on prefetch) while
+// the stat cache is read.
+func loadFileState(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store, files filestate.Source, prefetch *sync.WaitGroup) error {
+	if files != nil {
+		h.SetStatsLoader(func() (*store.StatCache, error) { return st.FileStats(dbctx) })
+		return nil
+	}
+	prefetch.Go(func() {
+		defer span.StartBackground(ctx, "git listing").End()
+		h.Prefetch(ctx)
+	})
+	stats, err := st.FileStats(dbctx)
+	if err != nil {
+		return err
+	}
+	h.SetStats(stats)
+	return nil
 }
 
 // runSecrets are the values every output of the run masks: the workspace's secrets, those the

@@ -198,6 +198,9 @@ func (a *attempt) run(key string) outcome {
 	if refusal != "" {
 		return a.fail(store.StatusFailed, refusal)
 	}
+	// From its start the command may write anywhere: later keys ask the file system, not the
+	// watcher's file state (which it leaves behind).
+	r.hasher.Invalidate(p.Dir)
 	a.cmdStart = r.opts.Now()
 	res, runErr := r.opts.Exec(runCtx, spec)
 	a.commandSpan(res)

@@ -66,6 +66,8 @@ type Task struct {
 	Sandbox *graph.Sandbox    `json:"sandbox"`
 	// Persistent marks a long-running task (never cached, never part of --all).
 	Persistent bool `json:"persistent,omitempty"`
+	// Interruptible lets vx watch restart the persistent task when its key moves.
+	Interruptible bool `json:"interruptible,omitempty"`
 	// All is false (and only then present) for a task --all leaves out.
 	All *bool `json:"all,omitempty"`
 	// Scripts holds the package.json scripts the command runs, by name, with their text.
@@ -166,6 +168,7 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		DependsOn: t.DependsOn, Inputs: t.Inputs, Outputs: t.Outputs, Env: t.Env,
 		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
 		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent,
+		Interruptible: t.Interruptible,
 	}
 	if !t.All {
 		td.All = new(false)
@@ -261,6 +264,9 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			if t.Persistent {
 				line("persistent", "true")
+			}
+			if t.Interruptible {
+				line("interruptible", "true")
 			}
 			if t.All != nil {
 				line("all", "false")

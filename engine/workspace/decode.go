@@ -217,6 +217,10 @@ var fieldCodecs = map[string]fieldCodec{
 		t.Persistent, err = r.boolean(kp, v)
 		return err
 	}, func(d, s *graph.Task) { d.Persistent = s.Persistent }},
+	"interruptible": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Interruptible, err = r.boolean(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Interruptible = s.Interruptible }},
 	"all": {func(r reader, kp string, v any, t *graph.Task) (err error) {
 		t.All, err = r.boolean(kp, v)
 		return err

@@ -427,6 +427,22 @@ func (l *Loader) Masker() *mask.Masker {
 	return mask.New(l.last.WS.Secrets...)
 }
 
+// Sources answers the files and folders (absolute) the last loaded workspace was made from, whose
+// stamps the next Load compares; nil when the last load failed. A long-lived process that watches
+// them (engine/watch) need not call Load while none changed.
+func (l *Loader) Sources() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil || l.last.broken || l.last.Stamps == nil {
+		return nil
+	}
+	out := make([]string, 0, len(l.last.Stamps))
+	for p := range l.last.Stamps {
+		out = append(out, p)
+	}
+	return out
+}
+
 // LoadPartial is Load for answers that must not fail on one broken project config (vx info): when
 // a vx.project.ts does not load, its project is left out and its error listed, and the rest of the
 // workspace resolves. err is the load's error when even that is impossible (the workspace config

@@ -261,6 +261,9 @@ func taskMap(t *graph.Task) map[string]any {
 	if t.Persistent {
 		m["persistent"] = true
 	}
+	if t.Interruptible {
+		m["interruptible"] = true
+	}
 	if !t.All {
 		m["all"] = false
 	}

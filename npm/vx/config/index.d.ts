@@ -104,6 +104,11 @@ export interface Task {
    * when every dependent has finished.
    */
   persistent?: boolean
+  /**
+   * A persistent task that `vx watch` may restart when its key moves (Turborepo's `interruptible`;
+   * default `false`): one that is not keeps running, with its own hot reload.
+   */
+  interruptible?: boolean
   /** `false`: `vx run --all` leaves the task out (clean-up scripts); it still runs by name (default `true`). */
   all?: boolean
   /**

@@ -1,4 +1,6 @@
-package hasher
+//go:build darwin || freebsd || netbsd
+
+package filestate
 
 import (
 	"io/fs"
@@ -6,10 +8,10 @@ import (
 )
 
 // inodeAndCtime returns fi's inode number and change time (ns), which a stat cache row must also
-// match: a rename over the file or a write that restores its mtime changes one of them.
+// match; macOS and these BSDs name the change time Ctimespec.
 func inodeAndCtime(fi fs.FileInfo) (ino uint64, ctimeNs int64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino, st.Ctim.Sec*1e9 + st.Ctim.Nsec
+		return st.Ino, st.Ctimespec.Nano()
 	}
 	return 0, 0
 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !freebsd && !netbsd
 
-package hasher
+package filestate
 
 import "io/fs"
 

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/watch"
+	"github.com/vzn/vx/engine/watchloop"
+)
+
+// watchFlags are vx watch's flags.
+type watchFlags struct {
+	sel          selectFlags
+	all          bool
+	concurrency  int
+	memoryBudget string
+	debounce     time.Duration
+}
+
+func (a *app) watchCmd() *cobra.Command {
+	var wf watchFlags
+	cmd := &cobra.Command{
+		Use:   "watch <tasks…> | --all",
+		Short: "Run tasks, then run again, on every edit, those whose inputs changed",
+		Long: `Run tasks (as vx run does, with the same cache, history, sandbox and memory budget), then
+watch the workspace's files: after each edit (once the files are quiet for --debounce), run again
+the tasks whose cache keys moved, and what depends on them, in dependency order. Files git ignores
+and vx's state folder are not watched. An edit that moves a task of the run in progress stops
+that run and starts again. A persistent task (a dev server) starts once and keeps running; when
+its key moves, vx watch restarts it only if it says interruptible: true. An edited
+vx.workspace.ts or vx.project.ts is loaded again. Ctrl-C stops everything, as it stops vx run.
+
+While vx watch runs, a vx run of the same workspace asks it for the workspace's file state rather
+than statting every file.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !wf.all {
+				return vxerr.Usagef("vx watch: name the tasks to watch, or --all")
+			}
+			return a.watch(cmd, &wf, args)
+		},
+	}
+	wf.sel.register(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&wf.all, "all", false, "watch every task of the selected projects, except tasks marked all: false")
+	f.IntVar(&wf.concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
+	f.StringVar(&wf.memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, as `SIZE` (as vx run's)")
+	f.DurationVar(&wf.debounce, "debounce", watchloop.DefaultDebounce, "how long the files must stay quiet after an edit before a run")
+	cmd.SetUsageFunc(leafUsage)
+	return cmd
+}
+
+// watch runs the selection, then again on every edit, until Ctrl-C.
+func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
+	ctx := cmd.Context()
+	ws, err := a.load(ctx)
+	if err != nil {
+		return err
+	}
+	so, err := a.selectOptions(ws, &wf.sel)
+	if err != nil {
+		return err
+	}
+	if p := a.folderProject(ws); p != nil && len(wf.sel.filters) == 0 {
+		so.Filters = append([]string{p.Name}, so.Filters...)
+	}
+	so.Tasks, so.All = args, wf.all
+	req := runner.Request{SelectOptions: so, Concurrency: wf.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv}
+	if _, err := runner.Prepare(ctx, ws, req); err != nil {
+		return err
+	}
+	status := func(line string) { fmt.Fprintf(a.stderr, "vx watch: %s\n", line) }
+	svc, err := watch.Serve(ws.Root, ws.CacheDir, ws, func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) })
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	if err := svc.Watcher().WaitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("watch %s: %w", ws.Root, err)
+	}
+	status(fmt.Sprintf("watching %d projects (%d folders) for %s; Ctrl-C stops", len(ws.Projects), svc.Watcher().Folders(), describeWatch(args, wf.all)))
+	sup := taskSupervisor(a.getenv)
+	return watchloop.Watch(ctx, watchloop.Options{
+		Loader:  a.workspaceLoader(),
+		Request: req,
+		Service: svc,
+		Configure: func(o *runner.Options) {
+			o.Output, o.Terminal, o.Args = a.stderr, isTerminal(a.stderr), os.Args[1:]
+			o.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
+			o.Exec = supervisedExec(sup)
+			o.Sandbox = runner.SandboxOptions{Supervisor: sup}
+		},
+		Report: func(sum *summary.Summary) {
+			_ = a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum, a.colorOn(w)) })
+		},
+		Status:   status,
+		Debounce: wf.debounce,
+	})
+}
+
+// describeWatch names what vx watch runs, as its command line does.
+func describeWatch(tasks []string, all bool) string {
+	if all {
+		return "--all"
+	}
+	out := ""
+	for i, t := range tasks {
+		if i > 0 {
+			out += " "
+		}
+		out += t
+	}
+	return out
+}

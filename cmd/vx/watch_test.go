@@ -1,0 +1,282 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/internal/testkit"
+)
+
+// watchWorkspace: a chain a ← b ← c and a lone d, each build logging its project to $LOG/ran;
+// two projects with a persistent dev server each, one interruptible, each logging its starts.
+func watchWorkspace() map[string]string {
+	files := map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  passThroughEnv: ['LOG'],
+  tasks: {
+    build: { command: 'basename "$PWD" >> "$LOG/ran"; mkdir -p dist && cat src/*.js > dist/out.js', dependsOn: ['^build'], inputs: ['src/**'], outputs: ['dist/**'] },
+  },
+})
+`,
+		".gitignore":              "dist/\n.vx/\n",
+		"packages/a/package.json": `{"name": "a"}`,
+		"packages/b/package.json": `{"name": "b", "dependencies": {"a": "*"}}`,
+		"packages/c/package.json": `{"name": "c", "dependencies": {"b": "*"}}`,
+		"packages/d/package.json": `{"name": "d"}`,
+	}
+	for _, p := range []string{"a", "b", "c", "d", "srv", "still"} {
+		files["packages/"+p+"/src/index.js"] = "export const " + p + " = 1\n"
+	}
+	server := func(interruptible bool) string {
+		return fmt.Sprintf(`import { defineProject } from '@vzn/vx/config'
+export default defineProject({ tasks: { dev: {
+  command: 'echo $$ >> "$LOG/$(basename "$PWD")-dev"; exec sleep 300',
+  persistent: true, interruptible: %v, inputs: ['src/**'] } } })
+`, interruptible)
+	}
+	files["packages/srv/package.json"] = `{"name": "srv"}`
+	files["packages/srv/vx.project.ts"] = server(true)
+	files["packages/still/package.json"] = `{"name": "still"}`
+	files["packages/still/vx.project.ts"] = server(false)
+	return files
+}
+
+// watcher is a running vx watch and the status lines it has printed.
+type watcher struct {
+	cmd   *exec.Cmd
+	lines chan string
+	seen  []string
+}
+
+// next waits for a status line matching pattern and answers it with its submatches.
+func (w *watcher) next(t *testing.T, pattern string) []string {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	timeout := time.After(90 * time.Second)
+	for {
+		select {
+		case line, ok := <-w.lines:
+			if !ok {
+				t.Fatalf("vx watch ended before %q; it said:\n%s", pattern, strings.Join(w.seen, "\n"))
+			}
+			w.seen = append(w.seen, line)
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no line %q; vx watch said:\n%s", pattern, strings.Join(w.seen, "\n"))
+		}
+	}
+}
+
+// ranSince answers the projects whose build ran after the first n lines of $LOG/ran, and the
+// new count.
+func ranSince(t *testing.T, log string, n int) ([]string, int) {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(log, "ran"))
+	all := strings.Fields(string(data))
+	ran := slices.Clone(all[n:])
+	slices.Sort(ran)
+	return ran, len(all)
+}
+
+func pidsIn(t *testing.T, file string) []int { return readRunPids(t, file, 0) }
+
+// TestWatch drives vx watch through real edits: the first run, a leaf edit that re-runs it and its
+// dependents only, the persistent tasks restarted on their own change only when interruptible, a
+// config edit, a burst of 1,000 edits that is one run, and Ctrl-C, after which no process is left.
+func TestWatch(t *testing.T) {
+	dir := writeWorkspace(t, watchWorkspace())
+	gitInit(t, dir)
+	log := t.TempDir()
+	killRunLeftovers(t, filepath.Join(log, "srv-dev"))
+	killRunLeftovers(t, filepath.Join(log, "still-dev"))
+	cmd := vxCommand(t, dir, "watch", "build", "dev", "--debounce", "300ms")
+	cmd.Env = append(cmd.Env, "LOG="+log)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		defer close(w.lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "vx watch: "); ok {
+				w.lines <- line
+			}
+		}
+	}()
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	edit := func(rel, text string) { testkit.WriteTree(t, dir, map[string]string{rel: text}) }
+
+	w.next(t, `^run 1 \(first run\) re-ran .*: 6 miss in`)
+	w.next(t, `^started srv#dev`)
+	w.next(t, `^started still#dev`)
+	readRunPids(t, filepath.Join(log, "srv-dev"), 1)
+	still := readRunPids(t, filepath.Join(log, "still-dev"), 1)
+	_, n := ranSince(t, log, 0)
+
+	// A leaf edit: b and what depends on it run again, nothing else.
+	edit("packages/b/src/index.js", "export const b = 2\n")
+	w.next(t, `^run 2 \(packages/b/src/index.js changed\) re-ran .*in`)
+	ran, _ := ranSince(t, log, n)
+	if !slices.Equal(ran, []string{"b", "c"}) {
+		t.Fatalf("a leaf edit re-ran %q, want b and c", ran)
+	}
+
+	// The interruptible server restarts on its own change; the other is left running.
+	edit("packages/srv/src/index.js", "export const srv = 2\n")
+	w.next(t, `^restarting srv#dev: its key moved`)
+	srv := readRunPids(t, filepath.Join(log, "srv-dev"), 2)
+	expectRunGone(t, "the restarted server's first process", srv[:1], 30*time.Second)
+	edit("packages/still/src/index.js", "export const still = 2\n")
+	w.next(t, `^still#dev: its key moved; not interruptible: left running`)
+	_, n = ranSince(t, log, 0) // srv's and still's own builds ran too
+	if pids := pidsIn(t, filepath.Join(log, "still-dev")); len(pids) != 1 || runProcessGone(still[0]) {
+		t.Fatalf("the server that is not interruptible was restarted or stopped: %v", pids)
+	}
+	if pids := pidsIn(t, filepath.Join(log, "srv-dev")); len(pids) != 2 {
+		t.Fatalf("the interruptible server started %d times, want 2 (an edit elsewhere restarts nothing)", len(pids))
+	}
+
+	// A config edit: it is loaded again, and the builds whose command moved run again.
+	data, _ := os.ReadFile(filepath.Join(dir, "vx.workspace.ts"))
+	edit("vx.workspace.ts", strings.Replace(string(data), `cat src/*.js`, `cat src/*.js src/*.js`, 1))
+	m := w.next(t, `^run (\d+) \(vx.workspace.ts changed: config loaded again\) re-ran`)
+	ran, n = ranSince(t, log, n)
+	if !slices.Equal(ran, []string{"a", "b", "c", "d", "srv", "still"}) {
+		t.Fatalf("after the config edit, builds re-ran: %q, want all six", ran)
+	}
+
+	// A burst of 1,000 edits is one run.
+	var runAfter int
+	fmt.Sscan(m[1], &runAfter)
+	for i := range 1000 {
+		edit(fmt.Sprintf("packages/d/src/f%d.js", i%50), fmt.Sprintf("export const n = %d\n", i))
+	}
+	w.next(t, fmt.Sprintf(`^run %d \(packages/d/src/.* changed\) re-ran d#build: 1 miss`, runAfter+1))
+	edit("packages/a/src/index.js", "export const a = 3\n")
+	w.next(t, fmt.Sprintf(`^run %d \(packages/a/src/index.js changed\)`, runAfter+2))
+	if ran, _ := ranSince(t, log, n); !slices.Contains(ran, "d") || strings.Count(strings.Join(ran, " "), "d") != 1 {
+		t.Fatalf("the burst ran d's build %d times (%q), want once", strings.Count(strings.Join(ran, " "), "d"), ran)
+	}
+
+	// Ctrl-C: vx watch stops everything and exits, leaving no process.
+	servers := append(pidsIn(t, filepath.Join(log, "srv-dev")), pidsIn(t, filepath.Join(log, "still-dev"))...)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for range w.lines {
+	}
+	err = cmd.Wait()
+	exited = true
+	if err != nil {
+		t.Fatalf("vx watch after Ctrl-C: %v", err)
+	}
+	expectRunGone(t, "after Ctrl-C", append(servers, cmd.Process.Pid), 10*time.Second)
+}
+
+// gitInit makes dir a git repository with one commit of everything in it.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "initial"}} {
+		c := exec.Command("git", args...)
+		c.Dir = dir
+		c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=vx", "GIT_AUTHOR_EMAIL=vx@example.com",
+			"GIT_COMMITTER_NAME=vx", "GIT_COMMITTER_EMAIL=vx@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestRunAsksTheWatcher: beside a vx mcp, vx run takes the file state from the server's watcher,
+// and sees an edit made just before it; VX_FILE_STATE=scan makes it scan.
+func TestRunAsksTheWatcher(t *testing.T) {
+	files := watchWorkspace()
+	files["vx.workspace.ts"] = strings.Replace(strings.Replace(files["vx.workspace.ts"], "projects: ['packages/*'],",
+		"projects: ['packages/*'], plugins: [mcp()],", 1), "import { defineWorkspace } from '@vzn/vx/config'",
+		"import { defineWorkspace } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'", 1)
+	dir := writeWorkspace(t, files)
+	gitInit(t, dir)
+	log := t.TempDir()
+	run := func(env ...string) (stdout, stderr string) {
+		t.Helper()
+		cmd := vxCommand(t, dir, "run", "build", "--format", "json", "--log-level", "debug")
+		cmd.Env = append(append(cmd.Env, "LOG="+log), env...)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("vx run: %v\n%s", err, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+	run()
+	srv := vxCommand(t, dir, "mcp")
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		_ = srv.Wait()
+	}()
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, errOut := run("VX_FILE_STATE_WAIT=5s")
+		if strings.Contains(errOut, "file state: from the watcher") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vx run never took the watcher's file state:\n%s", errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	testkit.WriteTree(t, dir, map[string]string{"packages/d/src/index.js": "export const d = 42\n"})
+	out, errOut := run("VX_FILE_STATE_WAIT=5s")
+	if !strings.Contains(errOut, "file state: from the watcher") {
+		t.Fatalf("after the edit, vx run scanned:\n%s", errOut)
+	}
+	for _, want := range []string{`"taskId": "d#build",` + "\n" + `      "status": "miss"`, `"taskId": "a#build",` + "\n" + `      "status": "hit"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the run beside the watcher: want %q in\n%s", want, out)
+		}
+	}
+	if _, errOut := run("VX_FILE_STATE=scan"); strings.Contains(errOut, "file state: from the watcher") {
+		t.Fatalf("VX_FILE_STATE=scan asked the watcher:\n%s", errOut)
+	}
+}

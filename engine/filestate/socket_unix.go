@@ -1,0 +1,263 @@
+//go:build unix
+
+package filestate
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The socket: a watcher's process listens on <state folder>/watch.sock, owner-only, while it
+// holds watch.lock beside it (so that one process serves a workspace at a time and a stale socket
+// is told from a live one). A request is one line, "VXFS1 <root>\n"; the answer is a status byte
+// (answerOK, else answerRefused with a reason), the payload's length (8 bytes, big-endian) and the
+// payload: the snapshot's wire form, or the reason.
+const (
+	socketName   = "watch.sock"
+	lockName     = "watch.lock"
+	requestMagic = "VXFS1 "
+
+	answerOK      = 0
+	answerRefused = 1
+
+	// maxAnswer bounds the answer a client reads.
+	maxAnswer = 1 << 30
+	// bodyWait is how long the answer's payload may take to arrive once its header has.
+	bodyWait = 500 * time.Millisecond
+)
+
+// ErrServed says that another live process serves the workspace's socket.
+var ErrServed = errors.New("another vx serves this workspace's file state")
+
+// ErrNoServer says that no process serves the workspace's socket: the asker scans.
+var ErrNoServer = errors.New("no vx watches this workspace")
+
+// SocketPath answers the socket's path under the state folder.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, socketName) }
+
+// Provider answers the snapshot a request gets, or why there is none (the watcher overflowed,
+// it is still taking its first look).
+type Provider func(ctx context.Context) (*Snapshot, error)
+
+// Server answers the socket's requests. Close ends it.
+type Server struct {
+	root    string
+	path    string
+	ln      net.Listener
+	lock    *os.File
+	provide Provider
+
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// Listen serves the file state of the workspace at root on its socket under stateDir, which must
+// exist. It answers ErrServed when another live process serves it, and an error when the socket's
+// path is longer than the OS allows.
+func Listen(stateDir, root string, provide Provider) (*Server, error) {
+	path := SocketPath(stateDir)
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("file state socket %s: %d bytes, more than the %d a socket path may have here", path, len(path), maxSocketPath)
+	}
+	lock, err := os.OpenFile(filepath.Join(stateDir, lockName), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("file state socket: %w", err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrServed
+		}
+		return nil, fmt.Errorf("file state socket: lock %s: %w", lock.Name(), err)
+	}
+	ln, err := listenPrivate(stateDir, path)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{root: root, path: path, ln: ln, lock: lock, provide: provide, conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
+	s.wg.Go(s.accept)
+	return s, nil
+}
+
+// listenPrivate binds the socket owner-only: in a folder of its own (mode 0700) first, chmod 0600
+// there, then renamed into place over a stale one, so that no one else can connect in between.
+func listenPrivate(stateDir, path string) (net.Listener, error) {
+	tmp, err := os.MkdirTemp(stateDir, ".watch-")
+	if err != nil {
+		return nil, fmt.Errorf("file state socket: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	bound := filepath.Join(tmp, socketName)
+	ln, err := net.Listen("unix", bound)
+	if err != nil {
+		return nil, fmt.Errorf("file state socket: %w", err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(bound, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("file state socket: %w", err)
+	}
+	if err := os.Rename(bound, path); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("file state socket: %w", err)
+	}
+	return ln, nil
+}
+
+// Close stops serving: the socket is removed, open connections closed, and every goroutine of
+// the server has ended when it returns.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	// The socket goes first: a client that finds it afterwards gets no answer and scans.
+	_ = os.Remove(s.path)
+	err := s.ln.Close()
+	s.wg.Wait()
+	s.lock.Close()
+	return err
+}
+
+func (s *Server) accept() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = true
+		s.mu.Unlock()
+		s.wg.Go(func() {
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+				c.Close()
+			}()
+			s.answer(c)
+		})
+	}
+}
+
+// answer answers one connection's request: only from this user, only for this root.
+func (s *Server) answer(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
+		return // another user: no answer at all
+	}
+	line, err := bufio.NewReaderSize(c, 4096).ReadString('\n')
+	if err != nil {
+		return
+	}
+	root, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), requestMagic)
+	if !ok {
+		return
+	}
+	if root != s.root {
+		writeAnswer(c, answerRefused, []byte("this socket serves "+s.root))
+		return
+	}
+	snap, err := s.provide(s.ctx)
+	if err != nil {
+		writeAnswer(c, answerRefused, []byte(err.Error()))
+		return
+	}
+	writeAnswer(c, answerOK, snap.Encoded())
+}
+
+func writeAnswer(w io.Writer, status byte, payload []byte) {
+	var head [9]byte
+	head[0] = status
+	binary.BigEndian.PutUint64(head[1:], uint64(len(payload)))
+	if _, err := w.Write(head[:]); err == nil {
+		_, _ = w.Write(payload)
+	}
+}
+
+// Ask asks the process serving the workspace at root (its socket under stateDir) for its file
+// state. Any doubt is an error, and the asker scans: no socket, one that is not this user's alone
+// or is served by another user, a path longer than the OS allows, no answer within wait, a
+// refusal (the watcher overflowed), an answer that does not decode or is of another root.
+func Ask(ctx context.Context, stateDir, root string, wait time.Duration) (*Snapshot, error) {
+	path := SocketPath(stateDir)
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("%s: longer than a socket path may be here", path)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, ErrNoServer
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode()&os.ModeSocket == 0 || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s: not a socket of this user's alone", path)
+	}
+	dialer := net.Dialer{Timeout: wait}
+	c, err := dialer.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, ErrNoServer // a stale socket: its process is gone
+	}
+	defer c.Close()
+	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
+		return nil, fmt.Errorf("%s: served by another user", path)
+	}
+	_ = c.SetDeadline(time.Now().Add(wait))
+	if _, err := io.WriteString(c, requestMagic+root+"\n"); err != nil {
+		return nil, fmt.Errorf("ask %s: %w", path, err)
+	}
+	var head [9]byte
+	if _, err := io.ReadFull(c, head[:]); err != nil {
+		return nil, fmt.Errorf("ask %s: no answer within %s: %w", path, wait, err)
+	}
+	n := binary.BigEndian.Uint64(head[1:])
+	if n > maxAnswer {
+		return nil, fmt.Errorf("ask %s: an answer of %d bytes", path, n)
+	}
+	_ = c.SetDeadline(time.Now().Add(bodyWait))
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(c, payload); err != nil {
+		return nil, fmt.Errorf("ask %s: %w", path, err)
+	}
+	if head[0] != answerOK {
+		return nil, fmt.Errorf("the watcher: %s", payload)
+	}
+	snap, err := Decode(payload)
+	if err != nil {
+		return nil, err
+	}
+	if snap.root != root {
+		return nil, fmt.Errorf("ask %s: the file state of %s", path, snap.root)
+	}
+	return snap, nil
+}

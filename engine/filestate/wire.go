@@ -1,0 +1,213 @@
+package filestate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+)
+
+// The wire form of a Snapshot, as the socket carries it: the magic and version, the root and the
+// state folder, then each folder (sorted) with its entries, every number a varint:
+//
+//	"VXFS" 1 root stateDir ndirs { dir nentries { name flags mode size mtime ctime ino [link] [hash] } }
+//
+// where a string is its length then its bytes, flags say visible (1), opaque (2), a link target
+// follows (4), a hash follows (8: its 64 hex digits, which the decoder cuts from the answer as
+// they are, where 32 bytes would cost a string each).
+const (
+	wireMagic   = "VXFS"
+	wireVersion = 1
+
+	flagVisible = 1 << iota
+	flagOpaque
+	flagLink
+	flagHash
+)
+
+// errWire is a wire form that does not decode.
+var errWire = errors.New("file state: not a snapshot of this vx")
+
+// Encoded answers the snapshot's wire form, made once.
+func (s *Snapshot) Encoded() []byte {
+	s.encodeOnce.Do(func() { s.encoded = s.encode() })
+	return s.encoded
+}
+
+func (s *Snapshot) encode() []byte {
+	n := 0
+	for _, d := range s.dirs {
+		n += len(d.Entries)
+	}
+	buf := make([]byte, 0, 64+n*80)
+	buf = append(buf, wireMagic...)
+	buf = append(buf, wireVersion)
+	buf = appendString(buf, s.root)
+	buf = appendString(buf, s.stateDir)
+	dirs := make([]string, 0, len(s.dirs))
+	for dir := range s.dirs {
+		dirs = append(dirs, dir)
+	}
+	slices.Sort(dirs)
+	buf = binary.AppendUvarint(buf, uint64(len(dirs)))
+	for _, dir := range dirs {
+		d := s.dirs[dir]
+		buf = appendString(buf, dir)
+		buf = binary.AppendUvarint(buf, uint64(len(d.Entries)))
+		for i := range d.Entries {
+			buf = appendEntry(buf, &d.Entries[i])
+		}
+	}
+	return buf
+}
+
+func appendEntry(buf []byte, e *Entry) []byte {
+	var flags byte
+	if e.Visible {
+		flags |= flagVisible
+	}
+	if e.Opaque {
+		flags |= flagOpaque
+	}
+	if e.Info.Link != "" {
+		flags |= flagLink
+	}
+	if len(e.Info.Hash) == hashLen {
+		flags |= flagHash
+	}
+	buf = appendString(buf, e.Name)
+	buf = append(buf, flags)
+	buf = binary.AppendUvarint(buf, uint64(e.Info.Mode))
+	buf = binary.AppendVarint(buf, e.Info.Size)
+	buf = binary.AppendVarint(buf, e.Info.MtimeNs)
+	buf = binary.AppendVarint(buf, e.Info.CtimeNs)
+	buf = binary.AppendUvarint(buf, e.Info.Ino)
+	if flags&flagLink != 0 {
+		buf = appendString(buf, e.Info.Link)
+	}
+	if flags&flagHash != 0 {
+		buf = append(buf, e.Info.Hash...)
+	}
+	return buf
+}
+
+// hashLen is the length of a hex SHA-256.
+const hashLen = 64
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// Decode reads a snapshot's wire form.
+func Decode(data []byte) (*Snapshot, error) {
+	r := reader{buf: data, str: string(data)}
+	if len(data) < len(wireMagic)+1 || r.str[:len(wireMagic)] != wireMagic || data[len(wireMagic)] != wireVersion {
+		return nil, errWire
+	}
+	r.pos = len(wireMagic) + 1
+	root, stateDir := r.string(), r.string()
+	ndirs := r.count()
+	dirs := make(map[string]*Dir, ndirs)
+	for range ndirs {
+		dir := r.string()
+		entries := make([]Entry, r.count())
+		for i := range entries {
+			r.entry(&entries[i])
+		}
+		if r.err != nil {
+			break
+		}
+		dirs[dir] = &Dir{Entries: entries}
+	}
+	if r.err == nil && r.pos != len(data) {
+		r.err = errWire
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("decode file state: %w", r.err)
+	}
+	return NewSnapshot(root, stateDir, dirs), nil
+}
+
+// reader reads the wire form; strings are cut from one copy of it.
+type reader struct {
+	buf []byte
+	str string
+	pos int
+	err error
+}
+
+func (r *reader) entry(e *Entry) {
+	e.Name = r.string()
+	flags := r.byte()
+	e.Visible, e.Opaque = flags&flagVisible != 0, flags&flagOpaque != 0
+	e.Info.Mode = fs.FileMode(r.uvarint())
+	e.Info.Size, e.Info.MtimeNs, e.Info.CtimeNs = r.varint(), r.varint(), r.varint()
+	e.Info.Ino = r.uvarint()
+	if flags&flagLink != 0 {
+		e.Info.Link = r.string()
+	}
+	if flags&flagHash != 0 {
+		if r.pos+hashLen > len(r.buf) {
+			r.fail()
+			return
+		}
+		e.Info.Hash = r.str[r.pos : r.pos+hashLen]
+		r.pos += hashLen
+	}
+}
+
+func (r *reader) fail() {
+	if r.err == nil {
+		r.err = errWire
+	}
+	r.pos = len(r.buf)
+}
+
+func (r *reader) byte() byte {
+	if r.pos >= len(r.buf) {
+		r.fail()
+		return 0
+	}
+	b := r.buf[r.pos]
+	r.pos++
+	return b
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.buf[r.pos:])
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.pos += n
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.buf[r.pos:])
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.pos += n
+	return v
+}
+
+// count reads a length no larger than what is left to read.
+func (r *reader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.buf)-r.pos) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) string() string {
+	n := r.count()
+	s := r.str[r.pos : r.pos+n]
+	r.pos += n
+	return s
+}

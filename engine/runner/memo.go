@@ -1,0 +1,311 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/lockfile"
+	"github.com/vzn/vx/engine/pathglob"
+	"github.com/vzn/vx/engine/store"
+)
+
+// Memo keeps what a long-lived process (vx mcp, vx watch) planned last, so that its next plan
+// does again only what moved. A task's key is computed again when a folder of its file scope
+// changed in the watcher's snapshot (its project's folders, the folders its outside inputs lie
+// in, the projects it takes a digest of, the global inputs', the root's own files: the lockfile,
+// package.json) or a dependency's key moved; every key, for another workspace (an edited config)
+// or a plan without a watcher's snapshot. What the cache holds and the history's estimates are
+// read again when the index (or the CAS folder) changed. The index is held open between plans.
+// It is safe for concurrent use; a plan that cannot use it (no snapshot) leaves it as it was.
+type Memo struct {
+	mu    sync.Mutex
+	ws    *graph.Workspace
+	snap  *filestate.Snapshot
+	keys  map[string]string
+	hits  map[string]bool
+	runs  map[string][]store.CommandRun
+	state stateStamp
+	// lock is the lockfile the last plan read, reused while no file of the root changed.
+	lock  *lockfile.Lockfile
+	index *store.Store
+	// indexIno is the inode of the index file the held store opened.
+	indexIno uint64
+}
+
+// NewMemo answers an empty memo.
+func NewMemo() *Memo { return &Memo{} }
+
+// Close lets go of the index the memo held open.
+func (m *Memo) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.index == nil {
+		return nil
+	}
+	err := m.index.Close()
+	m.index = nil
+	return err
+}
+
+// stateStamp is what the state folder's stats say of the index and the CAS: any commit, any
+// checkpoint, any folder of blobs created or removed moves it.
+type stateStamp struct {
+	index, wal, cas filestate.Info
+}
+
+func stampState(dir string) stateStamp {
+	stat := func(name string) filestate.Info {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return filestate.Info{}
+		}
+		return filestate.InfoOf(fi)
+	}
+	return stateStamp{index: stat("index.db"), wal: stat("index.db-wal"), cas: stat("cas")}
+}
+
+func (s stateStamp) same(o stateStamp) bool {
+	return s.index.SameStat(o.index) && s.wal.SameStat(o.wal) && s.cas.SameStat(o.cas)
+}
+
+// memoView is one plan's reading of the memo: which keys, hits and estimates it may reuse.
+type memoView struct {
+	m *Memo
+	// keysOK says that keys may be reused at all; changed are the folders that changed since.
+	keysOK  bool
+	changed []string
+	// stateOK says that the hits and estimates may be reused.
+	stateOK bool
+	keys    map[string]string
+	hits    map[string]bool
+	lock    *lockfile.Lockfile
+	runs    map[string][]store.CommandRun
+	// queried is what this plan read of the history, each task's (none read as nil), for the
+	// next.
+	queried map[string][]store.CommandRun
+	snap    *filestate.Snapshot
+	state   stateStamp
+	ws      *graph.Workspace
+}
+
+// view reads the memo for a plan of ws over files; nil (reuse nothing, store nothing) without a
+// memo or a watcher's snapshot.
+func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
+	snap, ok := files.(*filestate.Snapshot)
+	if m == nil || !ok || snap == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := &memoView{m: m, snap: snap, ws: ws, state: stampState(ws.CacheDir), keys: m.keys, hits: m.hits, runs: m.runs}
+	if m.ws == ws && m.snap != nil {
+		v.changed = filestate.ChangedDirs(m.snap, snap)
+		v.keysOK = !containsRoot(v.changed)
+	}
+	v.stateOK = v.keysOK && m.state.same(v.state)
+	if v.keysOK {
+		v.lock = m.lock
+	}
+	return v
+}
+
+// lockfile answers the lockfile the plan may take as read, nil to read it.
+func (v *memoView) lockfile() *lockfile.Lockfile {
+	if v == nil {
+		return nil
+	}
+	return v.lock
+}
+
+func containsRoot(dirs []string) bool {
+	for _, d := range dirs {
+		if d == "." {
+			return true
+		}
+	}
+	return false
+}
+
+// store keeps a plan's keys, hits (not those of a forced plan, which looked up nothing) and
+// estimates for the next.
+func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool, lock *lockfile.Lockfile) {
+	if v == nil {
+		return
+	}
+	if lock == nil {
+		lock = v.lock
+	}
+	keys := make(map[string]string, len(nodes))
+	hitKeys := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		keys[n.task.ID] = n.key
+		if n.task.Cache {
+			hitKeys[n.key] = hits[n]
+		}
+	}
+	v.m.mu.Lock()
+	defer v.m.mu.Unlock()
+	if force {
+		hitKeys = nil
+	}
+	v.m.ws, v.m.snap, v.m.keys, v.m.hits, v.m.runs, v.m.state, v.m.lock = v.ws, v.snap, keys, hitKeys, v.queried, v.state, lock
+}
+
+// key answers the memo's key of n when nothing it is made of moved: its dependencies' keys are
+// the ones it was made with (depKeys, as computed now), and no folder of its file scope changed.
+func (v *memoView) key(n *node, depKeys map[string]string) (string, bool) {
+	if v == nil || !v.keysOK {
+		return "", false
+	}
+	k, ok := v.keys[n.task.ID]
+	if !ok {
+		return "", false
+	}
+	for id, dk := range depKeys {
+		if v.keys[id] != dk {
+			return "", false
+		}
+	}
+	if len(v.changed) == 0 {
+		return k, true
+	}
+	for _, dir := range v.scope(n) {
+		// A base may be a file (a literal input): the folder holding it changed then.
+		if touches(v.changed, dir) || slices.Contains(v.changed, path.Dir(dir)) {
+			return "", false
+		}
+	}
+	return k, true
+}
+
+// touches reports whether a changed folder lies in (or is) dir.
+func touches(changed []string, dir string) bool {
+	if dir == "." || dir == "" {
+		return len(changed) > 0
+	}
+	prefix := dir + "/"
+	for _, c := range changed {
+		if c == dir || strings.HasPrefix(c, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// scope answers the folders whose files a task's key is made of.
+func (v *memoView) scope(n *node) []string {
+	t, p := n.task, n.project
+	dirs := []string{p.Dir}
+	if !t.InputsDefault() {
+		if set, err := pathglob.NewSet(p.Dir, t.OwnInputs()); err == nil {
+			dirs = append(dirs, set.Bases()...)
+		} else {
+			return []string{"."}
+		}
+	}
+	for _, name := range append(append([]string(nil), t.Through...), t.DependencyFiles...) {
+		if q, ok := v.ws.Project(name); ok {
+			dirs = append(dirs, q.Dir)
+		}
+	}
+	if len(v.ws.GlobalInputs) > 0 {
+		set, err := pathglob.NewSet(".", v.ws.GlobalInputs)
+		if err != nil {
+			return []string{"."}
+		}
+		dirs = append(dirs, set.Bases()...)
+	}
+	return dirs
+}
+
+// hit answers the memo's cache status of key, while the index is as it was.
+func (v *memoView) hit(key string) (hit, ok bool) {
+	if v == nil || !v.stateOK {
+		return false, false
+	}
+	hit, ok = v.hits[key]
+	return hit, ok
+}
+
+// recentRuns answers the history's recent command runs of ids (a task with none absent): the
+// memo's while the index is as it was, the index's for the rest.
+func (v *memoView) recentRuns(ctx context.Context, st *store.Store, ids []string) (map[string][]store.CommandRun, error) {
+	if v == nil {
+		return st.RecentCommandRuns(ctx, ids, EstimateWindow)
+	}
+	known := v.runs
+	if !v.stateOK {
+		known = nil
+	}
+	v.queried = make(map[string][]store.CommandRun, len(ids))
+	out := make(map[string][]store.CommandRun, len(ids))
+	var missing []string
+	for _, id := range ids {
+		if runs, ok := known[id]; ok {
+			v.queried[id] = runs
+			if runs != nil {
+				out[id] = runs
+			}
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		more, err := st.RecentCommandRuns(ctx, missing, EstimateWindow)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range missing {
+			v.queried[id] = more[id] // nil: it never ran, which the next plan need not ask again
+			if runs, ok := more[id]; ok {
+				out[id] = runs
+			}
+		}
+	}
+	return out, nil
+}
+
+// openIndex answers a read-only store of the state folder dir: the memo's, opened once and again
+// when the index file was replaced, or (without a memo, or an index) one of its own, which
+// release closes.
+func (m *Memo) openIndex(ctx context.Context, dir string) (st *store.Store, release func(), err error) {
+	if m == nil {
+		st, err = store.OpenReadOnly(ctx, dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, func() { st.Close() }, nil
+	}
+	var ino uint64
+	if fi, err := os.Stat(store.IndexPath(dir)); err == nil {
+		ino = filestate.InfoOf(fi).Ino
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.index != nil && m.indexIno == ino && m.index.Dir() == dir {
+		return m.index, func() {}, nil
+	}
+	if m.index != nil {
+		m.index.Close()
+		m.index = nil
+	}
+	st, err = store.OpenReadOnly(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ino == 0 {
+		return st, func() { st.Close() }, nil
+	}
+	m.index, m.indexIno = st, ino
+	return st, func() {}, nil
+}

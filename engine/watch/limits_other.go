@@ -1,0 +1,6 @@
+//go:build !unix
+
+package watch
+
+// openFileLimit cannot tell here.
+func openFileLimit() int { return -1 }

@@ -1,0 +1,370 @@
+package watch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/engine/filestate"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// repo makes a git repository with a commit of files (path → content; a content starting with
+// "->" makes a symlink to the rest) and answers its root.
+func repo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	writeFiles(t, root, files)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "first"}} {
+		runGit(t, root, args...)
+	}
+	return root
+}
+
+func runGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=vx", "GIT_AUTHOR_EMAIL=vx@example.com",
+		"GIT_COMMITTER_NAME=vx", "GIT_COMMITTER_EMAIL=vx@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if target, ok := strings.CutPrefix(text, "->"); ok {
+			_ = os.Remove(p)
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var sample = map[string]string{
+	".gitignore":                         "dist/\n*.log\n",
+	"vx.workspace.ts":                    "export default {}\n",
+	"packages/a/package.json":            `{"name":"a"}`,
+	"packages/a/src/index.js":            "export const a = 1\n",
+	"packages/a/src/lib/deep.js":         "export const deep = 1\n",
+	"packages/a/link.js":                 "->src/index.js",
+	"packages/b/package.json":            `{"name":"b"}`,
+	"packages/b/src/index.js":            "export const b = 2\n",
+	"packages/b/node_modules/x/index.js": "module.exports = 1\n",
+}
+
+// start starts a watcher on root and waits for its first look.
+func start(t *testing.T, root string, hashed func(string) bool) *Watcher {
+	t.Helper()
+	state := filepath.Join(root, ".vx")
+	w, err := Start(Options{Root: root, StateDir: state, Hashed: hashed, Log: func(msg string) { t.Log(msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	deadline := time.Now().Add(10 * time.Second)
+	for !w.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never finished its first look")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return w
+}
+
+// snapshot answers the watcher's snapshot, failing the test when there is none.
+func snapshot(t *testing.T, w *Watcher) *filestate.Snapshot {
+	t.Helper()
+	s, err := w.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// same fails the test where the snapshot answers otherwise than a scan of the disk: what git
+// shows (everywhere and per folder; node_modules, never an input, left out), each visible file's
+// lstat and known hash, and the walks of the folders under base.
+func same(t *testing.T, root string, snap *filestate.Snapshot, walkBases ...string) {
+	t.Helper()
+	ctx := context.Background()
+	scan := filestate.NewScan(root, filepath.Join(root, ".vx"))
+	want, err := scan.Visible(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := snap.Visible(ctx, ".")
+	// A tracked file deleted from the work tree is listed by git and skipped when statted.
+	want = slices.DeleteFunc(want, func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(root, rel))
+		return err != nil || strings.Contains("/"+rel, "/node_modules/") || strings.HasSuffix(rel, "/")
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("visible files:\n got %q\nwant %q", got, want)
+	}
+	for _, dir := range []string{"packages", "packages/a", "packages/b/src"} {
+		w, _ := scan.Visible(ctx, dir)
+		w = slices.DeleteFunc(w, func(rel string) bool {
+			_, err := os.Lstat(filepath.Join(root, dir, rel))
+			return err != nil || strings.Contains("/"+rel, "/node_modules/") || strings.HasSuffix(rel, "/")
+		})
+		g, _ := snap.Visible(ctx, dir)
+		if !slices.Equal(g, w) && !(len(g) == 0 && len(w) == 0) {
+			t.Fatalf("visible files of %s:\n got %q\nwant %q", dir, g, w)
+		}
+	}
+	for _, rel := range want {
+		gi, err := snap.Lstat(rel)
+		if err != nil {
+			t.Fatalf("lstat %s: %v", rel, err)
+		}
+		wi, _ := scan.Lstat(rel)
+		g, w := filestate.InfoOf(gi), filestate.InfoOf(wi)
+		if g.Mode != w.Mode || g.Size != w.Size || g.MtimeNs != w.MtimeNs || g.Ino != w.Ino {
+			t.Fatalf("lstat %s: got %+v, want %+v", rel, g, w)
+		}
+		if g.Hash != "" {
+			var sum string
+			if w.Mode&fs.ModeSymlink != 0 {
+				target, _ := os.Readlink(filepath.Join(root, rel))
+				sum = filestate.LinkHash(target)
+			} else {
+				sum, _ = filestate.HashFile(filepath.Join(root, rel))
+			}
+			if g.Hash != sum {
+				t.Fatalf("hash of %s: got %s, want %s", rel, g.Hash, sum)
+			}
+		}
+	}
+	for _, base := range walkBases {
+		var g, w []string
+		if err := snap.WalkFiles(base, func(rel string, _ fs.FileMode) { g = append(g, rel) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := scan.WalkFiles(base, func(rel string, _ fs.FileMode) { w = append(w, rel) }); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(g)
+		slices.Sort(w)
+		if !slices.Equal(g, w) {
+			t.Fatalf("walk %s:\n got %q\nwant %q", base, g, w)
+		}
+	}
+}
+
+// TestSnapshotIsTheScan edits a repository every way a day does and checks after each edit that
+// the watcher's snapshot answers what a scan of the disk answers.
+func TestSnapshotIsTheScan(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, func(rel string) bool { return strings.Contains(rel, "/dist/") })
+	same(t, root, snapshot(t, w), ".", "packages/a", "packages/b")
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"edit a file", func() { writeFiles(t, root, map[string]string{"packages/a/src/index.js": "export const a = 2\n"}) }},
+		{"create a file", func() { writeFiles(t, root, map[string]string{"packages/a/src/new.js": "new\n"}) }},
+		{"create an ignored file", func() { writeFiles(t, root, map[string]string{"packages/a/debug.log": "x\n"}) }},
+		{"create a folder of files", func() {
+			writeFiles(t, root, map[string]string{"packages/c/src/x/y.js": "y\n", "packages/c/package.json": "{}"})
+		}},
+		{"create an ignored folder", func() {
+			writeFiles(t, root, map[string]string{"packages/a/dist/index.js": "built\n", "packages/a/dist/sub/more.js": "more\n"})
+		}},
+		{"rename over a file", func() {
+			writeFiles(t, root, map[string]string{"packages/b/src/index.js.tmp": "export const b = 3\n"})
+			mustDo(t, os.Rename(filepath.Join(root, "packages/b/src/index.js.tmp"), filepath.Join(root, "packages/b/src/index.js")))
+		}},
+		{"rename a folder", func() {
+			mustDo(t, os.Rename(filepath.Join(root, "packages/c"), filepath.Join(root, "packages/d")))
+		}},
+		{"delete a tracked file", func() { mustDo(t, os.Remove(filepath.Join(root, "packages/a/src/lib/deep.js"))) }},
+		{"delete a folder", func() { mustDo(t, os.RemoveAll(filepath.Join(root, "packages/d"))) }},
+		{"change the ignore rules", func() { writeFiles(t, root, map[string]string{".gitignore": "*.log\n"}) }},
+		{"add an ignored file to the index", func() {
+			writeFiles(t, root, map[string]string{".gitignore": "dist/\n*.log\n"})
+			runGit(t, root, "add", "-f", "packages/a/debug.log")
+		}},
+		{"retarget a symlink", func() { writeFiles(t, root, map[string]string{"packages/a/link.js": "->src/new.js"}) }},
+		{"nest a repository", func() {
+			writeFiles(t, root, map[string]string{"packages/e/inner.js": "inner\n"})
+			runGit(t, filepath.Join(root, "packages/e"), "init", "-q")
+		}},
+		{"swap a file for a folder", func() {
+			mustDo(t, os.Remove(filepath.Join(root, "packages/a/src/new.js")))
+			writeFiles(t, root, map[string]string{"packages/a/src/new.js/inside.js": "inside\n"})
+		}},
+	}
+	for _, s := range steps {
+		s.do()
+		snap := snapshot(t, w)
+		t.Run(s.name, func(t *testing.T) { same(t, root, snap, ".", "packages/a", "packages/a/dist", "packages/b") })
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSnapshotHashes checks that the watcher hashes what git shows and what the outputs may hold,
+// in the background, and nothing else.
+func TestSnapshotHashes(t *testing.T) {
+	root := repo(t, sample)
+	writeFiles(t, root, map[string]string{"packages/a/dist/out.js": "out\n", "packages/a/other.log": "log\n"})
+	w := start(t, root, func(rel string) bool { return strings.HasPrefix(rel, "packages/a/dist/") })
+	want := map[string]bool{"packages/a/src/index.js": true, "packages/a/link.js": true, "packages/a/dist/out.js": true}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snap := snapshot(t, w)
+		missing := []string{}
+		for rel := range want {
+			fi, err := snap.Lstat(rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if filestate.InfoOf(fi).Hash == "" {
+				missing = append(missing, rel)
+			}
+		}
+		if len(missing) == 0 {
+			fi, _ := snap.Lstat("packages/a/other.log")
+			if h := filestate.InfoOf(fi).Hash; h != "" {
+				t.Fatalf("an ignored file that is no output was hashed: %s", h)
+			}
+			same(t, root, snap)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never hashed: %v", missing)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEditThenAsk writes a file and asks at once: the snapshot never answers the old content.
+func TestEditThenAsk(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	p := filepath.Join(root, "packages/a/src/index.js")
+	for i := range 50 {
+		text := strings.Repeat("x", i%7) + "\n"
+		mustDo(t, os.WriteFile(p, []byte(text), 0o644))
+		fi, err := snapshot(t, w).Lstat("packages/a/src/index.js")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := filestate.InfoOf(fi)
+		if info.Size != int64(len(text)) {
+			t.Fatalf("edit %d: the snapshot says %d bytes, the file has %d", i, info.Size, len(text))
+		}
+		if sum := sha256.Sum256([]byte(text)); info.Hash != "" && info.Hash != hex.EncodeToString(sum[:]) {
+			t.Fatalf("edit %d: a stale hash %s", i, info.Hash)
+		}
+	}
+}
+
+// TestOverflowRescans makes the watcher lose events: it takes everything again, and the snapshot
+// is still the scan.
+func TestOverflowRescans(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	signal, take, cancel := w.Subscribe()
+	defer cancel()
+	// Stop the pump from hearing these, as if the queue had dropped them.
+	w.settleMu.Lock()
+	writeFiles(t, root, map[string]string{"packages/a/src/lost.js": "lost\n"})
+	time.Sleep(100 * time.Millisecond) // the pump records the event meanwhile
+	w.mu.Lock()
+	w.pending = map[string]bool{}
+	w.mu.Unlock()
+	w.settleMu.Unlock()
+	w.lost(fsnotify.ErrEventOverflow)
+	same(t, root, snapshot(t, w), ".")
+	select {
+	case <-signal:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change after the overflow")
+	}
+	if c := take(); !c.Rescan {
+		t.Fatalf("the change after an overflow: %+v, want a rescan", c)
+	}
+}
+
+// TestSubscribeSeesVisibleChanges: subscribers hear of edits to files git shows, not of ignored
+// ones.
+func TestSubscribeSeesVisibleChanges(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	signal, take, cancel := w.Subscribe()
+	defer cancel()
+	writeFiles(t, root, map[string]string{"packages/a/dist/x.js": "x\n", "packages/a/y.log": "y\n"})
+	snapshot(t, w)
+	writeFiles(t, root, map[string]string{"packages/b/src/index.js": "changed\n"})
+	var got []string
+	deadline := time.After(5 * time.Second)
+	for !slices.Contains(got, "packages/b/src/index.js") {
+		select {
+		case <-signal:
+			got = append(got, take().Paths...)
+		case <-deadline:
+			t.Fatalf("changes heard: %q", got)
+		}
+	}
+	for _, p := range got {
+		if strings.Contains(p, "dist") || strings.HasSuffix(p, ".log") {
+			t.Fatalf("an ignored file was reported: %q", got)
+		}
+	}
+}
+
+// TestOutsideGit: a workspace outside git shows every file but node_modules'.
+func TestOutsideGit(t *testing.T) {
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	writeFiles(t, root, sample)
+	w := start(t, root, nil)
+	same(t, root, snapshot(t, w), ".")
+	writeFiles(t, root, map[string]string{"packages/a/dist/new.js": "new\n"})
+	same(t, root, snapshot(t, w), ".")
+}
+
+// TestStateFolderAppears: a state folder made after the watcher started (the first vx run of a
+// workspace) is an entry of the root the snapshot answers from disk, never watched.
+func TestStateFolderAppears(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	writeFiles(t, root, map[string]string{".vx/index.db": "x", ".vx/cas/ab/cd": "blob"})
+	snap := snapshot(t, w)
+	fi, err := snap.Lstat(".vx/index.db")
+	if err != nil || fi.Size() != 1 {
+		t.Fatalf("a file of the state folder: %v %v", fi, err)
+	}
+	same(t, root, snap, ".")
+}

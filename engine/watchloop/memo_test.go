@@ -1,0 +1,152 @@
+package watchloop
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/watch"
+	"github.com/vzn/vx/engine/workspace"
+	"github.com/vzn/vx/internal/testkit"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// memoWorkspace: a chain of projects, a task with an input outside its project, a global input.
+var memoWorkspace = map[string]string{
+	"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  globalInputs: ['tools/version.txt'],
+  tasks: {
+    build: { command: 'mkdir -p dist && cat src/*.js > dist/out.js', dependsOn: ['^build'], inputs: ['src/**'], outputs: ['dist/**'] },
+    test: { command: 'true', dependsOn: ['build'] },
+    lint: { command: 'true', inputs: ['src/**', '//config/**'] },
+  },
+})
+`,
+	".gitignore":              "dist/\n.vx/\n",
+	"package.json":            `{"name": "root", "private": true}`,
+	"tools/version.txt":       "1\n",
+	"config/rules.json":       "{}\n",
+	"packages/a/package.json": `{"name": "a"}`,
+	"packages/a/src/a.js":     "a\n",
+	"packages/b/package.json": `{"name": "b", "dependencies": {"a": "*"}}`,
+	"packages/b/src/b.js":     "b\n",
+	"packages/b/README.md":    "b\n",
+	"packages/c/package.json": `{"name": "c", "dependencies": {"b": "*"}}`,
+	"packages/c/src/c.js":     "c\n",
+}
+
+// TestMemoNeverStale plans after every kind of edit twice — through the memo over the watcher's
+// snapshot, and by a scan with no memo — and requires the same keys and cache statuses.
+func TestMemoNeverStale(t *testing.T) {
+	root := testkit.TempTree(t, memoWorkspace)
+	root, _ = filepath.EvalSymlinks(root)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=vx", "-c", "user.email=vx@example.com", "commit", "-q", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	loader := workspace.NewLoader(workspace.Options{Dir: root, Getenv: func(string) string { return "" }})
+	ws, err := loader.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := watch.Serve(ws.Root, ws.CacheDir, ws, func(msg string) { t.Log(msg) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if err := svc.Watcher().WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	memo := runner.NewMemo()
+	defer memo.Close()
+	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test", "lint"}}, Getenv: func(string) string { return "" }}
+	compare := func(step string) {
+		t.Helper()
+		ws, err := loader.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := svc.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withMemo := req
+		withMemo.Files, withMemo.Memo = snap, memo
+		got, err := runner.PlanDocument(ctx, ws, withMemo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := runner.PlanDocument(ctx, ws, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want.Tasks {
+			g := got.Tasks[i]
+			if g.TaskID != w.TaskID || g.Hash != w.Hash || g.Cache != w.Cache {
+				t.Fatalf("%s: %s planned %s %s through the memo, %s %s by a scan", step, w.TaskID, g.Hash[:12], g.Cache, w.Hash[:12], w.Cache)
+			}
+		}
+	}
+	run := func() {
+		t.Helper()
+		opts, err := runner.Prepare(ctx, ws, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
+			t.Fatalf("run: %v %+v", err, sum)
+		}
+	}
+	write := func(rel, text string) { testkit.WriteTree(t, root, map[string]string{rel: text}) }
+	compare("first plan")
+	compare("nothing changed")
+	run()
+	compare("after a run (hits)")
+	for _, step := range []struct {
+		name string
+		do   func()
+	}{
+		{"a source edit", func() { write("packages/b/src/b.js", "b2\n") }},
+		{"a new source file", func() { write("packages/a/src/more.js", "more\n") }},
+		{"a file outside the inputs", func() { write("packages/b/README.md", "b2\n") }},
+		{"an outside input", func() { write("config/rules.json", `{"x": 1}`) }},
+		{"a global input", func() { write("tools/version.txt", "2\n") }},
+		{"a root file", func() { write("package.json", `{"name": "root", "private": true, "x": 1}`) }},
+		{"an ignored output", func() { write("packages/c/dist/out.js", "stale\n") }},
+		{"a deleted source", func() { os.Remove(filepath.Join(root, "packages/a/src/more.js")) }},
+		{"a run", run},
+		{"an edit back", func() { write("packages/b/src/b.js", "b\n") }},
+		{"an entry pruned", func() {
+			st, err := store.Open(ctx, ws.CacheDir, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			entries, err := st.Entries(ctx, store.EntryQuery{})
+			if err != nil || len(entries) == 0 {
+				t.Fatalf("entries: %v %d", err, len(entries))
+			}
+			if err := st.DeleteEntries(ctx, []string{entries[0].Hash}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		step.do()
+		time.Sleep(10 * time.Millisecond) // a stat's mtime tick, so that a scan sees the edit too
+		compare(step.name)
+	}
+}
