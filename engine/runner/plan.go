@@ -232,11 +232,24 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	memo.store(nodes, hits, o.Force, h.Lockfile())
+	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
+	cost := planTasks(plan, opts, nodes, hits, p50s)
+	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
+	plan.Totals = totalsOf(plan.Tasks)
+	if opts.KeepManifests {
+		plan.Manifests = manifests
+	}
+	return plan, nil
+}
+
+// planTasks fills plan's tasks, in dependency order, and its work; it answers the cost of each
+// task that would run, for the simulation.
+func planTasks(plan *Plan, opts PlanOptions, nodes []*node, hits map[*node]bool, p50s map[string]int64) map[*node]int64 {
 	requested := map[string]bool{}
-	for _, id := range o.Requested {
+	for _, id := range opts.Requested {
 		requested[id] = true
 	}
-	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, Tasks: make([]PlanTask, 0, len(nodes)), CriticalPath: []string{}}
+	plan.Tasks = make([]PlanTask, 0, len(nodes))
 	cost := make(map[*node]int64, len(nodes))
 	for _, n := range sortedByIndex(nodes) {
 		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: store.StatusMiss, Cacheable: n.task.Cache,
@@ -260,12 +273,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		}
 		plan.Tasks = append(plan.Tasks, pt)
 	}
-	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
-	plan.Totals = totalsOf(plan.Tasks)
-	if opts.KeepManifests {
-		plan.Manifests = manifests
-	}
-	return plan, nil
+	return cost
 }
 
 // WriteText prints the plan for people: a line a task (predicted cache status, task id, the key's
