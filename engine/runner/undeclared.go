@@ -12,6 +12,7 @@ import (
 
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -65,10 +66,12 @@ func (r *runState) checkUndeclared(ctx context.Context) {
 		return
 	}
 	var dirs []string
+	declared := map[string]*pathglob.Set{}
 	for _, p := range r.opts.Workspace.Projects {
 		dirs = append(dirs, p.Dir)
+		declared[p.Dir] = declaredOutputs(p)
 	}
-	left, err := undeclaredOutputs(ctx, r.opts.Workspace.Root, dirs, checks)
+	left, err := undeclaredOutputs(ctx, r.opts.Workspace.Root, dirs, checks, declared)
 	if err != nil {
 		return // outside a git repository: nothing to say
 	}
@@ -85,7 +88,9 @@ func (r *runState) checkUndeclared(ctx context.Context) {
 // ignored folder into one entry). dirs are every project folder of the workspace: an entry belongs
 // to the innermost one. Where two tasks of a project wrote, an entry is the one's that started
 // last before it was written.
-func undeclaredOutputs(ctx context.Context, root string, dirs []string, checks []undeclaredCheck) (map[string][]string, error) {
+// An entry that another task of its project declares as an output (the build's dist/, which its
+// test found there) is that task's, not left: declared maps each folder to its tasks' outputs.
+func undeclaredOutputs(ctx context.Context, root string, dirs []string, checks []undeclaredCheck, declared map[string]*pathglob.Set) (map[string][]string, error) {
 	byDir := map[string][]undeclaredCheck{}
 	var specs []string
 	for _, c := range checks {
@@ -112,6 +117,10 @@ func undeclaredOutputs(ctx context.Context, root string, dirs []string, checks [
 		if entry == "" || byDir[dir] == nil || first == "node_modules" || strings.HasPrefix(first, ".") && first != "." ||
 			strings.Contains("/"+rel, "/node_modules/") {
 			continue
+		}
+		if outs := declared[dir]; outs != nil && (outs.Match(strings.TrimSuffix(entry, "/")) ||
+			strings.HasSuffix(entry, "/") && outs.Match(entry+"x")) {
+			continue // another task's declared output (a folder: one that its globs reach into)
 		}
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(path.Clean(entry))))
 		if err != nil {
@@ -160,4 +169,20 @@ func undeclaredWarning(taskID string, left []string) string {
 	}
 	return fmt.Sprintf("vx: %s declares no outputs but left git-ignored %s%s: a hit restores none of them; add outputs: [%s]",
 		taskID, strings.Join(shown, ", "), more, strings.Join(globs, ", "))
+}
+
+// declaredOutputs is the set of every output the tasks of p declare; nil when none does.
+func declaredOutputs(p *graph.Project) *pathglob.Set {
+	var globs []string
+	for _, t := range p.Tasks {
+		globs = append(globs, t.Outputs...)
+	}
+	if len(globs) == 0 {
+		return nil
+	}
+	set, err := pathglob.NewSet(p.Dir, globs)
+	if err != nil {
+		return nil
+	}
+	return set
 }

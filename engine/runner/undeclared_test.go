@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vzn/vx/engine/pathglob"
 )
 
 // undeclaredRepo makes a git repository whose project folder holds an ignored dist/ and
@@ -48,7 +50,7 @@ func undeclaredRepo(t testing.TB) string {
 func TestUndeclaredOutputs(t *testing.T) {
 	dir := undeclaredRepo(t)
 	check := []undeclaredCheck{{taskID: "app#build", dir: ".", since: time.Now().Add(-time.Minute)}}
-	left, err := undeclaredOutputs(context.Background(), dir, []string{"."}, check)
+	left, err := undeclaredOutputs(context.Background(), dir, []string{"."}, check, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestUndeclaredOutputs(t *testing.T) {
 		t.Errorf("warning: %q", w)
 	}
 	check[0].since = time.Now().Add(time.Minute)
-	if left, _ := undeclaredOutputs(context.Background(), dir, []string{"."}, check); len(left) != 0 {
+	if left, _ := undeclaredOutputs(context.Background(), dir, []string{"."}, check, nil); len(left) != 0 {
 		t.Errorf("files older than the run named: %q", left)
 	}
 }
@@ -92,7 +94,7 @@ func TestUndeclaredOutputsOfSeveralTasks(t *testing.T) {
 		{taskID: "app#test", dir: "packages/app", since: now.Add(-20 * time.Minute)},
 		{taskID: "lib#build", dir: "packages/lib", since: now.Add(-time.Minute)},
 	}
-	left, err := undeclaredOutputs(context.Background(), dir, dirs, checks)
+	left, err := undeclaredOutputs(context.Background(), dir, dirs, checks, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +111,20 @@ func TestUndeclaredOutputsOfSeveralTasks(t *testing.T) {
 	if len(left["app#build"]) != 0 {
 		t.Errorf("app#build, which started before app#test, left %q", left["app#build"])
 	}
+
+	// A folder another task of the project declares as its output is that task's: a test that
+	// runs right after the build (within the clock's slack) did not leave the build's dist/.
+	lib, err := pathglob.NewSet("packages/lib", []string{"dist/**"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err = undeclaredOutputs(context.Background(), dir, dirs, checks, map[string]*pathglob.Set{"packages/lib": lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left["lib#build"]) != 0 || !slices.Equal(left["app#test"], want["app#test"]) {
+		t.Errorf("with lib's dist/** declared by another task: lib %q, app %q", left["lib#build"], left["app#test"])
+	}
 }
 
 // BenchmarkUndeclaredCheck measures the check a run pays for its misses of tasks without outputs
@@ -119,7 +135,7 @@ func BenchmarkUndeclaredCheck(b *testing.B) {
 	check := []undeclaredCheck{{taskID: "app#build", dir: ".", since: time.Now().Add(-time.Minute)}}
 	b.Run("check", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := undeclaredOutputs(context.Background(), dir, []string{"."}, check); err != nil {
+			if _, err := undeclaredOutputs(context.Background(), dir, []string{"."}, check, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
