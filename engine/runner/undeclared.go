@@ -106,21 +106,9 @@ func undeclaredOutputs(ctx context.Context, root string, dirs []string, checks [
 	left := map[string][]string{}
 	for _, entry := range strings.Split(strings.TrimSpace(text), "\n") {
 		dir := innermost(dirs, strings.TrimSuffix(entry, "/"))
-		rel := entry
-		if dir != "." {
-			rel = strings.TrimPrefix(entry, dir+"/")
-		}
-		if rel == "" || rel == "/" {
-			continue // the project folder itself, none of its files tracked
-		}
-		first, _, _ := strings.Cut(strings.TrimSuffix(rel, "/"), "/")
-		if entry == "" || byDir[dir] == nil || first == "node_modules" || strings.HasPrefix(first, ".") && first != "." ||
-			strings.Contains("/"+rel, "/node_modules/") {
+		rel, ok := leftEntry(entry, dir, declared[dir])
+		if !ok || byDir[dir] == nil {
 			continue
-		}
-		if outs := declared[dir]; outs != nil && (outs.Match(strings.TrimSuffix(entry, "/")) ||
-			strings.HasSuffix(entry, "/") && outs.Match(entry+"x")) {
-			continue // another task's declared output (a folder: one that its globs reach into)
 		}
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(path.Clean(entry))))
 		if err != nil {
@@ -137,6 +125,27 @@ func undeclaredOutputs(ctx context.Context, root string, dirs []string, checks [
 		}
 	}
 	return left, nil
+}
+
+// leftEntry answers an ignored entry of git's relative to its project folder dir, and whether a
+// task may have left it: not the folder itself, nothing in node_modules or a dot folder, nothing
+// another task of the project declares as its output (outs; a folder: one its globs reach into).
+func leftEntry(entry, dir string, outs *pathglob.Set) (string, bool) {
+	rel := entry
+	if dir != "." {
+		rel = strings.TrimPrefix(entry, dir+"/")
+	}
+	if entry == "" || rel == "" || rel == "/" {
+		return "", false // the project folder itself, none of its files tracked
+	}
+	first, _, _ := strings.Cut(strings.TrimSuffix(rel, "/"), "/")
+	if first == "node_modules" || strings.HasPrefix(first, ".") && first != "." || strings.Contains("/"+rel, "/node_modules/") {
+		return "", false
+	}
+	if outs != nil && (outs.Match(strings.TrimSuffix(entry, "/")) || strings.HasSuffix(entry, "/") && outs.Match(entry+"x")) {
+		return "", false
+	}
+	return rel, true
 }
 
 // innermost answers the folder of dirs (root-relative, "." the root) that holds the entry rel
