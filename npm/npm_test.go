@@ -344,7 +344,7 @@ export default defineWorkspace({
     },
     test: { command: 'test -s out.txt', dependsOn: ['build'], timeout: 60000 },
     // Declared, never run here: what the sandbox allows is not this test's business.
-    dev: { command: 'sleep 1', persistent: true, cache: false, all: false, sandbox: true },
+    dev: { command: 'sleep 1', persistent: true, interruptible: true, cache: false, all: false, sandbox: true },
     e2e: { command: 'true', sandbox: { network: false, read: ['//shared/**'], write: ['out.txt'], required: false }, all: false },
   },
 })

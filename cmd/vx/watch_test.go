@@ -255,6 +255,8 @@ func TestRunAsksTheWatcher(t *testing.T) {
 	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
+	// As a client does: the server starts its watcher once the handshake goes on.
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		_, errOut := run("VX_FILE_STATE_WAIT=5s")

@@ -387,7 +387,9 @@ func (w *Workspace) Index() {
 	sort.Slice(w.Projects, func(i, j int) bool { return w.Projects[i].Name < w.Projects[j].Name })
 	w.byName = make(map[string]*Project, len(w.Projects))
 	w.tasks = map[string]*Task{}
-	w.ids = w.ids[:0]
+	// A new slice, never w.ids[:0]: a copy of a workspace (workspace.WithArgs) shares the
+	// original's array, which other calls read.
+	w.ids = nil
 	for _, p := range w.Projects {
 		w.byName[p.Name] = p
 		for _, t := range p.Tasks {
