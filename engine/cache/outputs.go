@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
 )
@@ -125,7 +125,6 @@ func (o *outputSet) list() ([]string, error) {
 // allow, never descending through a symlink, into .git or into the state folder. A base that is
 // missing, or is not a folder, holds nothing.
 func (o *outputSet) walk(base string, found map[string]bool) error {
-	start := filepath.Join(o.root, filepath.FromSlash(base))
 	fi, err := o.lstat(base)
 	if err != nil {
 		return nil
@@ -137,36 +136,19 @@ func (o *outputSet) walk(base string, found map[string]bool) error {
 		}
 		return nil
 	}
-	if o.tree != nil {
-		return o.tree.WalkFiles(base, func(rel string, _ fs.FileMode) {
-			if o.allowed(rel) {
-				found[rel] = true
-			}
-		})
-	}
-	return filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while walked
-			}
-			return err
-		}
-		tail := filepath.ToSlash(abs[len(start):]) // "" or "/sub/file"
-		rel := base + tail
-		if base == "." {
-			rel = strings.TrimPrefix(tail, "/")
-		}
-		if d.IsDir() {
-			if abs != start && (rel == ".git" || (o.stateRel != "" && rel == o.stateRel)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) && o.allowed(rel) {
+	add := func(rel string, _ fs.FileMode) {
+		if o.allowed(rel) {
 			found[rel] = true
 		}
-		return nil
-	})
+	}
+	if o.tree != nil {
+		return o.tree.WalkFiles(base, add)
+	}
+	stateDir := ""
+	if o.stateRel != "" {
+		stateDir = filepath.Join(o.root, filepath.FromSlash(o.stateRel))
+	}
+	return filestate.WalkDisk(o.root, stateDir, base, add)
 }
 
 // linkAllowed reports whether a symlink at rootRel with target points inside the task's declared

@@ -58,13 +58,13 @@ func (s *Scan) Lstat(rel string) (fs.FileInfo, error) { return os.Lstat(s.abs(re
 
 // WalkFiles walks the folder base on disk.
 func (s *Scan) WalkFiles(base string, fn func(rel string, mode fs.FileMode)) error {
-	return walkDisk(s.root, s.stateDir, base, fn)
+	return WalkDisk(s.root, s.stateDir, base, fn)
 }
 
-// walkDisk calls fn with each file and symlink under the root-relative folder base of root, never
-// descending through a symlink, into the root's .git or into stateDir. A base that is missing
-// holds nothing.
-func walkDisk(root, stateDir, base string, fn func(rel string, mode fs.FileMode)) error {
+// WalkDisk calls fn with each file and symlink under the root-relative folder base of root, never
+// descending through a symlink, into the root's .git or into stateDir (absolute; "" for none). A
+// base that is missing holds nothing.
+func WalkDisk(root, stateDir, base string, fn func(rel string, mode fs.FileMode)) error {
 	start := filepath.Join(root, filepath.FromSlash(base))
 	err := filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil {
