@@ -190,7 +190,11 @@ func (cn *conn) run(c *call) {
 	if started {
 		var result any
 		result, err = cn.invoke(c)
-		if err == nil {
+		if se, ok := result.(selfEncoding); ok && err == nil {
+			reply = cn.buffers.Get(se.size() + 64)
+			reply = append(se.appendJSON(appendResultHead(reply, c.id)), '}')
+			se.done(&cn.buffers)
+		} else if err == nil {
 			if js, merr := json.Marshal(result); merr != nil {
 				err = fmt.Errorf("%w: encoding the result: %v", ErrInternal, merr)
 			} else {

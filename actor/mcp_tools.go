@@ -85,7 +85,7 @@ func (m *session) callTool(c *call) (any, error) {
 	if !c.enterTool(readOnly(t)) {
 		return nil, context.Cause(c.ctx) // cancelled: never answered
 	}
-	js, err := t.Call(c.ctx, &tool.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision})
+	js, err := t.Call(c.ctx, &tool.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision, Buffers: &c.conn.buffers})
 	if errors.Is(err, tool.ErrEncoding) {
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 	}
@@ -99,10 +99,10 @@ func (m *session) callTool(c *call) (any, error) {
 			ev.Msg("mcp tool failed")
 		}
 		res.IsError = true
-		res.Content = []textContent{{Type: "text", Text: m.mask(err.Error())}}
+		res.Text = []byte(m.mask(err.Error()))
 		return res, nil
 	}
-	res.Content = []textContent{{Type: "text", Text: string(js)}}
+	res.Text = js
 	if hasStructured(c.revision) && (firstByte(js) == '{' || isStateless(c.revision)) {
 		res.StructuredContent = js
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/internal/jsonquote"
 )
 
 // The MCP revisions the server speaks.
@@ -210,16 +211,59 @@ func decodeCursor(cursor string) (string, bool) {
 	return string(b), err == nil && len(b) > 0
 }
 
-type textContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+// callToolResult is a tools/call result: one text content, the tool's answer as JSON text or
+// an error's message, and the answer again as structuredContent where the revision has it.
+type callToolResult struct {
+	// Text is the text content's text.
+	Text []byte
+	// StructuredContent is the answer, compact JSON as tool.Call answers it.
+	StructuredContent json.RawMessage
+	IsError           bool
+	stateless
 }
 
-type callToolResult struct {
-	Content           []textContent   `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	stateless
+// appendJSON appends r's JSON: {"content":[{"type":"text","text":…}], then structuredContent,
+// isError and the stateless fields when set. It is written here rather than by json.Marshal,
+// which would compact (read through) the answer once more and quote the text through its table:
+// a page of a long log is 40 kB, twice over (see package jsonquote).
+func (r callToolResult) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"content":[{"type":"text","text":`...)
+	dst = jsonquote.Append(dst, r.Text)
+	dst = append(dst, "}]"...)
+	if len(r.StructuredContent) > 0 {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = append(dst, r.StructuredContent...)
+	}
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if st, err := json.Marshal(r.stateless); err == nil && len(st) > 2 {
+		dst = append(dst, ',')
+		dst = append(dst, st[1:len(st)-1]...)
+	}
+	return append(dst, '}')
+}
+
+// size is about how many bytes appendJSON writes: the text quoted (mostly one byte a byte) and
+// the structured content.
+func (r callToolResult) size() int {
+	return len(r.Text) + len(r.Text)/8 + len(r.StructuredContent) + 256
+}
+
+// done gives the tool's answer back to buffers, once appendJSON wrote it into the reply.
+func (r callToolResult) done(buffers *tool.Buffers) {
+	if !r.IsError {
+		buffers.Put(r.Text)
+	}
+}
+
+// selfEncoding is a result that writes its own JSON (see callToolResult.appendJSON).
+type selfEncoding interface {
+	appendJSON(dst []byte) []byte
+	// size is about how long its JSON is.
+	size() int
+	// done releases what the result holds once its JSON is written.
+	done(buffers *tool.Buffers)
 }
 
 type progressParams struct {

@@ -107,6 +107,9 @@ type conn struct {
 	work    *queue[*call]  // calls for the pool, in arrival order
 	replies *queue[outMsg] // lines for the writer, in the order they must go out
 
+	// buffers keeps large answers' and replies' byte slices for the next ones (tool.Buffers).
+	buffers tool.Buffers
+
 	mu sync.Mutex
 	st state // guarded by mu; changed only inside update
 }

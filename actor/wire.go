@@ -132,11 +132,16 @@ var nullID = json.RawMessage("null")
 
 // appendResult appends the reply {"jsonrpc":"2.0","id":id,"result":result}.
 func appendResult(dst []byte, id, result json.RawMessage) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, orNull(id)...)
-	dst = append(dst, `,"result":`...)
+	dst = appendResultHead(dst, id)
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// appendResultHead appends a reply up to its result: {"jsonrpc":"2.0","id":id,"result":
+func appendResultHead(dst []byte, id json.RawMessage) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, orNull(id)...)
+	return append(dst, `,"result":`...)
 }
 
 // appendError appends the error reply for e with id (null when nil).

@@ -59,6 +59,9 @@ func (cn *conn) writeLoop() {
 				broken = true
 				cn.brokenStream(err)
 			}
+			for _, line := range lines { // written (the bufio.Writer keeps no reference)
+				cn.buffers.Put(line)
+			}
 		}
 		if !broken {
 			if err := w.flush(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/vzn/vx/actor/tool"
@@ -15,6 +16,7 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/internal/jsonquote"
 )
 
 type getTaskLogArgs struct {
@@ -96,46 +98,113 @@ func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLo
 	}
 	page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
 	pos := history.StartLog(log, blob)
-	return withLogCursor(page, call, &pos, page.OmittedBytes)
+	return withLogCursor(page, call, logQuestion(call), page.Output, &pos, page.OmittedBytes)
 }
 
 // nextLogPage answers the page of the whole output that cursor begins: the engine reads the
-// stored log from the cursor's offset on (history.ReadLogPage), so a page costs what its own
-// bytes cost, never a scan of the whole.
+// stored log from the cursor's offset on (history.ReadStoredLogPage), so a page costs what its
+// own bytes cost, never a scan of the whole. The index is asked once per log (pagedLogs).
 func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, taskID, cursor string) (json.RawMessage, error) {
-	pos, err := decodeLogCursor(call, cursor)
+	question := logQuestion(call)
+	pos, err := decodeLogCursor(question, cursor)
 	if err != nil {
 		return nil, err
 	}
-	budget := d.budget(ctx)
-	m := d.secretsMasker()
-	return taskQuery(ctx, d, taskID, "the log of", func(st *store.Store) (json.RawMessage, error) {
-		page := &logPage{RunID: pos.RunID, TaskID: taskID, Source: new(history.LogFromFailure)}
-		page.OutputBytes = pos.Whole
-		page.Offset = new(pos.Out)
-		base, err := json.Marshal(page)
+	if err := checkTaskID("taskId", taskID); err != nil {
+		return nil, err
+	}
+	log, ok := d.pagedLogs.get(taskID, pos)
+	if !ok {
+		log, err = taskQuery(ctx, d, taskID, "the log of", func(st *store.Store) (pagedLog, error) {
+			status, source, err := history.CheckLog(ctx, st, taskID, *pos)
+			return pagedLog{status: status, source: source, cas: st.CAS()}, err
+		})
+		if errors.Is(err, history.ErrStaleLog) {
+			return nil, logCursorStale
+		}
 		if err != nil {
 			return nil, err
 		}
-		room := budget - len(base) - 64 - window.Reserve // 64: the longest status
-		for {
-			p, err := history.ReadLogPage(ctx, st, taskID, *pos, m, room)
-			if errors.Is(err, history.ErrStaleLog) {
-				return nil, logCursorStale
-			}
-			if err != nil {
-				return nil, err
-			}
-			page.Status, page.Source, page.Output = p.Status, &p.Source, p.Output
-			page.OmittedBytes = pos.Whole - len(p.Output)
-			js, err := withLogCursor(page, call, p.Next, page.OmittedBytes)
-			// JSON escapes a few characters more than the engine counts: shrink until it fits.
-			if err != nil || len(js) <= budget || room < 64 {
-				return js, err
-			}
-			room -= len(js) - budget + 16
+		d.pagedLogs.put(taskID, pos, log)
+	}
+	budget := d.budget(ctx)
+	page := &logPage{RunID: pos.RunID, TaskID: taskID, Status: log.status, Source: &log.source}
+	page.OutputBytes = pos.Whole
+	page.Offset = new(pos.Out)
+	base, err := json.Marshal(page)
+	if err != nil {
+		return nil, err
+	}
+	// The page fields after the page's own: its nextCursor is about as long as this one (a few
+	// digits more at most), and total and omitted.
+	fields := len(`,"nextCursor":"","total":,"omitted":}`) + len(logCursorText(question, pos)) + 3*20
+	room := budget - len(base) - fields - window.Reserve
+	scratch, text := call.Buffer(min(64<<10, room+4<<10)), call.Buffer(room)
+	defer func() {
+		if call.Buffers != nil {
+			call.Buffers.Put(scratch)
+			call.Buffers.Put(text)
 		}
-	})
+	}()
+	m := d.secretsMasker()
+	for {
+		p, err := history.ReadStoredLogPage(log.cas, *pos, m, room, scratch, text)
+		if errors.Is(err, history.ErrStaleLog) {
+			d.pagedLogs.forget(taskID, pos)
+			return nil, logCursorStale
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the log of %s: %w", taskID, err)
+		}
+		page.OmittedBytes = pos.Whole - len(p.Output)
+		js, err := withLogCursor(page, call, question, p.Output, p.Next, page.OmittedBytes)
+		// JSON escapes a few characters more than the engine counts: shrink until it fits.
+		if err != nil || len(js) <= budget || room < 64 {
+			return js, err
+		}
+		room -= len(js) - budget + 16
+	}
+}
+
+// pagedLogs remembers what the index said of the logs this server pages: their execution's status
+// and the log's source, and the blob store that keeps them. A recorded execution's log never
+// changes, so a page after the first asks the index no more (a 32 MiB log is 852 pages); a log
+// whose blob is gone (pruned) is forgotten and its cursors are stale. It keeps a few dozen logs.
+type pagedLogs struct {
+	mu    sync.Mutex
+	known map[pagedLogKey]pagedLog
+}
+
+type pagedLogKey struct{ taskID, runID, blob string }
+
+type pagedLog struct {
+	status store.Status
+	source string
+	cas    *store.CAS
+}
+
+const pagedLogsKept = 64
+
+func (p *pagedLogs) get(taskID string, pos *history.LogPos) (pagedLog, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	log, ok := p.known[pagedLogKey{taskID, pos.RunID, pos.Blob}]
+	return log, ok
+}
+
+func (p *pagedLogs) put(taskID string, pos *history.LogPos, log pagedLog) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.known == nil || len(p.known) >= pagedLogsKept {
+		p.known = map[pagedLogKey]pagedLog{}
+	}
+	p.known[pagedLogKey{taskID, pos.RunID, pos.Blob}] = log
+}
+
+func (p *pagedLogs) forget(taskID string, pos *history.LogPos) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.known, pagedLogKey{taskID, pos.RunID, pos.Blob})
 }
 
 // logCursorStale refuses a cursor whose log is gone.
@@ -152,38 +221,46 @@ type logCursor struct {
 	Pos *history.LogPos `json:"log"`
 }
 
-// withLogCursor answers page with the page fields: a cursor to pos (none when nil), the whole's
-// bytes as total and those not on this page as omitted.
-func withLogCursor(page *logPage, call *tool.Call, pos *history.LogPos, omitted int) (json.RawMessage, error) {
-	// One buffer, with room for the page fields: a page is some 40 kB, which a Marshal and an
-	// append would copy twice more.
-	var buf bytes.Buffer
-	buf.Grow(len(page.Output) + len(page.Output)/8 + 1024)
-	if err := json.NewEncoder(&buf).Encode(page); err != nil {
+// withLogCursor answers page, its output being output, with the page fields: a cursor to pos
+// (none when nil), the whole's bytes as total and those not on this page as omitted.
+func withLogCursor[S ~string | ~[]byte](page *logPage, call *tool.Call, question string, output S, pos *history.LogPos, omitted int) (json.RawMessage, error) {
+	// The page's fields but its output are small: marshal them without it, then write the
+	// output (some 40 kB) in its place, quoted once, into one buffer with room for it all.
+	page.Output = ""
+	small, err := json.Marshal(page)
+	if err != nil {
 		return nil, err
 	}
-	// The page fields go after the page's own, in place of its closing brace (and the encoder's
-	// newline).
-	js := bytes.TrimRight(buf.Bytes(), "\n")
-	js = js[:len(js)-1]
+	const empty = `"output":""`
+	at := bytes.Index(small, []byte(empty)) + len(empty) - 2 // the other strings' quotes are escaped
+	js := call.Buffer(len(small) + len(output) + len(output)/8 + 256)
+	js = append(js, small[:at]...)
+	js = jsonquote.Append(js, output)
+	// The page fields go after the page's own, in place of its closing brace.
+	js = append(js, small[at+2:len(small)-1]...)
 	if pos != nil {
-		c, _ := json.Marshal(logCursor{V: 1, Q: logQuestion(call), F: "log", O: []int{pos.Raw}, Pos: pos})
 		js = append(js, `,"nextCursor":"`...)
-		js = base64.RawURLEncoding.AppendEncode(js, c)
+		js = append(js, logCursorText(question, pos)...)
 		js = append(js, '"')
 	}
 	js = fmt.Appendf(js, `,"total":%d,"omitted":%d}`, page.OutputBytes, omitted)
 	return json.RawMessage(js), nil
 }
 
-// decodeLogCursor reads a cursor withLogCursor made for this question.
-func decodeLogCursor(call *tool.Call, cursor string) (*history.LogPos, error) {
+// logCursorText is the cursor to pos for question: base64url of its logCursor.
+func logCursorText(question string, pos *history.LogPos) string {
+	c, _ := json.Marshal(logCursor{V: 1, Q: question, F: "log", O: []int{pos.Raw}, Pos: pos})
+	return base64.RawURLEncoding.EncodeToString(c)
+}
+
+// decodeLogCursor reads a cursor withLogCursor made for question (logQuestion).
+func decodeLogCursor(question, cursor string) (*history.LogPos, error) {
 	var c logCursor
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || json.Unmarshal(raw, &c) != nil || c.V != 1 || c.Q == "" || c.F == "" {
 		return nil, &tool.Refusal{Msg: "argument \"cursor\" is not a cursor this server gave: pass the nextCursor of an earlier answer unchanged"}
 	}
-	if c.Q != logQuestion(call) {
+	if c.Q != question {
 		return nil, &tool.Refusal{Msg: "argument \"cursor\" belongs to another question: call again with the arguments it came from"}
 	}
 	if c.F != "log" || c.Pos == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"os"
@@ -151,6 +152,91 @@ func TestTaskLogPageReadsFromItsOffset(t *testing.T) {
 	next, _, offset := ask(map[string]any{"taskId": "app#test", "cursor": cursor})
 	if offset != len(out) || next == "" || next != log[offset:offset+len(next)] {
 		t.Fatalf("the page after it, at %d: %.80q…, want the log from %d", offset, next, len(out))
+	}
+}
+
+// A page's cursor reads the stored log only while it is still the task's log: once its blob is
+// gone (a prune) the next page is refused as stale, though an earlier page remembered the log;
+// a cursor made to name another stored blob, or another run, is refused before anything is read;
+// and the pages, with the server's buffer pool recycling every answer, still join to the whole.
+func TestTaskLogCursorIsOnlyOfItsLog(t *testing.T) {
+	log := strings.Repeat("0123456789", 20_000) // 200 KB, one line
+	e, dir := logWorkspace(t, log)
+	gt := e.getTaskLog()
+	buffers := &tool.Buffers{}
+	ask := func(args map[string]any) (map[string]any, error) {
+		t.Helper()
+		raw, _ := json.Marshal(args)
+		out, err := gt.Call(context.Background(), &tool.Call{Args: raw, Buffers: buffers})
+		if err != nil {
+			return nil, err
+		}
+		var page map[string]any
+		if err := json.Unmarshal(out, &page); err != nil {
+			t.Fatal(err)
+		}
+		buffers.Put(out)
+		return page, nil
+	}
+	first, err := ask(map[string]any{"taskId": "app#test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined strings.Builder
+	cursor := first["nextCursor"].(string)
+	for range 2 {
+		page, err := ask(map[string]any{"taskId": "app#test", "cursor": cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined.WriteString(page["output"].(string))
+		cursor = page["nextCursor"].(string)
+	}
+	if got := joined.String(); got != log[:len(got)] {
+		t.Fatalf("two pages read %.80q…, not the log's start", got)
+	}
+
+	// The cursor, changed to name another stored blob (as a tampering client could), with its
+	// question digest kept.
+	var c map[string]any
+	raw, _ := base64.RawURLEncoding.DecodeString(cursor)
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(dir, ".vx"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.CAS().Put([]byte("a blob that is no log of app#test"))
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, value := range map[string]string{"blob": other, "run": "20990101-000000-000000000"} {
+		forged := map[string]any{}
+		for k, v := range c {
+			forged[k] = v
+		}
+		pos := map[string]any{}
+		for k, v := range c["log"].(map[string]any) {
+			pos[k] = v
+		}
+		pos[field] = value
+		forged["log"] = pos
+		js, _ := json.Marshal(forged)
+		_, err := ask(map[string]any{"taskId": "app#test", "cursor": base64.RawURLEncoding.EncodeToString(js)})
+		if err == nil || !strings.Contains(err.Error(), "stale") {
+			t.Errorf("a cursor whose %s is changed: %v, want it refused as stale", field, err)
+		}
+	}
+
+	// The log's blob pruned: its remembered cursor is stale.
+	sum := sha256.Sum256([]byte(log))
+	if err := os.Remove(store.NewCAS(filepath.Join(dir, ".vx", "cas")).Path(hex.EncodeToString(sum[:]))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ask(map[string]any{"taskId": "app#test", "cursor": cursor}); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("a page of a pruned log: %v, want it refused as stale", err)
 	}
 }
 

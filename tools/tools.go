@@ -44,6 +44,8 @@ type Deps struct {
 	stateMu  sync.Mutex
 	state    *store.Reader
 	stateDir string
+	// pagedLogs is what the index said of the logs getTaskLog pages.
+	pagedLogs pagedLogs
 }
 
 // files answers the file state a call on ws plans with: the watcher's, else nil (a scan).

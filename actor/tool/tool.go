@@ -108,9 +108,11 @@ func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 	return t
 }
 
-// Call runs the tool's handler for one tools/call and answers its JSON. The host's own keys
-// (HostKeys) are removed from call.Args first, whatever their values. An error that wraps
-// ErrEncoding means the answer could not be marshalled (a programming error).
+// Call runs the tool's handler for one tools/call and answers its JSON, valid and compact (a
+// handler that writes its own must write it so: the server puts it in the reply as it is). The
+// host's own keys (HostKeys) are removed from call.Args first, whatever their values. An error
+// that wraps ErrEncoding means the answer could not be marshalled (a programming error). A caller
+// that set call.Buffers may put the answer back there once it is done with it.
 func (t Tool) Call(ctx context.Context, call *Call) (json.RawMessage, error) {
 	if t.run == nil {
 		return nil, fmt.Errorf("tool %q has no handler (build it with tool.New)", t.Name)
@@ -142,6 +144,8 @@ type Call struct {
 	// Budget answers the budget, in characters of an answer's text, that Window fits an answer
 	// to; nil means the registry's (Registry.WithBudget), else window.DefaultChars.
 	Budget func(ctx context.Context) int
+	// Buffers, when set, is the server's pool of answer buffers (see Buffer).
+	Buffers *Buffers
 
 	tool   string
 	window *windowing
@@ -152,6 +156,16 @@ type windowing struct {
 	ctx   context.Context
 	req   window.Request
 	lists []window.List
+}
+
+// Buffer answers an empty slice with room for n bytes, for a handler that writes its answer's
+// JSON itself (a json.RawMessage answer): from the server's pool when it keeps one, which takes
+// the answer back once the reply is built. The handler must not keep the slice.
+func (c *Call) Buffer(n int) []byte {
+	if c.Buffers == nil {
+		return make([]byte, 0, n)
+	}
+	return c.Buffers.Get(n)
 }
 
 // Chars answers the call's budget (see Budget).

@@ -8,12 +8,12 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/internal/jsonquote"
 )
 
 // LogPos is where a page of a task's log begins, so that a reader of the whole log page by page
@@ -41,8 +41,9 @@ type LogPage struct {
 	// Status and Source are the execution's, as Log answers them.
 	Status store.Status
 	Source string
-	// Output is the page's text; Offset where it begins in the whole output.
-	Output string
+	// Output is the page's text; Offset where it begins in the whole output. It is in the text
+	// buffer the reader passed, when it passed one, until the reader uses that again.
+	Output []byte
 	Offset int
 	// Next is where the next page begins; nil on the last page.
 	Next *LogPos
@@ -70,20 +71,43 @@ var ErrStaleLog = errors.New("the log changed since this position was given")
 // the page's bytes cost: it reads the stored log from pos.Raw, plus once per line the rest of that
 // line (to learn whether a carriage return rewrites it). The text is what Log answers of those
 // bytes: plain (logtext.Plain), masked with m after; a page never ends inside a secret.
-func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error) {
-	status, blob, source, ok, err := st.ExecutionLog(ctx, pos.RunID, taskID)
+// scratch and text, when not nil, are room the page reads the stored log into and writes its text
+// into (a server keeps them from page to page); the page's Output may be in text.
+func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos, m *mask.Masker, maxChars int, scratch, text []byte) (*LogPage, error) {
+	status, source, err := CheckLog(ctx, st, taskID, pos)
 	if err != nil {
 		return nil, err
 	}
-	if !ok || source == "" || blob != pos.Blob {
-		return nil, ErrStaleLog
+	page, err := ReadStoredLogPage(st.CAS(), pos, m, maxChars, scratch, text)
+	if page != nil {
+		page.Status, page.Source = status, source
 	}
-	f, size, err := st.CAS().Open(pos.Blob)
+	return page, err
+}
+
+// CheckLog answers the status and the log's source of taskID's execution in pos.RunID, and
+// ErrStaleLog unless pos.Blob is still its log.
+func CheckLog(ctx context.Context, st *store.Store, taskID string, pos LogPos) (store.Status, string, error) {
+	status, blob, source, ok, err := st.ExecutionLog(ctx, pos.RunID, taskID)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok || source == "" || blob != pos.Blob {
+		return "", "", ErrStaleLog
+	}
+	return status, source, nil
+}
+
+// ReadStoredLogPage is ReadLogPage of a log the index was asked already, read from cas alone:
+// for a reader that knows pos.Blob is the task's log in pos.RunID (a recorded execution's log
+// never changes). The page's Status and Source are left empty.
+func ReadStoredLogPage(cas *store.CAS, pos LogPos, m *mask.Masker, maxChars int, scratch, text []byte) (*LogPage, error) {
+	f, size, err := cas.Open(pos.Blob)
 	if errors.Is(err, store.ErrMissing) {
 		return nil, ErrStaleLog
 	}
 	if err != nil {
-		return nil, fmt.Errorf("log of %s: %w", taskID, err)
+		return nil, fmt.Errorf("log %s: %w", pos.Blob, err)
 	}
 	defer f.Close()
 	if pos.Raw < 0 || int64(pos.Raw) > size || pos.Out < 0 || pos.Out > pos.Whole {
@@ -91,12 +115,8 @@ func ReadLogPage(ctx context.Context, st *store.Store, taskID string, pos LogPos
 	}
 	// A page takes at most a byte per character: reading a little more than that at a time reads
 	// each stored byte about once.
-	r := &rawLog{f: f, size: int(size), base: pos.Raw, chunk: min(64<<10, max(maxChars, 8)+4<<10)}
-	page, err := r.page(pos, m, max(maxChars, 8))
-	if page != nil {
-		page.Status, page.Source = status, source
-	}
-	return page, err
+	r := &rawLog{f: f, size: int(size), base: pos.Raw, chunk: min(64<<10, max(maxChars, 8)+4<<10), buf: scratch[:0]}
+	return r.page(pos, m, max(maxChars, 8), text[:0])
 }
 
 // rawLog reads a stored log forward from an offset, keeping in memory only what a page still
@@ -269,16 +289,15 @@ func (r *rawLog) skipText(i int) int {
 }
 
 // page answers the page at pos.
-func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error) {
+func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int, text []byte) (*LogPage, error) {
 	i := pos.Raw
 	lineEnd := pos.LineEnd
 	if lineEnd <= i {
 		lineEnd, i = r.scanLine(i)
 	}
 	more := false
-	// The page's text, grown once (a Builder's room is not zeroed, and its String is no copy).
-	var text strings.Builder
-	text.Grow(maxChars)
+	// The page's text, grown once.
+	text = slices.Grow(text, maxChars)
 	chars := 0
 	var s plainState
 	next := LogPos{RunID: pos.RunID, Blob: pos.Blob, Whole: pos.Whole}
@@ -295,6 +314,11 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 			buf := r.buf[i-r.base:]
 			k := 0
 			for k < len(buf) && chars < maxChars-8 {
+				// Most text is bytes that stand for themselves, counted eight at a time.
+				if n := jsonquote.Verbatim(buf[k:min(len(buf), k+maxChars-8-chars)]); n > 0 {
+					k, chars = k+n, chars+n
+					continue
+				}
 				b := buf[k]
 				if b < 0x20 {
 					break
@@ -303,23 +327,23 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 				k++
 			}
 			if k > 0 {
-				appendText(&text, buf[:k])
+				text = appendText(text, buf[:k])
 				i += k
 				continue
 			}
 		}
 		if s == plainText && utf8.RuneStart(c) {
 			if stopAt < 0 && chars >= maxChars {
-				stopAt = r.secretEnd(text.String(), i, lineEnd, m)
+				stopAt = r.secretEnd(text, i, lineEnd, m)
 			}
-			if stopAt >= 0 && text.Len() >= stopAt {
+			if stopAt >= 0 && len(text) >= stopAt {
 				next.Raw, next.LineEnd, more = i, lineEnd, true
 				break
 			}
 		}
 		out, newline, _ := s.step(c)
 		if out >= 0 {
-			text.WriteByte(byte(out))
+			text = append(text, byte(out))
 			chars += jsonChars(byte(out))
 		}
 		i++
@@ -328,7 +352,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 			lineEnd, i = r.scanLine(i)
 		}
 	}
-	page := &LogPage{Output: m.String(text.String()), Offset: pos.Out}
+	page := &LogPage{Output: m.Bytes(text), Offset: pos.Out}
 	if more {
 		next.Out = pos.Out + len(page.Output)
 		page.Next = &next
@@ -338,7 +362,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int) (*LogPage, error
 
 // secretEnd answers how long text must grow, from the stored log at offset i (in plain text) on,
 // so that no secret of m is cut at its end: len(text) when none would be.
-func (r *rawLog) secretEnd(text string, i, lineEnd int, m *mask.Masker) int {
+func (r *rawLog) secretEnd(text []byte, i, lineEnd int, m *mask.Masker) int {
 	longest := m.Longest()
 	if longest == 0 {
 		return len(text)
@@ -358,7 +382,7 @@ func (r *rawLog) secretEnd(text string, i, lineEnd int, m *mask.Masker) int {
 	// The page may end k bytes on when masking the two sides apart masks as the whole does: no
 	// secret crosses the end.
 	from := max(0, len(text)-longest+1)
-	window := text[from:] + string(ahead)
+	window := string(text[from:]) + string(ahead)
 	cut := len(text) - from
 	whole := m.String(window)
 	for k := 0; k <= len(ahead); k++ {
@@ -369,16 +393,15 @@ func (r *rawLog) secretEnd(text string, i, lineEnd int, m *mask.Masker) int {
 	return len(text) + len(ahead)
 }
 
-// appendText appends a run of text bytes (none below 0x20) as logtext.Plain keeps them: DEL
-// dropped.
-func appendText(text *strings.Builder, run []byte) {
+// appendText appends to text a run of text bytes (none below 0x20) as logtext.Plain keeps them,
+// DEL dropped, and answers the text.
+func appendText(text, run []byte) []byte {
 	for {
 		k := bytes.IndexByte(run, 0x7f)
 		if k < 0 {
-			text.Write(run)
-			return
+			return append(text, run...)
 		}
-		text.Write(run[:k])
+		text = append(text, run[:k]...)
 		run = run[k+1:]
 	}
 }
@@ -392,13 +415,14 @@ var jsonWidth = func() (w [256]uint8) {
 	return w
 }()
 
-// jsonChars is how many characters a byte of plain text takes in a JSON string (as Go encodes
-// it: quote, backslash and the HTML characters escaped).
+// jsonChars is how many characters a byte of plain text takes in a JSON string, as
+// jsonquote.Append writes the page (quote, backslash and control characters escaped; a byte of a
+// multi-byte rune counts one, and a rune takes at least one).
 func jsonChars(c byte) int {
 	switch {
-	case c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r':
+	case c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f':
 		return 2
-	case c < 0x20 || c == '<' || c == '>' || c == '&':
+	case c < 0x20:
 		return 6
 	}
 	return 1

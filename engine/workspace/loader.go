@@ -82,8 +82,14 @@ func stampOf(path string) stamp {
 	return s
 }
 
-// NewLoader returns a Loader for the workspace found from opts.Dir.
-func NewLoader(opts Options) *Loader { return &Loader{opts: opts} }
+// NewLoader returns a Loader for the workspace found from opts.Dir. A relative Dir is made
+// absolute now, once: a server's every Load finds the root from it.
+func NewLoader(opts Options) *Loader {
+	if abs, err := filepath.Abs(opts.Dir); err == nil {
+		opts.Dir = abs
+	}
+	return &Loader{opts: opts}
+}
 
 // Root returns the workspace root.
 func (l *Loader) Root() (string, error) { return FindRoot(l.opts.Dir) }
@@ -154,11 +160,30 @@ func maskError(err error, m *mask.Masker) error {
 	return errors.New(m.String(err.Error()))
 }
 
-// unchanged reports whether every watched file and folder stats as it did.
+// unchanged reports whether every watched file and folder stats as it did. A racy stamp that
+// still matches, checked once its change is older than racyWindow, is trusted from then on: a
+// later change moves the stat, so its content need not be hashed at every Load again (an MCP
+// server asks before every answer). It changes c: its caller owns c (a Load, under the Loader's
+// lock, or readResolved, on the copy it decodes).
 func (c *loaded) unchanged() bool {
 	if c.broken {
 		return false
 	}
+	checked := time.Now()
+	if !c.statsMatch() {
+		return false
+	}
+	for p, s := range c.Stamps {
+		if s.Racy && checked.Sub(time.Unix(0, s.Mtime)) >= racyWindow {
+			s.Racy, s.Sum = false, [sha256.Size]byte{}
+			c.Stamps[p] = s
+		}
+	}
+	return true
+}
+
+// statsMatch reports whether every stamp matches what its path is now.
+func (c *loaded) statsMatch() bool {
 	paths := make([]string, 0, len(c.Stamps))
 	for p := range c.Stamps {
 		paths = append(paths, p)
@@ -170,7 +195,7 @@ func (c *loaded) unchanged() bool {
 		chunks, paths = append(chunks, paths[:chunk]), paths[chunk:]
 	}
 	chunks = append(chunks, paths)
-	same := iter.Map(chunks, func(ps *[]string) bool {
+	match := func(ps *[]string) bool {
 		for _, p := range *ps {
 			s := c.Stamps[p]
 			now := stampOf(p)
@@ -182,7 +207,11 @@ func (c *loaded) unchanged() bool {
 			}
 		}
 		return true
-	})
+	}
+	if len(chunks) == 1 { // a few stats: no goroutines for them
+		return match(&chunks[0])
+	}
+	same := iter.Map(chunks, match)
 	for _, ok := range same {
 		if !ok {
 			return false
