@@ -28,6 +28,7 @@ func GuardStdout() (*os.File, error) {
 	}
 	if isPipeOrSocket(fd) {
 		_ = unix.SetNonblock(fd, true)
+		growPipe(fd)
 	}
 	return os.NewFile(uintptr(fd), "mcp-replies"), nil
 }

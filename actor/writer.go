@@ -108,8 +108,14 @@ func newLineWriter(w io.Writer) *lineWriter {
 	return &lineWriter{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// writeLine writes one line: the item, or the items as a JSON array.
+// writeLine writes one line: the item, or the items as a JSON array. A line is the writer's
+// own once claimed: a single item gets its newline appended in place, so that a reply longer
+// than the buffer goes out in one write, not a write and then one of its newline.
 func (lw *lineWriter) writeLine(items [][]byte, asArray bool) error {
+	if !asArray && len(items) == 1 {
+		_, err := lw.w.Write(append(items[0], '\n'))
+		return err
+	}
 	if asArray {
 		lw.w.WriteByte('[')
 	}

@@ -19,7 +19,7 @@ func (d *Deps) budget(ctx context.Context) int {
 	if d.Loader == nil {
 		return graph.DefaultAnswerChars
 	}
-	ws, err := d.Loader.Load(ctx)
+	ws, err := d.Loader.LoadConfig(ctx)
 	if err != nil {
 		return graph.DefaultAnswerChars
 	}

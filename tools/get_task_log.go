@@ -86,7 +86,7 @@ func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLo
 	budget := d.budget(ctx)
 	// A JSON string takes at least a character per rune: a longer output cannot fit, and is not
 	// encoded whole only to learn that (32 MiB of it take a tenth of a second).
-	if blob == "" || utf8.RuneCountInString(whole) <= budget {
+	if blob == "" || len(whole) <= utf8.UTFMax*budget && utf8.RuneCountInString(whole) <= budget {
 		if js, err := json.Marshal(page); err != nil || len(js) <= budget || blob == "" {
 			return js, err
 		}
@@ -98,7 +98,7 @@ func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLo
 	}
 	page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
 	pos := history.StartLog(log, blob)
-	return withLogCursor(page, call, logQuestion(call), page.Output, &pos, page.OmittedBytes)
+	return withLogCursor(page, call, logQuestion(call), page.Output, false, &pos, page.OmittedBytes)
 }
 
 // nextLogPage answers the page of the whole output that cursor begins: the engine reads the
@@ -137,7 +137,7 @@ func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, taskID, cursor 
 	}
 	// The page fields after the page's own: its nextCursor is about as long as this one (a few
 	// digits more at most), and total and omitted.
-	fields := len(`,"nextCursor":"","total":,"omitted":}`) + len(logCursorText(question, pos)) + 3*20
+	fields := len(`,"nextCursor":"","total":,"omitted":}`) + len(cursor) + 3*20
 	room := budget - len(base) - fields - window.Reserve
 	scratch, text := call.Buffer(min(64<<10, room+4<<10)), call.Buffer(room)
 	defer func() {
@@ -157,7 +157,7 @@ func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, taskID, cursor 
 			return nil, fmt.Errorf("read the log of %s: %w", taskID, err)
 		}
 		page.OmittedBytes = pos.Whole - len(p.Output)
-		js, err := withLogCursor(page, call, question, p.Output, p.Next, page.OmittedBytes)
+		js, err := withLogCursor(page, call, question, p.Output, p.Verbatim, p.Next, page.OmittedBytes)
 		// JSON escapes a few characters more than the engine counts: shrink until it fits.
 		if err != nil || len(js) <= budget || room < 64 {
 			return js, err
@@ -221,9 +221,10 @@ type logCursor struct {
 	Pos *history.LogPos `json:"log"`
 }
 
-// withLogCursor answers page, its output being output, with the page fields: a cursor to pos
-// (none when nil), the whole's bytes as total and those not on this page as omitted.
-func withLogCursor[S ~string | ~[]byte](page *logPage, call *tool.Call, question string, output S, pos *history.LogPos, omitted int) (json.RawMessage, error) {
+// withLogCursor answers page, its output being output (verbatim: known to need no escape), with
+// the page fields: a cursor to pos (none when nil), the whole's bytes as total and those not on
+// this page as omitted.
+func withLogCursor[S ~string | ~[]byte](page *logPage, call *tool.Call, question string, output S, verbatim bool, pos *history.LogPos, omitted int) (json.RawMessage, error) {
 	// The page's fields but its output are small: marshal them without it, then write the
 	// output (some 40 kB) in its place, quoted once, into one buffer with room for it all.
 	page.Output = ""
@@ -235,7 +236,11 @@ func withLogCursor[S ~string | ~[]byte](page *logPage, call *tool.Call, question
 	at := bytes.Index(small, []byte(empty)) + len(empty) - 2 // the other strings' quotes are escaped
 	js := call.Buffer(len(small) + len(output) + len(output)/8 + 256)
 	js = append(js, small[:at]...)
-	js = jsonquote.Append(js, output)
+	if verbatim {
+		js = append(append(append(js, '"'), output...), '"')
+	} else {
+		js = jsonquote.Append(js, output)
+	}
 	// The page fields go after the page's own, in place of its closing brace.
 	js = append(js, small[at+2:len(small)-1]...)
 	if pos != nil {

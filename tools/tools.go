@@ -112,7 +112,7 @@ func All(deps *Deps) *tool.Registry {
 // lister hides runTasks where the workspace's mcp({ run: false }) says nothing may run. A config
 // that does not load hides nothing: each tool then answers the config's error.
 func (d *Deps) lister(ctx context.Context, all []tool.Tool) []tool.Tool {
-	ws, err := d.Loader.Load(ctx)
+	ws, err := d.Loader.LoadConfig(ctx)
 	if err == nil && ws.MCP == nil {
 		return nil
 	}

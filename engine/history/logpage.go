@@ -44,7 +44,10 @@ type LogPage struct {
 	// Output is the page's text; Offset where it begins in the whole output. It is in the text
 	// buffer the reader passed, when it passed one, until the reader uses that again.
 	Output []byte
-	Offset int
+	// Verbatim says that every byte of Output stands for itself in a JSON string (printable
+	// ASCII but quote and backslash, see jsonquote.Verbatim): its JSON is Output quoted, no scan.
+	Verbatim bool
+	Offset   int
 	// Next is where the next page begins; nil on the last page.
 	Next *LogPos
 }
@@ -278,10 +281,8 @@ func (r *rawLog) skipText(i int) int {
 			return i
 		}
 		buf := r.buf[i-r.base:]
-		for k, c := range buf {
-			if c < 0x20 {
-				return i + k
-			}
+		if k := jsonquote.Control(buf); k < len(buf) {
+			return i + k
 		}
 		i += len(buf)
 		r.drop(i)
@@ -303,7 +304,8 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int, text []byte) (*L
 	next := LogPos{RunID: pos.RunID, Blob: pos.Blob, Whole: pos.Whole}
 	// A page ends between bytes where the machine is in plain text, at a rune's first byte,
 	// once the budget is spent; then it goes on to the end of any secret it cuts.
-	stopAt := -1 // when past -1, the page ends once text holds this many bytes
+	stopAt := -1     // when past -1, the page ends once text holds this many bytes
+	escaped := false // a byte of text needs more than itself in JSON
 	for {
 		c, ok := r.at(i)
 		if !ok {
@@ -324,6 +326,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int, text []byte) (*L
 					break
 				}
 				chars += int(jsonWidth[b])
+				escaped = escaped || b != 0x7f // DEL is dropped from the text
 				k++
 			}
 			if k > 0 {
@@ -345,6 +348,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int, text []byte) (*L
 		if out >= 0 {
 			text = append(text, byte(out))
 			chars += jsonChars(byte(out))
+			escaped = escaped || !jsonquote.VerbatimByte(byte(out))
 		}
 		i++
 		if newline && i < r.size {
@@ -353,6 +357,7 @@ func (r *rawLog) page(pos LogPos, m *mask.Masker, maxChars int, text []byte) (*L
 		}
 	}
 	page := &LogPage{Output: m.Bytes(text), Offset: pos.Out}
+	page.Verbatim = !escaped && (m.Empty() || jsonquote.Verbatim(page.Output) == len(page.Output)) // a mask may write any character
 	if more {
 		next.Out = pos.Out + len(page.Output)
 		page.Next = &next

@@ -65,6 +65,9 @@ func readAllPages(t testing.TB, st *store.Store, m *mask.Masker, maxChars int) (
 		if p.Offset != b.Len() {
 			t.Fatalf("page %d says it starts at %d, the pages before it hold %d bytes", len(pages), p.Offset, b.Len())
 		}
+		if p.Verbatim && jsonquote.Verbatim(p.Output) != len(p.Output) {
+			t.Fatalf("page %d says it needs no JSON escape, but holds %q", len(pages), p.Output[jsonquote.Verbatim(p.Output):][:1])
+		}
 		pages = append(pages, string(p.Output))
 		b.Write(p.Output)
 		if p.Next == nil {

@@ -46,6 +46,9 @@ type loaded struct {
 	Root    string
 	WS      *graph.Workspace
 	Stamps  map[string]stamp
+	// ConfigFiles are the stamped files the config itself was evaluated from: the workspace's
+	// config and what it imports (see LoadConfig).
+	ConfigFiles []string
 	// SecretNames are the secrets the tasks read: their values come from the environment of
 	// each process, never from the cache.
 	SecretNames []string
@@ -97,13 +100,18 @@ func (l *Loader) Root() (string, error) { return FindRoot(l.opts.Dir) }
 // Load evaluates (or reuses) the config and returns the resolved workspace. The returned
 // workspace is shared: callers must not change it.
 func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Started at the root, discovery finds the root while its config is there, and the config is
+	// one of the stamps: a workspace whose stamps all match needs no discovery first.
+	if l.last != nil && l.last.Root == l.opts.Dir && l.last.unchanged() {
+		return l.last.WS, nil
+	}
 	root, err := FindRoot(l.opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.last != nil && l.last.Root == root && l.last.unchanged() {
+	if l.last != nil && l.last.Root == root && l.last.Root != l.opts.Dir && l.last.unchanged() {
 		return l.last.WS, nil
 	}
 	cacheDir := CacheDir(root, l.opts.getenv)
@@ -126,7 +134,8 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		}
 		return nil, maskError(err, mask.New(b.metSecrets()...))
 	}
-	watched := append(append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...), b.watched...)
+	configFiles := append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...)
+	watched := append(slices.Clone(configFiles), b.watched...)
 	sort.Strings(watched)
 	now := time.Now()
 	stamps := make(map[string]stamp, len(watched))
@@ -137,9 +146,24 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		}
 		stamps[p] = st
 	}
-	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, SecretNames: slices.Sorted(maps.Keys(b.allSecretNames(ws)))}
+	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, ConfigFiles: configFiles,
+		SecretNames: slices.Sorted(maps.Keys(b.allSecretNames(ws)))}
 	writeResolved(cacheDir, l.last)
 	return ws, nil
+}
+
+// LoadConfig is Load for an answer that only the workspace's config decides (its mcp() options:
+// the tools listed, the answer budget): while the config file and what it imports stat as they
+// did, the last workspace, whatever package.json file or project folder changed since; else
+// Load. A server asks it twice a call, for one stat or a few where Load takes a few a project.
+func (l *Loader) LoadConfig(ctx context.Context) (*graph.Workspace, error) {
+	l.mu.Lock()
+	if c := l.last; c != nil && c.Root == l.opts.Dir && !c.broken && len(c.ConfigFiles) > 0 && c.statsMatch(c.ConfigFiles) {
+		l.mu.Unlock()
+		return c.WS, nil
+	}
+	l.mu.Unlock()
+	return l.Load(ctx)
 }
 
 // maskError masks secret values in a load error, keeping its kind.
@@ -170,7 +194,7 @@ func (c *loaded) unchanged() bool {
 		return false
 	}
 	checked := time.Now()
-	if !c.statsMatch() {
+	if !c.statsMatch(slices.Collect(maps.Keys(c.Stamps))) {
 		return false
 	}
 	for p, s := range c.Stamps {
@@ -182,12 +206,8 @@ func (c *loaded) unchanged() bool {
 	return true
 }
 
-// statsMatch reports whether every stamp matches what its path is now.
-func (c *loaded) statsMatch() bool {
-	paths := make([]string, 0, len(c.Stamps))
-	for p := range c.Stamps {
-		paths = append(paths, p)
-	}
+// statsMatch reports whether the stamps of paths match what they are now.
+func (c *loaded) statsMatch(paths []string) bool {
 	// A stat is a syscall: check hundreds of them in parallel, in chunks.
 	const chunk = 128
 	chunks := make([][]string, 0, len(paths)/chunk+1)
@@ -240,7 +260,7 @@ func contentSum(path string) [sha256.Size]byte {
 
 // resolvedFormat versions the kept workspace's layout beside vx's own version: bump it when a
 // field of graph.Workspace, Project or Task changes, so that no process reads an older layout.
-const resolvedFormat = "4"
+const resolvedFormat = "5"
 
 // resolvedFile is where a resolved workspace is kept between processes.
 func resolvedFile(cacheDir string) string { return filepath.Join(cacheDir, "config", "resolved.gob") }

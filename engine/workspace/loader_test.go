@@ -218,3 +218,53 @@ func TestKeptWorkspaceKeepsEveryFieldNilOrEmpty(t *testing.T) {
 	}
 	sameWorkspace(t, ws, keptRoundTrip(t, root, ws))
 }
+
+// LoadConfig answers the last workspace while the config and what it imports are unchanged,
+// though a package.json changed (a Load then evaluates again); an edit of the config, or of a
+// file it imports, is seen at once, from a kept workspace (another process's) too.
+func TestLoadConfigSeesOnlyTheConfig(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts": "import { mcp } from '@vzn/vx-mcp'\nimport { budget } from './budget'\n" +
+			"export default { projects: ['packages/*'], plugins: [mcp({ answerChars: budget })] }\n",
+		"budget.ts":               "export const budget = 20000\n",
+		"packages/a/package.json": `{"name": "a"}`,
+	})
+	if err := os.Mkdir(filepath.Join(root, ".vx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	backdate(t, root)
+	ctx := context.Background()
+	l := NewLoader(Options{Dir: root})
+	first, err := l.Load(ctx)
+	if err != nil || first.MCP.Budget() != 20000 {
+		t.Fatalf("loaded with budget %d (%v), want the imported 20000", first.MCP.Budget(), err)
+	}
+	writeTree(t, root, map[string]string{"packages/a/package.json": `{"name": "a", "scripts": {"build": "make"}}`})
+	if ws, err := l.LoadConfig(ctx); err != nil || ws != first {
+		t.Fatalf("after a package.json edit LoadConfig answered %p (%v), want the last workspace %p", ws, err, first)
+	}
+	again, err := l.Load(ctx)
+	if err != nil || again == first {
+		t.Fatalf("Load after a package.json edit answered the last workspace (%v)", err)
+	}
+	for _, edit := range []struct {
+		name, text string
+		want       int
+	}{
+		{"budget.ts", "export const budget = 30000\n", 30000},
+		{"vx.workspace.ts", "import { mcp } from '@vzn/vx-mcp'\nexport default { projects: ['packages/*'], plugins: [mcp({ answerChars: 25000 })] }\n", 25000},
+	} {
+		name := edit.name
+		writeTree(t, root, map[string]string{name: edit.text})
+		for _, loader := range []*Loader{l, NewLoader(Options{Dir: root})} {
+			ws, err := loader.LoadConfig(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ws.MCP.Budget(); got != edit.want {
+				t.Fatalf("after an edit of %s LoadConfig answered the budget %d, want %d", name, got, edit.want)
+			}
+		}
+	}
+}

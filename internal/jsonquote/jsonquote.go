@@ -14,17 +14,33 @@ const (
 )
 
 // bad8 is non-zero unless each of the eight bytes of w stands for itself in a JSON string and in
-// logtext's plain text: printable ASCII other than quote and backslash. Each test marks the high
-// bit of a byte it finds (a byte of 128 or more, one below 0x20, DEL, quote, backslash); the
-// marks are or-ed, not branched on, a page being mostly such words. It is written out in one
-// expression so that it is inlined.
+// logtext's plain text: printable ASCII other than quote and backslash. Bytes without their high
+// bit add without carrying into the next: 0x60 added sets it on a byte of 0x20 and up, 1 added on
+// DEL alone, 0x7f added on any byte but zero (of the byte xor quote, xor backslash). The marks are
+// and-ed, not branched on, a page being mostly such words; it is written out in one expression so
+// that it is inlined.
 func bad8(w uint64) uint64 {
-	del, quote, slash := w^(ones*0x7f), w^(ones*'"'), w^(ones*'\\')
-	return (w | (w-ones*0x20)&^w | (del-ones)&^del | (quote-ones)&^quote | (slash-ones)&^slash) & highs
+	printable := (w + ones*0x60) &^ (w + ones*0x01)
+	return w&highs | highs&^(printable&((w^(ones*'"'))+ones*0x7f)&((w^(ones*'\\'))+ones*0x7f))
 }
 
-// verbatim reports whether the byte c stands for itself (as bad8 tests each byte of a word).
-func verbatim(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
+// Control answers the index of b's first byte below 0x20 (a control character), len(b) when it
+// has none: a log's lines are scanned for their end eight bytes at a time.
+func Control(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := load(b[i:])
+		if (w-ones*0x20)&^w&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b) && b[i] >= 0x20; i++ {
+	}
+	return i
+}
+
+// VerbatimByte reports whether the byte c stands for itself (as bad8 tests each byte of a word).
+func VerbatimByte(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
 
 // Verbatim answers how many of b's first bytes each encode as themselves, one character, in a
 // JSON string: printable ASCII but quote, backslash and DEL.
@@ -40,7 +56,7 @@ func Verbatim[S ~string | ~[]byte](b S) int {
 			break
 		}
 	}
-	for ; i < len(b) && verbatim(b[i]); i++ {
+	for ; i < len(b) && VerbatimByte(b[i]); i++ {
 	}
 	return i
 }

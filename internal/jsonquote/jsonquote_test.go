@@ -52,9 +52,9 @@ func TestEveryByte(t *testing.T) {
 				t.Errorf("byte %#x after %d: Append = %s, want %s", c, pad, got, want)
 			}
 			n := Verbatim(s)
-			if wantN := pad + 1 + 4; n != wantN && verbatim(byte(c)) {
+			if wantN := pad + 1 + 4; n != wantN && VerbatimByte(byte(c)) {
 				t.Errorf("byte %#x after %d: Verbatim = %d, want %d", c, pad, n, wantN)
-			} else if !verbatim(byte(c)) && n != pad {
+			} else if !VerbatimByte(byte(c)) && n != pad {
 				t.Errorf("byte %#x after %d: Verbatim = %d, want %d", c, pad, n, pad)
 			}
 		}
@@ -101,4 +101,21 @@ func BenchmarkAppend40kB(b *testing.B) {
 			buf = Append(buf[:0], page)
 		}
 	})
+}
+
+// Control finds the first byte below 0x20 at every alignment, among bytes of every other value.
+func TestControl(t *testing.T) {
+	for c := range 256 {
+		for at := range 20 {
+			b := []byte(strings.Repeat("\xff a\x7f", 5))
+			b[at] = byte(c)
+			want := len(b)
+			if c < 0x20 {
+				want = at
+			}
+			if got := Control(b); got != want {
+				t.Errorf("byte %#x at %d: Control = %d, want %d", c, at, got, want)
+			}
+		}
+	}
 }
