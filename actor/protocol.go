@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -47,6 +48,11 @@ type requestMeta struct {
 // progress token (when it is a string or a number). Anything else is ignored.
 func readMeta(params json.RawMessage) (version string, progressToken json.RawMessage) {
 	if firstByte(params) != '{' {
+		return "", nil
+	}
+	// Without a backslash the key is in the bytes as it is: params with no "_meta" in them have
+	// none, and are not decoded for it (a page of a log is asked with a 300-byte cursor).
+	if bytes.IndexByte(params, '\\') < 0 && !bytes.Contains(params, []byte(`"_meta"`)) {
 		return "", nil
 	}
 	var p struct {

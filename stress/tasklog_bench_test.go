@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -64,11 +63,15 @@ func BenchmarkTaskLogThroughServer(b *testing.B) {
 	pages := 0
 	for b.Loop() {
 		for range rounds {
+			// Its output is counted as it comes, not kept: the reader costs what a pager would.
+			var out countingWriter
+			last := cmd("last", "--log", "app#build", "--full")
+			last.Stdout = &out
 			start := time.Now()
-			out, err := cmd("last", "--log", "app#build", "--full").Output()
+			err := last.Run()
 			times["last-log"] = append(times["last-log"], time.Since(start))
-			if err != nil || bytes.Count(out, []byte("x")) != 32<<20 {
-				b.Fatalf("vx last --log: %v, %d bytes", err, len(out))
+			if err != nil || out.xs != 32<<20 {
+				b.Fatalf("vx last --log: %v, %d of its bytes are the log's", err, out.xs)
 			}
 			p := startRaw(b, cmd("mcp"))
 			p.call(b, initializeLine)
@@ -91,25 +94,30 @@ func BenchmarkTaskLogThroughServer(b *testing.B) {
 // took; the pages after the first (which is the log cut in the middle) must hold the whole log,
 // as their page fields say (total less omitted is a page's own bytes).
 func readServerLogPages(b *testing.B, p *rawProc) int {
-	const key = `"nextCursor":"`
+	key := []byte(`"nextCursor":"`)
 	args := `{"taskId":"app#build"}`
 	held := 0
 	for n := 1; ; n++ {
-		reply := p.call(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getTaskLog","arguments":%s}}`, n, args))
-		// The client reads what it needs off the reply's ends, as a client that decodes only
-		// structuredContent's page fields (after its output) would: the reply is the server's cost.
+		p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"getTaskLog","arguments":%s}}`, n, args))
+		// The reply is read in place (it fits the reader's buffer) and only off its ends, as a
+		// client that copies nothing it does not keep and decodes only structuredContent's page
+		// fields (after its output): what is timed is the server.
+		reply, err := p.out.ReadSlice('\n')
+		if err != nil {
+			b.Fatalf("page %d: %v", n, err)
+		}
 		head, tail := reply[:min(len(reply), 64)], reply[max(0, len(reply)-64):]
-		if !strings.Contains(head, `"result"`) || strings.Contains(tail, `"isError":true`) {
+		if !bytes.Contains(head, []byte(`"result"`)) || bytes.Contains(tail, []byte(`"isError":true`)) {
 			b.Fatalf("page %d: %.400s", n, reply)
 		}
 		if n > 1 {
 			var total, omitted int
-			if _, err := fmt.Sscanf(tail[strings.LastIndex(tail, `"total"`):], `"total":%d,"omitted":%d}`, &total, &omitted); err != nil {
+			if _, err := fmt.Sscanf(string(tail[bytes.LastIndex(tail, []byte(`"total"`)):]), `"total":%d,"omitted":%d}`, &total, &omitted); err != nil {
 				b.Fatalf("page %d ends %q: %v", n, tail, err)
 			}
 			held += total - omitted
 		}
-		i := strings.LastIndex(reply, key) // structuredContent's (the text's is escaped)
+		i := bytes.LastIndex(reply, key) // structuredContent's (the text's is escaped)
 		if i < 0 {
 			if held != 32<<20 {
 				b.Fatalf("%d pages hold %d bytes, not the log's %d", n, held, 32<<20)
@@ -117,7 +125,15 @@ func readServerLogPages(b *testing.B, p *rawProc) int {
 			return n
 		}
 		rest := reply[i+len(key):]
-		cursor := rest[:strings.Index(rest, `"`)]
+		cursor := rest[:bytes.IndexByte(rest, '"')]
 		args = fmt.Sprintf(`{"taskId":"app#build","cursor":%q}`, cursor)
 	}
+}
+
+// countingWriter counts the x bytes written to it.
+type countingWriter struct{ xs int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.xs += bytes.Count(p, []byte("x"))
+	return len(p), nil
 }

@@ -36,7 +36,7 @@ func (d *Deps) getTaskLog() tool.Tool {
 		Annotations:  readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getTaskLogArgs) (json.RawMessage, error) {
 		if args.Cursor != "" {
-			return d.nextLogPage(ctx, call, args.TaskID, args.Cursor)
+			return d.nextLogPage(ctx, call, args.question(), args.TaskID, args.Cursor)
 		}
 		var blob string
 		log, err := taskQuery(ctx, d, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
@@ -49,7 +49,7 @@ func (d *Deps) getTaskLog() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
-		return d.logPage(ctx, call, log, blob)
+		return d.logPage(ctx, call, args.question(), log, blob)
 	})
 }
 
@@ -79,7 +79,7 @@ type logPage struct {
 // logPage answers log within the budget. A log that fits is answered whole. A longer one is
 // answered cut in the middle to the budget (head and tail, 1:7), with a nextCursor that pages the
 // whole output from its first byte: the pages' outputs, joined in order, are the whole output.
-func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLog, blob string) (json.RawMessage, error) {
+func (d *Deps) logPage(ctx context.Context, call *tool.Call, question string, log *history.TaskLog, blob string) (json.RawMessage, error) {
 	whole := log.Whole()
 	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
 		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
@@ -98,14 +98,13 @@ func (d *Deps) logPage(ctx context.Context, call *tool.Call, log *history.TaskLo
 	}
 	page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
 	pos := history.StartLog(log, blob)
-	return withLogCursor(page, call, logQuestion(call), page.Output, false, &pos, page.OmittedBytes)
+	return withLogCursor(page, call, question, page.Output, false, &pos, page.OmittedBytes)
 }
 
 // nextLogPage answers the page of the whole output that cursor begins: the engine reads the
 // stored log from the cursor's offset on (history.ReadStoredLogPage), so a page costs what its
 // own bytes cost, never a scan of the whole. The index is asked once per log (pagedLogs).
-func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, taskID, cursor string) (json.RawMessage, error) {
-	question := logQuestion(call)
+func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, question, taskID, cursor string) (json.RawMessage, error) {
 	pos, err := decodeLogCursor(question, cursor)
 	if err != nil {
 		return nil, err
@@ -274,13 +273,15 @@ func decodeLogCursor(question, cursor string) (*history.LogPos, error) {
 	return c.Pos, nil
 }
 
-// logQuestion is the digest of the call's question as package window makes it: the tool and its
-// arguments but the cursor, keys sorted.
-func logQuestion(call *tool.Call) string {
-	var args map[string]any
-	_ = json.Unmarshal(call.Args, &args)
-	delete(args, "cursor")
-	canon, _ := json.Marshal(args)
-	sum := sha256.Sum256(append([]byte("getTaskLog\x00"), canon...))
+// question is the digest of the call's question as package window makes it: the tool and its
+// arguments but the cursor, keys sorted. The arguments are the decoded ones (Decode refuses any
+// other key, and an empty runId), so a page need not decode the call's JSON again for it.
+func (args getTaskLogArgs) question() string {
+	canon := map[string]string{"taskId": args.TaskID}
+	if args.RunID != "" {
+		canon["runId"] = args.RunID
+	}
+	js, _ := json.Marshal(canon)
+	sum := sha256.Sum256(append([]byte("getTaskLog\x00"), js...))
 	return fmt.Sprintf("%x", sum[:8])
 }

@@ -33,7 +33,11 @@ import (
 // An error that is not a *Refusal means dst is not a pointer to a struct or uses a
 // type Decode does not support (a programming error). On error, dst may be
 // partly filled.
-func Decode(raw json.RawMessage, dst any) error {
+func Decode(raw json.RawMessage, dst any) error { return decodeArgs(raw, dst, nil) }
+
+// decodeArgs is Decode with the fields of the struct types in plan (fieldsPlan) listed once for
+// every call of a tool rather than at each.
+func decodeArgs(raw json.RawMessage, dst any, plan map[reflect.Type][]argField) error {
 	pv := reflect.ValueOf(dst)
 	if !pv.IsValid() || pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("tool.Decode: dst must be a non-nil pointer to a struct, not %T", dst)
@@ -45,7 +49,7 @@ func Decode(raw json.RawMessage, dst any) error {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return &Refusal{Msg: "arguments must be an object"}
 	}
-	d := &argDecoder{dec: json.NewDecoder(bytes.NewReader(trimmed))}
+	d := &argDecoder{dec: json.NewDecoder(bytes.NewReader(trimmed)), plan: plan}
 	d.dec.UseNumber()
 	if _, err := d.dec.Token(); err != nil { // the opening brace
 		return &Refusal{Msg: "arguments are not valid JSON"}
@@ -57,6 +61,38 @@ func Decode(raw json.RawMessage, dst any) error {
 // duplicate keys and the exact JSON type of each value are seen.
 type argDecoder struct {
 	dec *json.Decoder
+	// plan holds the fields of struct types listed ahead (nil: each is listed when met).
+	plan map[reflect.Type][]argField
+}
+
+// fieldsPlan lists the fields of t and of every struct type its fields hold (through pointers,
+// slices, arrays and maps), for decode: a tool lists its argument type's once, in New.
+func fieldsPlan(t reflect.Type) (map[reflect.Type][]argField, error) {
+	plan := map[reflect.Type][]argField{}
+	var walk func(t reflect.Type) error
+	walk = func(t reflect.Type) error {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		if _, done := plan[t]; done {
+			return nil
+		}
+		fields, err := fieldsOf(t)
+		if err != nil {
+			return err
+		}
+		plan[t] = fields
+		for _, f := range fields {
+			if err := walk(t.FieldByIndex(f.index).Type); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return plan, walk(t)
 }
 
 // programmingError marks a dst type Decode cannot decode into.
@@ -213,9 +249,12 @@ func (d *argDecoder) object(v reflect.Value, prefix string) error {
 	if v.Kind() == reflect.Map {
 		return d.mapMembers(v, prefix, false)
 	}
-	fields, err := fieldsOf(v.Type())
-	if err != nil {
-		return err
+	fields, ok := d.plan[v.Type()]
+	if !ok {
+		var err error
+		if fields, err = fieldsOf(v.Type()); err != nil {
+			return err
+		}
 	}
 	seen := make([]bool, len(fields))
 	for d.dec.More() {

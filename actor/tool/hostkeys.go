@@ -57,6 +57,11 @@ func dropHostKeys(raw json.RawMessage) json.RawMessage {
 
 // hasHostKey reports whether the object raw has a HostKeys member at its top level.
 func hasHostKey(raw json.RawMessage) bool {
+	// A key is in the bytes as it is unless an escape spells it: without a backslash, a key not
+	// among the bytes is not a member, and the object need not be decoded.
+	if bytes.IndexByte(raw, '\\') < 0 && !slices.ContainsFunc(hostKeys, func(k string) bool { return bytes.Contains(raw, []byte(k)) }) {
+		return false
+	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(raw, &members) != nil {
 		return false

@@ -24,6 +24,7 @@ func TestHostKeysNeverReachATool(t *testing.T) {
 		args, want, refusal string
 	}{
 		{typed, `{"task":"build","wait_for_previous":true}`, `{"task":"build"}`, ""},
+		{typed, `{"task":"build","wait_for_previou\u0073":true}`, `{"task":"build"}`, ""}, // spelt with an escape
 		{typed, `{"wait_for_previous":"not even a boolean","task":"x"}`, `{"task":"x"}`, ""},
 		{typed, `{"wait_for_previous":null}`, `{"task":""}`, ""},
 		{typed, `{"task":"build","bogus":1}`, "", `unknown argument "bogus"`},

@@ -92,11 +92,18 @@ func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 	if t.OutputSchema == nil && out.Kind() != reflect.Interface && out != rawMessageType {
 		t.OutputSchema = outputSchemaOf(out, t)
 	}
+	var plan map[reflect.Type][]argField
+	if in != rawMessageType {
+		var err error
+		if plan, err = fieldsPlan(in); err != nil {
+			panic(fmt.Sprintf("tool.New(%q): %v", t.Name, err))
+		}
+	}
 	t.run = func(ctx context.Context, call *Call) (json.RawMessage, error) {
 		var args In
 		if in == rawMessageType {
 			reflect.ValueOf(&args).Elem().SetBytes(call.Args)
-		} else if err := Decode(call.Args, &args); err != nil {
+		} else if err := decodeArgs(call.Args, &args, plan); err != nil {
 			return nil, err
 		}
 		answer, err := h(ctx, call, args)
