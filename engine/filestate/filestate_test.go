@@ -178,6 +178,47 @@ func TestAskDoubts(t *testing.T) {
 			t.Fatal("the asker waited on")
 		}
 	})
+	t.Run("a silent server", func(t *testing.T) {
+		// It takes the connection and says nothing: not a watcher at work, and not waited for.
+		state := shortDir(t)
+		ln, err := net.Listen("unix", SocketPath(state))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		if err := os.Chmod(SocketPath(state), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				accepted <- c
+			}
+			close(accepted)
+		}()
+		start := time.Now()
+		if _, err := Ask(context.Background(), state, "/ws", 20*time.Millisecond); err == nil || errors.Is(err, ErrNoServer) {
+			t.Fatalf("%v, want no answer in time", err)
+		}
+		if waited := time.Since(start); waited > answerWait/2 {
+			t.Fatalf("a silent server was waited for %v", waited)
+		}
+		if c, ok := <-accepted; ok {
+			c.Close()
+		}
+	})
+	t.Run("a watcher at work", func(t *testing.T) {
+		// It takes the question at once and answers after longer than the wait: the answer is
+		// waited for (a watcher that hashes an edit), within answerWait.
+		state := serve(t, "/ws", func(context.Context) (*Snapshot, error) {
+			time.Sleep(100 * time.Millisecond)
+			return sampleSnapshot("/ws"), nil
+		})
+		if _, err := Ask(context.Background(), state, "/ws", 20*time.Millisecond); err != nil {
+			t.Fatalf("a watcher at work was not waited for: %v", err)
+		}
+	})
 	t.Run("a socket others may use", func(t *testing.T) {
 		state := serve(t, "/ws", func(context.Context) (*Snapshot, error) { return sampleSnapshot("/ws"), nil })
 		if err := os.Chmod(SocketPath(state), 0o666); err != nil {

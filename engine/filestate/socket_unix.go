@@ -22,21 +22,28 @@ import (
 
 // The socket: a watcher's process listens on <state folder>/watch.sock, owner-only, while it
 // holds watch.lock beside it (so that one process serves a workspace at a time and a stale socket
-// is told from a live one). A request is one line, "VXFS1 <root>\n"; the answer is a status byte
+// is told from a live one). A request is one line, "VXFS2 <root>\n". A server that takes it says
+// so at once with one byte (answerWorking), then answers when its snapshot is made: a status byte
 // (answerOK, else answerRefused with a reason), the payload's length (8 bytes, big-endian) and the
-// payload: the snapshot's wire form, or the reason.
+// payload: the snapshot's wire form, or the reason. A refusal may come instead of answerWorking.
+// The asker gives a silent server a few milliseconds (the wait), and a working one answerWait:
+// after an edit the watcher hashes what changed and encodes its snapshot again, which can take
+// longer than the wait, and the asker would scan for ten times as long.
 const (
 	socketName   = "watch.sock"
 	lockName     = "watch.lock"
-	requestMagic = "VXFS1 "
+	requestMagic = "VXFS2 "
 
 	answerOK      = 0
 	answerRefused = 1
+	answerWorking = 2
 
 	// maxAnswer bounds the answer a client reads.
 	maxAnswer = 1 << 30
 	// bodyWait is how long the answer's payload may take to arrive once its header has.
 	bodyWait = 500 * time.Millisecond
+	// answerWait is how long a server that said answerWorking may take to answer.
+	answerWait = time.Second
 )
 
 // ErrServed says that another live process serves the workspace's socket.
@@ -189,6 +196,9 @@ func (s *Server) answer(c net.Conn) {
 		writeAnswer(c, answerRefused, []byte("this socket serves "+s.root))
 		return
 	}
+	if _, err := c.Write([]byte{answerWorking}); err != nil {
+		return
+	}
 	snap, err := s.provide(s.ctx)
 	if err != nil {
 		writeAnswer(c, answerRefused, []byte(err.Error()))
@@ -237,8 +247,17 @@ func Ask(ctx context.Context, stateDir, root string, wait time.Duration) (*Snaps
 		return nil, fmt.Errorf("ask %s: %w", path, err)
 	}
 	var head [9]byte
-	if _, err := io.ReadFull(c, head[:]); err != nil {
+	if _, err := io.ReadFull(c, head[:1]); err != nil {
 		return nil, fmt.Errorf("ask %s: no answer within %s: %w", path, wait, err)
+	}
+	if head[0] == answerWorking { // the server took the question: its answer follows
+		_ = c.SetDeadline(time.Now().Add(answerWait))
+		if _, err := io.ReadFull(c, head[:1]); err != nil {
+			return nil, fmt.Errorf("ask %s: the watcher took the question and gave no answer within %s: %w", path, answerWait, err)
+		}
+	}
+	if _, err := io.ReadFull(c, head[1:]); err != nil {
+		return nil, fmt.Errorf("ask %s: %w", path, err)
 	}
 	n := binary.BigEndian.Uint64(head[1:])
 	if n > maxAnswer {

@@ -46,8 +46,8 @@ func VerbatimByte(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c !
 // JSON string: printable ASCII but quote, backslash and DEL.
 func Verbatim[S ~string | ~[]byte](b S) int {
 	i := 0
-	for ; i+16 <= len(b); i += 16 {
-		if bad8(load(b[i:]))|bad8(load(b[i+8:])) != 0 {
+	for ; i+32 <= len(b); i += 32 {
+		if bad8(load(b[i:]))|bad8(load(b[i+8:]))|bad8(load(b[i+16:]))|bad8(load(b[i+24:])) != 0 {
 			break
 		}
 	}
