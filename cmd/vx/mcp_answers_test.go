@@ -264,3 +264,90 @@ func TestMCPRunTasksCursorContinuesInGetRunHistory(t *testing.T) {
 		t.Fatalf("the builds ran %d times, want %d: following the cursor must not run anything", strings.Count(string(log), "built"), n)
 	}
 }
+
+// A long log of every kind of byte — quotes, backslashes, the HTML characters, control
+// characters and escapes, carriage returns, multi-byte and invalid UTF-8, U+2028, a secret —
+// paged through getTaskLog by the official SDK client: each page's text is its structuredContent,
+// each validates against the tool's schema, and the pages join to what `vx last --log --full`
+// prints. (The server writes the reply itself, not through encoding/json.)
+func TestMCPLogPagesOfEveryByte(t *testing.T) {
+	t.Parallel()
+	var log strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&log, "50%%\rline %d \"q\" \\back\\ <a href='x'>&amp;</a> \x1b[31mred\x1b[0m tab\there ünï ❯ 日本 \u2028sep \xff\xfe bad token %s\r\n", i, historySecret)
+	}
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+import { mcp } from '@vzn/vx-mcp'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  plugins: [mcp()],
+  tasks: { test: { command: 'cat log.bin; exit 1', exec: { env: { TOKEN: { secret: 'DEPLOY_TOKEN' } } } } },
+})
+`,
+		"packages/app/package.json": `{"name": "app"}`,
+		"packages/app/log.bin":      log.String(),
+	})
+	vxRun(t, dir, true, "run", "test")
+	last := vxCommand(t, dir, "last", "--log", "app#test", "--full")
+	last.Env = append(last.Env, "DEPLOY_TOKEN="+historySecret)
+	want, err := last.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := mcpSession(t, dir, "DEPLOY_TOKEN="+historySecret)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema *jsonschema.Resolved
+	for _, tool := range list.Tools {
+		if tool.Name == "getTaskLog" {
+			js, _ := json.Marshal(tool.OutputSchema)
+			var s jsonschema.Schema
+			if err := json.Unmarshal(js, &s); err != nil {
+				t.Fatal(err)
+			}
+			if schema, err = s.Resolve(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var joined strings.Builder
+	args := map[string]any{"taskId": "app#test"}
+	for page := 0; ; page++ {
+		got, text, isErr := call(t, cs, "getTaskLog", args)
+		if isErr || string(compact(t, got)) != string(compact(t, []byte(text))) || strings.Contains(text, "\n") {
+			t.Fatalf("page %d: isError %v, or its text is not its structuredContent:\n%.300s\n%.300s", page, isErr, text, got)
+		}
+		var v any
+		if err := json.Unmarshal(got, &v); err != nil || schema.Validate(v) != nil {
+			t.Fatalf("page %d does not validate: %v %v", page, err, schema.Validate(v))
+		}
+		p := decode[struct {
+			Output     string `json:"output"`
+			NextCursor string `json:"nextCursor"`
+		}](t, got)
+		if strings.Contains(p.Output, historySecret) {
+			t.Fatalf("page %d shows the secret", page)
+		}
+		if page > 0 {
+			joined.WriteString(p.Output)
+		}
+		if p.NextCursor == "" {
+			if page < 2 {
+				t.Fatalf("a %d-byte log answered in %d pages", log.Len(), page+1)
+			}
+			break
+		}
+		args["cursor"] = p.NextCursor
+	}
+	// JSON carries text: each byte of invalid UTF-8 arrives as U+FFFD, as encoding/json writes it.
+	text := string([]rune(string(want)))
+	if got := joined.String(); got != strings.TrimSuffix(text, "\n") && got != text {
+		t.Fatalf("the pages join to %d bytes that differ from vx last --log --full's %d:\n got %.200q\nwant %.200q",
+			len(got), len(want), got, want)
+	}
+}

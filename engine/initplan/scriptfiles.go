@@ -9,10 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/bmatcuk/doublestar/v4"
-
-	"github.com/vzn/vx/engine/pathglob"
 )
 
 // climbingPath matches a path a command names by climbing out of its folder
@@ -69,7 +65,7 @@ func (b *builder) climbingFileInputs() {
 		for _, name := range slices.Sorted(maps.Keys(p.tasks)) {
 			t := p.tasks[name]
 			for _, rel := range named[t] {
-				if ignored[rel] || b.globalTakes(rel) {
+				if ignored[rel] || rootGlobsMatch(b.globalInputs, rel) {
 					continue
 				}
 				t.Inputs = withInput(t.Inputs, rootGlob(rel))
@@ -86,20 +82,6 @@ func (b *builder) climbingFileInputs() {
 		b.noteItem("files outside the project that a task's scripts name by a relative path became its inputs (the command reads them)",
 			fmt.Sprintf("%s (%s: %s)", rootGlob(rel), plural(len(who), "task"), shown))
 	}
-}
-
-// globalTakes reports whether a glob of globalInputs matches the root-relative file.
-func (b *builder) globalTakes(file string) bool {
-	for _, g := range b.globalInputs {
-		pg, err := pathglob.Parse(g)
-		if err != nil || pg.Negated || !pg.Root {
-			continue
-		}
-		if ok, _ := doublestar.Match(pg.Pattern, file); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // scriptChain answers the text of the package script name and of the package's scripts it runs

@@ -75,31 +75,34 @@ func (b *builder) tsconfigNotes() {
 // declaresRootFile reports whether a glob of globalInputs, or a root glob ("//…") of some task's
 // inputs, matches the root-relative file.
 func (b *builder) declaresRootFile(file string) bool {
-	matches := func(globs []string) bool {
-		for _, g := range globs {
-			pg, err := pathglob.Parse(g)
-			if err != nil || pg.Negated || !pg.Root {
-				continue
-			}
-			if ok, _ := doublestar.Match(pg.Pattern, file); ok {
-				return true
-			}
-		}
-		return false
-	}
-	if matches(b.globalInputs) {
+	if rootGlobsMatch(b.globalInputs, file) {
 		return true
 	}
 	for _, t := range b.fixed {
-		if matches(t.Inputs) {
+		if rootGlobsMatch(t.Inputs, file) {
 			return true
 		}
 	}
 	for _, p := range b.projects {
 		for _, t := range p.tasks {
-			if matches(t.Inputs) {
+			if rootGlobsMatch(t.Inputs, file) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// rootGlobsMatch reports whether one of globs that is a positive root glob matches the
+// root-relative file.
+func rootGlobsMatch(globs []string, file string) bool {
+	for _, g := range globs {
+		pg, err := pathglob.Parse(g)
+		if err != nil || pg.Negated || !pg.Root {
+			continue
+		}
+		if ok, _ := doublestar.Match(pg.Pattern, file); ok {
+			return true
 		}
 	}
 	return false

@@ -108,14 +108,8 @@ var npmRunsScript = map[string]bool{
 // needsSeparator reports whether a `--` must come between the simple command seg and args for
 // the package manager it runs to pass them on.
 func needsSeparator(seg string, args []string) bool {
-	words := strings.Fields(seg)
-	for len(words) > 0 && isAssignment(words[0]) {
-		words = words[1:]
-	}
-	if len(words) > 0 && (words[0] == "exec" || words[0] == "npx" && len(words) > 1 && isPM(words[1])) {
-		words = words[1:]
-	}
-	if len(words) < 2 || !isPM(words[0]) {
+	words, ok := managerWords(seg)
+	if !ok {
 		return false
 	}
 	has := slices.Contains(words[1:], "--")

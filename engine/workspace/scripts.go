@@ -73,19 +73,27 @@ type scriptRef struct {
 // npmLifecycle are the scripts npm runs without `run`.
 var npmLifecycle = map[string]bool{"test": true, "t": true, "start": true, "stop": true, "restart": true}
 
+// managerWords answers the words of a simple command from the package manager it runs on
+// (environment assignments, exec and npx in front of it left out), with at least one word after
+// the manager; false when it runs none.
+func managerWords(seg string) ([]string, bool) {
+	words := strings.Fields(seg)
+	for len(words) > 0 && isAssignment(words[0]) {
+		words = words[1:]
+	}
+	if len(words) > 0 && (words[0] == "exec" || words[0] == "npx" && len(words) > 1 && isPM(words[1])) {
+		words = words[1:]
+	}
+	return words, len(words) >= 2 && isPM(words[0])
+}
+
 // scriptNames finds the package scripts one command line names, segment by segment. atRoot says
 // the line runs at the workspace root (a root script's text), where every script is the root's.
 func scriptNames(command string, atRoot bool, src scriptSource) []scriptRef {
 	var refs []scriptRef
 	for _, seg := range strings.FieldsFunc(command, func(r rune) bool { return r == '&' || r == '|' || r == ';' || r == '\n' }) {
-		words := strings.Fields(seg)
-		for len(words) > 0 && isAssignment(words[0]) {
-			words = words[1:]
-		}
-		if len(words) > 0 && (words[0] == "exec" || words[0] == "npx" && len(words) > 1 && isPM(words[1])) {
-			words = words[1:]
-		}
-		if len(words) < 2 || !isPM(words[0]) {
+		words, ok := managerWords(seg)
+		if !ok {
 			continue
 		}
 		pm := words[0]
