@@ -77,12 +77,22 @@ func cutSection(s docsearch.Section, chars int) (docsearch.Section, bool) {
 // cutOutput cuts a task's plain output as logtext.CutTo does, so that its JSON string is at most
 // chars characters (JSON escapes some characters into several).
 func cutOutput(plain string, chars int) logtext.Text {
+	t, _ := cutOutputBy(func(limit int) (logtext.Text, bool) { return logtext.CutTo(plain, limit), true }, chars)
+	return t
+}
+
+// cutOutputBy is cutOutput of an output that cut cuts to a limit (logtext.CutTo, logtext.CutEnds);
+// ok is false when cut could not.
+func cutOutputBy(cut func(limit int) (logtext.Text, bool), chars int) (logtext.Text, bool) {
 	limit := chars
 	for {
-		t := logtext.CutTo(plain, max(limit, 0))
+		t, ok := cut(max(limit, 0))
+		if !ok {
+			return t, false
+		}
 		js, _ := json.Marshal(t.Output)
 		if len(js) <= chars || limit <= 0 {
-			return t
+			return t, true
 		}
 		limit = limit*chars/len(js) - 64
 	}

@@ -38,18 +38,15 @@ func (d *Deps) getTaskLog() tool.Tool {
 		if args.Cursor != "" {
 			return d.nextLogPage(ctx, call, args.question(), args.TaskID, args.Cursor)
 		}
-		var blob string
-		log, err := taskQuery(ctx, d, args.TaskID, "the log of", func(st *store.Store) (*history.TaskLog, error) {
-			log, err := history.Log(ctx, st, args.TaskID, args.RunID, d.secretsMasker())
-			if err == nil && log.Source != nil {
-				blob, err = history.LogBlob(ctx, st, log.RunID, args.TaskID)
-			}
-			return log, err
+		budget := d.budget(ctx)
+		log, err := taskQuery(ctx, d, args.TaskID, "the log of", func(st *store.Store) (*history.LogEnds, error) {
+			// A page holds less than the budget: ends of that much more than a line hold any cut.
+			return history.ReadLogEnds(ctx, st, args.TaskID, args.RunID, d.secretsMasker(), budget+4<<10)
 		})
 		if err != nil {
 			return nil, err
 		}
-		return d.logPage(ctx, call, args.question(), log, blob)
+		return d.logPage(call, args.question(), log, budget)
 	})
 }
 
@@ -78,16 +75,21 @@ type logPage struct {
 
 // logPage answers log within the budget. A log that fits is answered whole. A longer one is
 // answered cut in the middle to the budget (head and tail, 1:7), with a nextCursor that pages the
-// whole output from its first byte: the pages' outputs, joined in order, are the whole output.
-func (d *Deps) logPage(ctx context.Context, call *tool.Call, question string, log *history.TaskLog, blob string) (json.RawMessage, error) {
+// whole output from its first byte: the pages' outputs, joined in order, are the whole output. A
+// long log read by its ends only (log.Ends) is cut from them as the whole would be.
+func (d *Deps) logPage(call *tool.Call, question string, log *history.LogEnds, budget int) (json.RawMessage, error) {
 	whole := log.Whole()
 	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
 		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
-	budget := d.budget(ctx)
-	// A JSON string takes at least a character per rune: a longer output cannot fit, and is not
-	// encoded whole only to learn that (32 MiB of it take a tenth of a second).
-	if blob == "" || len(whole) <= utf8.UTFMax*budget && utf8.RuneCountInString(whole) <= budget {
-		if js, err := json.Marshal(page); err != nil || len(js) <= budget || blob == "" {
+	pos := history.StartLog(log)
+	var cut func(limit int) (logtext.Text, bool)
+	if log.Ends != nil {
+		page.OutputBytes = log.Ends.Len
+		cut = func(limit int) (logtext.Text, bool) { return logtext.CutEnds(log.Ends, limit) }
+	} else if log.Blob == "" || len(whole) <= utf8.UTFMax*budget && utf8.RuneCountInString(whole) <= budget {
+		// A JSON string takes at least a character per rune: a longer output cannot fit, and is
+		// not encoded whole only to learn that (32 MiB of it take a tenth of a second).
+		if js, err := json.Marshal(page); err != nil || len(js) <= budget || log.Blob == "" {
 			return js, err
 		}
 	}
@@ -96,8 +98,12 @@ func (d *Deps) logPage(ctx context.Context, call *tool.Call, question string, lo
 	if err != nil {
 		return nil, err
 	}
-	page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
-	pos := history.StartLog(log, blob)
+	ok := true
+	if cut == nil {
+		page.Text = cutOutput(whole, budget-len(base)-window.Reserve)
+	} else if page.Text, ok = cutOutputBy(cut, budget-len(base)-window.Reserve); !ok {
+		return nil, fmt.Errorf("the log of %s: its ends do not hold a cut to %d bytes", log.TaskID, budget)
+	}
 	return withLogCursor(page, call, question, page.Output, false, &pos, page.OmittedBytes)
 }
 

@@ -309,3 +309,82 @@ func BenchmarkTaskLog32MiBWhole(b *testing.B) {
 		}
 	}
 }
+
+// A long log that is plain text already is answered from its ends alone (its first page reads it
+// once, keeping a few dozen KiB, where it kept three copies of the whole), and that first page is
+// the one the whole answers: the same cut, lengths and line count, at line breaks and runes alike.
+// A log with escapes is read whole as before (a secret to mask too: TestLogEnds); one whose
+// stored bytes are not its hash's answers no log, as `vx last --log` does.
+func TestTaskLogFirstPageByItsEnds(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, log string
+		ends      bool
+	}{
+		{"one line", strings.Repeat("0123456789abcdef<&>", 60_000), true},
+		{"lines", strings.Repeat("a line of a test runner's output ✓\t\"quoted\"\n", 30_000), true},
+		{"runes at the cuts", strings.Repeat("é❯", 200_000), true},
+		{"short", strings.Repeat("short\n", 10_000), false},
+		{"escapes", strings.Repeat("\x1b[31mred\x1b[0m line\r\n", 50_000), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, dir := logWorkspace(t, tc.log)
+			raw, _ := json.Marshal(map[string]any{"taskId": "app#test"})
+			got, err := e.getTaskLog().Call(ctx, &tool.Call{Args: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(ctx, filepath.Join(dir, ".vx"), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			budget := e.budget(ctx)
+			byEnds, err := history.ReadLogEnds(ctx, st, "app#test", "", e.secretsMasker(), budget+4<<10)
+			if err != nil || (byEnds.Ends != nil) != tc.ends {
+				t.Fatalf("read by its ends: %v (ends %v), want %v", err, byEnds.Ends != nil, tc.ends)
+			}
+			whole, err := history.ReadLogEnds(ctx, st, "app#test", "", e.secretsMasker(), 1<<30)
+			if err != nil || whole.Ends != nil {
+				t.Fatalf("read whole: %v", err)
+			}
+			want, err := e.logPage(&tool.Call{}, getTaskLogArgs{TaskID: "app#test"}.question(), whole, budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("the first page:\n%.300s…\nwhat the whole answers:\n%.300s…", got, want)
+			}
+			if !bytes.Contains(got, []byte(`"nextCursor"`)) {
+				t.Fatalf("a long log's first page has no cursor: %.200s", got)
+			}
+		})
+	}
+
+	t.Run("a tampered log", func(t *testing.T) {
+		log := strings.Repeat("0123456789abcdef\n", 60_000)
+		e, dir := logWorkspace(t, log)
+		sum := sha256.Sum256([]byte(log))
+		path := store.NewCAS(filepath.Join(dir, ".vx", "cas")).Path(hex.EncodeToString(sum[:]))
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("#"), int64(len(log)/2)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		raw, _ := json.Marshal(map[string]any{"taskId": "app#test"})
+		got, err := e.getTaskLog().Call(ctx, &tool.Call{Args: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Source *string `json:"source"`
+			Output string  `json:"output"`
+		}
+		if err := json.Unmarshal(got, &page); err != nil || page.Source != nil || page.Output != "" {
+			t.Fatalf("a log whose bytes are not its hash's: %.200s", got)
+		}
+	})
+}

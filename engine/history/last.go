@@ -166,33 +166,45 @@ func (l *TaskLog) Whole() string { return l.whole }
 // the task): plain text (logtext.Plain), masked with m as well (it was masked when stored, and again
 // once escapes are gone, should a secret have been split by one), cut by logtext.Cut.
 func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker) (*TaskLog, error) {
-	if _, _, ok := graph.SplitTaskID(taskID); !ok {
-		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
+	e, err := logExecution(ctx, st, taskID, runID)
+	if err != nil {
+		return nil, err
 	}
-	var e store.Execution
+	return readLog(st, e, m)
+}
+
+// logExecution is the execution whose log Log answers: taskID's in runID, or in the latest run
+// that recorded it.
+func logExecution(ctx context.Context, st *store.Store, taskID, runID string) (store.Execution, error) {
+	if _, _, ok := graph.SplitTaskID(taskID); !ok {
+		return store.Execution{}, vxerr.Usagef("task id %q: want project#task", taskID)
+	}
 	if runID == "" {
 		execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: taskID, Limit: 1})
 		if err != nil {
-			return nil, err
+			return store.Execution{}, err
 		}
 		if len(execs) == 0 {
-			return nil, vxerr.Usagef("no recorded run has %s", taskID)
+			return store.Execution{}, vxerr.Usagef("no recorded run has %s", taskID)
 		}
-		e = execs[0]
-	} else {
-		id, err := ResolveRun(ctx, st, runID)
-		if err != nil {
-			return nil, err
-		}
-		ex, ok, err := st.Execution(ctx, id, taskID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, vxerr.Usagef("run %s did not record %s", id, taskID)
-		}
-		e = ex
+		return execs[0], nil
 	}
+	id, err := ResolveRun(ctx, st, runID)
+	if err != nil {
+		return store.Execution{}, err
+	}
+	e, ok, err := st.Execution(ctx, id, taskID)
+	if err != nil {
+		return store.Execution{}, err
+	}
+	if !ok {
+		return store.Execution{}, vxerr.Usagef("run %s did not record %s", id, taskID)
+	}
+	return e, nil
+}
+
+// readLog reads e's stored log whole, as Log answers it.
+func readLog(st *store.Store, e store.Execution, m *mask.Masker) (*TaskLog, error) {
 	out := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status}
 	if e.LogBlob == "" || e.LogSource == "" {
 		return out, nil
@@ -202,7 +214,7 @@ func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Mas
 		return out, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("log of %s: %w", taskID, err)
+		return nil, fmt.Errorf("log of %s: %w", e.TaskID, err)
 	}
 	src := e.LogSource
 	out.Source = &src

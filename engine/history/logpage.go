@@ -52,18 +52,13 @@ type LogPage struct {
 	Next *LogPos
 }
 
-// StartLog is the position of the first page of log, Log's answer.
-func StartLog(log *TaskLog, blob string) LogPos {
-	return LogPos{RunID: log.RunID, Blob: blob, Whole: len(log.Whole())}
-}
-
-// LogBlob answers the stored log's name of a task in a run (whole id), "" when none is kept.
-func LogBlob(ctx context.Context, st *store.Store, runID, taskID string) (string, error) {
-	e, ok, err := st.Execution(ctx, runID, taskID)
-	if err != nil || !ok || e.LogSource == "" {
-		return "", err
+// StartLog is the position of the first page of log, ReadLogEnds' answer.
+func StartLog(log *LogEnds) LogPos {
+	pos := LogPos{RunID: log.RunID, Blob: log.Blob, Whole: len(log.Whole())}
+	if log.Ends != nil {
+		pos.Whole = log.Ends.Len
 	}
-	return e.LogBlob, nil
+	return pos
 }
 
 // ErrStaleLog is a position whose log is gone or is no longer the task's log in that run.

@@ -44,15 +44,14 @@ func recordLog(t testing.TB, log string) (*store.Store, string) {
 func readAllPages(t testing.TB, st *store.Store, m *mask.Masker, maxChars int) (pages []string, whole string) {
 	t.Helper()
 	ctx := context.Background()
-	log, err := Log(ctx, st, "p#t", "", m)
+	log, err := ReadLogEnds(ctx, st, "p#t", "", m, 1<<30) // read whole
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := LogBlob(ctx, st, log.RunID, "p#t")
-	if err != nil {
-		t.Fatal(err)
+	if log.Ends != nil {
+		t.Fatalf("a log of %d bytes was read by its ends", log.Ends.Len)
 	}
-	pos := StartLog(log, blob)
+	pos := StartLog(log)
 	var b strings.Builder
 	// The same room for every page, as a server keeps it: each page's output is taken before the
 	// next page writes over it.
@@ -124,5 +123,51 @@ func TestLogPagesJoinToTheWhole(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ReadLogEnds keeps only the ends of a long plain log, exactly the whole's; a log it cannot read
+// so (escapes to remove, a secret to mask, a short one) it answers whole, as Log does.
+func TestLogEnds(t *testing.T) {
+	ctx := context.Background()
+	const keep = 80_000
+	plain := strings.Repeat("one line of output ✓\n", 20_000)
+	st, _ := recordLog(t, plain)
+	log, err := ReadLogEnds(ctx, st, "p#t", "", mask.New(), keep)
+	if err != nil || log.Ends == nil || log.Blob == "" {
+		t.Fatalf("a %d-byte plain log: %v, ends %v", len(plain), err, log.Ends)
+	}
+	e := log.Ends
+	if e.Head != plain[:keep] || e.Tail != plain[len(plain)-keep:] || e.Len != len(plain) || e.Newlines != 20_000 {
+		t.Fatalf("ends: head %d, tail %d, len %d, %d newlines", len(e.Head), len(e.Tail), e.Len, e.Newlines)
+	}
+	whole, err := Log(ctx, st, "p#t", "", mask.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.Text != whole.Text || *log.Source != *whole.Source || log.Status != whole.Status {
+		t.Fatalf("by its ends %d bytes kept of %d, whole %d of %d", len(log.Output), log.OutputBytes, len(whole.Output), whole.OutputBytes)
+	}
+	if got := StartLog(log); got.Whole != len(plain) || got.Blob != log.Blob {
+		t.Fatalf("the first position: %+v", got)
+	}
+
+	for name, tc := range map[string]struct {
+		log string
+		m   *mask.Masker
+	}{
+		"escapes":  {strings.Repeat("\x1b[1mbold\x1b[0m\n", 30_000), mask.New()},
+		"a secret": {strings.Repeat("the token s3cr3t-value leaked\n", 20_000), mask.New("s3cr3t-value")},
+		"short":    {strings.Repeat("x", 4*keep), mask.New()},
+	} {
+		st, _ := recordLog(t, tc.log)
+		log, err := ReadLogEnds(ctx, st, "p#t", "", tc.m, keep)
+		if err != nil || log.Ends != nil {
+			t.Fatalf("%s: %v, read by its ends", name, err)
+		}
+		whole, err := Log(ctx, st, "p#t", "", tc.m)
+		if err != nil || log.Whole() != whole.Whole() || log.Whole() == "" || strings.Contains(log.Whole(), "s3cr3t") {
+			t.Fatalf("%s: %v, the whole differs from Log's or holds the secret", name, err)
+		}
 	}
 }

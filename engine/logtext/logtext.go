@@ -6,7 +6,10 @@
 package logtext
 
 import (
+	"bytes"
+
 	"fmt"
+	"github.com/vzn/vx/internal/jsonquote"
 	"strings"
 	"unicode/utf8"
 )
@@ -43,38 +46,67 @@ func Cut(s string) Text {
 // CutTo is Cut for a budget of limit bytes kept, head and tail in Cut's proportion (1:7): an
 // answer that holds several outputs gives each a share.
 func CutTo(s string, limit int) Text {
-	if len(s) <= limit {
-		return Text{Output: s, OutputBytes: len(s)}
+	t, _ := cutEnds(s, s, len(s), limit, func(head, tail int) int { return strings.Count(s[head:tail], "\n") })
+	return t
+}
+
+// Ends is a long text known by its ends alone: its first bytes, its last bytes, its length and how
+// many line breaks it holds. A reader of a long stored log keeps only these (a few dozen KiB of a
+// log of any size) and cuts it with CutEnds as CutTo cuts the whole.
+type Ends struct {
+	Head, Tail string
+	Len        int
+	Newlines   int
+}
+
+// CutEnds is CutTo of the text e stands for, limit bytes kept; ok is false when e's ends are too
+// short to hold what that cut keeps (it needs about limit bytes of each end, and the whole when
+// the text fits).
+func CutEnds(e *Ends, limit int) (t Text, ok bool) {
+	return cutEnds(e.Head, e.Tail, e.Len, limit, func(head, tail int) int {
+		return e.Newlines - strings.Count(e.Head[:head], "\n") - strings.Count(e.Tail[len(e.Tail)-(e.Len-tail):], "\n")
+	})
+}
+
+// cutEnds cuts the text of n bytes that begins with first and ends with last (each the whole,
+// for CutTo) to limit bytes; middleLines answers how many line breaks lie between the cut points.
+func cutEnds(first, last string, n, limit int, middleLines func(head, tail int) int) (Text, bool) {
+	if n <= limit {
+		return Text{Output: first, OutputBytes: n}, len(first) == n
 	}
 	head := limit * HeadBytes / (HeadBytes + TailBytes)
 	tailBytes := limit - head
+	if head >= len(first) || tailBytes > len(last) {
+		return Text{}, false
+	}
 	snap := min(snapBytes, limit/16)
-	if nl := strings.LastIndexByte(s[:head], '\n'); nl >= head-snap {
+	if nl := strings.LastIndexByte(first[:head], '\n'); nl >= head-snap {
 		head = nl + 1
 	} else {
-		for head > 0 && !utf8.RuneStart(s[head]) {
+		for head > 0 && !utf8.RuneStart(first[head]) {
 			head--
 		}
 	}
-	tail := len(s) - tailBytes
-	if nl := strings.IndexByte(s[tail:], '\n'); nl >= 0 && nl < snap {
-		tail += nl + 1
+	// s[tail:] of the whole s is end, the last bytes of last.
+	end := last[len(last)-tailBytes:]
+	if nl := strings.IndexByte(end, '\n'); nl >= 0 && nl < snap {
+		end = end[nl+1:]
 	} else {
-		for tail < len(s) && !utf8.RuneStart(s[tail]) {
-			tail++
+		for len(end) > 0 && !utf8.RuneStart(end[0]) {
+			end = end[1:]
 		}
 	}
-	omitted := s[head:tail]
+	tail := n - len(end)
 	var b strings.Builder
-	b.Grow(head + (len(s) - tail) + 160)
-	b.WriteString(s[:head])
-	if head > 0 && s[head-1] != '\n' {
+	b.Grow(head + len(end) + 160)
+	b.WriteString(first[:head])
+	if head > 0 && first[head-1] != '\n' {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "[… vx cut %d bytes (%d lines) from the middle of this output: the first %d and the last %d bytes are kept …]\n",
-		len(omitted), strings.Count(omitted, "\n"), head, len(s)-tail)
-	b.WriteString(s[tail:])
-	return Text{Output: b.String(), OutputBytes: len(s), OmittedBytes: len(omitted)}
+		tail-head, middleLines(head, tail), head, len(end))
+	b.WriteString(end)
+	return Text{Output: b.String(), OutputBytes: n, OmittedBytes: tail - head}, true
 }
 
 // Plain turns what a task printed into what a reader of a terminal would have seen, as plain
@@ -149,5 +181,22 @@ func skipEscape(s string, i int) int {
 		return min(i+2, len(s))
 	default: // a two-byte escape (ESC 7, ESC M, ESC =, …)
 		return i + 1
+	}
+}
+
+// IsPlain reports whether Plain leaves b as it is: b holds no control character but line feeds
+// and tabs, and no DEL. It looks at eight bytes at a time, for a reader of a long log.
+func IsPlain(b []byte) bool {
+	if bytes.IndexByte(b, 0x7f) >= 0 {
+		return false
+	}
+	for i := 0; ; i++ {
+		i += jsonquote.Control(b[i:])
+		if i == len(b) {
+			return true
+		}
+		if c := b[i]; c != '\n' && c != '\t' {
+			return false
+		}
 	}
 }

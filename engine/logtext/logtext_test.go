@@ -1,8 +1,10 @@
 package logtext
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestPlainText(t *testing.T) {
@@ -82,6 +84,48 @@ func TestEscapeControlCharacters(t *testing.T) {
 	} {
 		if got := Escape(tc.in); got != tc.want {
 			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestCutEndsIsCutTo cuts texts known by their ends as CutTo cuts the whole: line breaks and
+// multi-byte runes near both cut points, ends of every length around what the cut needs.
+func TestCutEndsIsCutTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"x", "yy", "\n", "é", "❯", "\t", "line of text\n"}
+	for i := range 2000 {
+		var b strings.Builder
+		for b.Len() < rng.IntN(40_000)+1 {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		limit := rng.IntN(len(s)+64) + 1
+		keep := rng.IntN(len(s) + 1)
+		e := &Ends{Head: s[:keep], Tail: s[len(s)-keep:], Len: len(s), Newlines: strings.Count(s, "\n")}
+		got, ok := CutEnds(e, limit)
+		want := CutTo(s, limit)
+		if !ok {
+			if keep > limit+2*snapBytes+utf8.UTFMax {
+				t.Fatalf("case %d: ends of %d bytes refused for a cut to %d of %d", i, keep, limit, len(s))
+			}
+			continue
+		}
+		if got != want {
+			t.Fatalf("case %d (len %d, limit %d, keep %d):\n got %+v\nwant %+v", i, len(s), limit, keep, got, want)
+		}
+	}
+}
+
+// TestIsPlain: IsPlain says exactly when Plain leaves a text as it is, over every byte value at
+// every position of a word.
+func TestIsPlain(t *testing.T) {
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte(strings.Repeat("ab\n\té", 4))[:17]
+			b[at] = byte(c)
+			if got, want := IsPlain(b), Plain(string(b)) == string(b); got != want {
+				t.Fatalf("IsPlain(%q) = %v, Plain leaves it as it is: %v", b, got, want)
+			}
 		}
 	}
 }
