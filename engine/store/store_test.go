@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -139,5 +140,33 @@ func TestInterruptedRunsMarked(t *testing.T) {
 	r, _, err := st.RunByID(ctx, "a")
 	if err != nil || r.Status != RunInterrupted {
 		t.Fatalf("run a: %+v %v", r, err)
+	}
+}
+
+// A writer's connections checkpoint the WAL every 8,000 pages, not SQLite's 1,000 (which an
+// all-hit run of a few hundred tasks crossed nearly every time), on each connection of the pool.
+func TestWriterCheckpointsRarely(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	conns := make([]*sql.Conn, 3)
+	for i := range conns {
+		if conns[i], err = st.db.Conn(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+		var pages, limit int
+		if err := conns[i].QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if err := conns[i].QueryRowContext(ctx, `PRAGMA journal_size_limit`).Scan(&limit); err != nil {
+			t.Fatal(err)
+		}
+		if pages != 8000 || limit != 64<<20 {
+			t.Fatalf("connection %d: wal_autocheckpoint %d, journal_size_limit %d", i, pages, limit)
+		}
 	}
 }
