@@ -304,29 +304,31 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, pr
 // answer turns what the child printed, and the message it ended on, into the tool's answer.
 func (d *Deps) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, error) {
 	msg = d.Loader.Masker().String(msg)
-	var head struct {
-		ExitCode *int `json:"exitCode"`
-	}
-	doc := bytes.TrimSpace(stdout)
-	if len(doc) == 0 || doc[0] != '{' || json.Unmarshal(doc, &head) != nil {
-		doc = nil
-	}
 	if res.Signal != "" {
 		return nil, fmt.Errorf("runTasks: vx run ended by a signal (%s) before it answered; every process it started was stopped", res.Signal)
 	}
 	ans := &RunAnswer{ExitCode: res.ExitCode}
-	if doc == nil {
+	// The summary is decoded once (a full hit of 1,000 tasks prints some 600 kB of it): what is
+	// not a JSON object is no summary, and the message stands instead.
+	doc := bytes.TrimSpace(stdout)
+	var sum summary.Summary
+	var syntax *json.SyntaxError
+	err := errors.New("no summary")
+	if len(doc) > 0 && doc[0] == '{' {
+		err = json.Unmarshal(doc, &sum)
+	}
+	if err != nil && (len(doc) == 0 || doc[0] != '{' || errors.As(err, &syntax)) {
 		ans.Error = msg
 		if ans.Error == "" {
 			ans.Error = fmt.Sprintf("vx run exited %d with no summary and no message", res.ExitCode)
 		}
 		return ans, nil
 	}
-	ans.Summary = new(summary.Summary)
-	if err := json.Unmarshal(doc, ans.Summary); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("runTasks: the run summary: %w", err)
 	}
-	if head.ExitCode != nil && *head.ExitCode != res.ExitCode {
+	ans.Summary = &sum
+	if sum.ExitCode != res.ExitCode {
 		ans.Error = msg
 	}
 	return ans, nil

@@ -10,6 +10,8 @@ import (
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/engine/workspace"
+	"github.com/vzn/vx/proc"
 )
 
 // runSummary is a run summary of n build tasks, the first failed of them failed with exit code 1.
@@ -80,5 +82,48 @@ func TestRunAnswerIsASummaryFirst(t *testing.T) {
 	if len(small.Summary.Tasks) != 10 || small.Summary.Tasks[0].TaskID != "p0009#build" || small.NextCursor != nil || small.Total != nil {
 		t.Errorf("a run of 10 tasks: %d tasks, first %s, cursor %v, total %v; want all 10, the failure first, no page fields",
 			len(small.Summary.Tasks), small.Summary.Tasks[0].TaskID, small.NextCursor, small.Total)
+	}
+}
+
+// What runTasks makes of what its child printed: a summary (decoded once), with the message only
+// where the summary's exit code is not the child's; no JSON object, a cut one or two of them is no
+// summary, and the child's message (or a sentence saying there was none) stands; an object that
+// is not a summary is an error.
+func TestRunAnswerOfWhatTheChildPrinted(t *testing.T) {
+	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: t.TempDir()})}
+	doc, _ := json.Marshal(runSummary(3, 1))
+	for _, tc := range []struct {
+		name, stdout, msg string
+		code              int
+		summary           bool
+		wantErr, message  string
+	}{
+		{name: "a summary", stdout: string(doc), code: 1, summary: true},
+		{name: "a summary the exit code belies", stdout: string(doc), code: 2, msg: "vx: interrupted", summary: true, message: "vx: interrupted"},
+		{name: "nothing", code: 2, msg: "unknown task bulid", message: "unknown task bulid"},
+		{name: "nothing and no message", code: 3, message: "vx run exited 3 with no summary and no message"},
+		{name: "not JSON", stdout: "hello", code: 1, msg: "m", message: "m"},
+		{name: "cut short", stdout: string(doc[:len(doc)/2]), code: 1, msg: "m", message: "m"},
+		{name: "two documents", stdout: string(doc) + string(doc), code: 1, msg: "m", message: "m"},
+		{name: "not a summary", stdout: `{"tasks":"many"}`, code: 1, wantErr: "the run summary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ans, err := d.answer(proc.Result{ExitCode: tc.code}, []byte(tc.stdout), tc.msg)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (ans.Summary != nil) != tc.summary || ans.Error != tc.message || ans.ExitCode != tc.code {
+				t.Fatalf("summary %v, error %q, exit %d", ans.Summary != nil, ans.Error, ans.ExitCode)
+			}
+			if tc.summary && (len(ans.Summary.Tasks) != 3 || ans.Summary.ExitCode != 1) {
+				t.Fatalf("the summary: %+v", ans.Summary)
+			}
+		})
 	}
 }
