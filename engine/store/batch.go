@@ -114,6 +114,9 @@ func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
 				return err
 			}
 		}
+		if err := recordOutcomes(ctx, tx, b.Executions); err != nil {
+			return err
+		}
 	}
 	for start := 0; start < len(b.Touched); start += 500 {
 		chunk := b.Touched[start:min(start+500, len(b.Touched))]

@@ -43,12 +43,26 @@ type Execution struct {
 	RestoredFiles *int
 }
 
-// RecordExecution stores one task's execution.
+// RecordExecution stores one task's execution, and its key's outcome.
 func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	return insertExecution(ctx, queryExecer{s.db, insertExecutionSQL}, e)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", e.TaskID, err)
+	}
+	defer tx.Rollback()
+	if err := insertExecution(ctx, queryExecer{tx, insertExecutionSQL}, e); err != nil {
+		return err
+	}
+	if err := recordOutcomes(ctx, tx, []Execution{e}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record %s: %w", e.TaskID, err)
+	}
+	return nil
 }
 
 // executionColumns are the executions table's columns, written once: insertExecution writes

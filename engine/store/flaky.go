@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 )
@@ -27,8 +28,12 @@ func Failed(status Status) bool { return slices.Contains(failed, status) }
 
 // key_outcomes keeps, per task and cache key, whether an execution of it ever passed and ever
 // failed, so that the flaky tasks are read from a few thousand rows rather than by looking every
-// failure's key up among the whole history. Its trigger keeps it current on every recorded
-// execution, whichever vx writes; migration 3 creates both and fills the table from the history.
+// failure's key up among the whole history. Migration 3 creates it, fills it from the history and
+// keeps it current with a trigger on every recorded execution; migration 8 drops the trigger,
+// which made SQLite keep a statement journal for every execution inserted (a quarter of an
+// all-hit run's record), and each write of executions upserts their outcomes itself
+// (recordOutcomes), once per task and key in a batch. A vx older than layout 8 refuses the index
+// rather than writing executions without their outcomes.
 var (
 	keyOutcomesTable = `CREATE TABLE IF NOT EXISTS key_outcomes (
 		task_id TEXT NOT NULL,
@@ -47,7 +52,57 @@ var (
 	keyOutcomesFill = `INSERT OR REPLACE INTO key_outcomes (task_id, hash, passed, failed)
 		SELECT task_id, hash, max(status IN ` + passedStatuses + `), max(status IN ` + failedStatuses + `)
 		FROM executions WHERE hash != '' AND status IN ` + verdictStatuses + ` GROUP BY task_id, hash`
+	upsertOutcomeSQL = `INSERT INTO key_outcomes (task_id, hash, passed, failed) VALUES (?, ?, ?, ?)
+		ON CONFLICT (task_id, hash) DO UPDATE SET passed = max(passed, excluded.passed), failed = max(failed, excluded.failed)
+		WHERE passed < excluded.passed OR failed < excluded.failed`
 )
+
+// preparer prepares a statement: a transaction or the database.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// outcome is what the executions of one task and key said: passed, failed, or both.
+type outcome struct{ passed, failed bool }
+
+// outcomesOf answers the verdicts of execs by task and key, in the order first seen: an execution
+// without a key, or neither passed nor failed, says nothing.
+func outcomesOf(execs []Execution) (keys [][2]string, of map[[2]string]outcome) {
+	of = map[[2]string]outcome{}
+	for _, e := range execs {
+		p, f := Passed(e.Status), Failed(e.Status)
+		if e.Hash == "" || (!p && !f) {
+			continue
+		}
+		k := [2]string{e.TaskID, e.Hash}
+		o, seen := of[k]
+		if !seen {
+			keys = append(keys, k)
+		}
+		of[k] = outcome{passed: o.passed || p, failed: o.failed || f}
+	}
+	return keys, of
+}
+
+// recordOutcomes upserts the outcomes of execs into key_outcomes, with a statement prepared by q.
+func recordOutcomes(ctx context.Context, q preparer, execs []Execution) error {
+	keys, of := outcomesOf(execs)
+	if len(keys) == 0 {
+		return nil
+	}
+	stmt, err := q.PrepareContext(ctx, upsertOutcomeSQL)
+	if err != nil {
+		return fmt.Errorf("record the outcomes of cache keys: %w", err)
+	}
+	defer stmt.Close()
+	for _, k := range keys {
+		o := of[k]
+		if _, err := stmt.ExecContext(ctx, k[0], k[1], boolInt(o.passed), boolInt(o.failed)); err != nil {
+			return fmt.Errorf("record the outcome of %s: %w", k[0], err)
+		}
+	}
+	return nil
+}
 
 // FlakyTasks answers the tasks of which one cache key both passed and failed, sorted.
 func (s *Store) FlakyTasks(ctx context.Context) ([]string, error) {

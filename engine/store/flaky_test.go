@@ -59,3 +59,48 @@ func TestFlakyTasksOneDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The outcomes of one key add up across batches and single executions, and writing a verdict a
+// key already holds changes nothing: the writer upserts them, no trigger does.
+func TestOutcomesAcrossWrites(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	begin := func(i int) string {
+		id := NewRunID(time.Now().Add(time.Duration(i) * time.Millisecond))
+		if err := st.BeginRun(ctx, Run{ID: id, Started: time.Now(), PID: os.Getpid()}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	exec := func(id, task, hash string, status Status) Execution {
+		return Execution{RunID: id, TaskID: task, Project: task[:1], Task: "test", Status: status, Hash: hash}
+	}
+	first := begin(0)
+	if err := st.Record(ctx, Batch{Executions: []Execution{exec(first, "a#test", "k1", StatusMiss), exec(first, "b#test", "k2", StatusHit)}}); err != nil {
+		t.Fatal(err)
+	}
+	second := begin(1)
+	if err := st.Record(ctx, Batch{Executions: []Execution{exec(second, "b#test", "k2", StatusHit)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.FlakyTasks(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("before a failure: %v (%v), want none", got, err)
+	}
+	if err := st.RecordExecution(ctx, exec(begin(2), "a#test", "k1", StatusFailed)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.FlakyTasks(ctx); err != nil || strings.Join(got, " ") != "a#test" {
+		t.Errorf("after a failure in a later write: %v (%v), want a#test", got, err)
+	}
+	var rows, triggers int
+	if err := st.db.QueryRowContext(ctx, `SELECT count(*) FROM key_outcomes`).Scan(&rows); err != nil || rows != 2 {
+		t.Errorf("key_outcomes holds %d rows (%v), want 2", rows, err)
+	}
+	if err := st.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger'`).Scan(&triggers); err != nil || triggers != 0 {
+		t.Errorf("%d triggers (%v), want none", triggers, err)
+	}
+}

@@ -74,6 +74,11 @@ var migrations = []migration{
 	{7, "keep the files each hit restored", []string{
 		`ALTER TABLE executions ADD COLUMN restored_files INTEGER`,
 	}, nil},
+	// The outcomes of each key are upserted by the writer of executions (recordOutcomes), once per
+	// task and key in a batch: the trigger made SQLite journal every execution inserted.
+	{8, "upsert the outcomes of cache keys without a trigger", []string{
+		`DROP TRIGGER IF EXISTS key_outcomes_record`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -78,7 +78,7 @@ func TestNewIndexStamped(t *testing.T) {
 		"index executions_by_run", "index executions_by_status", "index executions_by_task",
 		"index executions_command_runs",
 		"table cache_entries", "table executions", "table key_outcomes", "table manifests",
-		"table meta", "table runs", "table stat_folders", "trigger key_outcomes_record",
+		"table meta", "table runs", "table stat_folders",
 	}
 	if got := schemaObjects(t, st.db); !slices.Equal(got, want) {
 		t.Errorf("objects\n got %v\nwant %v", got, want)

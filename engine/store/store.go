@@ -115,9 +115,10 @@ func dsn(path string, mode openMode) string {
 	q := fmt.Sprintf("_busy_timeout=%d", busyTimeout.Milliseconds())
 	switch mode {
 	case forWriting:
-		// temp_store: a recorded execution fires key_outcomes' trigger, so each insert keeps a
-		// statement journal, by default a temporary file (some 3,500 writes to record 1,000
-		// hits); a writer's own queries are small, so its temporary storage stays in memory.
+		// temp_store: a statement that needs a journal (the trigger layouts before 8 fired on
+		// every recorded execution) keeps it by default in a temporary file (some 3,500 writes
+		// to record 1,000 hits); a writer's own queries are small, so its temporary storage stays
+		// in memory.
 		// wal_autocheckpoint: an all-hit run of 300 tasks adds some 800 pages to the WAL, so at
 		// SQLite's default of 1,000 nearly every run ended copying the WAL into the index and
 		// syncing both (10–30 ms after its last task); at 8,000 (32 MiB) one run in ten does.
