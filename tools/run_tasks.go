@@ -12,11 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
+	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
@@ -47,7 +49,7 @@ const stderrTail = 64 << 10
 // can be found by it, in whichever process group or session it went and to whichever parent it was
 // re-parented (the child may have been killed). The name, not only the value, is the call's own, so
 // that a `vx mcp` started by a task of another call keeps that call's marker in its runs too.
-const callMarkerPrefix = "VX_MCP_RUN_CALL_"
+const callMarkerPrefix = runner.CallMarkerPrefix
 
 type runTasksArgs struct {
 	taskSelectionArgs
@@ -95,7 +97,7 @@ func (d *Deps) runTasks() tool.Tool {
 		}
 		// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
 		args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
-		ans, err := d.runChild(ctx, ws.Root, &args, call.Progress)
+		ans, err := d.runChild(ctx, ws.Root, &args, d.handoff(ctx, ws, &args), call.Progress)
 		if err != nil || ans.Summary == nil {
 			return ans, err
 		}
@@ -194,9 +196,50 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 		"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
 }
 
-// childArgs is the `vx run` command line for args.
-func (args *runTasksArgs) childArgs() []string {
+// handoff plans the call's selection from the watcher's file state, through the server's memo
+// (a few milliseconds once it planned the workspace), for the child to take its file state and
+// keys (runner.Handoff); nil, and the child asks the watcher and hashes as any vx run, where
+// there is no watcher's file state, the selection is refused (the child says why), or the keys
+// would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves out.
+// The plan reads the environment the child starts from.
+func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) *runner.Handoff {
+	if d.Memo == nil || len(args.Args) > 0 || args.sandbox {
+		return nil
+	}
+	snap, ok := d.files(ctx, ws).(*filestate.Snapshot)
+	if !ok || snap == nil {
+		return nil
+	}
+	environ := d.environ()
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	getenv := func(k string) string { return vars[k] }
+	opts, err := runner.Prepare(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: getenv, Files: snap, Memo: d.Memo})
+	if err != nil || len(opts.TaskIDs) == 0 {
+		return nil
+	}
+	plan, err := runner.DryRun(ctx, opts)
+	if err != nil {
+		return nil
+	}
+	keys := make(map[string]string, len(plan.Tasks))
+	for _, t := range plan.Tasks {
+		keys[t.TaskID] = t.Hash
+	}
+	return &runner.Handoff{Files: snap, Stamp: runner.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys}
+}
+
+// childArgs is the `vx run` command line for args; handoff adds the descriptor the hand-off is
+// read from.
+func (args *runTasksArgs) childArgs(handoff bool) []string {
 	argv := []string{"run", "--format", "json", "--events-fd", "3"}
+	if handoff {
+		argv = append(argv, "--handoff-fd", "4")
+	}
 	if args.All {
 		argv = append(argv, "--all")
 	}
@@ -226,7 +269,7 @@ func (args *runTasksArgs) childArgs() []string {
 
 // runChild runs the `vx run` child in root, turns its events into progress, and answers its summary
 // or its refusal. Whatever happens, every process the run started is gone when it returns.
-func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, progress func(done, total float64, msg string)) (*RunAnswer, error) {
+func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
 	if d.Exe == "" {
 		return nil, errors.New("runTasks: the vx executable is unknown")
 	}
@@ -237,6 +280,25 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, pr
 	}
 	defer eventsR.Close()
 	defer eventsW.Close()
+	extra := []*os.File{eventsW}
+	// The hand-off goes down a pipe of its own, written while the child starts; the writer ends
+	// when the child has read it, or closed it by exiting.
+	var handoffR, handoffW *os.File
+	var wrote sync.WaitGroup
+	defer wrote.Wait()
+	if handoff != nil {
+		if handoffR, handoffW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("runTasks: hand-off pipe: %w", err)
+		}
+		defer handoffR.Close()
+		extra = append(extra, handoffR)
+		wrote.Go(func() {
+			defer handoffW.Close()
+			if err := runner.WriteHandoff(handoffW, handoff); err != nil && !errors.Is(err, syscall.EPIPE) {
+				fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
+			}
+		})
+	}
 
 	// childMsg is the message of the child's error event, read only once read is closed.
 	var childMsg string
@@ -258,10 +320,10 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, pr
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: stderrTail}
 	res, runErr := proc.Run(ctx, proc.Spec{
-		Path: d.Exe, Args: args.childArgs(), Dir: root,
+		Path: d.Exe, Args: args.childArgs(handoff != nil), Dir: root,
 		Env:    slices.Concat(d.environ(), []string{marker}),
 		Stdout: &stdout, Stderr: stderr,
-		ExtraFiles: []*os.File{eventsW},
+		ExtraFiles: extra,
 		Grace:      runGrace,
 		// The child's tasks are in process groups of their own: a cancelled call's SIGKILL must
 		// reach them too.
@@ -269,10 +331,20 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, pr
 		// Should the server itself be SIGKILLed, the run is not left to go on unowned: SIGHUP,
 		// which the server never sends otherwise, tells vx run to kill its tasks at once.
 		ParentDeathSignal: syscall.SIGHUP,
-		// Only the child holds the write end now, so the reader sees EOF once the run is over.
-		OnStart: func(int) { eventsW.Close() },
+		// Only the child holds the write end now, so the reader sees EOF once the run is over;
+		// and the read end of the hand-off, so that the writer stops should the child die.
+		OnStart: func(int) {
+			eventsW.Close()
+			if handoffR != nil {
+				handoffR.Close()
+			}
+		},
 	})
 	eventsW.Close()
+	if handoffR != nil {
+		// A child that never started leaves the writer nobody to write to.
+		handoffR.Close()
+	}
 
 	// Each task's supervisor reaps what its task left; this finds what is left when a supervisor
 	// or the child itself was SIGKILLed.

@@ -41,7 +41,7 @@ exit 2`, "the server's, no HOME, 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := fakeVX(t, tc.script)
-			ans, err := d.runChild(context.Background(), t.TempDir(), &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}},
+			ans, err := d.runChild(context.Background(), t.TempDir(), &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}}, nil,
 				func(float64, float64, string) {})
 			if err != nil || ans.ExitCode != 2 || ans.Summary != nil || ans.Error != tc.want {
 				t.Fatalf("answer %+v, %v; want exit code 2 and error %q", ans, err, tc.want)

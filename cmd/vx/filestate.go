@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -19,16 +23,19 @@ import (
 const fileStateWait = 10 * time.Millisecond
 
 // fileStateAsk is a question to the watching vx under way: the root and state folder it asked
-// for, and its answer once done.
+// for, and its answer once done; or the hand-off vx mcp gave a runTasks child, read.
 type fileStateAsk struct {
 	root, stateDir string
 	done           chan struct{}
 	answer         filestate.Source
+	handoff        *runner.Handoff
 }
 
 // startFileState asks, beside the config's load (the root and the state folder need none), the
-// vx that watches this workspace for its file state; nil when there is no workspace to ask for.
-func (a *app) startFileState(ctx context.Context) *fileStateAsk {
+// vx that watches this workspace for its file state, or reads the hand-off vx mcp wrote to
+// handoff (non-nil for its runTasks child: then it asks only should that not read); nil when
+// there is no workspace to ask for.
+func (a *app) startFileState(ctx context.Context, handoff io.Reader) *fileStateAsk {
 	root, err := workspace.FindRoot(a.workDir())
 	if err != nil {
 		return nil
@@ -36,6 +43,19 @@ func (a *app) startFileState(ctx context.Context) *fileStateAsk {
 	q := &fileStateAsk{root: root, stateDir: workspace.CacheDir(root, a.getenv), done: make(chan struct{})}
 	go func() {
 		defer close(q.done)
+		if handoff != nil {
+			h, err := runner.ReadHandoff(handoff)
+			switch {
+			case err != nil:
+				a.log.Debug().Err(err).Msg("file state: no hand-off")
+			case h.Files.Root() != q.root || h.Files.StateDir() != q.stateDir:
+				a.log.Debug().Str("root", h.Files.Root()).Msg("file state: a hand-off of another workspace")
+			default:
+				q.answer, q.handoff = h.Files, h
+				a.log.Debug().Int("folders", h.Files.Dirs()).Int("keys", len(h.Keys)).Msg("file state: handed over")
+				return
+			}
+		}
 		q.answer = a.askFileState(ctx, &graph.Workspace{Root: q.root, CacheDir: q.stateDir})
 	}()
 	return q
@@ -52,6 +72,20 @@ func (q *fileStateAsk) of(ws *graph.Workspace) filestate.Source {
 		return nil
 	}
 	return q.answer
+}
+
+// keys answers the keys handed over for a run of opts, when the run's file state is the hand-off's
+// and its stamp (runner.HandoffStamp of its workspace, tasks and environment) is the one they
+// were made with; else nil, and the run hashes every task.
+func (q *fileStateAsk) keys(opts runner.Options, log *zerolog.Logger) map[string]string {
+	if q == nil || q.handoff == nil || opts.Files != filestate.Source(q.handoff.Files) {
+		return nil
+	}
+	if runner.HandoffStamp(opts.Workspace, opts.TaskIDs, os.Environ()) != q.handoff.Stamp {
+		log.Debug().Msg("file state: the handed keys are of another config, selection or environment: hashing")
+		return nil
+	}
+	return q.handoff.Keys
 }
 
 // askFileState asks the vx that watches this workspace (vx mcp, vx watch), if one does, for the

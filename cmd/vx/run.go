@@ -31,6 +31,8 @@ type runFlags struct {
 	sel                            selectFlags
 	all, force, bail, sandboxAgent bool
 	concurrency, eventsFD          int
+	// handoffFD is --handoff-fd: the descriptor vx mcp writes a runTasks child's hand-off to.
+	handoffFD int
 	summarize, dry, remoteCache    string
 	memoryBudget                   string
 	profile                        string // --profile: the run's trace (run_trace.go)
@@ -76,6 +78,17 @@ part of those tasks' cache keys.`,
 				}()
 				eventsOut = events
 			}
+			// The hand-off of vx mcp's runTasks (runner.Handoff): nil reads none.
+			var handoff io.Reader
+			if rf.handoffFD > 0 {
+				f := os.NewFile(uintptr(rf.handoffFD), "handoff")
+				if f == nil {
+					return vxerr.Usagef("--handoff-fd %d: not an open file", rf.handoffFD)
+				}
+				closeOnExec(rf.handoffFD)
+				defer f.Close()
+				handoff = f
+			}
 			args, rf.passArgs = splitAtDash(cmd, args)
 			if err := rf.check(args); err != nil {
 				return err
@@ -83,7 +96,7 @@ part of those tasks' cache keys.`,
 			if err := rf.habits.apply(cmd, &rf); err != nil {
 				return err
 			}
-			return a.run(cmd, &rf, args, eventsOut)
+			return a.run(cmd, &rf, args, eventsOut, handoff)
 		},
 	}
 	rf.register(cmd)
@@ -108,6 +121,8 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.StringVar(&rf.profile, "profile", "", "also write the run's profile to `FILE`: Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev), a track per worker lane")
 	f.IntVar(&rf.eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
+	f.IntVar(&rf.handoffFD, "handoff-fd", 0, "read the file state and the keys vx mcp planned from file descriptor `N` (runner.Handoff)")
+	_ = f.MarkHidden("handoff-fd")
 	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
 	_ = f.MarkHidden("sandbox-agent")
 }
@@ -130,9 +145,9 @@ func (rf *runFlags) check(args []string) error {
 }
 
 // run plans or runs the selection the flags and args name.
-func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer) error {
+func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer, handoff io.Reader) error {
 	ctx, profile := startRunTrace(cmd.Context(), rf.profile)
-	fileState := a.startFileState(ctx)
+	fileState := a.startFileState(ctx, handoff)
 	defer fileState.of(nil)
 	ws, err := a.load(ctx)
 	if err != nil {
@@ -169,6 +184,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		return err
 	}
 	opts := prepared.Options
+	opts.Handoff = fileState.keys(opts, &a.log)
 	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
 	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 	opts.Events = eventsOut

@@ -266,3 +266,6 @@ func ChangedDirs(old, cur *Snapshot) []string {
 	slices.Sort(out)
 	return out
 }
+
+// StateDir answers the absolute state folder the snapshot leaves out.
+func (s *Snapshot) StateDir() string { return s.stateDir }

@@ -134,6 +134,9 @@ func Of(ws *graph.Workspace) File {
 	return f
 }
 
+// FingerprintOf answers task t's resolved config as vx.lock records it.
+func FingerprintOf(t *graph.Task) Fingerprint { return fingerprint(t) }
+
 func fingerprint(t *graph.Task) Fingerprint {
 	fp := Fingerprint{
 		Command:    t.Command,

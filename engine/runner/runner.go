@@ -92,6 +92,10 @@ type Options struct {
 	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
 	// nil scans: a git listing, a stat of each file, the index's stat cache.
 	Files filestate.Source
+	// Handoff are the keys of tasks a vx mcp planned from Files, the workspace and environment
+	// of this run (Handoff.Stamp checked): taken in place of hashing while the run has written
+	// nothing (see Handoff); nil hashes every task.
+	Handoff map[string]string
 }
 
 func (o *Options) fill() error {
@@ -169,6 +173,8 @@ type runState struct {
 	locks *tasklock.Locks
 	// undeclared are the misses to look at for outputs nobody declared, once the tasks are done.
 	undeclared undeclaredChecks
+	// handed are the keys the run was handed (Options.Handoff), nil for none.
+	handed *handedKeys
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -270,6 +276,11 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
+	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
+	// run's keys (effectiveSandbox), so such a run hashes every task.
+	if !opts.Sandbox.Agent {
+		r.handed = newHandedKeys(opts.Handoff)
+	}
 	return r, prefetch.Wait, nil
 }
 

@@ -47,8 +47,11 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	if err := ctx.Err(); err != nil {
 		return a.fail(store.StatusSkipped, "")
 	}
-	key, ok := a.key(depKeys)
-	if !ok {
+	var ok bool
+	key, handed := r.handed.key(t.ID, depKeys)
+	if handed {
+		a.e.Hash, a.o.key = key, key
+	} else if key, ok = a.key(depKeys); !ok {
 		return a.o
 	}
 	lock, ok := a.lock()
@@ -61,6 +64,26 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 			return a.hit(key, hit)
 		}
 	}
+	if handed {
+		// A task that runs records its manifest, made from its files: the handed key stands only
+		// if it is that manifest's.
+		handedKey := key
+		if key, ok = a.key(depKeys); !ok {
+			return a.o
+		}
+		if key != handedKey {
+			if r.handed.wrong() {
+				r.display.notice(t.ID, fmt.Sprintf("vx: the key vx mcp handed over for %s is not its files' (%s, not %s): this run hashes every task from here", t.ID, shortKey(key), shortKey(handedKey)))
+			}
+			if t.Cache && !r.opts.Force {
+				if hit, ok := a.lookup(key); ok {
+					return a.hit(key, hit)
+				}
+			}
+		}
+	}
+	// The task runs: what it writes may be a later task's input.
+	r.handed.wrote()
 	if t.Persistent {
 		report(step{n: n, to: released, key: key}) // its dependents start beside it now
 	}
@@ -152,7 +175,9 @@ func (a *attempt) lock() (*tasklock.Lock, bool) {
 func (a *attempt) lookup(key string) (cache.Hit, bool) {
 	hit, ok, err := a.r.cache.Get(a.ctx, a.t, key)
 	if hit.Changed {
-		// Files of the project were written or removed: list them again for later tasks.
+		// Files of the project were written or removed: list them again for later tasks, and
+		// hash them (no handed key stands for them).
+		a.r.handed.wrote()
 		a.r.hasher.Invalidate(a.p.Dir)
 	}
 	if err != nil {
