@@ -196,8 +196,8 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 		"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
 }
 
-// handoff plans the call's selection from the watcher's file state, through the server's memo
-// (a few milliseconds once it planned the workspace), for the child to take its file state and
+// handoff makes the keys of the call's selection from the watcher's file state, through the
+// server's memo (a millisecond or two once it planned the workspace), for the child to take its file state and
 // keys (runner.Handoff); nil, and the child asks the watcher and hashes as any vx run, where
 // there is no watcher's file state, the selection is refused (the child says why), or the keys
 // would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves out.
@@ -222,13 +222,9 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if err != nil || len(opts.TaskIDs) == 0 {
 		return nil
 	}
-	plan, err := runner.DryRun(ctx, opts)
+	keys, err := runner.PlanKeys(ctx, opts)
 	if err != nil {
 		return nil
-	}
-	keys := make(map[string]string, len(plan.Tasks))
-	for _, t := range plan.Tasks {
-		keys[t.TaskID] = t.Hash
 	}
 	return &runner.Handoff{Files: snap, Stamp: runner.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys}
 }

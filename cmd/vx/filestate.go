@@ -85,6 +85,7 @@ func (q *fileStateAsk) keys(opts runner.Options, log *zerolog.Logger) map[string
 		log.Debug().Msg("file state: the handed keys are of another config, selection or environment: hashing")
 		return nil
 	}
+	log.Debug().Int("keys", len(q.handoff.Keys)).Msg("file state: taking the keys handed over")
 	return q.handoff.Keys
 }
 

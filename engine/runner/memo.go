@@ -161,6 +161,24 @@ func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool, lock *l
 	v.m.ws, v.m.snap, v.m.keys, v.m.hits, v.m.runs, v.m.state, v.m.lock = v.ws, v.snap, keys, hitKeys, v.queried, v.state, lock
 }
 
+// storeKeys keeps a plan's keys for the next, leaving what the memo knew of the cache and the
+// history as it was.
+func (v *memoView) storeKeys(nodes []*node, lock *lockfile.Lockfile) {
+	if v == nil {
+		return
+	}
+	if lock == nil {
+		lock = v.lock
+	}
+	keys := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		keys[n.task.ID] = n.key
+	}
+	v.m.mu.Lock()
+	defer v.m.mu.Unlock()
+	v.m.ws, v.m.snap, v.m.keys, v.m.lock = v.ws, v.snap, keys, lock
+}
+
 // key answers the memo's key of n when nothing it is made of moved: its dependencies' keys are
 // the ones it was made with (depKeys, as computed now), and no folder of its file scope changed.
 func (v *memoView) key(n *node, depKeys map[string]string) (string, bool) {

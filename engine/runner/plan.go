@@ -194,18 +194,80 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		return &Plan{Workers: o.Concurrency, Tasks: []PlanTask{}, CriticalPath: []string{},
 			MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, NoTasks: o.NothingAffected}, nil
 	}
+	k, err := startKeying(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer k.close()
+	p50s, err := memoEstimates(k.dbctx, k.st, o.Workspace, k.nodes, k.memo)
+	if err != nil {
+		return nil, err
+	}
+	hits, manifests, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, o.Force)
+	if err != nil {
+		return nil, err
+	}
+	k.memo.store(k.nodes, hits, o.Force, k.h.Lockfile())
+	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
+	cost := planTasks(plan, opts, k.nodes, hits, p50s)
+	plan.WallMs, plan.CriticalPath = simulate(k.nodes, cost, o.Concurrency, o.MemoryBudget)
+	plan.Totals = totalsOf(plan.Tasks)
+	if opts.KeepManifests {
+		plan.Manifests = manifests
+	}
+	return plan, nil
+}
+
+// PlanKeys answers the key of each task opts selects, by task id, as DryRun computes them
+// (through the memo where there is one), without what else a plan reads: the cache's entries,
+// the history's estimates. vx mcp hands them to the `vx run` child of a runTasks call
+// (Handoff). The memo keeps the keys for the next plan; what it knew of the cache and the
+// history stays as it was, since the index did not change for it.
+func PlanKeys(ctx context.Context, opts PlanOptions) (map[string]string, error) {
+	if err := opts.Options.fill(); err != nil {
+		return nil, err
+	}
+	k, err := startKeying(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer k.close()
+	if _, _, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, true); err != nil {
+		return nil, err
+	}
+	k.memo.storeKeys(k.nodes, k.h.Lockfile())
+	keys := make(map[string]string, len(k.nodes))
+	for _, n := range k.nodes {
+		keys[n.task.ID] = n.key
+	}
+	return keys, nil
+}
+
+// keying is what a plan computes its keys with: the tasks' nodes, the memo's view, the index
+// (read-only), the hasher with its file state loaded, and how many workers hash.
+type keying struct {
+	keyer
+	nodes   []*node
+	dbctx   context.Context
+	workers int
+	close   func()
+}
+
+// startKeying readies the keys of a plan of opts, whose options are filled; close lets go of
+// what it opened.
+func startKeying(ctx context.Context, opts PlanOptions) (k *keying, err error) {
+	o := opts.Options
 	nodes, err := buildNodes(o.Workspace, o.TaskIDs)
 	if err != nil {
 		return nil, err
 	}
 	memo := opts.Memo.view(o.Workspace, o.Files)
 	st := o.Store
+	release := func() {}
 	if st == nil {
-		var release func()
 		if st, release, err = opts.Memo.openIndex(ctx, o.Workspace.CacheDir); err != nil {
 			return nil, fmt.Errorf("open the state folder: %w", err)
 		}
-		defer release()
 	}
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
@@ -214,32 +276,17 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		Lockfile: memo.lockfile()})
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
-	defer prefetch.Wait()
+	k = &keying{nodes: nodes, dbctx: dbctx, workers: o.Concurrency, close: func() { prefetch.Wait(); release() }}
 	if err := loadFileState(ctx, dbctx, h, st, o.Files, &prefetch); err != nil {
+		k.close()
 		return nil, err
 	}
-	p50s, err := memoEstimates(dbctx, st, o.Workspace, nodes, memo)
-	if err != nil {
-		return nil, err
-	}
-	workers := o.Concurrency
 	if o.DebugHash != nil {
-		workers = 1 // the hash inputs are printed in the plan's order
+		k.workers = 1 // the hash inputs are printed in the plan's order
 		memo = nil
 	}
-	hits, manifests, err := planKeys(ctx, dbctx, keyer{h: h, st: st, memo: memo}, nodes, workers, o.Force)
-	if err != nil {
-		return nil, err
-	}
-	memo.store(nodes, hits, o.Force, h.Lockfile())
-	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
-	cost := planTasks(plan, opts, nodes, hits, p50s)
-	plan.WallMs, plan.CriticalPath = simulate(nodes, cost, o.Concurrency, o.MemoryBudget)
-	plan.Totals = totalsOf(plan.Tasks)
-	if opts.KeepManifests {
-		plan.Manifests = manifests
-	}
-	return plan, nil
+	k.keyer = keyer{h: h, st: st, memo: memo}
+	return k, nil
 }
 
 // planTasks fills plan's tasks, in dependency order, and its work; it answers the cost of each
