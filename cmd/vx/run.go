@@ -32,10 +32,10 @@ type runFlags struct {
 	all, force, bail, sandboxAgent bool
 	concurrency, eventsFD          int
 	// handoffFD is --handoff-fd: the descriptor vx mcp writes a runTasks child's hand-off to.
-	handoffFD int
-	summarize, dry, remoteCache    string
-	memoryBudget                   string
-	profile                        string // --profile: the run's trace (run_trace.go)
+	handoffFD                   int
+	summarize, dry, remoteCache string
+	memoryBudget                string
+	profile                     string // --profile: the run's trace (run_trace.go)
 	// passArgs are the arguments after `--`, for the tasks named before it.
 	passArgs []string
 	habits   habitFlags
