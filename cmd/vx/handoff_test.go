@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/watch"
+	"github.com/vzn/vx/engine/workspace"
+)
+
+// handoffWorkspace is watchWorkspace's chain a → b → c and d, built and committed, with the
+// snapshot of a watcher over it and the environment a child vx run starts with.
+type handoffWorkspace struct {
+	dir     string
+	env     []string
+	ws      *graph.Workspace
+	snap    *filestate.Snapshot
+	svc     *watch.Service
+	taskIDs []string
+}
+
+func newHandoffWorkspace(t *testing.T) *handoffWorkspace {
+	t.Helper()
+	dir := writeWorkspace(t, watchWorkspace())
+	gitInit(t, dir)
+	h := &handoffWorkspace{dir: dir, env: append(vxCommand(t, dir).Env, "LOG="+t.TempDir())}
+	h.run(t, nil, "")
+	getenv := h.getenv()
+	ws, err := workspace.NewLoader(workspace.Options{Dir: dir, Getenv: getenv, Console: io.Discard, Version: version}).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ws = ws
+	svc, err := watch.Serve(dir, ws.CacheDir, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	h.svc = svc
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if h.snap, err = svc.Snapshot(context.Background()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	opts, err := runner.Prepare(context.Background(), ws, runner.Request{
+		SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: getenv, Files: h.snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.taskIDs = opts.TaskIDs
+	return h
+}
+
+func (h *handoffWorkspace) getenv() func(string) string {
+	vars := map[string]string{}
+	for _, kv := range h.env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	return func(k string) string { return vars[k] }
+}
+
+// keys answers the keys a server would hand over: planned from the snapshot.
+func (h *handoffWorkspace) keys(t *testing.T) map[string]string {
+	t.Helper()
+	opts, err := runner.Prepare(context.Background(), h.ws, runner.Request{
+		SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := runner.PlanKeys(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// handedRun is what a `vx run build` child said: its summary's statuses and hashes, its stderr,
+// and how many tasks it hashed (its profile's hash spans).
+type handedRun struct {
+	status, hash map[string]string
+	stderr       string
+	hashed       int
+}
+
+// run runs `vx run build` as runTasks' child, handed h over (none when nil), and answers it; the
+// run must succeed.
+func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp string) handedRun {
+	t.Helper()
+	profile := filepath.Join(t.TempDir(), "profile.json")
+	args := []string{"run", "build", "--format", "json", "--log-level", "debug", "--profile", profile}
+	if handoff != nil {
+		args = append(args, "--handoff-fd", "3")
+	}
+	cmd := vxCommand(t, h.dir, args...)
+	cmd.Env = h.env
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	var w *os.File
+	if handoff != nil {
+		r, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		cmd.ExtraFiles, w = []*os.File{r}, pw
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if w != nil {
+		cmd.ExtraFiles[0].Close()
+		if stamp != "" {
+			handoff.Stamp = stamp
+		}
+		// An empty hand-off is a server that died before it wrote one.
+		if handoff.Files != nil {
+			if err := runner.WriteHandoff(w, handoff); err != nil {
+				t.Errorf("write the hand-off: %v", err)
+			}
+		}
+		w.Close()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("vx run: %v\n%s", err, errOut.String())
+	}
+	var sum struct {
+		Tasks []struct{ TaskID, Status, Hash string }
+	}
+	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil {
+		t.Fatalf("the summary: %v\n%s", err, out.String())
+	}
+	got := handedRun{status: map[string]string{}, hash: map[string]string{}, stderr: errOut.String()}
+	for _, task := range sum.Tasks {
+		got.status[task.TaskID], got.hash[task.TaskID] = task.Status, task.Hash
+	}
+	trace, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct{ Name string } `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(trace, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range doc.TraceEvents {
+		if ev.Name == "hash" {
+			got.hashed++
+		}
+	}
+	return got
+}
+
+// A runTasks child takes the file state and the keys handed over, hashing nothing, when its
+// workspace, tasks and environment make the hand-off's stamp; the summary is the one hashing
+// gives.
+func TestRunTakesTheHandedKeys(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	scanned := h.run(t, nil, "")
+	keys := h.keys(t)
+	handed := h.run(t, &runner.Handoff{Files: h.snap, Stamp: runner.HandoffStamp(h.ws, h.taskIDs, h.env), Keys: keys}, "")
+	if !strings.Contains(handed.stderr, "file state: handed over") || !strings.Contains(handed.stderr, "taking the keys handed over") {
+		t.Fatalf("the child did not take the hand-off:\n%s", handed.stderr)
+	}
+	if handed.hashed != 0 {
+		t.Errorf("the child hashed %d tasks, want none", handed.hashed)
+	}
+	if scanned.hashed != len(h.taskIDs) {
+		t.Errorf("without a hand-off the child hashed %d tasks, want %d", scanned.hashed, len(h.taskIDs))
+	}
+	for _, id := range h.taskIDs {
+		if handed.status[id] != "hit" || handed.hash[id] != scanned.hash[id] || keys[id] != scanned.hash[id] {
+			t.Errorf("%s: %s %s handed, %s %s hashed (handed key %s)", id, handed.status[id], handed.hash[id], scanned.status[id], scanned.hash[id], keys[id])
+		}
+	}
+}
+
+// A hand-off whose stamp is not the child's (another environment) hands over the file state
+// alone: the child hashes every task.
+func TestRunHashesUnderAnotherStamp(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	other := runner.HandoffStamp(h.ws, h.taskIDs, append(h.env, "SOME_FLAG=1"))
+	got := h.run(t, &runner.Handoff{Files: h.snap, Keys: h.keys(t)}, other)
+	if !strings.Contains(got.stderr, "file state: handed over") || !strings.Contains(got.stderr, "of another config, selection or environment: hashing") {
+		t.Fatalf("the child did not refuse the keys:\n%s", got.stderr)
+	}
+	if got.hashed != len(h.taskIDs) {
+		t.Errorf("the child hashed %d tasks, want %d", got.hashed, len(h.taskIDs))
+	}
+}
+
+// A handed key that is not the task's (here d#build's, which then misses and would run) is found
+// out by the manifest the task makes before running: the task hits under its true key, the run
+// says so once and hashes every task after it; a hit that writes files (a's outputs, removed) ends
+// the taking of keys too.
+func TestRunFindsAWrongHandedKey(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	keys := h.keys(t)
+	truth := keys["d#build"]
+	keys["d#build"] = strings.Repeat("0", 64)
+	stamp := runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	got := h.run(t, &runner.Handoff{Files: h.snap, Stamp: stamp, Keys: keys}, "")
+	if !strings.Contains(got.stderr, "the key vx mcp handed over for d#build is not its files'") {
+		t.Fatalf("no word of the wrong key:\n%s", got.stderr)
+	}
+	if got.status["d#build"] != "hit" || got.hash["d#build"] != truth {
+		t.Errorf("d#build: %s %s, want a hit under %s", got.status["d#build"], got.hash["d#build"], truth)
+	}
+	if got.hashed == 0 {
+		t.Errorf("the run hashed nothing after the wrong key")
+	}
+
+	if err := os.RemoveAll(filepath.Join(h.dir, "packages/a/dist")); err != nil {
+		t.Fatal(err)
+	}
+	// As the server would: the watcher's file state once it saw the outputs go.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		snap, err := h.svc.Snapshot(context.Background())
+		if err == nil && snap != h.snap {
+			if _, err := snap.Lstat("packages/a/dist"); err != nil {
+				h.snap = snap
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never saw packages/a/dist go")
+		}
+	}
+	got = h.run(t, &runner.Handoff{Files: h.snap, Stamp: stamp, Keys: h.keys(t)}, "")
+	for _, id := range []string{"a#build", "b#build", "c#build"} {
+		if got.status[id] != "hit" {
+			t.Errorf("%s: %s after a's outputs were removed, want a hit", id, got.status[id])
+		}
+	}
+	// a's restore wrote its outputs: b and c, after it, hashed.
+	if got.hashed < 2 {
+		t.Errorf("after a hit that restored files, %d tasks hashed, want b's and c's at least", got.hashed)
+	}
+}
+
+// A hand-off that never came (the pipe closed empty) leaves the child to ask the watcher or scan,
+// as any vx run: it hashes every task and answers the same summary.
+func TestRunWithoutTheHandOff(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	got := h.run(t, &runner.Handoff{}, "")
+	if !strings.Contains(got.stderr, "file state: no hand-off") {
+		t.Fatalf("the child did not say it had no hand-off:\n%s", got.stderr)
+	}
+	if got.hashed != len(h.taskIDs) || got.status["c#build"] != "hit" {
+		t.Errorf("hashed %d tasks, c#build %s; want %d and a hit", got.hashed, got.status["c#build"], len(h.taskIDs))
+	}
+}

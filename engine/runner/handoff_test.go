@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"bytes"
+	"maps"
+	"testing"
+
+	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/graph"
+)
+
+// A hand-off reads back as written, and a cut or altered one reads as none.
+func TestHandoffWire(t *testing.T) {
+	snap := filestate.NewSnapshot("/ws", "/ws/.vx", map[string]*filestate.Dir{
+		".": {Entries: []filestate.Entry{{Name: "package.json", Visible: true, Info: filestate.Info{Mode: 0o644, Size: 2}}}},
+	})
+	h := &Handoff{Files: snap, Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}}
+	var buf bytes.Buffer
+	if err := WriteHandoff(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stamp != h.Stamp || !maps.Equal(got.Keys, h.Keys) || got.Files.Root() != "/ws" || got.Files.StateDir() != "/ws/.vx" {
+		t.Fatalf("read back %+v", got)
+	}
+	if _, err := got.Files.Lstat("package.json"); err != nil {
+		t.Errorf("the handed file state lost package.json: %v", err)
+	}
+	wire := buf.Bytes()
+	for n := range len(wire) {
+		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
+			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
+		}
+	}
+	if _, err := ReadHandoff(bytes.NewReader(append(bytes.Clone(wire), 0))); err == nil {
+		t.Error("a hand-off with a byte after it read")
+	}
+	if _, err := ReadHandoff(bytes.NewReader(append([]byte("VXHO\x02"), wire[5:]...))); err == nil {
+		t.Error("a hand-off of another version read")
+	}
+}
+
+// The stamp moves with a task's config and with the environment, but not with the marker of
+// the call.
+func TestHandoffStamp(t *testing.T) {
+	ws := &graph.Workspace{Root: "/ws", CacheDir: "/ws/.vx"}
+	for _, name := range []string{"a", "b"} {
+		p := &graph.Project{Name: name, Dir: "packages/" + name, Tasks: map[string]*graph.Task{}}
+		p.Tasks["build"] = &graph.Task{ID: name + "#build", Project: name, Name: "build", Cache: true,
+			Command: "tsc", Outputs: []string{"dist/**"}, DependsOn: []string{}}
+		ws.Projects = append(ws.Projects, p)
+	}
+	ws.Index()
+	ids := ws.TaskIDs()
+	env := []string{"PATH=/bin", "HOME=/home/u"}
+	base := HandoffStamp(ws, ids, env)
+	if HandoffStamp(ws, ids, append([]string{CallMarkerPrefix + "x=1"}, env...)) != base {
+		t.Error("the call's marker moved the stamp")
+	}
+	if HandoffStamp(ws, ids, []string{env[1], env[0]}) != base {
+		t.Error("the environment's order moved the stamp")
+	}
+	if HandoffStamp(ws, ids, append(env, "CI=1")) == base {
+		t.Error("another variable did not move the stamp")
+	}
+	if HandoffStamp(ws, ids[:len(ids)-1], env) == base {
+		t.Error("another selection did not move the stamp")
+	}
+	task, _ := ws.Task(ids[0])
+	was := task.Command
+	task.Command += " --other"
+	if HandoffStamp(ws, ids, env) == base {
+		t.Error("another command did not move the stamp")
+	}
+	task.Command = was
+}
