@@ -109,6 +109,8 @@ type Options struct {
 	// that could not be rolled back); Mask masks secrets in the remote cache's.
 	Warn func(msg string)
 	Mask func(string) string
+	// Prefetch is the entries read before the run (StartPrefetch); nil looks every key up.
+	Prefetch *Prefetch
 }
 
 // Cache is one run's cache: the local store, the remote session if any, and the zstd encoder of
@@ -124,6 +126,8 @@ type Cache struct {
 	afterChange func(rel string)
 	// remote is the run's shared remote cache; nil without one.
 	remote *session
+	// prefetch is the entries read before the run, nil for none.
+	prefetch *Prefetch
 }
 
 // Open starts a run's cache; ctx bounds the remote session's background uploads.
@@ -132,7 +136,7 @@ func Open(ctx context.Context, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	c := &Cache{ws: opts.Workspace, st: opts.Store, files: opts.Files, now: opts.Now, notice: opts.Notice, enc: enc}
+	c := &Cache{ws: opts.Workspace, st: opts.Store, files: opts.Files, now: opts.Now, notice: opts.Notice, enc: enc, prefetch: opts.Prefetch}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -184,7 +188,10 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	// A point lookup is never worth interrupting, and a cancellable context costs a goroutine in
 	// database/sql and another in the SQLite driver for every query.
 	region := span.Start(ctx, "cache lookup")
-	entry, found, err := c.st.Entry(context.WithoutCancel(ctx), key)
+	entry, found := c.prefetch.entry(key)
+	if !found {
+		entry, found, err = c.st.Entry(context.WithoutCancel(ctx), key)
+	}
 	region.End()
 	if err != nil {
 		err = fmt.Errorf("read the cache entry of %s: %w", t.ID, err)

@@ -236,3 +236,18 @@ func (k *handedKeys) wrong() (first bool) {
 
 // shortKey is the first 12 digits of a key, as vx shows it.
 func shortKey(k string) string { return k[:min(len(k), 12)] }
+
+// handedKeyList answers the handed keys of the cached tasks of a run of nodes that may take
+// them (no --force, no --sandbox-agent), for their entries to be read before the run.
+func handedKeyList(opts Options, nodes []*node) []string {
+	if len(opts.Handoff) == 0 || opts.Force || opts.Sandbox.Agent {
+		return nil
+	}
+	keys := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if k, ok := opts.Handoff[n.task.ID]; ok && n.task.Cache {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

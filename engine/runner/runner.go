@@ -204,6 +204,9 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if st.Reset != "" && opts.Notice != nil {
 		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
 	}
+	// The entries of the keys handed over are read while the run gets ready.
+	prefetch := cache.StartPrefetch(context.WithoutCancel(ctx), st, handedKeyList(opts, nodes))
+	defer prefetch.Wait()
 	r, closeRun, err := newRunState(ctx, opts, st, nodes)
 	if err != nil {
 		return nil, err
@@ -222,7 +225,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	r.event(startEvent(r.runID, len(nodes)))
 
 	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: r.hasher, Remote: r.remoteCfg,
-		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String}); err != nil {
+		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String, Prefetch: prefetch}); err != nil {
 		return nil, err
 	}
 	region := span.Start(ctx, "run tasks")

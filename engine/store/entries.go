@@ -128,6 +128,42 @@ func (s *Store) Entry(ctx context.Context, hash string) (Entry, bool, error) {
 	return e, true, nil
 }
 
+// EntriesOf answers the cache entries of those hashes it finds, by hash: a query a chunk of
+// hashes, where Entry is one a hash.
+func (s *Store) EntriesOf(ctx context.Context, hashes []string) (map[string]Entry, error) {
+	out := make(map[string]Entry, len(hashes))
+	if s.db == nil {
+		return out, nil
+	}
+	const chunk = 500
+	for start := 0; start < len(hashes); start += chunk {
+		part := hashes[start:min(start+chunk, len(hashes))]
+		args := make([]any, len(part))
+		for i, h := range part {
+			args[i] = h
+		}
+		q := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries WHERE hash IN (?` + strings.Repeat(", ?", len(part)-1) + `)`
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read cache entries: %w", err)
+		}
+		for rows.Next() {
+			e, err := scanEntry(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read cache entries: %w", err)
+			}
+			out[e.Hash] = e
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read cache entries: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // EntryQuery narrows Entries.
 type EntryQuery struct {
 	Project string

@@ -1,0 +1,49 @@
+package cache
+
+import (
+	"context"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// Prefetch is the cache entries of keys a run knows before it starts (the keys vx mcp handed
+// over), read in one query a chunk on a goroutine of its own while the run gets ready, where
+// each task's lookup would read one. A lookup waits for it; a key it did not find (or a prefetch
+// that failed) is looked up as ever, so that an entry another process made since still hits. An
+// entry removed since fails its restore, a miss, as it would have a moment later.
+type Prefetch struct {
+	done    chan struct{}
+	entries map[string]store.Entry
+}
+
+// StartPrefetch starts reading the entries of keys from st; nil for no keys. Wait waits for it.
+func StartPrefetch(ctx context.Context, st *store.Store, keys []string) *Prefetch {
+	if len(keys) == 0 {
+		return nil
+	}
+	p := &Prefetch{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		if entries, err := st.EntriesOf(ctx, keys); err == nil {
+			p.entries = entries
+		}
+	}()
+	return p
+}
+
+// Wait waits for the prefetch to end.
+func (p *Prefetch) Wait() {
+	if p != nil {
+		<-p.done
+	}
+}
+
+// entry answers key's prefetched entry; ok is false when there is none to answer.
+func (p *Prefetch) entry(key string) (e store.Entry, ok bool) {
+	if p == nil {
+		return store.Entry{}, false
+	}
+	<-p.done
+	e, ok = p.entries[key]
+	return e, ok
+}
