@@ -85,7 +85,7 @@ func (m *session) callTool(c *call) (any, error) {
 	if !c.enterTool(readOnly(t)) {
 		return nil, context.Cause(c.ctx) // cancelled: never answered
 	}
-	js, err := t.Call(c.ctx, &tool.Call{Args: args, Progress: m.progressFunc(c), ProtocolVersion: c.revision, Buffers: &c.conn.buffers})
+	js, err := t.Call(c.ctx, &tool.Call{Args: args, Progress: m.progressFunc(c), Progressing: c.progressToken != nil, ProtocolVersion: c.revision, Buffers: &c.conn.buffers})
 	if errors.Is(err, tool.ErrEncoding) {
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 	}

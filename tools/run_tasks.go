@@ -97,7 +97,11 @@ func (d *Deps) runTasks() tool.Tool {
 		}
 		// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
 		args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
-		ans, err := d.runChild(ctx, ws.Root, &args, d.handoff(ctx, ws, &args), call.Progress)
+		progress := call.Progress
+		if !call.Progressing {
+			progress = nil
+		}
+		ans, err := d.runChild(ctx, ws.Root, &args, d.handoff(ctx, ws, &args), progress)
 		if err != nil || ans.Summary == nil {
 			return ans, err
 		}
@@ -263,7 +267,7 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 	return argv
 }
 
-// runChild runs the `vx run` child in root, turns its events into progress, and answers its summary
+// runChild runs the `vx run` child in root, turns its events into progress (none when nil), and answers its summary
 // or its refusal. Whatever happens, every process the run started is gone when it returns.
 func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
 	if d.Exe == "" {
@@ -301,7 +305,12 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		runner.ReadEvents(eventsR, func(ev runner.Event) {
+		readEvents := runner.ReadEvents
+		if progress == nil {
+			// No progress to send: the task lines, one a task, are skipped unread.
+			readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
+		}
+		readEvents(eventsR, func(ev runner.Event) {
 			switch ev.Type {
 			case runner.EventStart:
 				progress(0, float64(ev.Total), fmt.Sprintf("run %s started: %d tasks", ev.RunID, ev.Total))

@@ -146,6 +146,9 @@ type Call struct {
 	// nothing once the handler has returned or the call was cancelled.
 	// It is safe to call from any goroutine and never nil.
 	Progress func(done, total float64, message string)
+	// Progressing reports whether the request has a progress token: without one, Progress sends
+	// nothing and a handler need not work out what it would say.
+	Progressing bool
 	// ProtocolVersion is the MCP revision the request was made under, e.g. "2025-06-18".
 	ProtocolVersion string
 	// Budget answers the budget, in characters of an answer's text, that Window fits an answer

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,21 @@ func TestReadEvents(t *testing.T) {
 	ReadEvents(&stream, func(Event) {})
 	if stream.Len() != 0 {
 		t.Fatalf("%d bytes left unread", stream.Len())
+	}
+}
+
+// A reader of everything but task lines skips exactly those WriteEvent writes for tasks.
+func TestReadEventsButTasks(t *testing.T) {
+	var stream bytes.Buffer
+	WriteEvent(&stream, startEvent("r1", 2))
+	for i, id := range []string{"a#build", "b#build"} {
+		WriteEvent(&stream, taskEvent(store.Execution{TaskID: id, Status: store.StatusHit}, i+1, 2))
+	}
+	WriteEvent(&stream, ErrorEvent("boom"))
+	WriteEvent(&stream, endEvent("r1", false, 1))
+	var got []string
+	ReadEventsButTasks(&stream, func(ev Event) { got = append(got, ev.Type) })
+	if want := []string{EventStart, EventError, EventEnd}; !slices.Equal(got, want) {
+		t.Errorf("read %v, want %v", got, want)
 	}
 }
