@@ -1,8 +1,8 @@
 package runner
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 
