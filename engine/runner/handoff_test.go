@@ -77,3 +77,26 @@ func TestHandoffStamp(t *testing.T) {
 	}
 	task.Command = was
 }
+
+// The memo's stamp of the state folder moves with a write (size, mtime, a replaced file), not
+// with a change of owner alone, which moves only the change time.
+func TestStateStampIgnoresChangeTime(t *testing.T) {
+	base := filestate.Info{Mode: 0o644, Size: 4096, MtimeNs: 10, CtimeNs: 10, Ino: 7}
+	stamp := func(wal filestate.Info) stateStamp { return stateStamp{index: base, wal: wal, cas: base} }
+	chowned := base
+	chowned.CtimeNs = 20
+	if !stamp(base).same(stamp(chowned)) {
+		t.Error("a change of owner moved the stamp")
+	}
+	for _, moved := range []func(*filestate.Info){
+		func(i *filestate.Info) { i.Size += 4120 },
+		func(i *filestate.Info) { i.MtimeNs++ },
+		func(i *filestate.Info) { i.Ino++ },
+	} {
+		wal := base
+		moved(&wal)
+		if stamp(base).same(stamp(wal)) {
+			t.Errorf("a write (%+v) did not move the stamp", wal)
+		}
+	}
+}
