@@ -61,13 +61,10 @@ part of those tasks' cache keys.`,
 			shortLivedGC(a.getenv)
 			var eventsOut io.Writer
 			if rf.eventsFD > 0 {
-				events := os.NewFile(uintptr(rf.eventsFD), "events")
-				if events == nil {
-					return vxerr.Usagef("--events-fd %d: not an open file", rf.eventsFD)
+				events, err := inheritedFile("events-fd", rf.eventsFD)
+				if err != nil {
+					return err
 				}
-				// The pipe is the parent's alone: tasks must not inherit it (to write fake events,
-				// or to hold it open after vx is gone).
-				closeOnExec(rf.eventsFD)
 				defer events.Close()
 				// What vx ends on where its summary does not say it (a refusal, a run it could not
 				// record) goes to the reader too, which need not pick it out of stderr.
@@ -81,11 +78,10 @@ part of those tasks' cache keys.`,
 			// The hand-off of vx mcp's runTasks (runner.Handoff): nil reads none.
 			var handoff io.Reader
 			if rf.handoffFD > 0 {
-				f := os.NewFile(uintptr(rf.handoffFD), "handoff")
-				if f == nil {
-					return vxerr.Usagef("--handoff-fd %d: not an open file", rf.handoffFD)
+				f, err := inheritedFile("handoff-fd", rf.handoffFD)
+				if err != nil {
+					return err
 				}
-				closeOnExec(rf.handoffFD)
 				defer f.Close()
 				handoff = f
 			}
@@ -102,6 +98,18 @@ part of those tasks' cache keys.`,
 	rf.register(cmd)
 	cmd.SetUsageFunc(leafUsage)
 	return cmd
+}
+
+// inheritedFile answers the file descriptor fd that the parent passed with --flag, kept from the
+// tasks: the pipe is the parent's alone (no task may write fake events, read a hand-off or hold
+// either open after vx is gone).
+func inheritedFile(flag string, fd int) (*os.File, error) {
+	f := os.NewFile(uintptr(fd), flag)
+	if f == nil {
+		return nil, vxerr.Usagef("--%s %d: not an open file", flag, fd)
+	}
+	closeOnExec(fd)
+	return f, nil
 }
 
 // register declares the flags on cmd.
