@@ -11,6 +11,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/proc"
 )
@@ -61,6 +62,9 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	defer lock.Unlock()
 	if t.Cache && !r.opts.Force {
 		if hit, ok := a.lookup(key); ok {
+			if handed && hit.Source == summary.CacheSourceRemote {
+				a.handedManifest(key, depKeys)
+			}
 			return a.hit(key, hit)
 		}
 	}
@@ -72,9 +76,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 			return a.o
 		}
 		if key != handedKey {
-			if r.handed.wrong() {
-				r.display.notice(t.ID, fmt.Sprintf("vx: the key vx mcp handed over for %s is not its files' (%s, not %s): this run hashes every task from here", t.ID, shortKey(key), shortKey(handedKey)))
-			}
+			a.wrongKey(key, handedKey)
 			if t.Cache && !r.opts.Force {
 				if hit, ok := a.lookup(key); ok {
 					return a.hit(key, hit)
@@ -125,6 +127,34 @@ func (a *attempt) key(depKeys map[string]string) (string, bool) {
 	}
 	a.e.Hash, a.o.key, a.o.manifest = key, key, data
 	return key, true
+}
+
+// handedManifest makes the manifest of a remote hit under a handed key, which the index records
+// (the entry was made elsewhere, so vx why can diff it), from the task's files; a key that is not
+// the handed one stops the taking of keys, and no manifest is recorded.
+func (a *attempt) handedManifest(key string, depKeys map[string]string) {
+	m, err := a.r.hasher.Manifest(a.ctx, a.p, a.t, depKeys)
+	if err != nil {
+		return
+	}
+	m.Sandbox = a.r.effectiveSandbox(a.t)
+	made, data, err := m.Key()
+	switch {
+	case err != nil:
+	case made == key:
+		a.o.manifest = data
+	default:
+		a.wrongKey(made, key)
+	}
+}
+
+// wrongKey stops the taking of keys after the task's files made another key than the handed one,
+// and says so the first time.
+func (a *attempt) wrongKey(made, handed string) {
+	if a.r.handed.wrong() {
+		a.r.display.notice(a.t.ID, fmt.Sprintf("vx: the key vx mcp handed over for %s is not its files' (%s, not %s): this run hashes every task from here",
+			a.t.ID, shortKey(made), shortKey(handed)))
+	}
 }
 
 // lock takes the task's lock, waiting (lockWait) while another process holds it, for at most the
