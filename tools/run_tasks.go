@@ -201,11 +201,11 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 }
 
 // handoff makes the keys of the call's selection from the watcher's file state, through the
-// server's memo (a millisecond or two once it planned the workspace), for the child to take its file state and
-// keys (runner.Handoff); nil, and the child asks the watcher and hashes as any vx run, where
-// there is no watcher's file state, the selection is refused (the child says why), or the keys
-// would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves out.
-// The plan reads the environment the child starts from.
+// server's memo (a millisecond or two once it planned the workspace), for the child to take with
+// that file state (runner.Handoff); nil, and the child asks the watcher and hashes as any vx run,
+// where there is no watcher's file state, the selection is refused (the child says why), or the
+// keys would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves
+// out. The keys read the environment the child starts from.
 func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) *runner.Handoff {
 	if d.Memo == nil || len(args.Args) > 0 || args.sandbox {
 		return nil
