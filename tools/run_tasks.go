@@ -267,6 +267,28 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 	return argv
 }
 
+// writeHandoff writes handoff down a pipe of its own while the child starts, and answers the
+// pipe's read end for the child (nil for no hand-off) and what waits for the writer, which ends
+// once the child has read it or closed it by exiting (the caller closes its read end once the
+// child holds it).
+func (d *Deps) writeHandoff(handoff *runner.Handoff) (*os.File, func(), error) {
+	if handoff == nil {
+		return nil, func() {}, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("runTasks: hand-off pipe: %w", err)
+	}
+	var wrote sync.WaitGroup
+	wrote.Go(func() {
+		defer w.Close()
+		if err := runner.WriteHandoff(w, handoff); err != nil && !errors.Is(err, syscall.EPIPE) {
+			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
+		}
+	})
+	return r, wrote.Wait, nil
+}
+
 // runChild runs the `vx run` child in root, turns its events into progress (none when nil), and answers its summary
 // or its refusal. Whatever happens, every process the run started is gone when it returns.
 func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
@@ -281,23 +303,14 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 	defer eventsR.Close()
 	defer eventsW.Close()
 	extra := []*os.File{eventsW}
-	// The hand-off goes down a pipe of its own, written while the child starts; the writer ends
-	// when the child has read it, or closed it by exiting.
-	var handoffR, handoffW *os.File
-	var wrote sync.WaitGroup
-	defer wrote.Wait()
-	if handoff != nil {
-		if handoffR, handoffW, err = os.Pipe(); err != nil {
-			return nil, fmt.Errorf("runTasks: hand-off pipe: %w", err)
-		}
+	handoffR, wrote, err := d.writeHandoff(handoff)
+	if err != nil {
+		return nil, err
+	}
+	defer wrote()
+	if handoffR != nil {
 		defer handoffR.Close()
 		extra = append(extra, handoffR)
-		wrote.Go(func() {
-			defer handoffW.Close()
-			if err := runner.WriteHandoff(handoffW, handoff); err != nil && !errors.Is(err, syscall.EPIPE) {
-				fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
-			}
-		})
 	}
 
 	// childMsg is the message of the child's error event, read only once read is closed.
