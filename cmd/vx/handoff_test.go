@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -34,13 +38,21 @@ func newHandoffWorkspace(t *testing.T) *handoffWorkspace {
 	gitInit(t, dir)
 	h := &handoffWorkspace{dir: dir, env: append(vxCommand(t, dir).Env, "LOG="+t.TempDir())}
 	h.run(t, nil, "")
+	h.watch(t)
+	return h
+}
+
+// watch loads the workspace, starts a watcher over it and takes its file state once it has one,
+// and selects build's tasks.
+func (h *handoffWorkspace) watch(t *testing.T) {
+	t.Helper()
 	getenv := h.getenv()
-	ws, err := workspace.NewLoader(workspace.Options{Dir: dir, Getenv: getenv, Console: io.Discard, Version: version}).Load(context.Background())
+	ws, err := workspace.NewLoader(workspace.Options{Dir: h.dir, Getenv: getenv, Console: io.Discard, Version: version}).Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.ws = ws
-	svc, err := watch.Serve(dir, ws.CacheDir, ws, nil)
+	svc, err := watch.Serve(h.dir, ws.CacheDir, ws, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +72,6 @@ func newHandoffWorkspace(t *testing.T) *handoffWorkspace {
 		t.Fatal(err)
 	}
 	h.taskIDs = opts.TaskIDs
-	return h
 }
 
 func (h *handoffWorkspace) getenv() func(string) string {
@@ -265,5 +276,67 @@ func TestRunWithoutTheHandOff(t *testing.T) {
 	}
 	if got.hashed != len(h.taskIDs) || got.status["c#build"] != "hit" {
 		t.Errorf("hashed %d tasks, c#build %s; want %d and a hit", got.hashed, got.status["c#build"], len(h.taskIDs))
+	}
+}
+
+// A remote hit under a handed key records its manifest (its entry was made elsewhere, so vx why
+// has only this one to diff), made from the task's files.
+func TestRunRecordsARemoteHitsManifest(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	artifacts := map[string][]byte{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.URL.Path, "/v8/artifacts/")
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.Method {
+		case http.MethodPut:
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			artifacts[key] = body
+			w.WriteHeader(http.StatusAccepted)
+		case http.MethodGet:
+			if body, ok := artifacts[key]; ok {
+				_, _ = w.Write(body)
+				return
+			}
+			http.NotFound(w, r)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	files := watchWorkspace()
+	files["vx.workspace.ts"] = strings.Replace(files["vx.workspace.ts"], "passThroughEnv: ['LOG'],",
+		"passThroughEnv: ['LOG'],\n  remoteCache: { url: 'http://127.0.0.1:9', protocol: 'turbo', team: 'team_vx', timeout: '5s' },", 1)
+	dir := writeWorkspace(t, files)
+	gitInit(t, dir)
+	h := &handoffWorkspace{dir: dir, env: append(vxCommand(t, dir).Env, "LOG="+t.TempDir(),
+		"VX_REMOTE_CACHE_URL="+srv.URL, "VX_REMOTE_CACHE_TOKEN=tok-handoff")}
+	h.run(t, nil, "")
+	// The local cache forgotten, every hit is the server's.
+	for _, p := range []string{".vx", "packages/a/dist"} {
+		if err := os.RemoveAll(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".vx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.watch(t)
+	got := h.run(t, &runner.Handoff{Files: h.snap, Stamp: runner.HandoffStamp(h.ws, h.taskIDs, h.env), Keys: h.keys(t)}, "")
+	if got.status["d#build"] != "hit" || !strings.Contains(got.stderr, "taking the keys handed over") {
+		t.Fatalf("d#build %s, want a remote hit under the handed key:\n%s", got.status["d#build"], got.stderr)
+	}
+	st, err := store.OpenReadOnly(context.Background(), filepath.Join(dir, ".vx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok, err := st.Manifest(context.Background(), got.hash["d#build"]); err != nil || !ok {
+		t.Errorf("no manifest recorded for d#build's remote hit (%v)", err)
 	}
 }
