@@ -61,13 +61,14 @@ part of those tasks' cache keys.`,
 			shortLivedGC(a.getenv)
 			var eventsOut io.Writer
 			if rf.eventsFD > 0 {
-				events, err := inheritedFile("events-fd", rf.eventsFD)
-				if err != nil {
-					return err
+				events, openErr := inheritedFile("events-fd", rf.eventsFD)
+				if openErr != nil {
+					return openErr
 				}
 				defer events.Close()
 				// What vx ends on where its summary does not say it (a refusal, a run it could not
-				// record) goes to the reader too, which need not pick it out of stderr.
+				// record) goes to the reader too, which need not pick it out of stderr: err is
+				// RunE's own, what it returns.
 				defer func() {
 					if msg, ok := a.message(err); ok {
 						runner.WriteEvent(events, runner.ErrorEvent(msg))
@@ -78,9 +79,9 @@ part of those tasks' cache keys.`,
 			// The hand-off of vx mcp's runTasks (runner.Handoff): nil reads none.
 			var handoff io.Reader
 			if rf.handoffFD > 0 {
-				f, err := inheritedFile("handoff-fd", rf.handoffFD)
-				if err != nil {
-					return err
+				f, openErr := inheritedFile("handoff-fd", rf.handoffFD)
+				if openErr != nil {
+					return openErr
 				}
 				defer f.Close()
 				handoff = f
