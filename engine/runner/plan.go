@@ -186,10 +186,11 @@ type PlanOptions struct {
 // would hit, its p50, and the run's wall time, work and critical path. It reads the index read-only
 // and creates nothing.
 func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
-	o := opts.Options
-	if err := o.fill(); err != nil {
+	// Filled in place: startKeying reads them too (the workers, the clock).
+	if err := opts.Options.fill(); err != nil {
 		return nil, err
 	}
+	o := opts.Options
 	if len(o.TaskIDs) == 0 && o.NothingAffected != "" {
 		return &Plan{Workers: o.Concurrency, Tasks: []PlanTask{}, CriticalPath: []string{},
 			MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, NoTasks: o.NothingAffected}, nil
