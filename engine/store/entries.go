@@ -143,22 +143,12 @@ func (s *Store) EntriesOf(ctx context.Context, hashes []string) (map[string]Entr
 			args[i] = h
 		}
 		q := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries WHERE hash IN (?` + strings.Repeat(", ?", len(part)-1) + `)`
-		rows, err := s.db.QueryContext(ctx, q, args...)
+		entries, err := queryAll(ctx, s.db, "cache entries", scanEntry, q, args...)
 		if err != nil {
-			return nil, fmt.Errorf("read cache entries: %w", err)
+			return nil, err
 		}
-		for rows.Next() {
-			e, err := scanEntry(rows)
-			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read cache entries: %w", err)
-			}
+		for _, e := range entries {
 			out[e.Hash] = e
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read cache entries: %w", err)
 		}
 	}
 	return out, nil

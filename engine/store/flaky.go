@@ -65,29 +65,26 @@ type preparer interface {
 // outcome is what the executions of one task and key said: passed, failed, or both.
 type outcome struct{ passed, failed bool }
 
-// outcomesOf answers the verdicts of execs by task and key, in the order first seen: an execution
-// without a key, or neither passed nor failed, says nothing.
-func outcomesOf(execs []Execution) (keys [][2]string, of map[[2]string]outcome) {
-	of = map[[2]string]outcome{}
+// outcomesOf answers the verdicts of execs by task and key: an execution without a key, or
+// neither passed nor failed, says nothing.
+func outcomesOf(execs []Execution) map[[2]string]outcome {
+	of := map[[2]string]outcome{}
 	for _, e := range execs {
 		p, f := Passed(e.Status), Failed(e.Status)
 		if e.Hash == "" || (!p && !f) {
 			continue
 		}
 		k := [2]string{e.TaskID, e.Hash}
-		o, seen := of[k]
-		if !seen {
-			keys = append(keys, k)
-		}
+		o := of[k]
 		of[k] = outcome{passed: o.passed || p, failed: o.failed || f}
 	}
-	return keys, of
+	return of
 }
 
 // recordOutcomes upserts the outcomes of execs into key_outcomes, with a statement prepared by q.
 func recordOutcomes(ctx context.Context, q preparer, execs []Execution) error {
-	keys, of := outcomesOf(execs)
-	if len(keys) == 0 {
+	of := outcomesOf(execs)
+	if len(of) == 0 {
 		return nil
 	}
 	stmt, err := q.PrepareContext(ctx, upsertOutcomeSQL)
@@ -95,8 +92,7 @@ func recordOutcomes(ctx context.Context, q preparer, execs []Execution) error {
 		return fmt.Errorf("record the outcomes of cache keys: %w", err)
 	}
 	defer stmt.Close()
-	for _, k := range keys {
-		o := of[k]
+	for k, o := range of {
 		if _, err := stmt.ExecContext(ctx, k[0], k[1], boolInt(o.passed), boolInt(o.failed)); err != nil {
 			return fmt.Errorf("record the outcome of %s: %w", k[0], err)
 		}
