@@ -289,8 +289,9 @@ func (d *Deps) writeHandoff(handoff *runner.Handoff) (*os.File, func(), error) {
 	return r, wrote.Wait, nil
 }
 
-// runChild runs the `vx run` child in root, turns its events into progress (none when nil), and answers its summary
-// or its refusal. Whatever happens, every process the run started is gone when it returns.
+// runChild runs the `vx run` child in root, handed handoff (nil: none), turns its events into
+// progress (none when nil), and answers its summary or its refusal. Whatever happens, every
+// process the run started is gone when it returns.
 func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
 	if d.Exe == "" {
 		return nil, errors.New("runTasks: the vx executable is unknown")
@@ -313,16 +314,16 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 		extra = append(extra, handoffR)
 	}
 
+	readEvents := runner.ReadEvents
+	if progress == nil {
+		// No progress to send: the task lines, one a task, are skipped unread.
+		readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
+	}
 	// childMsg is the message of the child's error event, read only once read is closed.
 	var childMsg string
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		readEvents := runner.ReadEvents
-		if progress == nil {
-			// No progress to send: the task lines, one a task, are skipped unread.
-			readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
-		}
 		readEvents(eventsR, func(ev runner.Event) {
 			switch ev.Type {
 			case runner.EventStart:
