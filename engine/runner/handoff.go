@@ -124,11 +124,9 @@ func ReadHandoff(r io.Reader) (*Handoff, error) {
 	if err != nil || size > maxHandoff {
 		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
 	}
-	snap := make([]byte, size)
-	if _, err := io.ReadFull(br, snap); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	// Read to the end, growing as it comes: a length that lies allocates nothing up front.
+	snap, err := io.ReadAll(io.LimitReader(br, maxHandoff+1))
+	if err != nil || uint64(len(snap)) != size {
 		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
 	}
 	if h.Files, err = filestate.Decode(snap); err != nil {
