@@ -226,11 +226,11 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if err != nil || len(opts.TaskIDs) == 0 {
 		return nil
 	}
-	keys, err := runner.PlanKeys(ctx, opts)
+	keys, index, err := runner.PlanKeys(ctx, opts)
 	if err != nil {
 		return nil
 	}
-	return &runner.Handoff{Files: snap, Stamp: runner.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys}
+	return &runner.Handoff{Files: snap, Stamp: runner.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys, Index: index}
 }
 
 // childArgs is the `vx run` command line for args; handoff adds the descriptor the hand-off is

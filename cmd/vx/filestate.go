@@ -74,19 +74,20 @@ func (q *fileStateAsk) of(ws *graph.Workspace) filestate.Source {
 	return q.answer
 }
 
-// keys answers the keys handed over for a run of opts, when the run's file state is the hand-off's
-// and its stamp (runner.HandoffStamp of its workspace, tasks and environment) is the one they
-// were made with; else nil, and the run hashes every task.
-func (q *fileStateAsk) keys(opts runner.Options, log *zerolog.Logger) map[string]string {
+// handed answers the keys handed over for a run of opts, with what the server knew of the index
+// for them, when the run's file state is the hand-off's and its stamp (runner.HandoffStamp of its
+// workspace, tasks and environment) is the one they were made with; else nil, and the run hashes
+// every task.
+func (q *fileStateAsk) handed(opts runner.Options, log *zerolog.Logger) (map[string]string, *runner.HandedIndex) {
 	if q == nil || q.handoff == nil || opts.Files != filestate.Source(q.handoff.Files) {
-		return nil
+		return nil, nil
 	}
 	if runner.HandoffStamp(opts.Workspace, opts.TaskIDs, os.Environ()) != q.handoff.Stamp {
 		log.Debug().Msg("file state: the handed keys are of another config, selection or environment: hashing")
-		return nil
+		return nil, nil
 	}
-	log.Debug().Int("keys", len(q.handoff.Keys)).Msg("file state: taking the keys handed over")
-	return q.handoff.Keys
+	log.Debug().Int("keys", len(q.handoff.Keys)).Bool("index", q.handoff.Index != nil).Msg("file state: taking the keys handed over")
+	return q.handoff.Keys, q.handoff.Index
 }
 
 // askFileState asks the vx that watches this workspace (vx mcp, vx watch), if one does, for the

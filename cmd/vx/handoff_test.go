@@ -91,11 +91,38 @@ func (h *handoffWorkspace) keys(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := runner.PlanKeys(context.Background(), opts)
+	keys, _, err := runner.PlanKeys(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return keys
+}
+
+// planned answers the keys and what of the index a server would hand over once it planned the
+// selection (planTasks): its memo then knows the entries of the hits and the tasks' recent runs.
+func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *runner.HandedIndex) {
+	t.Helper()
+	memo := runner.NewMemo()
+	defer memo.Close()
+	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
+	opts, err := runner.Prepare(context.Background(), h.ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.DryRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if opts, err = runner.Prepare(context.Background(), h.ws, req); err != nil {
+		t.Fatal(err)
+	}
+	keys, index, err := runner.PlanKeys(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if index == nil {
+		t.Fatal("a memo that just planned the workspace handed nothing of the index")
+	}
+	return keys, index
 }
 
 // handedRun is what a `vx run build` child said: its summary's statuses and hashes, its stderr,
@@ -197,6 +224,45 @@ func TestRunTakesTheHandedKeys(t *testing.T) {
 		if handed.status[id] != "hit" || handed.hash[id] != scanned.hash[id] || keys[id] != scanned.hash[id] {
 			t.Errorf("%s: %s %s handed, %s %s hashed (handed key %s)", id, handed.status[id], handed.hash[id], scanned.status[id], scanned.hash[id], keys[id])
 		}
+	}
+}
+
+// A runTasks child takes the entries the server handed over while the state folder stamps as the
+// server read it, and reads the index itself once anything wrote to it. Here the entry handed for
+// a#build is d#build's: taken, a's hit restores d's output into a.
+func TestRunTakesTheHandedIndex(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	stamp := runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	output := filepath.Join(h.dir, "packages/a/dist/out.js")
+	swapped := func() *runner.Handoff {
+		keys, index := h.planned(t)
+		e, ok := index.Entries[keys["d#build"]]
+		if !ok {
+			t.Fatalf("no entry handed for d#build's key: %v", index.Entries)
+		}
+		e.Hash = keys["a#build"]
+		index.Entries[keys["a#build"]] = e
+		return &runner.Handoff{Files: h.snap, Stamp: stamp, Keys: keys, Index: index}
+	}
+
+	handoff := swapped()
+	got := h.run(t, handoff, "")
+	if !strings.Contains(got.stderr, `"index":true`) {
+		t.Fatalf("the child was handed no index:\n%s", got.stderr)
+	}
+	if text, err := os.ReadFile(output); err != nil || string(text) != "export const d = 1\n" {
+		t.Fatalf("a#build restored %q (%v), want d's output from the handed entry", text, err)
+	}
+
+	h.run(t, nil, "") // a's own output again
+	handoff = swapped()
+	h.run(t, nil, "") // a run records itself: the index moved since the server read it
+	if got = h.run(t, handoff, ""); got.status["a#build"] != "hit" {
+		t.Fatalf("a#build: %s", got.status["a#build"])
+	}
+	if text, err := os.ReadFile(output); err != nil || string(text) != "export const a = 1\n" {
+		t.Fatalf("a#build restored %q (%v) after the index moved, want its own output", text, err)
 	}
 }
 

@@ -31,6 +31,14 @@ func StartPrefetch(ctx context.Context, st *store.Store, keys []string) *Prefetc
 	return p
 }
 
+// KnownEntries answers a prefetch already done: entries, read by another process of the same
+// index while it stamped as it still does (runner.HandedIndex).
+func KnownEntries(entries map[string]store.Entry) *Prefetch {
+	p := &Prefetch{done: make(chan struct{}), entries: entries}
+	close(p.done)
+	return p
+}
+
 // Wait waits for the prefetch to end.
 func (p *Prefetch) Wait() {
 	if p != nil {

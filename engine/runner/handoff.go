@@ -40,13 +40,17 @@ type Handoff struct {
 	Stamp string
 	// Keys are the keys by task id.
 	Keys map[string]string
+	// Index is what the server's memo knew of the index for those keys (nil: nothing).
+	Index *HandedIndex
 }
 
 // handoffMagic begins a hand-off's wire form, which is, every number a varint and a string its
 // length then its bytes:
 //
-//	"VXHO" 1 stamp nkeys { taskID key } snapshotLength snapshot
-const handoffMagic = "VXHO\x01"
+//	"VXHO" 2 stamp nkeys { taskID key } index snapshotLength snapshot
+//
+// where index is HandedIndex's (appendIndex).
+const handoffMagic = "VXHO\x02"
 
 // errHandoff is a hand-off that does not decode.
 var errHandoff = errors.New("not a hand-off of this vx")
@@ -65,6 +69,7 @@ func WriteHandoff(w io.Writer, h *Handoff) error {
 	for _, id := range ids {
 		buf = appendString(appendString(buf, id), h.Keys[id])
 	}
+	buf = appendIndex(buf, h.Index)
 	snap := h.Files.Encoded()
 	buf = binary.AppendUvarint(buf, uint64(len(snap)))
 	if _, err := w.Write(buf); err != nil {
@@ -119,6 +124,9 @@ func ReadHandoff(r io.Reader) (*Handoff, error) {
 		if h.Keys[id], err = str(); err != nil {
 			return nil, fmt.Errorf("read the hand-off: %w", err)
 		}
+	}
+	if h.Index, err = readIndex(br); err != nil {
+		return nil, fmt.Errorf("read the hand-off: %w", err)
 	}
 	size, err := binary.ReadUvarint(br)
 	if err != nil || size > maxHandoff {

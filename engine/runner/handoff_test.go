@@ -3,10 +3,15 @@ package runner
 import (
 	"bytes"
 	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/store"
 )
 
 // A hand-off reads back as written, and a cut or altered one reads as none.
@@ -38,8 +43,73 @@ func TestHandoffWire(t *testing.T) {
 	if _, err := ReadHandoff(bytes.NewReader(append(bytes.Clone(wire), 0))); err == nil {
 		t.Error("a hand-off with a byte after it read")
 	}
-	if _, err := ReadHandoff(bytes.NewReader(append([]byte("VXHO\x02"), wire[5:]...))); err == nil {
+	if _, err := ReadHandoff(bytes.NewReader(append([]byte("VXHO\x09"), wire[5:]...))); err == nil {
 		t.Error("a hand-off of another version read")
+	}
+}
+
+// What a server knew of the index reads back as written, and a cut one reads as none.
+func TestHandedIndexWire(t *testing.T) {
+	snap := filestate.NewSnapshot("/ws", "/ws/.vx", map[string]*filestate.Dir{})
+	exit := time.UnixMilli(1_700_000_000_123)
+	index := &HandedIndex{
+		state: stateStamp{index: filestate.Info{Mode: 0o644, Size: 4096, MtimeNs: 17, Ino: 3}, wal: filestate.Info{Size: -1}},
+		Entries: map[string]store.Entry{"k1": {Hash: "k1", TaskID: "a#build", Project: "a", Command: "tsc", OutputsBlob: "ob", LogBlob: "lb",
+			Size: 10, Duration: 3 * time.Millisecond, ExitCode: 0, Created: exit, LastUsed: exit.Add(time.Second),
+			Outputs: []store.OutputFile{{Path: "dist/a.js", Size: 4, Mode: 0o644, Hash: "h"}, {Path: "dist/l", Mode: 0o777 | 1<<27, Link: "a.js"}}}},
+		Runs: map[string][]store.CommandRun{"a#build": {{Status: store.StatusMiss, Duration: time.Second, PeakRSSBytes: 1 << 20}}, "b#build": nil},
+	}
+	var buf bytes.Buffer
+	if err := WriteHandoff(&buf, &Handoff{Files: snap, Keys: map[string]string{"a#build": "k1"}, Index: index}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Index, index) {
+		t.Fatalf("read back\n%+v\nwrote\n%+v", got.Index, index)
+	}
+	wire := buf.Bytes()
+	for n := range len(wire) {
+		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
+			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
+		}
+	}
+}
+
+// A handed index is taken while the state folder stamps as it did, and not after a commit, a
+// checkpoint or an eviction moved it.
+func TestHandedIndexCurrent(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"index.db", "index.db-wal"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "cas"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := &HandedIndex{state: stampState(dir)}
+	if h.current(dir) != h {
+		t.Fatal("an index nothing wrote since was not taken")
+	}
+	var none *HandedIndex
+	if none.current(dir) != nil {
+		t.Fatal("no index read as one")
+	}
+	for _, change := range []func() error{
+		func() error { return os.WriteFile(filepath.Join(dir, "index.db-wal"), []byte("xy"), 0o644) },
+		func() error { return os.Mkdir(filepath.Join(dir, "cas", "ab"), 0o755) },
+		func() error { return os.Remove(filepath.Join(dir, "index.db-wal")) },
+	} {
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		if h.current(dir) != nil {
+			t.Fatal("an index taken after the state folder changed")
+		}
+		h = &HandedIndex{state: stampState(dir)}
 	}
 }
 

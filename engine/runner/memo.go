@@ -25,13 +25,15 @@ import (
 // read again when the index (or the CAS folder) changed. The index is held open between plans.
 // It is safe for concurrent use; a plan that cannot use it (no snapshot) leaves it as it was.
 type Memo struct {
-	mu    sync.Mutex
-	ws    *graph.Workspace
-	snap  *filestate.Snapshot
-	keys  map[string]string
-	hits  map[string]bool
-	runs  map[string][]store.CommandRun
-	state stateStamp
+	mu   sync.Mutex
+	ws   *graph.Workspace
+	snap *filestate.Snapshot
+	keys map[string]string
+	hits map[string]bool
+	// entries are the cache entries of the keys that hit.
+	entries map[string]store.Entry
+	runs    map[string][]store.CommandRun
+	state   stateStamp
 	// lock is the lockfile the last plan read, reused while no file of the root changed.
 	lock  *lockfile.Lockfile
 	index *store.Store
@@ -96,6 +98,7 @@ type memoView struct {
 	stateOK bool
 	keys    map[string]string
 	hits    map[string]bool
+	entries map[string]store.Entry
 	lock    *lockfile.Lockfile
 	runs    map[string][]store.CommandRun
 	// queried is what this plan read of the history, each task's (none read as nil), for the
@@ -115,7 +118,7 @@ func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := &memoView{m: m, snap: snap, ws: ws, state: stampState(ws.CacheDir), keys: m.keys, hits: m.hits, runs: m.runs}
+	v := &memoView{m: m, snap: snap, ws: ws, state: stampState(ws.CacheDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs}
 	if m.ws == ws && m.snap != nil {
 		v.changed = filestate.ChangedDirs(m.snap, snap)
 		v.keysOK = !containsRoot(v.changed)
@@ -144,9 +147,9 @@ func containsRoot(dirs []string) bool {
 	return false
 }
 
-// store keeps a plan's keys, hits (not those of a forced plan, which looked up nothing) and
-// estimates for the next.
-func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool, lock *lockfile.Lockfile) {
+// store keeps a plan's keys, hits with their entries (not those of a forced plan, which looked up
+// nothing) and estimates for the next.
+func (v *memoView) store(nodes []*node, hits map[*node]bool, entries map[string]store.Entry, force bool, lock *lockfile.Lockfile) {
 	if v == nil {
 		return
 	}
@@ -164,9 +167,9 @@ func (v *memoView) store(nodes []*node, hits map[*node]bool, force bool, lock *l
 	v.m.mu.Lock()
 	defer v.m.mu.Unlock()
 	if force {
-		hitKeys = nil
+		hitKeys, entries = nil, nil
 	}
-	v.m.ws, v.m.snap, v.m.keys, v.m.hits, v.m.runs, v.m.state, v.m.lock = v.ws, v.snap, keys, hitKeys, v.queried, v.state, lock
+	v.m.ws, v.m.snap, v.m.keys, v.m.hits, v.m.entries, v.m.runs, v.m.state, v.m.lock = v.ws, v.snap, keys, hitKeys, entries, v.queried, v.state, lock
 }
 
 // storeKeys keeps a plan's keys for the next, leaving what the memo knew of the cache and the
@@ -254,13 +257,46 @@ func (v *memoView) scope(n *node) []string {
 	return dirs
 }
 
-// hit answers the memo's cache status of key, while the index is as it was.
-func (v *memoView) hit(key string) (hit, ok bool) {
+// hit answers the memo's cache status of key, with the entry of a hit, while the index is as it
+// was.
+func (v *memoView) hit(key string) (hit bool, e store.Entry, ok bool) {
 	if v == nil || !v.stateOK {
-		return false, false
+		return false, store.Entry{}, false
 	}
-	hit, ok = v.hits[key]
-	return hit, ok
+	if hit, ok = v.hits[key]; !ok || !hit {
+		return false, store.Entry{}, ok
+	}
+	// A hit whose entry the memo lacks is looked up again.
+	e, ok = v.entries[key]
+	return ok, e, ok
+}
+
+// handedIndex answers what the memo knows of the index for a run of nodes, whose keys are made:
+// the entry of every cached task's key that hits, and every task's recent command runs, read while
+// the state folder stamped as it does now; nil when it knows less than all of that.
+func (v *memoView) handedIndex(nodes []*node) *HandedIndex {
+	if v == nil || !v.stateOK {
+		return nil
+	}
+	h := &HandedIndex{state: v.state, Entries: map[string]store.Entry{}, Runs: make(map[string][]store.CommandRun, len(nodes))}
+	for _, n := range nodes {
+		runs, ok := v.runs[n.task.ID]
+		if !ok {
+			return nil
+		}
+		h.Runs[n.task.ID] = runs
+		if !n.task.Cache {
+			continue
+		}
+		hit, e, ok := v.hit(n.key)
+		if !ok {
+			return nil
+		}
+		if hit {
+			h.Entries[n.key] = e
+		}
+	}
+	return h
 }
 
 // recentRuns answers the history's recent command runs of ids (a task with none absent): the

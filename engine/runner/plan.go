@@ -204,11 +204,11 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	hits, manifests, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, o.Force)
+	hits, entries, manifests, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, o.Force)
 	if err != nil {
 		return nil, err
 	}
-	k.memo.store(k.nodes, hits, o.Force, k.h.Lockfile())
+	k.memo.store(k.nodes, hits, entries, o.Force, k.h.Lockfile())
 	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
 	cost := planTasks(plan, opts, k.nodes, hits, p50s)
 	plan.WallMs, plan.CriticalPath = simulate(k.nodes, cost, o.Concurrency, o.MemoryBudget)
@@ -222,26 +222,27 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 // PlanKeys answers the key of each task opts selects, by task id, as DryRun computes them
 // (through the memo where there is one), without what else a plan reads: the cache's entries,
 // the history's estimates. vx mcp hands them to the `vx run` child of a runTasks call
-// (Handoff). The memo keeps the keys for the next plan; what it knew of the cache and the
-// history stays as it was, since the index did not change for it.
-func PlanKeys(ctx context.Context, opts PlanOptions) (map[string]string, error) {
+// (Handoff), with what the memo still knows of the index for those tasks (nil when it knows
+// less than all of it: see HandedIndex). The memo keeps the keys for the next plan; what it knew
+// of the cache and the history stays as it was, since the index did not change for it.
+func PlanKeys(ctx context.Context, opts PlanOptions) (map[string]string, *HandedIndex, error) {
 	if err := opts.Options.fill(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	k, err := startKeying(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer k.close()
-	if _, _, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, true); err != nil {
-		return nil, err
+	if _, _, _, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, true); err != nil {
+		return nil, nil, err
 	}
 	k.memo.storeKeys(k.nodes, k.h.Lockfile())
 	keys := make(map[string]string, len(k.nodes))
 	for _, n := range k.nodes {
 		keys[n.task.ID] = n.key
 	}
-	return keys, nil
+	return keys, k.memo.handedIndex(k.nodes), nil
 }
 
 // keying is what a plan computes its keys with: the tasks' nodes, the memo's view, the index
@@ -390,26 +391,30 @@ func (k keyer) key(ctx context.Context, n *node, depKeys map[string]string) (str
 	return m.Key()
 }
 
-// hit reports whether key's entry is in the cache whole.
-func (k keyer) hit(dbctx context.Context, key string) bool {
-	if hit, ok := k.memo.hit(key); ok {
-		return hit
+// hit reports whether key's entry is in the cache whole, and answers the entry when it is.
+func (k keyer) hit(dbctx context.Context, key string) (bool, store.Entry) {
+	if hit, e, ok := k.memo.hit(key); ok {
+		return hit, e
 	}
 	e, ok, err := k.st.Entry(dbctx, key)
-	return err == nil && ok && k.st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || k.st.CAS().Has(e.OutputsBlob))
+	if err == nil && ok && k.st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || k.st.CAS().Has(e.OutputsBlob)) {
+		return true, e
+	}
+	return false, store.Entry{}
 }
 
 // planKeys computes every node's key (n.key) on up to workers goroutines, each task once the keys
 // it depends on are known, and answers the nodes whose entry is in the cache whole (never when
-// force is set, nor for a task that is not cached), and every manifest by its key (none where
-// the memo answered the key).
-func planKeys(ctx, dbctx context.Context, k keyer, nodes []*node, workers int, force bool) (map[*node]bool, map[string][]byte, error) {
+// force is set, nor for a task that is not cached) with those entries by key, and every manifest
+// by its key (none where the memo answered the key).
+func planKeys(ctx, dbctx context.Context, k keyer, nodes []*node, workers int, force bool) (map[*node]bool, map[string]store.Entry, map[string][]byte, error) {
 	sorted := sortedByIndex(nodes)
 	keyed := make(map[*node]chan struct{}, len(sorted))
 	for _, n := range sorted {
 		keyed[n] = make(chan struct{})
 	}
 	hit := make([]bool, len(sorted))
+	entry := make([]store.Entry, len(sorted))
 	errs := make([]error, len(sorted))
 	data := make([][]byte, len(sorted))
 	// Nodes go to the pool in dependency order, so the first unfinished one always holds a
@@ -429,20 +434,24 @@ func planKeys(ctx, dbctx context.Context, k keyer, nodes []*node, workers int, f
 				return
 			}
 			if n.task.Cache && !force {
-				hit[i] = k.hit(dbctx, n.key)
+				hit[i], entry[i] = k.hit(dbctx, n.key)
 			}
 		})
 	}
 	p.Wait()
 	hits := make(map[*node]bool, len(sorted))
+	entries := make(map[string]store.Entry)
 	manifests := make(map[string][]byte, len(sorted))
 	for i, n := range sorted {
 		if errs[i] != nil {
-			return nil, nil, errs[i]
+			return nil, nil, nil, errs[i]
 		}
 		hits[n], manifests[n.key] = hit[i], data[i]
+		if hit[i] {
+			entries[n.key] = entry[i]
+		}
 	}
-	return hits, manifests, nil
+	return hits, entries, manifests, nil
 }
 
 func sortedByIndex(nodes []*node) []*node {

@@ -96,6 +96,9 @@ type Options struct {
 	// of this run (Handoff.Stamp checked): taken in place of hashing while the run has written
 	// nothing (see Handoff); nil hashes every task.
 	Handoff map[string]string
+	// HandedIndex is what that vx mcp knew of the index for those keys, taken while the state
+	// folder stamps as it did then (HandedIndex); nil reads the index.
+	HandedIndex *HandedIndex
 }
 
 func (o *Options) fill() error {
@@ -190,6 +193,12 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys := handedKeyList(opts, nodes)
+	// Checked before the index is opened, which may create its WAL.
+	known := opts.HandedIndex.current(opts.Workspace.CacheDir)
+	if len(keys) == 0 {
+		known = nil
+	}
 	st := opts.Store
 	if st == nil {
 		// The index survives a cancelled run: its writes are not tied to the run's context.
@@ -204,10 +213,16 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if st.Reset != "" && opts.Notice != nil {
 		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
 	}
-	// The entries of the keys handed over are read while the run gets ready.
-	prefetch := cache.StartPrefetch(context.WithoutCancel(ctx), st, handedKeyList(opts, nodes))
+	// The entries of the keys handed over are read while the run gets ready, unless the server
+	// that handed them knew them.
+	var prefetch *cache.Prefetch
+	if known != nil {
+		prefetch = cache.KnownEntries(known.Entries)
+	} else {
+		prefetch = cache.StartPrefetch(context.WithoutCancel(ctx), st, keys)
+	}
 	defer prefetch.Wait()
-	r, closeRun, err := newRunState(ctx, opts, st, nodes)
+	r, closeRun, err := newRunState(ctx, opts, st, nodes, known)
 	if err != nil {
 		return nil, err
 	}
@@ -240,9 +255,9 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 }
 
 // newRunState prepares a run of nodes: the hasher (its listing taken in the background while the
-// index is read), the schedule's estimates, the masker of every secret the tasks read, the cache.
-// close waits for what it started.
-func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*node) (r *runState, close func(), err error) {
+// index is read), the schedule's estimates (from the runs known, when a vx mcp handed them), the
+// masker of every secret the tasks read, the cache. close waits for what it started.
+func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*node, known *HandedIndex) (r *runState, close func(), err error) {
 	dbctx := context.WithoutCancel(ctx)
 	salt, err := store.Salt(st.Dir(), true)
 	if err != nil {
@@ -264,7 +279,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	region := span.Start(ctx, "read index")
 	err = loadFileState(ctx, dbctx, h, st, opts.Files, &prefetch)
 	if err == nil {
-		_, err = estimates(dbctx, st, opts.Workspace, nodes)
+		_, err = memoEstimates(dbctx, st, opts.Workspace, nodes, known.memoView())
 	}
 	region.End()
 	if err != nil {

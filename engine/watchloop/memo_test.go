@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
@@ -46,7 +49,8 @@ export default defineWorkspace({
 }
 
 // TestMemoNeverStale plans after every kind of edit twice — through the memo over the watcher's
-// snapshot, and by a scan with no memo — and requires the same keys and cache statuses.
+// snapshot, and by a scan with no memo — and requires the same keys and cache statuses; what the
+// memo would hand a runTasks child of the index must be what the index holds.
 func TestMemoNeverStale(t *testing.T) {
 	root := testkit.TempTree(t, memoWorkspace)
 	root, _ = filepath.EvalSymlinks(root)
@@ -74,6 +78,7 @@ func TestMemoNeverStale(t *testing.T) {
 	memo := runner.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test", "lint"}}, Getenv: func(string) string { return "" }}
+	var handed int
 	compare := func(step string) {
 		t.Helper()
 		ws, err := loader.Load(ctx)
@@ -86,11 +91,15 @@ func TestMemoNeverStale(t *testing.T) {
 		}
 		withMemo := req
 		withMemo.Files, withMemo.Memo = snap, memo
-		got, err := runner.PlanDocument(ctx, ws, withMemo)
+		want, err := runner.PlanDocument(ctx, ws, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := runner.PlanDocument(ctx, ws, req)
+		// Before the memo's plan, it still knows what it read before the step.
+		if checkHandedIndex(t, step+" (before a plan)", ws, withMemo, want) {
+			handed++
+		}
+		got, err := runner.PlanDocument(ctx, ws, withMemo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +108,9 @@ func TestMemoNeverStale(t *testing.T) {
 			if g.TaskID != w.TaskID || g.Hash != w.Hash || g.Cache != w.Cache {
 				t.Fatalf("%s: %s planned %s %s through the memo, %s %s by a scan", step, w.TaskID, g.Hash[:12], g.Cache, w.Hash[:12], w.Cache)
 			}
+		}
+		if checkHandedIndex(t, step, ws, withMemo, want) {
+			handed++
 		}
 	}
 	run := func() {
@@ -149,4 +161,52 @@ func TestMemoNeverStale(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // a stat's mtime tick, so that a scan sees the edit too
 		compare(step.name)
 	}
+	if handed == 0 {
+		t.Error("the memo never knew the index for a hand-off, not even when nothing changed")
+	}
+}
+
+// checkHandedIndex plans the keys of req through its memo, as runTasks does for its child, and
+// requires what the memo hands of the index (when it hands it) to be what the index holds: an
+// entry for each hit of want (a scan's plan), each entry the index's, each task's recent command
+// runs the index's. It reports whether the memo handed it.
+func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner.Request, want *runner.Plan) bool {
+	t.Helper()
+	ctx := context.Background()
+	opts, err := runner.Prepare(ctx, ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, index, err := runner.PlanKeys(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if index == nil {
+		return false
+	}
+	st, err := store.OpenReadOnly(ctx, ws.CacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.RecentCommandRuns(ctx, opts.TaskIDs, runner.EstimateWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range want.Tasks {
+		e, handed := index.Entries[task.Hash]
+		if handed != (task.Cache == store.StatusHit) {
+			t.Fatalf("%s: %s is a %s, and the memo handed an entry: %v", step, task.TaskID, task.Cache, handed)
+		}
+		if handed {
+			in, ok, err := st.Entry(ctx, task.Hash)
+			if err != nil || !ok || !reflect.DeepEqual(in, e) {
+				t.Fatalf("%s: %s: the memo handed the entry %+v, the index holds %+v (%v)", step, task.TaskID, e, in, err)
+			}
+		}
+		if !slices.Equal(index.Runs[task.TaskID], runs[task.TaskID]) {
+			t.Fatalf("%s: %s: the memo handed the runs %v, the index holds %v", step, task.TaskID, index.Runs[task.TaskID], runs[task.TaskID])
+		}
+	}
+	return true
 }

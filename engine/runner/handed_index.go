@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"io/fs"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/store"
+)
+
+// HandedIndex is what a vx mcp's memo knew of the index for the tasks of a hand-off: the cache
+// entry of each key that hits and each task's recent command runs (what the schedule's estimates
+// are made from), read while the state folder stamped as it still did when the hand-off was
+// made. A run takes them in place of reading them from the index while the folder still stamps
+// so (see current): no commit, checkpoint or eviction since. A key that missed has no entry; the
+// run looks it up as any run does.
+type HandedIndex struct {
+	state stateStamp
+	// Entries are the entries of the keys that hit, by key.
+	Entries map[string]store.Entry
+	// Runs are each task's recent command runs, newest first (none: nil), by task id.
+	Runs map[string][]store.CommandRun
+}
+
+// current answers h while the state folder dir stamps as it did when h was read, nil else. A run
+// asks before it opens the index: opening it may create its WAL.
+func (h *HandedIndex) current(dir string) *HandedIndex {
+	if h == nil || !stampState(dir).same(h.state) {
+		return nil
+	}
+	return h
+}
+
+// memoView answers a view of the memo that knows h's runs, for the run's estimates; nil for no h.
+func (h *HandedIndex) memoView() *memoView {
+	if h == nil {
+		return nil
+	}
+	return &memoView{stateOK: true, runs: h.Runs}
+}
+
+// appendIndex appends h's wire form: a length, then (none for a nil h) the stamp, the entries and
+// the runs, every number a varint.
+func appendIndex(buf []byte, h *HandedIndex) []byte {
+	if h == nil {
+		return binary.AppendUvarint(buf, 0)
+	}
+	var b []byte
+	for _, info := range []filestate.Info{h.state.index, h.state.wal, h.state.cas} {
+		b = binary.AppendUvarint(b, uint64(info.Mode))
+		b = binary.AppendVarint(b, info.Size)
+		b = binary.AppendVarint(b, info.MtimeNs)
+		b = binary.AppendUvarint(b, info.Ino)
+	}
+	keys := slices.Sorted(maps.Keys(h.Entries))
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = appendEntry(b, h.Entries[k])
+	}
+	ids := slices.Sorted(maps.Keys(h.Runs))
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendString(b, id)
+		b = binary.AppendUvarint(b, uint64(len(h.Runs[id])))
+		for _, c := range h.Runs[id] {
+			b = appendString(b, string(c.Status))
+			b = binary.AppendVarint(b, int64(c.Duration))
+			b = binary.AppendVarint(b, c.PeakRSSBytes)
+		}
+	}
+	return append(binary.AppendUvarint(buf, uint64(len(b))), b...)
+}
+
+func appendEntry(b []byte, e store.Entry) []byte {
+	for _, s := range []string{e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, e.LogBlob} {
+		b = appendString(b, s)
+	}
+	for _, n := range []int64{e.Size, int64(e.Duration), int64(e.ExitCode), e.Created.UnixNano(), e.LastUsed.UnixNano()} {
+		b = binary.AppendVarint(b, n)
+	}
+	b = binary.AppendUvarint(b, uint64(len(e.Outputs)))
+	for _, f := range e.Outputs {
+		b = appendString(b, f.Path)
+		b = binary.AppendVarint(b, f.Size)
+		b = binary.AppendUvarint(b, uint64(f.Mode))
+		b = appendString(appendString(b, f.Hash), f.Link)
+	}
+	return b
+}
+
+// errIndex is a handed index that does not decode.
+var errIndex = errors.New("a handed index that does not decode")
+
+// maxIndex bounds the handed index's wire form.
+const maxIndex = 256 << 20
+
+// readIndex reads what appendIndex wrote: nil for none.
+func readIndex(br *bufio.Reader) (*HandedIndex, error) {
+	size, err := binary.ReadUvarint(br)
+	if err != nil || size > maxIndex {
+		return nil, errIndex
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(br, int64(size)))
+	if err != nil || uint64(len(b)) != size {
+		return nil, errIndex
+	}
+	d := &wireReader{b: b}
+	h := &HandedIndex{}
+	for _, info := range []*filestate.Info{&h.state.index, &h.state.wal, &h.state.cas} {
+		info.Mode, info.Size, info.MtimeNs, info.Ino = fs.FileMode(d.uvarint()), d.varint(), d.varint(), d.uvarint()
+	}
+	n := d.count()
+	h.Entries = make(map[string]store.Entry, n)
+	for range n {
+		e := d.entry()
+		h.Entries[e.Hash] = e
+	}
+	n = d.count()
+	h.Runs = make(map[string][]store.CommandRun, n)
+	for range n {
+		id := d.string()
+		var runs []store.CommandRun
+		for range d.count() {
+			runs = append(runs, store.CommandRun{Status: store.Status(d.string()), Duration: time.Duration(d.varint()), PeakRSSBytes: d.varint()})
+		}
+		h.Runs[id] = runs
+	}
+	if d.bad || len(d.b) != 0 {
+		return nil, errIndex
+	}
+	return h, nil
+}
+
+// wireReader reads varints and strings off b; past its end, or on a malformed number, it reads
+// zeros and sets bad.
+type wireReader struct {
+	b   []byte
+	bad bool
+}
+
+func (d *wireReader) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *wireReader) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a number of items, each at least a byte long: never more than what is left.
+func (d *wireReader) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	return int(n)
+}
+
+func (d *wireReader) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *wireReader) entry() store.Entry {
+	e := store.Entry{Hash: d.string(), TaskID: d.string(), Project: d.string(), Command: d.string(), OutputsBlob: d.string(), LogBlob: d.string()}
+	e.Size, e.Duration, e.ExitCode = d.varint(), time.Duration(d.varint()), int(d.varint())
+	e.Created, e.LastUsed = time.Unix(0, d.varint()), time.Unix(0, d.varint())
+	n := d.count()
+	if n > 0 {
+		e.Outputs = make([]store.OutputFile, 0, n)
+	}
+	for range n {
+		e.Outputs = append(e.Outputs, store.OutputFile{Path: d.string(), Size: d.varint(), Mode: uint32(d.uvarint()), Hash: d.string(), Link: d.string()})
+	}
+	return e
+}
