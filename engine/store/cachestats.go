@@ -40,8 +40,8 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 		return c, err
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT run_id), coalesce(sum(status = `+sqlHit+`), 0),
-		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND project = ?`,
-		sinceMs, project).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
+		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND task_id >= ? AND task_id < ? AND project = ?`,
+		projectArgs(project, sinceMs)...).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
 		return c, fmt.Errorf("count cache use: %w", err)
 	}
 	return c, nil

@@ -207,8 +207,9 @@ func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, e
 		args = append(args, q.TaskID)
 	}
 	if q.Project != "" {
-		where = append(where, `project = ?`)
-		args = append(args, q.Project)
+		lo, hi := projectRange(q.Project)
+		where = append(where, `task_id >= ? AND task_id < ? AND project = ?`)
+		args = append(args, lo, hi, q.Project)
 	}
 	if q.Task != "" {
 		where = append(where, `task = ?`)
@@ -312,4 +313,17 @@ func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (m
 // the other process ended within the millisecond.
 func waitedMs(d time.Duration) int64 {
 	return (d + time.Millisecond - 1).Milliseconds()
+}
+
+// projectRange answers the range [lo, hi) of the task ids of project's tasks: each is the project's
+// name, "#" and the task's name, and "$" follows "#". The executions of a project are read through
+// executions_by_task by it (migration 9); a query keeps `project = ?` beside it where it reads the
+// rows anyway.
+func projectRange(project string) (lo, hi string) { return project + "#", project + "$" }
+
+// projectArgs answers args followed by the arguments of `task_id >= ? AND task_id < ? AND
+// project = ?` for project.
+func projectArgs(project string, args ...any) []any {
+	lo, hi := projectRange(project)
+	return append(args, lo, hi, project)
 }

@@ -74,7 +74,7 @@ func TestNewIndexStamped(t *testing.T) {
 		t.Errorf("stamps %d %q, want %d", v, row, SchemaVersion)
 	}
 	want := []string{
-		"index cache_entries_by_project_size", "index cache_entries_by_task", "index executions_by_project",
+		"index cache_entries_by_project_size", "index cache_entries_by_task",
 		"index executions_by_run", "index executions_by_status", "index executions_by_task",
 		"index executions_command_runs",
 		"table cache_entries", "table executions", "table key_outcomes", "table manifests",

@@ -16,8 +16,8 @@ func (s *Store) CountRemoteHits(ctx context.Context, project string, since time.
 	q := `SELECT count(*) FROM executions WHERE status = ` + sqlHit + ` AND cache_source = 'remote' AND started_ms >= ?`
 	args := []any{ms(since)}
 	if project != "" {
-		q += ` AND project = ?`
-		args = append(args, project)
+		q += ` AND task_id >= ? AND task_id < ? AND project = ?`
+		args = projectArgs(project, args...)
 	}
 	var n int
 	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {

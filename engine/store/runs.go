@@ -238,8 +238,8 @@ func runs(ctx context.Context, db querier, q RunQuery) ([]Run, error) {
 	if q.Project != "" || q.Task != "" || q.TaskID != "" {
 		sub := `SELECT 1 FROM executions e WHERE e.run_id = runs.id`
 		if q.Project != "" {
-			sub += ` AND e.project = ?`
-			args = append(args, q.Project)
+			sub += ` AND e.task_id >= ? AND e.task_id < ? AND e.project = ?`
+			args = projectArgs(q.Project, args...)
 		}
 		if q.Task != "" {
 			sub += ` AND e.task = ?`
