@@ -15,6 +15,7 @@ import (
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -44,7 +45,9 @@ func (a *app) startFileState(ctx context.Context, handoff io.Reader) *fileStateA
 	go func() {
 		defer close(q.done)
 		if handoff != nil {
+			region := span.StartBackground(ctx, "read the hand-off")
 			h, err := runner.ReadHandoff(handoff)
+			region.End()
 			switch {
 			case err != nil:
 				a.log.Debug().Err(err).Msg("file state: no hand-off")

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -132,8 +133,12 @@ func ReadHandoff(r io.Reader) (*Handoff, error) {
 	if err != nil || size > maxHandoff {
 		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
 	}
-	// Read to the end, growing as it comes: a length that lies allocates nothing up front.
-	snap, err := io.ReadAll(io.LimitReader(br, maxHandoff+1))
+	// Read to the end, growing as it comes past 64 MiB: a length that lies allocates no more up
+	// front.
+	var snapBuf bytes.Buffer
+	snapBuf.Grow(int(min(size, 64<<20)))
+	_, err = snapBuf.ReadFrom(io.LimitReader(br, maxHandoff+1))
+	snap := snapBuf.Bytes()
 	if err != nil || uint64(len(snap)) != size {
 		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
 	}
