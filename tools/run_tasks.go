@@ -267,26 +267,28 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 	return argv
 }
 
-// writeHandoff writes handoff down a pipe of its own while the child starts, and answers the
-// pipe's read end for the child (nil for no hand-off) and what waits for the writer, which ends
-// once the child has read it or closed it by exiting (the caller closes its read end once the
-// child holds it).
-func (d *Deps) writeHandoff(handoff *runner.Handoff) (*os.File, func(), error) {
+// writeHandoff writes handoff to a file of its own (handoffFile), read from its start, and answers
+// it for the child with what closes it, which the caller calls once the child holds it (and may
+// call again); no file where there is no hand-off, or where it could not be written (said on
+// stderr: the child then hashes, as without one).
+func (d *Deps) writeHandoff(handoff *runner.Handoff) (*os.File, func()) {
 	if handoff == nil {
-		return nil, func() {}, nil
+		return nil, func() {}
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, fmt.Errorf("runTasks: hand-off pipe: %w", err)
-	}
-	var wrote sync.WaitGroup
-	wrote.Go(func() {
-		defer w.Close()
-		if err := runner.WriteHandoff(w, handoff); err != nil && !errors.Is(err, syscall.EPIPE) {
-			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
+	f, closeFile, err := handoffFile()
+	if err == nil {
+		if err = runner.WriteHandoff(f, handoff); err == nil {
+			_, err = f.Seek(0, io.SeekStart)
 		}
-	})
-	return r, wrote.Wait, nil
+		if err != nil {
+			closeFile()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
+		return nil, func() {}
+	}
+	return f, sync.OnceFunc(closeFile)
 }
 
 // runChild runs the `vx run` child in root, handed handoff (nil: none), turns its events into
@@ -304,14 +306,10 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 	defer eventsR.Close()
 	defer eventsW.Close()
 	extra := []*os.File{eventsW}
-	handoffR, wrote, err := d.writeHandoff(handoff)
-	if err != nil {
-		return nil, err
-	}
-	defer wrote()
-	if handoffR != nil {
-		defer handoffR.Close()
-		extra = append(extra, handoffR)
+	handoffFile, closeHandoff := d.writeHandoff(handoff)
+	defer closeHandoff()
+	if handoffFile != nil {
+		extra = append(extra, handoffFile)
 	}
 
 	readEvents := runner.ReadEvents
@@ -319,8 +317,10 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 		// No progress to send: the task lines, one a task, are skipped unread.
 		readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
 	}
-	// childMsg is the message of the child's error event, read only once read is closed.
+	// childMsg is the message of the child's error event, and commands what its end event says
+	// of the commands it started, read only once read is closed.
 	var childMsg string
+	var commands *int64
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -332,6 +332,8 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 				progress(float64(ev.Done), float64(ev.Total), taskMessage(ev))
 			case runner.EventError:
 				childMsg = ev.Message
+			case runner.EventEnd:
+				commands = ev.Commands
 			}
 		})
 	}()
@@ -351,28 +353,28 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 		// which the server never sends otherwise, tells vx run to kill its tasks at once.
 		ParentDeathSignal: syscall.SIGHUP,
 		// Only the child holds the write end now, so the reader sees EOF once the run is over;
-		// and the read end of the hand-off, so that the writer stops should the child die.
+		// and the hand-off, which it reads.
 		OnStart: func(int) {
 			eventsW.Close()
-			if handoffR != nil {
-				handoffR.Close()
-			}
+			closeHandoff()
 		},
 	})
 	eventsW.Close()
-	if handoffR != nil {
-		// A child that never started leaves the writer nobody to write to.
-		handoffR.Close()
-	}
-
-	// Each task's supervisor reaps what its task left; this finds what is left when a supervisor
-	// or the child itself was SIGKILLed.
-	if err := proc.KillMarked(marker, sweepTimeout); err != nil {
-		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
-	}
+	// The child's last events are all read once it exited; past eventsDrain, a process that
+	// escaped holds the pipe, and the sweep below ends it.
+	drained := false
 	select {
 	case <-read:
+		drained = true
 	case <-time.After(eventsDrain):
+	}
+	// Each task's supervisor reaps what its task left; the sweep finds what is left when a
+	// supervisor or the child itself was SIGKILLed. A child that ended on its own saying it
+	// started no command (a full hit) left nothing to find.
+	if !drained || ctx.Err() != nil || res.Signal != "" || commands == nil || *commands != 0 {
+		if err := proc.KillMarked(marker, sweepTimeout); err != nil {
+			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
+		}
 	}
 	eventsR.Close()
 	<-read

@@ -21,7 +21,8 @@ const (
 	// EventTask is a finished task: TaskID, Status, Done of Total, DurationMs, Hash, ExitCode when
 	// it has one, BlockedBy when it is blocked.
 	EventTask = "task"
-	// EventEnd closes a run: RunID, OK and ExitCode, as the summary says.
+	// EventEnd closes a run: RunID, OK and ExitCode, as the summary says, and Commands, how many
+	// task commands it started (none: no process of it can be left).
 	EventEnd = "end"
 	// EventError is the message vx run ends on when it refuses the run, or fails before or outside
 	// its summary (the run could not be recorded, the summary not written): Message, secrets
@@ -34,6 +35,7 @@ const (
 // had on the wire.
 type Event struct {
 	BlockedBy  string       `json:"blockedBy,omitempty"`
+	Commands   *int64       `json:"commands,omitempty"`
 	Done       int          `json:"done,omitempty"`
 	DurationMs *int64       `json:"durationMs,omitempty"`
 	ExitCode   *int         `json:"exitCode,omitempty"`
@@ -63,8 +65,8 @@ func taskEvent(e store.Execution, done, total int) Event {
 		DurationMs: &durationMs, Hash: &hash, BlockedBy: e.BlockedBy, ExitCode: e.ExitCode}
 }
 
-func endEvent(runID string, ok bool, exitCode int) Event {
-	return Event{Type: EventEnd, RunID: runID, OK: &ok, ExitCode: &exitCode}
+func endEvent(runID string, ok bool, exitCode int, commands int64) Event {
+	return Event{Type: EventEnd, RunID: runID, OK: &ok, ExitCode: &exitCode, Commands: &commands}
 }
 
 // WriteEvent writes ev to w as one JSON line. A failed write is ignored: the reader left, and the

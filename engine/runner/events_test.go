@@ -30,6 +30,22 @@ func TestEvents(t *testing.T) {
 	if first["type"] != "start" || first["runId"] != s.RunID || first["total"] != 3.0 || last["type"] != "end" || last["ok"] != false {
 		t.Fatalf("start/end: %v %v", first, last)
 	}
+	if last["commands"] != 2.0 {
+		t.Errorf("the end event says %v commands started, want 2 (a and b; c was blocked)", last["commands"])
+	}
+	// Run again, a hits: only b's command starts; a run of a alone starts none.
+	for _, tc := range []struct {
+		ids  []string
+		want float64
+	}{{[]string{"p#a", "p#b", "p#c"}, 1}, {[]string{"p#a"}, 0}} {
+		events.Reset()
+		f.run(tc.ids, func(o *Options) { o.Events = &events })
+		lines := strings.Split(strings.TrimSpace(events.String()), "\n")
+		json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+		if last["commands"] != tc.want {
+			t.Errorf("a run of %v: the end event says %v commands started, want %v", tc.ids, last["commands"], tc.want)
+		}
+	}
 	var blocked map[string]any
 	json.Unmarshal([]byte(lines[3]), &blocked)
 	if blocked["taskId"] != "p#c" || blocked["status"] != "blocked" || blocked["done"] != 3.0 || blocked["blockedBy"] != "p#b" {
@@ -49,8 +65,8 @@ func TestEventWire(t *testing.T) {
 			map[string]any{"type": "task", "taskId": "p#b", "status": "failed", "done": 2, "total": 3, "durationMs": 1500, "hash": "abc", "exitCode": 1}},
 		{taskEvent(store.Execution{TaskID: "p#c", Status: "blocked", BlockedBy: "p#b"}, 3, 3),
 			map[string]any{"type": "task", "taskId": "p#c", "status": "blocked", "done": 3, "total": 3, "durationMs": 0, "hash": "", "blockedBy": "p#b"}},
-		{endEvent("r1", false, 1), map[string]any{"type": "end", "runId": "r1", "ok": false, "exitCode": 1}},
-		{endEvent("r1", true, 0), map[string]any{"type": "end", "runId": "r1", "ok": true, "exitCode": 0}},
+		{endEvent("r1", false, 1, 2), map[string]any{"type": "end", "runId": "r1", "ok": false, "exitCode": 1, "commands": 2}},
+		{endEvent("r1", true, 0, 0), map[string]any{"type": "end", "runId": "r1", "ok": true, "exitCode": 0, "commands": 0}},
 	} {
 		var got bytes.Buffer
 		WriteEvent(&got, tc.ev)
@@ -92,7 +108,7 @@ func TestReadEventsButTasks(t *testing.T) {
 		WriteEvent(&stream, taskEvent(store.Execution{TaskID: id, Status: store.StatusHit}, i+1, 2))
 	}
 	WriteEvent(&stream, ErrorEvent("boom"))
-	WriteEvent(&stream, endEvent("r1", false, 1))
+	WriteEvent(&stream, endEvent("r1", false, 1, 1))
 	var got []string
 	ReadEventsButTasks(&stream, func(ev Event) { got = append(got, ev.Type) })
 	if want := []string{EventStart, EventError, EventEnd}; !slices.Equal(got, want) {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vzn/vx/engine/cache"
@@ -178,6 +179,8 @@ type runState struct {
 	undeclared undeclaredChecks
 	// handed are the keys the run was handed (Options.Handoff), nil for none.
 	handed *handedKeys
+	// commands counts the task commands started.
+	commands atomic.Int64
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -373,7 +376,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 		}
 	}
 	sum.RemoteCache = remoteRun
-	r.event(endEvent(r.runID, sum.OK, sum.ExitCode))
+	r.event(endEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
 	}

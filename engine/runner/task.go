@@ -257,6 +257,7 @@ func (a *attempt) run(key string) outcome {
 	// watcher's file state (which it leaves behind).
 	r.hasher.Invalidate(p.Dir)
 	a.cmdStart = r.opts.Now()
+	r.commands.Add(1)
 	res, runErr := r.opts.Exec(runCtx, spec)
 	a.commandSpan(res)
 	out.flush()
