@@ -327,10 +327,33 @@ func writeResolved(cacheDir string, c *loaded) {
 // numbering of a workspace and of its decoded copy agree.
 type listWalk struct {
 	holds map[reflect.Type]bool // whether a type can hold a slice, memoised
-	next  uint32
-	// restoring is set while the walk sets slices: map values are then written back.
+	// fields are, by struct type, the indexes of its exported fields that can hold a slice.
+	fields map[reflect.Type][]int
+	next   uint32
+	// restoring is set while the walk sets slices: a map value it changed is written back.
 	restoring bool
-	visit     func(n uint32, list reflect.Value)
+	// set counts the slices set while restoring; done, once true, ends the walk.
+	set   int
+	done  func() bool
+	visit func(n uint32, list reflect.Value)
+}
+
+// listFields answers the indexes of the exported fields of struct type t that can hold a slice.
+func (w *listWalk) listFields(t reflect.Type) []int {
+	if f, ok := w.fields[t]; ok {
+		return f
+	}
+	var out []int
+	for i := range t.NumField() {
+		if f := t.Field(i); f.IsExported() && w.holdsLists(f.Type) {
+			out = append(out, i)
+		}
+	}
+	if w.fields == nil {
+		w.fields = map[reflect.Type][]int{}
+	}
+	w.fields[t] = out
+	return out
 }
 
 // holdsLists reports whether a value of type t can hold a slice that gob would encode. A type
@@ -362,7 +385,7 @@ func (w *listWalk) holdsLists(t reflect.Type) bool {
 
 // walk visits the slices reachable from v in their fixed order.
 func (w *listWalk) walk(v reflect.Value) {
-	if !w.holdsLists(v.Type()) {
+	if (w.done != nil && w.done()) || !w.holdsLists(v.Type()) {
 		return
 	}
 	switch v.Kind() {
@@ -371,10 +394,8 @@ func (w *listWalk) walk(v reflect.Value) {
 			w.walk(v.Elem())
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				w.walk(v.Field(i))
-			}
+		for _, i := range w.listFields(v.Type()) {
+			w.walk(v.Field(i))
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice {
@@ -405,11 +426,13 @@ func (w *listWalk) walk(v reflect.Value) {
 				w.walk(val)
 				continue
 			}
-			// A map value cannot be set in place: walk a copy, and write it back when restoring.
+			// A map value cannot be set in place: walk a copy, and write it back when restoring
+			// set a slice in it.
 			cp := reflect.New(val.Type()).Elem()
 			cp.Set(val)
+			set := w.set
 			w.walk(cp)
-			if w.restoring {
+			if w.restoring && w.set != set {
 				v.SetMapIndex(e.key, cp)
 			}
 		}
@@ -434,7 +457,10 @@ func restoreEmptyLists(ws *graph.Workspace, empty []uint32) bool {
 	ok := true
 	// One empty slice per type serves them all: an append to it allocates anew.
 	shared := map[reflect.Type]reflect.Value{}
-	w := &listWalk{holds: map[reflect.Type]bool{}, restoring: true, visit: func(n uint32, list reflect.Value) {
+	w := &listWalk{holds: map[reflect.Type]bool{}, restoring: true}
+	// The numbers are in walk order: past the last one, nothing is left to set.
+	w.done = func() bool { return len(empty) == 0 }
+	w.visit = func(n uint32, list reflect.Value) {
 		if len(empty) == 0 || empty[0] != n {
 			return
 		}
@@ -449,7 +475,8 @@ func restoreEmptyLists(ws *graph.Workspace, empty []uint32) bool {
 			shared[list.Type()] = e
 		}
 		list.Set(e)
-	}}
+		w.set++
+	}
 	w.walk(reflect.ValueOf(ws).Elem())
 	return ok && len(empty) == 0
 }
