@@ -267,28 +267,29 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 	return argv
 }
 
-// writeHandoff writes handoff to a file of its own (handoffFile), read from its start, and answers
-// it for the child with what closes it, which the caller calls once the child holds it (and may
-// call again); no file where there is no hand-off, or where it could not be written (said on
-// stderr: the child then hashes, as without one).
-func (d *Deps) writeHandoff(handoff *runner.Handoff) (*os.File, func()) {
+// writeHandoff writes handoff down a pipe of its own (as large as the system allows, for the
+// snapshot) while the child starts, and answers the pipe's read end for the child (nil for no
+// hand-off) with what closes it, which the caller calls once the child holds it (and may call
+// again), and what waits for the writer, which ends once the child has read it or closed it by
+// exiting. A hand-off with no pipe is said on stderr: the child then hashes, as without one.
+func (d *Deps) writeHandoff(handoff *runner.Handoff) (r *os.File, closeRead, wrote func()) {
 	if handoff == nil {
-		return nil, func() {}
+		return nil, func() {}, func() {}
 	}
-	f, closeFile, err := handoffFile()
-	if err == nil {
-		if err = runner.WriteHandoff(f, handoff); err == nil {
-			_, err = f.Seek(0, io.SeekStart)
-		}
-		if err != nil {
-			closeFile()
-		}
-	}
+	r, w, err := os.Pipe()
 	if err != nil {
-		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
-		return nil, func() {}
+		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: hand-off pipe: %v\n", err)
+		return nil, func() {}, func() {}
 	}
-	return f, sync.OnceFunc(closeFile)
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		defer w.Close()
+		growPipe(w, len(handoff.Files.Encoded())+len(handoff.Keys)*160)
+		if err := runner.WriteHandoff(w, handoff); err != nil && !errors.Is(err, syscall.EPIPE) {
+			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
+		}
+	})
+	return r, sync.OnceFunc(func() { r.Close() }), writer.Wait
 }
 
 // runChild runs the `vx run` child in root, handed handoff (nil: none), turns its events into
@@ -306,10 +307,11 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 	defer eventsR.Close()
 	defer eventsW.Close()
 	extra := []*os.File{eventsW}
-	handoffFile, closeHandoff := d.writeHandoff(handoff)
+	handoffR, closeHandoff, wrote := d.writeHandoff(handoff)
+	defer wrote()
 	defer closeHandoff()
-	if handoffFile != nil {
-		extra = append(extra, handoffFile)
+	if handoffR != nil {
+		extra = append(extra, handoffR)
 	}
 
 	readEvents := runner.ReadEvents
@@ -353,13 +355,15 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 		// which the server never sends otherwise, tells vx run to kill its tasks at once.
 		ParentDeathSignal: syscall.SIGHUP,
 		// Only the child holds the write end now, so the reader sees EOF once the run is over;
-		// and the hand-off, which it reads.
+		// and the read end of the hand-off, so that the writer stops should the child die.
 		OnStart: func(int) {
 			eventsW.Close()
 			closeHandoff()
 		},
 	})
 	eventsW.Close()
+	// A child that never started leaves the writer nobody to write to.
+	closeHandoff()
 	// The child's last events are all read once it exited; past eventsDrain, a process that
 	// escaped holds the pipe, and the sweep below ends it.
 	drained := false

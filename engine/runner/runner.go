@@ -268,12 +268,15 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	}
 	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
 		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files})
-	// The workspace's listing (a git call) is taken while the index is read.
+	// The workspace's listing (a git call) is taken while the index is read; a run handed its
+	// keys hashes only what it must, and lists only then.
 	var prefetch sync.WaitGroup
-	prefetch.Go(func() {
-		defer span.StartBackground(ctx, "git listing").End()
-		h.Prefetch(ctx)
-	})
+	if len(opts.Handoff) == 0 || opts.Sandbox.Agent {
+		prefetch.Go(func() {
+			defer span.StartBackground(ctx, "git listing").End()
+			h.Prefetch(ctx)
+		})
+	}
 	defer func() {
 		if err != nil { // a run that does not start leaves no listing running
 			prefetch.Wait()
