@@ -230,7 +230,7 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if err != nil {
 		return nil
 	}
-	return &runner.Handoff{Files: snap, Stamp: runner.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys, Index: index}
+	return &runner.Handoff{Files: snap, Stamp: d.Memo.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys, Index: index}
 }
 
 // childArgs is the `vx run` command line for args; handoff adds the descriptor the hand-off is

@@ -146,6 +146,23 @@ func TestHandoffStamp(t *testing.T) {
 		t.Error("another command did not move the stamp")
 	}
 	task.Command = was
+
+	// Through a memo: the same stamps, kept while the workspace, tasks and environment are the
+	// same; another loaded workspace (a config changed) is stamped again.
+	m := NewMemo()
+	for _, tc := range []struct {
+		ids, env []string
+	}{{ids, env}, {ids, env}, {ids, append(env, "CI=1")}, {ids[:1], env}, {ids, env}} {
+		if got, want := m.HandoffStamp(ws, tc.ids, tc.env), HandoffStamp(ws, tc.ids, tc.env); got != want {
+			t.Errorf("the memo's stamp of %v %v is %s, want %s", tc.ids, tc.env, got, want)
+		}
+	}
+	task.Command += " --other"
+	other := *ws
+	if m.HandoffStamp(&other, ids, env) == base {
+		t.Error("the memo kept the stamp of another loaded workspace")
+	}
+	task.Command = was
 }
 
 // The memo's stamp of the state folder moves with a write (size, mtime, a replaced file), not

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,6 +40,11 @@ type Memo struct {
 	index *store.Store
 	// indexIno is the inode of the index file the held store opened.
 	indexIno uint64
+	// stamp is the last hand-off stamp, of stampWS and the tasks and environment digested as
+	// stampOf.
+	stamp   string
+	stampWS *graph.Workspace
+	stampOf [sha256.Size]byte
 }
 
 // NewMemo answers an empty memo.
@@ -57,6 +63,36 @@ func (m *Memo) Close() error {
 	err := m.index.Close()
 	m.index = nil
 	return err
+}
+
+// HandoffStamp is HandoffStamp through the memo: the last stamp again while the workspace is the
+// same loaded one (a Loader answers another once the config changed) and the tasks and the
+// environment are the last ones; it is a millisecond on 300 tasks.
+func (m *Memo) HandoffStamp(ws *graph.Workspace, ids []string, environ []string) string {
+	if m == nil {
+		return HandoffStamp(ws, ids, environ)
+	}
+	h := sha256.New()
+	for _, list := range [][]string{ids, environ} {
+		for _, s := range list {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	var of [sha256.Size]byte
+	h.Sum(of[:0])
+	m.mu.Lock()
+	if m.stampWS == ws && m.stampOf == of {
+		defer m.mu.Unlock()
+		return m.stamp
+	}
+	m.mu.Unlock()
+	stamp := HandoffStamp(ws, ids, environ)
+	m.mu.Lock()
+	m.stamp, m.stampWS, m.stampOf = stamp, ws, of
+	m.mu.Unlock()
+	return stamp
 }
 
 // stateStamp is what the state folder's stats say of the index and the CAS: any commit, any
