@@ -101,7 +101,12 @@ func (d *Deps) runTasks() tool.Tool {
 		if !call.Progressing {
 			progress = nil
 		}
-		ans, err := d.runChild(ctx, ws.Root, &args, d.handoff(ctx, ws, &args), progress)
+		// The hand-off is made while the child starts (see writeHandoff).
+		var handoff func() *runner.Handoff
+		if d.mayHandOff(&args) {
+			handoff = func() *runner.Handoff { return d.handoff(ctx, ws, &args) }
+		}
+		ans, err := d.runChild(ctx, ws.Root, &args, handoff, progress)
 		if err != nil || ans.Summary == nil {
 			return ans, err
 		}
@@ -207,7 +212,7 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 // keys would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves
 // out. The keys read the environment the child starts from.
 func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) *runner.Handoff {
-	if d.Memo == nil || len(args.Args) > 0 || args.sandbox {
+	if !d.mayHandOff(args) {
 		return nil
 	}
 	snap, ok := d.files(ctx, ws).(*filestate.Snapshot)
@@ -231,6 +236,11 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 		return nil
 	}
 	return &runner.Handoff{Files: snap, Stamp: d.Memo.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys, Index: index}
+}
+
+// mayHandOff reports whether a call of args may hand its child anything (see handoff).
+func (d *Deps) mayHandOff(args *runTasksArgs) bool {
+	return d.Memo != nil && len(args.Args) == 0 && !args.sandbox
 }
 
 // childArgs is the `vx run` command line for args; handoff adds the descriptor the hand-off is
@@ -267,12 +277,14 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 	return argv
 }
 
-// writeHandoff writes handoff down a pipe of its own (as large as the system allows, for the
-// snapshot) while the child starts, and answers the pipe's read end for the child (nil for no
-// hand-off) with what closes it, which the caller calls once the child holds it (and may call
-// again), and what waits for the writer, which ends once the child has read it or closed it by
-// exiting. A hand-off with no pipe is said on stderr: the child then hashes, as without one.
-func (d *Deps) writeHandoff(handoff *runner.Handoff) (r *os.File, closeRead, wrote func()) {
+// writeHandoff makes the hand-off (handoff, nil for none) and writes it down a pipe of its own (as
+// large as the system allows, for the snapshot) while the child starts, which reads it once it has
+// loaded its config: the server's part is off the call's path. It answers the pipe's read end for
+// the child (nil for no hand-off) with what closes it, which the caller calls once the child holds
+// it (and may call again), and what waits for the writer, which ends once the child has read it or
+// closed it by exiting. Where the hand-off turns out to be nothing, the pipe is closed empty and
+// the child asks the watcher, as without one; a hand-off with no pipe is said on stderr.
+func (d *Deps) writeHandoff(handoff func() *runner.Handoff) (r *os.File, closeRead, wrote func()) {
 	if handoff == nil {
 		return nil, func() {}, func() {}
 	}
@@ -284,18 +296,23 @@ func (d *Deps) writeHandoff(handoff *runner.Handoff) (r *os.File, closeRead, wro
 	var writer sync.WaitGroup
 	writer.Go(func() {
 		defer w.Close()
-		growPipe(w, len(handoff.Files.Encoded())+len(handoff.Keys)*160)
-		if err := runner.WriteHandoff(w, handoff); err != nil && !errors.Is(err, syscall.EPIPE) {
+		h := handoff()
+		if h == nil {
+			return
+		}
+		growPipe(w, len(h.Files.Encoded())+len(h.Keys)*160)
+		if err := runner.WriteHandoff(w, h); err != nil && !errors.Is(err, syscall.EPIPE) {
 			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 		}
 	})
 	return r, sync.OnceFunc(func() { r.Close() }), writer.Wait
 }
 
-// runChild runs the `vx run` child in root, handed handoff (nil: none), turns its events into
+// runChild runs the `vx run` child in root, handed what handoff makes while it starts (nil:
+// nothing), turns its events into
 // progress (none when nil), and answers its summary or its refusal. Whatever happens, every
 // process the run started is gone when it returns.
-func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
+func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff func() *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
 	if d.Exe == "" {
 		return nil, errors.New("runTasks: the vx executable is unknown")
 	}
