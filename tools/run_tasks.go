@@ -331,31 +331,7 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 		extra = append(extra, handoffR)
 	}
 
-	readEvents := runner.ReadEvents
-	if progress == nil {
-		// No progress to send: the task lines, one a task, are skipped unread.
-		readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
-	}
-	// childMsg is the message of the child's error event, and commands what its end event says
-	// of the commands it started, read only once read is closed.
-	var childMsg string
-	var commands *int64
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		readEvents(eventsR, func(ev runner.Event) {
-			switch ev.Type {
-			case runner.EventStart:
-				progress(0, float64(ev.Total), fmt.Sprintf("run %s started: %d tasks", ev.RunID, ev.Total))
-			case runner.EventTask:
-				progress(float64(ev.Done), float64(ev.Total), taskMessage(ev))
-			case runner.EventError:
-				childMsg = ev.Message
-			case runner.EventEnd:
-				commands = ev.Commands
-			}
-		})
-	}()
+	events := readChildEvents(eventsR, progress)
 
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: stderrTail}
@@ -385,20 +361,20 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 	// escaped holds the pipe, and the sweep below ends it.
 	drained := false
 	select {
-	case <-read:
+	case <-events.read:
 		drained = true
 	case <-time.After(eventsDrain):
 	}
 	// Each task's supervisor reaps what its task left; the sweep finds what is left when a
 	// supervisor or the child itself was SIGKILLed. A child that ended on its own saying it
 	// started no command (a full hit) left nothing to find.
-	if !drained || ctx.Err() != nil || res.Signal != "" || commands == nil || *commands != 0 {
+	if !drained || ctx.Err() != nil || res.Signal != "" || events.commands == nil || *events.commands != 0 {
 		if err := proc.KillMarked(marker, sweepTimeout); err != nil {
 			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 		}
 	}
 	eventsR.Close()
-	<-read
+	<-events.read
 
 	switch {
 	case ctx.Err() != nil:
@@ -406,13 +382,48 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 	case runErr != nil:
 		return nil, fmt.Errorf("runTasks: %w", runErr)
 	}
-	msg := childMsg
+	msg := events.msg
 	if msg == "" {
 		// A child that died before it could say why (a panic, a flag it did not take) left its
 		// last words on stderr, if any.
 		msg = lastMessage(stderr.Bytes())
 	}
 	return d.answer(res, stdout.Bytes(), msg)
+}
+
+// childEvents is what the child's events said: the message of its error event, and what its
+// end event says of the commands it started. Both are read only once read is closed.
+type childEvents struct {
+	msg      string
+	commands *int64
+	read     chan struct{}
+}
+
+// readChildEvents reads the child's events from r until EOF, turning them into progress (none
+// when nil), in a goroutine its caller waits for on read.
+func readChildEvents(r io.Reader, progress func(done, total float64, msg string)) *childEvents {
+	readEvents := runner.ReadEvents
+	if progress == nil {
+		// No progress to send: the task lines, one a task, are skipped unread.
+		readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
+	}
+	ev := &childEvents{read: make(chan struct{})}
+	go func() {
+		defer close(ev.read)
+		readEvents(r, func(e runner.Event) {
+			switch e.Type {
+			case runner.EventStart:
+				progress(0, float64(e.Total), fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
+			case runner.EventTask:
+				progress(float64(e.Done), float64(e.Total), taskMessage(e))
+			case runner.EventError:
+				ev.msg = e.Message
+			case runner.EventEnd:
+				ev.commands = e.Commands
+			}
+		})
+	}()
+	return ev
 }
 
 // answer turns what the child printed, and the message it ended on, into the tool's answer.
