@@ -23,7 +23,6 @@ import (
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
@@ -370,14 +369,14 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 		recErr = err
 	}
 	r.display.finish()
-	sum := summary.Summarize(run, execs)
-	if recErr == nil {
-		// Answer the run as the index now holds it, so that this summary and `vx last` (and the
-		// runTasks tool) are one document, to the millisecond.
-		if recorded, err := history.Last(dbctx, r.st, r.runID); err == nil {
-			sum = recorded
-		}
+	// Answer the run as the index now holds it (store's Recorded: what it reads back, without
+	// reading it), so that this summary and `vx last` (and the runTasks tool) are one document,
+	// to the millisecond.
+	recorded := make([]store.Execution, len(execs))
+	for i, e := range execs {
+		recorded[i] = e.Recorded()
 	}
+	sum := summary.Summarize(run.Recorded(), recorded)
 	sum.RemoteCache = remoteRun
 	r.event(endEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
 	if recErr != nil {

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,27 @@ func (f *fixture) run(ids []string, mod func(*Options)) (*summary.Summary, strin
 	return sum, out.String()
 }
 
+// asLast fails the test unless s, the summary a run answered, is the document `vx last` answers
+// of that run from the index (but the remote cache's part, which only the run knows).
+func (f *fixture) asLast(s *summary.Summary) {
+	f.t.Helper()
+	st, err := store.OpenReadOnly(context.Background(), f.ws.CacheDir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer st.Close()
+	last, err := history.Last(context.Background(), st, s.RunID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	answered := *s
+	answered.RemoteCache = nil
+	want, _ := json.Marshal(last)
+	if got, _ := json.Marshal(&answered); !bytes.Equal(got, want) {
+		f.t.Fatalf("the run answered\n%s\nvx last answers\n%s", got, want)
+	}
+}
+
 func statuses(s *summary.Summary) string {
 	var parts []string
 	for _, t := range s.Tasks {
@@ -129,6 +151,9 @@ func TestColdHitRestoreMiss(t *testing.T) {
 	if got := statuses(s4); got != "lib#build=miss app#build=miss" {
 		t.Fatalf("after an input change: %s", got)
 	}
+	for _, s := range []*summary.Summary{s1, s2, s3, s4} {
+		f.asLast(s)
+	}
 	st, err := store.OpenReadOnly(context.Background(), f.ws.CacheDir)
 	if err != nil {
 		t.Fatal(err)
@@ -179,6 +204,7 @@ func TestFailureBlocksDependents(t *testing.T) {
 	if c := s.Tasks[0].ExitCode; c == nil || *c != 3 {
 		t.Fatalf("exit code: %v", c)
 	}
+	f.asLast(s)
 	st, err := store.OpenReadOnly(context.Background(), f.ws.CacheDir)
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +234,7 @@ func TestTimeoutAndSecret(t *testing.T) {
 	if got := statuses(s); got != "p#leak=miss p#slow=timedOut" || !s.Tasks[1].TimedOut {
 		t.Fatalf("statuses: %s", got)
 	}
+	f.asLast(s)
 	if strings.Contains(out, "hunter2") || !strings.Contains(out, "token=***") {
 		t.Fatalf("secret shown:\n%s", out)
 	}
