@@ -45,16 +45,20 @@ type Memo struct {
 	stamp   string
 	stampWS *graph.Workspace
 	stampOf [sha256.Size]byte
+	// refresh is the background plan under way (Refresh); closed says that the memo is closed.
+	refresh *refresh
+	closed  bool
 }
 
 // NewMemo answers an empty memo.
 func NewMemo() *Memo { return &Memo{} }
 
-// Close lets go of the index the memo held open.
+// Close stops the memo's background plan and lets go of the index the memo held open.
 func (m *Memo) Close() error {
 	if m == nil {
 		return nil
 	}
+	m.stopRefresh()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.index == nil {

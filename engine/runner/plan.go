@@ -263,6 +263,8 @@ func startKeying(ctx context.Context, opts PlanOptions) (k *keying, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// A background plan reads what this one would; the view is taken once it did.
+	opts.Memo.awaitRefresh(ctx)
 	memo := opts.Memo.view(o.Workspace, o.Files)
 	st := o.Store
 	release := func() {}

@@ -48,10 +48,10 @@ export default defineWorkspace({
 	"packages/c/src/c.js":     "c\n",
 }
 
-// TestMemoNeverStale plans after every kind of edit twice — through the memo over the watcher's
-// snapshot, and by a scan with no memo — and requires the same keys and cache statuses; what the
-// memo would hand a runTasks child of the index must be what the index holds.
-func TestMemoNeverStale(t *testing.T) {
+// watchedMemoWorkspace writes memoWorkspace and commits it, and answers its root, a loader, the
+// workspace loaded and a watcher over it that has taken its first look.
+func watchedMemoWorkspace(t *testing.T) (string, *workspace.Loader, *graph.Workspace, *watch.Service) {
+	t.Helper()
 	root := testkit.TempTree(t, memoWorkspace)
 	root, _ = filepath.EvalSymlinks(root)
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=vx", "-c", "user.email=vx@example.com", "commit", "-q", "-m", "first"}} {
@@ -71,10 +71,66 @@ func TestMemoNeverStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Close()
+	t.Cleanup(func() { svc.Close() })
 	if err := svc.Watcher().WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return root, loader, ws, svc
+}
+
+// After a run wrote the index, the memo no longer knows what the cache holds, and a hand-off
+// would hand no index; a refresh (as runTasks starts once its run ended) reads it again in the
+// background, and the next plan waits for it: the hand-off after it hands the index, which is
+// the index's.
+func TestMemoRefreshAfterARun(t *testing.T) {
+	_, _, ws, svc := watchedMemoWorkspace(t)
+	ctx := context.Background()
+	memo := runner.NewMemo()
+	defer memo.Close()
+	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
+	withMemo := func() runner.Request {
+		t.Helper()
+		snap, err := svc.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := req
+		r.Files, r.Memo = snap, memo
+		return r
+	}
+	plan := func(ctx context.Context) {
+		if _, err := runner.PlanDocument(ctx, ws, withMemo()); err != nil {
+			t.Error(err)
+		}
+	}
+	opts, err := runner.Prepare(ctx, ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
+			t.Fatalf("run: %v %+v", err, sum)
+		}
+		want, err := runner.PlanDocument(ctx, ws, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if checkHandedIndex(t, "after a run", ws, withMemo(), want) {
+			t.Fatalf("round %d: the memo handed the index its run moved", round)
+		}
+		memo.Refresh(ctx, plan)
+		if !checkHandedIndex(t, "after a refresh", ws, withMemo(), want) {
+			t.Fatalf("round %d: no index handed after the refresh", round)
+		}
+	}
+}
+
+// TestMemoNeverStale plans after every kind of edit twice — through the memo over the watcher's
+// snapshot, and by a scan with no memo — and requires the same keys and cache statuses; what the
+// memo would hand a runTasks child of the index must be what the index holds.
+func TestMemoNeverStale(t *testing.T) {
+	root, loader, ws, svc := watchedMemoWorkspace(t)
+	ctx := context.Background()
 	memo := runner.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test", "lint"}}, Getenv: func(string) string { return "" }}
