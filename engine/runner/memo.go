@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"crypto/sha256"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -313,30 +314,108 @@ func (v *memoView) hit(key string) (hit bool, e store.Entry, ok bool) {
 
 // handedIndex answers what the memo knows of the index for a run of nodes, whose keys are made:
 // the entry of every cached task's key that hits, and every task's recent command runs, read while
-// the state folder stamped as it does now; nil when it knows less than all of that.
-func (v *memoView) handedIndex(nodes []*node) *HandedIndex {
+// the state folder stamped as it does now. What it does not know of them (a key a plan made after
+// an edit was undone, a task no plan asked about) is read from st (the memo's own index) and kept
+// for the next plan; nil when the index changed since the memo read it, or reading it failed.
+func (v *memoView) handedIndex(ctx context.Context, st *store.Store, nodes []*node) *HandedIndex {
 	if v == nil || !v.stateOK {
 		return nil
 	}
 	h := &HandedIndex{state: v.state, Entries: map[string]store.Entry{}, Runs: make(map[string][]store.CommandRun, len(nodes))}
+	var unknownRuns, unknownKeys []string
 	for _, n := range nodes {
-		runs, ok := v.runs[n.task.ID]
-		if !ok {
-			return nil
+		if runs, ok := v.runs[n.task.ID]; ok {
+			h.Runs[n.task.ID] = runs
+		} else {
+			unknownRuns = append(unknownRuns, n.task.ID)
 		}
-		h.Runs[n.task.ID] = runs
 		if !n.task.Cache {
 			continue
 		}
-		hit, e, ok := v.hit(n.key)
-		if !ok {
-			return nil
-		}
-		if hit {
+		switch hit, e, ok := v.hit(n.key); {
+		case !ok:
+			unknownKeys = append(unknownKeys, n.key)
+		case hit:
 			h.Entries[n.key] = e
 		}
 	}
+	if len(unknownRuns) == 0 && len(unknownKeys) == 0 {
+		return h
+	}
+	runs, hits, err := readUnknown(ctx, st, unknownRuns, unknownKeys)
+	if err != nil {
+		return nil
+	}
+	for _, id := range unknownRuns {
+		h.Runs[id] = runs[id]
+	}
+	for key, e := range hits {
+		h.Entries[key] = e
+	}
+	v.m.learn(v.state, unknownRuns, runs, unknownKeys, hits)
 	return h
+}
+
+// readUnknown reads from st the recent command runs of the tasks ids (a task that never ran
+// absent) and the entries of keys that hit: in the index, with their blobs in the CAS, as a run
+// finds them (keyer.hit).
+func readUnknown(ctx context.Context, st *store.Store, ids, keys []string) (runs map[string][]store.CommandRun, hits map[string]store.Entry, err error) {
+	if runs, err = st.RecentCommandRuns(ctx, ids, EstimateWindow); err != nil {
+		return nil, nil, err
+	}
+	hits = map[string]store.Entry{}
+	if len(keys) == 0 {
+		return runs, hits, nil
+	}
+	entries, err := st.EntriesOf(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	for key, e := range entries {
+		if st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || st.CAS().Has(e.OutputsBlob)) {
+			hits[key] = e
+		}
+	}
+	return runs, hits, nil
+}
+
+// learn adds to the memo what was read of the index while its state folder stamped as state: the
+// recent runs of the tasks ids (none: nil) and whether each of keys hits, with the entries of
+// those that do. The memo's maps are replaced, never written in place: a plan under way reads
+// the ones it was given.
+func (m *Memo) learn(state stateStamp, ids []string, runs map[string][]store.CommandRun, keys []string, hits map[string]store.Entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.state.same(state) {
+		return
+	}
+	if len(ids) > 0 {
+		all := maps.Clone(m.runs)
+		if all == nil {
+			all = make(map[string][]store.CommandRun, len(ids))
+		}
+		for _, id := range ids {
+			all[id] = runs[id]
+		}
+		m.runs = all
+	}
+	if len(keys) > 0 {
+		hitKeys, entries := maps.Clone(m.hits), maps.Clone(m.entries)
+		if hitKeys == nil {
+			hitKeys = make(map[string]bool, len(keys))
+		}
+		if entries == nil {
+			entries = make(map[string]store.Entry, len(hits))
+		}
+		for _, key := range keys {
+			e, hit := hits[key]
+			hitKeys[key] = hit
+			if hit {
+				entries[key] = e
+			}
+		}
+		m.hits, m.entries = hitKeys, entries
+	}
 }
 
 // recentRuns answers the history's recent command runs of ids (a task with none absent): the

@@ -242,7 +242,7 @@ func PlanKeys(ctx context.Context, opts PlanOptions) (map[string]string, *Handed
 	for _, n := range k.nodes {
 		keys[n.task.ID] = n.key
 	}
-	return keys, k.memo.handedIndex(k.nodes), nil
+	return keys, k.memo.handedIndex(k.dbctx, k.st, k.nodes), nil
 }
 
 // keying is what a plan computes its keys with: the tasks' nodes, the memo's view, the index

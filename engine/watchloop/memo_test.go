@@ -266,3 +266,59 @@ func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner
 	}
 	return true
 }
+
+// An edit planned and then undone (the agent's try, taken back) gives a task its key of before
+// the edit, which the memo's last plan did not look up: the hand-off reads what it does not know
+// of the index from the memo's own, rather than handing none, which had the child read every
+// entry again; what it hands is the index's, and the memo keeps it for the next.
+func TestMemoHandsTheIndexAfterAnEditUndone(t *testing.T) {
+	root, _, ws, svc := watchedMemoWorkspace(t)
+	ctx := context.Background()
+	memo := runner.NewMemo()
+	defer memo.Close()
+	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
+	opts, err := runner.Prepare(ctx, ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
+		t.Fatalf("run: %v %+v", err, sum)
+	}
+	withMemo := func() runner.Request {
+		t.Helper()
+		snap, err := svc.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := req
+		r.Files, r.Memo = snap, memo
+		return r
+	}
+	want, err := runner.PlanDocument(ctx, ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.PlanDocument(ctx, ws, withMemo()); err != nil {
+		t.Fatal(err)
+	}
+	write := func(text string) {
+		testkit.WriteTree(t, root, map[string]string{"packages/c/src/c.js": text})
+		time.Sleep(10 * time.Millisecond) // a stat's mtime tick
+	}
+	write("c2\n")
+	edited, err := runner.PlanDocument(ctx, ws, withMemo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edited.Totals.Misses <= want.Totals.Misses {
+		t.Fatalf("the edit planned no miss: %+v", edited.Totals)
+	}
+	write("c\n")
+	if !checkHandedIndex(t, "an edit undone", ws, withMemo(), want) {
+		t.Fatal("the memo handed no index for the keys of before the edit")
+	}
+	// What it read is kept: the memo alone answers the next hand-off.
+	if !checkHandedIndex(t, "again", ws, withMemo(), want) {
+		t.Fatal("the memo handed no index the second time")
+	}
+}
