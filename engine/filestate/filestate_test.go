@@ -3,9 +3,11 @@
 package filestate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -64,6 +66,32 @@ func TestWireRoundTrip(t *testing.T) {
 		if _, err := Decode(data[:n]); err == nil {
 			t.Fatalf("a cut of %d bytes of %d decoded", n, len(data))
 		}
+	}
+}
+
+// A watcher's next snapshot shares the folders that did not change, whose wire form is kept: the
+// snapshot then encodes as one made afresh, with the changed folder's entries and none of the
+// last one's, and the last snapshot encodes as it did.
+func TestEncodedSharesFolders(t *testing.T) {
+	first := sampleSnapshot("/ws")
+	before := slices.Clone(first.Encoded())
+	dirs := maps.Clone(first.dirs)
+	dirs["src"] = &Dir{Entries: []Entry{{Name: "b.js", Visible: true, Info: Info{Mode: 0o644, Size: 9, MtimeNs: 3e9, Ino: 8}}}}
+	delete(dirs, "dist")
+	next := NewSnapshot("/ws", "/ws/.vx", dirs)
+	afresh := map[string]*Dir{}
+	for dir, d := range dirs {
+		afresh[dir] = &Dir{Entries: slices.Clone(d.Entries)}
+	}
+	if got, want := next.Encoded(), NewSnapshot("/ws", "/ws/.vx", afresh).Encoded(); !bytes.Equal(got, want) {
+		t.Fatalf("the next snapshot encodes as\n%q\none made afresh as\n%q", got, want)
+	}
+	if !bytes.Equal(first.Encoded(), before) {
+		t.Fatal("the first snapshot's wire form changed")
+	}
+	decoded, err := Decode(next.Encoded())
+	if err != nil || len(decoded.dirs) != 2 || len(decoded.dirs["src"].Entries) != 1 || decoded.dirs["src"].Entries[0].Info.Size != 9 {
+		t.Fatalf("decoded %+v, %v", decoded, err)
 	}
 }
 

@@ -26,6 +26,11 @@ type Entry struct {
 // Dir is a watched folder's entries, sorted by name. A Dir in a Snapshot is never changed.
 type Dir struct {
 	Entries []Entry
+
+	// wire is the entries' wire form, made once: a watcher's next snapshot shares the folders
+	// that did not change, whose wire form is then not made again.
+	wireOnce sync.Once
+	wire     []byte
 }
 
 // Find answers the entry of name, nil when the folder has none.

@@ -37,30 +37,37 @@ func (s *Snapshot) Encoded() []byte {
 }
 
 func (s *Snapshot) encode() []byte {
-	n := 0
-	for _, d := range s.dirs {
-		n += len(d.Entries)
+	dirs := make([]string, 0, len(s.dirs))
+	n := 64 + len(s.root) + len(s.stateDir)
+	for dir, d := range s.dirs {
+		dirs = append(dirs, dir)
+		n += len(dir) + 2*binary.MaxVarintLen64 + len(d.encoded())
 	}
-	buf := make([]byte, 0, 64+n*80)
+	slices.Sort(dirs)
+	buf := make([]byte, 0, n)
 	buf = append(buf, wireMagic...)
 	buf = append(buf, wireVersion)
 	buf = appendString(buf, s.root)
 	buf = appendString(buf, s.stateDir)
-	dirs := make([]string, 0, len(s.dirs))
-	for dir := range s.dirs {
-		dirs = append(dirs, dir)
-	}
-	slices.Sort(dirs)
 	buf = binary.AppendUvarint(buf, uint64(len(dirs)))
 	for _, dir := range dirs {
-		d := s.dirs[dir]
 		buf = appendString(buf, dir)
+		buf = append(buf, s.dirs[dir].encoded()...)
+	}
+	return buf
+}
+
+// encoded answers the folder's wire form (its number of entries, then each), made once.
+func (d *Dir) encoded() []byte {
+	d.wireOnce.Do(func() {
+		buf := make([]byte, 0, 8+len(d.Entries)*96)
 		buf = binary.AppendUvarint(buf, uint64(len(d.Entries)))
 		for i := range d.Entries {
 			buf = appendEntry(buf, &d.Entries[i])
 		}
-	}
-	return buf
+		d.wire = buf
+	})
+	return d.wire
 }
 
 func appendEntry(buf []byte, e *Entry) []byte {
