@@ -12,12 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // TestRunTasksStress drives `vx mcp` (the real binary) with concurrent runTasks calls on one
@@ -72,7 +75,7 @@ export default defineWorkspace({
 
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir, cmd.Env = ws, append(crashEnv(), marker)
-	var stderr bytes.Buffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -164,10 +167,12 @@ export default defineWorkspace({
 			t.Errorf("call %s answered %d times", id, n)
 		}
 	}
-	// The cancelled runs end within their grace: then only the server holds the marker.
+	// The cancelled runs end within their grace: then only the server holds the marker, and the
+	// child it keeps started ahead of the next call, which waits for its order and has started
+	// nothing.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		left := markedPids(marker, server)
+		left := slices.DeleteFunc(markedPids(marker, server), func(pid int) bool { return isKeptChild(server, pid) })
 		if len(left) == 0 {
 			break
 		}
@@ -296,7 +301,42 @@ func markedPids(marker string, except int) []int {
 	return found
 }
 
-// runChildren lists the children of server that run `vx run`.
+// isKeptChild reports whether pid is the child that server keeps started ahead of the next
+// runTasks call, idle: `vx __await-run`, with no process of its own.
+func isKeptChild(server, pid int) bool {
+	if !slices.Contains(runChildren(server), pid) {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !bytes.Contains(cmdline, []byte("\x00__await-run\x00")) {
+		return false
+	}
+	return len(childrenOf(pid)) == 0
+}
+
+// childrenOf lists the live processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var kids []int
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		fields := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
+		if len(fields) > 1 && string(fields[0]) != "Z" && string(fields[1]) == strconv.Itoa(pid) {
+			kid, _ := strconv.Atoi(e.Name())
+			kids = append(kids, kid)
+		}
+	}
+	return kids
+}
+
+// runChildren lists the children of server that run `vx run`: those started for a call, and the
+// one it keeps started ahead of the next (`vx __await-run`), idle or ordered.
 func runChildren(server int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -316,7 +356,8 @@ func runChildren(server int) []int {
 		if len(fields) < 2 || string(fields[1]) != strconv.Itoa(server) {
 			continue
 		}
-		if cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(cmdline, []byte("\x00run\x00")) {
+		if cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && (bytes.Contains(cmdline, []byte("\x00run\x00")) ||
+			bytes.Contains(cmdline, []byte("\x00__await-run\x00"))) {
 			kids = append(kids, pid)
 		}
 	}

@@ -49,9 +49,10 @@ func (d *Deps) stateReader(dir string) *store.Reader {
 	return d.state
 }
 
-// Close closes what the tools keep open between calls (the state folder's reader), once the
-// calls at work are done with it.
+// Close ends the `vx run` child kept for the next runTasks call, and closes what the tools keep
+// open between calls (the state folder's reader), once the calls at work are done with it.
 func (d *Deps) Close() error {
+	d.closeSpare()
 	d.stateMu.Lock()
 	defer d.stateMu.Unlock()
 	if d.state == nil {

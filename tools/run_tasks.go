@@ -3,17 +3,13 @@ package tools
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/vzn/vx/actor/tool"
@@ -290,155 +286,6 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 		argv = append(append(argv, "--"), args.Args...)
 	}
 	return argv
-}
-
-// writeHandoff makes the hand-off (handoff, nil for none) and writes it down a pipe of its own (as
-// large as the system allows, for the snapshot) while the child starts, which reads it once it has
-// loaded its config: the server's part is off the call's path. It answers the pipe's read end for
-// the child (nil for no hand-off) with what closes it, which the caller calls once the child holds
-// it (and may call again), and what waits for the writer, which ends once the child has read it or
-// closed it by exiting. Where the hand-off turns out to be nothing, the pipe is closed empty and
-// the child asks the watcher, as without one; a hand-off with no pipe is said on stderr.
-func (d *Deps) writeHandoff(handoff func() *runner.Handoff) (r *os.File, closeRead, wrote func()) {
-	if handoff == nil {
-		return nil, func() {}, func() {}
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: hand-off pipe: %v\n", err)
-		return nil, func() {}, func() {}
-	}
-	var writer sync.WaitGroup
-	writer.Go(func() {
-		defer w.Close()
-		h := handoff()
-		if h == nil {
-			return
-		}
-		growPipe(w, len(h.Files.Encoded())+len(h.Keys)*160)
-		if err := runner.WriteHandoff(w, h); err != nil && !errors.Is(err, syscall.EPIPE) {
-			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
-		}
-	})
-	return r, sync.OnceFunc(func() { r.Close() }), writer.Wait
-}
-
-// runChild runs the `vx run` child in root, handed what handoff makes while it starts (nil:
-// nothing), turns its events into
-// progress (none when nil), and answers its summary or its refusal. Whatever happens, every
-// process the run started is gone when it returns.
-func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff func() *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
-	if d.Exe == "" {
-		return nil, errors.New("runTasks: the vx executable is unknown")
-	}
-	marker := callMarkerPrefix + rand.Text() + "=1"
-	eventsR, eventsW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("runTasks: events pipe: %w", err)
-	}
-	defer eventsR.Close()
-	defer eventsW.Close()
-	extra := []*os.File{eventsW}
-	handoffR, closeHandoff, wrote := d.writeHandoff(handoff)
-	defer wrote()
-	defer closeHandoff()
-	if handoffR != nil {
-		extra = append(extra, handoffR)
-	}
-
-	events := readChildEvents(eventsR, progress)
-
-	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: stderrTail}
-	res, runErr := proc.Run(ctx, proc.Spec{
-		Path: d.Exe, Args: args.childArgs(handoff != nil), Dir: root,
-		Env:    slices.Concat(d.environ(), []string{marker}),
-		Stdout: &stdout, Stderr: stderr,
-		ExtraFiles: extra,
-		Grace:      runGrace,
-		// The child's tasks are in process groups of their own: a cancelled call's SIGKILL must
-		// reach them too.
-		KillTree: true,
-		// Should the server itself be SIGKILLed, the run is not left to go on unowned: SIGHUP,
-		// which the server never sends otherwise, tells vx run to kill its tasks at once.
-		ParentDeathSignal: syscall.SIGHUP,
-		// Only the child holds the write end now, so the reader sees EOF once the run is over;
-		// and the read end of the hand-off, so that the writer stops should the child die.
-		OnStart: func(int) {
-			eventsW.Close()
-			closeHandoff()
-		},
-	})
-	eventsW.Close()
-	// A child that never started leaves the writer nobody to write to.
-	closeHandoff()
-	// The child's last events are all read once it exited; past eventsDrain, a process that
-	// escaped holds the pipe, and the sweep below ends it.
-	drained := false
-	select {
-	case <-events.read:
-		drained = true
-	case <-time.After(eventsDrain):
-	}
-	// Each task's supervisor reaps what its task left; the sweep finds what is left when a
-	// supervisor or the child itself was SIGKILLed. A child that ended on its own saying it
-	// started no command (a full hit) left nothing to find.
-	if !drained || ctx.Err() != nil || res.Signal != "" || events.commands == nil || *events.commands != 0 {
-		if err := proc.KillMarked(marker, sweepTimeout); err != nil {
-			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
-		}
-	}
-	eventsR.Close()
-	<-events.read
-
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case runErr != nil:
-		return nil, fmt.Errorf("runTasks: %w", runErr)
-	}
-	msg := events.msg
-	if msg == "" {
-		// A child that died before it could say why (a panic, a flag it did not take) left its
-		// last words on stderr, if any.
-		msg = lastMessage(stderr.Bytes())
-	}
-	return d.answer(res, stdout.Bytes(), msg)
-}
-
-// childEvents is what the child's events said: the message of its error event, and what its
-// end event says of the commands it started. Both are read only once read is closed.
-type childEvents struct {
-	msg      string
-	commands *int64
-	read     chan struct{}
-}
-
-// readChildEvents reads the child's events from r until EOF, turning them into progress (none
-// when nil), in a goroutine its caller waits for on read.
-func readChildEvents(r io.Reader, progress func(done, total float64, msg string)) *childEvents {
-	readEvents := runner.ReadEvents
-	if progress == nil {
-		// No progress to send: the task lines, one a task, are skipped unread.
-		readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
-	}
-	ev := &childEvents{read: make(chan struct{})}
-	go func() {
-		defer close(ev.read)
-		readEvents(r, func(e runner.Event) {
-			switch e.Type {
-			case runner.EventStart:
-				progress(0, float64(e.Total), fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
-			case runner.EventTask:
-				progress(float64(e.Done), float64(e.Total), taskMessage(e))
-			case runner.EventError:
-				ev.msg = e.Message
-			case runner.EventEnd:
-				ev.commands = e.Commands
-			}
-		})
-	}()
-	return ev
 }
 
 // answer turns what the child printed, and the message it ended on, into the tool's answer.

@@ -4,17 +4,22 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vzn/vx/engine/workspace"
 )
 
-// fakeVX writes a shell script that stands in for the `vx run` child of runTasks.
+// fakeVX writes a shell script that stands in for the `vx run` child of runTasks: started as
+// `vx __await-run 5`, it reads its order (JSON, in $order) and runs script.
 func fakeVX(t *testing.T, script string) *Deps {
 	t.Helper()
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "vx")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\norder=$(cat <&5)\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
@@ -35,9 +40,11 @@ exit 2`, "the refusal"},
 		{"no event", `echo 'vx: last words' >&2
 echo 'a panic trace' >&2
 exit 2`, "last words"},
-		// The child starts from Env.Environ, not the process's environment, plus the call's marker.
-		{"the environment", `printf '{"type":"error","message":"%s, %s, %s"}\n' "$FROM_ENVIRON" "${HOME-no HOME}" "$(env | grep -c '^VX_MCP_RUN_CALL_')" >&3
-exit 2`, "the server's, no HOME, 1"},
+		// The child starts from Env.Environ, not the process's environment, and its order adds the
+		// call's marker.
+		{"the environment", `printf '{"type":"error","message":"%s, %s, %s, %s"}\n' "$FROM_ENVIRON" "${HOME-no HOME}" "$(env | grep -c '^VX_MCP_RUN_CALL_')" \
+	"$(printf '%s' "$order" | grep -c '"env":\["VX_MCP_RUN_CALL_[A-Z0-9]*=1"\]')" >&3
+exit 2`, "the server's, no HOME, 0, 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := fakeVX(t, tc.script)
@@ -47,5 +54,103 @@ exit 2`, "the server's, no HOME, 1"},
 				t.Fatalf("answer %+v, %v; want exit code 2 and error %q", ans, err, tc.want)
 			}
 		})
+	}
+}
+
+// The server keeps a child started ahead of the next call (Spare), which the next call in the
+// same folder orders rather than starting one: it has started and loaded its config by then. A
+// kept child that died, or that was started for another folder, is let go and the call starts
+// its own; Close ends the kept child.
+func TestRunChildKeptAhead(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "children.log")
+	exe := filepath.Join(dir, "vx")
+	script := `#!/bin/sh
+echo "started $$" >> ` + log + `
+order=$(cat <&5)
+echo "ordered $$" >> ` + log + `
+echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
+`
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe, Spare: true,
+		Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	root := t.TempDir()
+	run := func() {
+		t.Helper()
+		ans, err := d.runChild(context.Background(), root, &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}}, nil, nil)
+		if err != nil || ans.Summary == nil || ans.Summary.RunID != "r" {
+			t.Fatalf("answer %+v, %v", ans, err)
+		}
+	}
+	lines := func() []string {
+		data, _ := os.ReadFile(log)
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	// waitKept waits for the child started after a call, and answers its pid.
+	waitKept := func(started int) string {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			var pids []string
+			for _, l := range lines() {
+				if pid, ok := strings.CutPrefix(l, "started "); ok {
+					pids = append(pids, pid)
+				}
+			}
+			d.spares.mu.Lock()
+			kept := d.spares.child != nil
+			d.spares.mu.Unlock()
+			if len(pids) == started && kept {
+				return pids[started-1]
+			}
+		}
+		t.Fatalf("no child kept after the call: %q", lines())
+		return ""
+	}
+	run() // no child kept yet: the call starts its own
+	kept := waitKept(2)
+	run()
+	if got := lines()[3]; got != "ordered "+kept {
+		t.Fatalf("the second call ordered %q, not the child kept for it (%s): %q", got, kept, lines())
+	}
+
+	// A kept child that died is let go.
+	kept = waitKept(3)
+	pid, _ := strconv.Atoi(kept)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.spares.mu.Lock()
+	dead := d.spares.child
+	d.spares.mu.Unlock()
+	<-dead.done
+	run()
+	if got := lines()[len(lines())-1]; got == "ordered "+kept || !strings.HasPrefix(got, "ordered ") {
+		t.Fatalf("after the kept child died, the call ordered %q: %q", got, lines())
+	}
+
+	// One kept for another folder is let go.
+	kept = waitKept(5)
+	pid, _ = strconv.Atoi(kept)
+	root = t.TempDir()
+	run()
+	if got := lines()[len(lines())-1]; got == "ordered "+kept {
+		t.Fatalf("a call in another folder ordered the child kept for the first: %q", lines())
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("the kept child %d of the first folder is still alive", pid)
+	}
+
+	kept = waitKept(7)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pid, _ = strconv.Atoi(kept)
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("the kept child %d is alive after Close", pid)
+	}
+	if got := lines()[len(lines())-1]; got != "started "+kept {
+		t.Fatalf("the kept child was ordered after Close: %q", lines())
 	}
 }

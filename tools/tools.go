@@ -38,6 +38,9 @@ type Deps struct {
 	// Load loads the workspace for a call in place of Loader.Load (the server's watcher answers
 	// the last one while none of its files changed); nil means Loader.Load.
 	Load func(ctx context.Context) (*graph.Workspace, error)
+	// Spare makes runTasks keep a `vx run` child started ahead of the next call (runChild), which
+	// Close ends.
+	Spare bool
 
 	// stateMu guards state, the state folder's reader the history tools share (openState), and
 	// stateDir, the folder it reads; Close closes it.
@@ -46,6 +49,8 @@ type Deps struct {
 	stateDir string
 	// pagedLogs is what the index said of the logs getTaskLog pages.
 	pagedLogs pagedLogs
+	// spares is the child kept for the next runTasks call.
+	spares spares
 }
 
 // files answers the file state a call on ws plans with: the watcher's, else nil (a scan).

@@ -20,5 +20,8 @@ func main1() int {
 	ctx, stop := withSignals(context.Background())
 	defer stop()
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
+	if isAwaitRun(os.Args) {
+		return a.awaitRun(ctx, os.Args[2])
+	}
 	return a.execute(ctx, os.Args[1:])
 }

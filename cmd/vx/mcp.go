@@ -41,7 +41,8 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				return err
 			}
 			loader := a.workspaceLoader()
-			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version}
+			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version,
+				Spare: true}
 			defer deps.Close()
 			// The file watcher starts after the initialize reply, with the tools.
 			var files watchedFiles

@@ -1002,3 +1002,102 @@ func TestMCPRunTasksRefusesPersistent(t *testing.T) {
 		}
 	}
 }
+
+// The server keeps a `vx run` child started ahead of the next runTasks call, which has loaded
+// the config by then: an edit of the config (or a project added) after it started is the next
+// run's all the same, and the kept child is gone with the server.
+func TestMCPRunTasksKeptChildSeesEdits(t *testing.T) {
+	t.Parallel()
+	config := func(word string) string {
+		return `import { defineWorkspace } from '@vzn/vx/config'
+import { mcp } from '@vzn/vx-mcp'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  plugins: [mcp()],
+  tasks: { say: { command: 'echo ` + word + ` > said.txt', cache: false } },
+})
+`
+	}
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts":         config("first"),
+		"packages/a/package.json": `{"name": "a"}`,
+	})
+	s := startRunSession(t, dir)
+	said := func(project string) string {
+		data, _ := os.ReadFile(filepath.Join(dir, "packages", project, "said.txt"))
+		return strings.TrimSpace(string(data))
+	}
+	run := func(word string, projects ...string) {
+		t.Helper()
+		r := decodeRunAnswer(t, mustCallRunTool(t, s.cs, "runTasks", map[string]any{"tasks": []string{"say"}}, ""))
+		if r.Summary == nil || !r.Summary.OK || len(r.Summary.Tasks) != len(projects) {
+			t.Fatalf("runTasks(say) = %+v", r)
+		}
+		for _, p := range projects {
+			if got := said(p); got != word {
+				t.Fatalf("%s said %q, want %q", p, got, word)
+			}
+		}
+	}
+	run("first", "a")
+	kept := waitKeptChild(t, s.cmd.Process.Pid)
+	testkit.WriteTree(t, dir, map[string]string{"vx.workspace.ts": config("second")})
+	run("second", "a")
+	kept = append(kept, waitKeptChild(t, s.cmd.Process.Pid)...)
+	testkit.WriteTree(t, dir, map[string]string{"packages/b/package.json": `{"name": "b"}`})
+	run("second", "a", "b")
+	kept = append(kept, waitKeptChild(t, s.cmd.Process.Pid)...)
+	if err := s.eof(t); err != nil {
+		t.Fatal(err)
+	}
+	expectRunGone(t, "after the server's EOF", kept, time.Second)
+}
+
+// waitKeptChild waits for the `vx run` child the server started ahead of the next call to have
+// loaded the config and to wait for its order, and answers its pid. Waiting is all it does then:
+// its CPU time stays the same for 200 ms (an edit made before it loaded would not test it).
+func waitKeptChild(t *testing.T, server int) []int {
+	t.Helper()
+	pid := findKeptChild(t, server)
+	cpu := func() string {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("the kept child %d: %v", pid, err)
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		return fields[11] + " " + fields[12] // utime, stime
+	}
+	for last, still := cpu(), 0; still < 10; still++ {
+		time.Sleep(20 * time.Millisecond)
+		if now := cpu(); now != last {
+			last, still = now, 0
+		}
+	}
+	return []int{pid}
+}
+
+// findKeptChild waits for the `vx run` child the server starts ahead of the next call, and
+// answers its pid.
+func findKeptChild(t *testing.T, server int) int {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				continue
+			}
+			fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if len(fields) > 1 && fields[1] == strconv.Itoa(server) && bytes.Contains(cmdline, []byte("\x00__await-run\x00")) {
+				return pid
+			}
+		}
+	}
+	t.Fatal("the server kept no vx run child for the next call")
+	return 0
+}

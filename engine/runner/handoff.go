@@ -26,6 +26,19 @@ import (
 // server's environment and its child's, which a hand-off's stamp leaves out.
 const CallMarkerPrefix = "VX_MCP_RUN_CALL_"
 
+// AwaitRunArg is the hidden verb of a `vx run` child that vx mcp starts before it knows what it
+// will run (`vx AwaitRunArg FD`): it loads its workspace and waits for a RunOrder on file
+// descriptor FD.
+const AwaitRunArg = "__await-run"
+
+// A RunOrder tells an awaiting child what to run: vx's command line (a `run` and its flags and
+// tasks, as a terminal would pass them) and the variables to add to its environment (the call's
+// marker, CallMarkerPrefix).
+type RunOrder struct {
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+}
+
 // A Handoff is what vx mcp hands the `vx run` child of a runTasks call: the file state its
 // watcher knew and the key of each task the call selects, which it planned from that state (its
 // memo makes that a few milliseconds). The child takes that file state as its own, and, when the
