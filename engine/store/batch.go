@@ -104,15 +104,8 @@ func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
 		}
 	}
 	if len(b.Executions) > 0 {
-		stmt, err := tx.PrepareContext(ctx, insertExecutionSQL)
-		if err != nil {
-			return fmt.Errorf("record executions: %w", err)
-		}
-		defer stmt.Close()
-		for _, e := range b.Executions {
-			if err := insertExecution(ctx, stmt, e); err != nil {
-				return err
-			}
+		if err := insertExecutions(ctx, tx, b.Executions); err != nil {
+			return err
 		}
 		if err := recordOutcomes(ctx, tx, b.Executions); err != nil {
 			return err
