@@ -229,7 +229,7 @@ func (d *Deps) writeHandoff(w *os.File, handoff func() *runner.Handoff) (wrote f
 		if h == nil {
 			return
 		}
-		growPipe(w, len(h.Files.Encoded())+len(h.Keys)*160)
+		growPipe(w, h.SizeHint())
 		if err := runner.WriteHandoff(w, h); err != nil && !errors.Is(err, syscall.EPIPE) {
 			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 		}

@@ -230,11 +230,17 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if err != nil || len(opts.TaskIDs) == 0 {
 		return nil
 	}
-	keys, index, err := runner.PlanKeys(ctx, opts)
+	h, err := runner.PlanKeys(ctx, opts)
 	if err != nil {
 		return nil
 	}
-	return &runner.Handoff{Files: snap, Stamp: d.Memo.HandoffStamp(opts.Workspace, opts.TaskIDs, environ), Keys: keys, Index: index}
+	h.Stamp = d.Memo.HandoffStamp(opts.Workspace, opts.TaskIDs, environ)
+	// Where every task is a hit whose outputs are in place, the child needs no file state to
+	// run them: it asks the watcher for one should it need it after all.
+	if args.Force || len(h.Intact) < len(opts.TaskIDs) {
+		h.Files = snap
+	}
+	return h
 }
 
 // refreshMemo plans the call's selection again in the background once its run wrote the index

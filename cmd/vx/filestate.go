@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -51,11 +52,16 @@ func (a *app) startFileState(ctx context.Context, handoff io.Reader) *fileStateA
 			switch {
 			case err != nil:
 				a.log.Debug().Err(err).Msg("file state: no hand-off")
-			case h.Files.Root() != q.root || h.Files.StateDir() != q.stateDir:
-				a.log.Debug().Str("root", h.Files.Root()).Msg("file state: a hand-off of another workspace")
+			case h.Root != q.root || h.StateDir != q.stateDir:
+				a.log.Debug().Str("root", h.Root).Msg("file state: a hand-off of another workspace")
+			case h.Files == nil:
+				// Every task a hit in place: the file state is asked for only should the run need it.
+				q.answer, q.handoff = a.lazyFileState(ctx, q.root, q.stateDir), h
+				a.log.Debug().Int("keys", len(h.Keys)).Int("intact", len(h.Intact)).Msg("file state: keys handed over, no file state")
+				return
 			default:
 				q.answer, q.handoff = h.Files, h
-				a.log.Debug().Int("folders", h.Files.Dirs()).Int("keys", len(h.Keys)).Msg("file state: handed over")
+				a.log.Debug().Int("folders", h.Files.Dirs()).Int("keys", len(h.Keys)).Int("intact", len(h.Intact)).Msg("file state: handed over")
 				return
 			}
 		}
@@ -78,19 +84,49 @@ func (q *fileStateAsk) of(ws *graph.Workspace) filestate.Source {
 }
 
 // handed answers the keys handed over for a run of opts, with what the server knew of the index
-// for them, when the run's file state is the hand-off's and its stamp (runner.HandoffStamp of its
-// workspace, tasks and environment) is the one they were made with; else nil, and the run hashes
-// every task.
-func (q *fileStateAsk) handed(opts runner.Options, log *zerolog.Logger) (map[string]string, *runner.HandedIndex) {
-	if q == nil || q.handoff == nil || opts.Files != filestate.Source(q.handoff.Files) {
-		return nil, nil
+// for them and the hits it found in place, when the run's file state is the hand-off's and its
+// stamp (runner.HandoffStamp of its workspace, tasks and environment) is the one they were made
+// with; else nil, and the run hashes every task.
+func (q *fileStateAsk) handed(opts runner.Options, log *zerolog.Logger) (map[string]string, *runner.HandedIndex, map[string]runner.IntactHit) {
+	if q == nil || q.handoff == nil || opts.Files == nil || opts.Files != q.answer {
+		return nil, nil, nil
 	}
 	if runner.HandoffStamp(opts.Workspace, opts.TaskIDs, os.Environ()) != q.handoff.Stamp {
 		log.Debug().Msg("file state: the handed keys are of another config, selection or environment: hashing")
-		return nil, nil
+		return nil, nil, nil
 	}
 	log.Debug().Int("keys", len(q.handoff.Keys)).Bool("index", q.handoff.Index != nil).Msg("file state: taking the keys handed over")
-	return q.handoff.Keys, q.handoff.Index
+	return q.handoff.Keys, q.handoff.Index, q.handoff.Intact
+}
+
+// lazyFileState answers the file state of a runTasks child handed none: the watcher's, asked
+// the first time the run needs one, or the disk's should none answer.
+func (a *app) lazyFileState(ctx context.Context, root, stateDir string) filestate.Source {
+	return &lazyFiles{get: sync.OnceValue(func() filestate.Source {
+		a.log.Debug().Msg("file state: asked for after all")
+		if files := a.askFileState(ctx, &graph.Workspace{Root: root, CacheDir: stateDir}); files != nil {
+			return files
+		}
+		return filestate.NewScan(root, stateDir)
+	})}
+}
+
+// lazyFiles is a file state made on its first question.
+type lazyFiles struct {
+	get func() filestate.Source
+}
+
+// Visible answers the visible files under dir from the file state.
+func (l *lazyFiles) Visible(ctx context.Context, dir string) ([]string, error) {
+	return l.get().Visible(ctx, dir)
+}
+
+// Lstat answers a path's lstat from the file state.
+func (l *lazyFiles) Lstat(rel string) (fs.FileInfo, error) { return l.get().Lstat(rel) }
+
+// WalkFiles walks the files under base from the file state.
+func (l *lazyFiles) WalkFiles(base string, fn func(rel string, mode fs.FileMode)) error {
+	return l.get().WalkFiles(base, fn)
 }
 
 // askFileState asks the vx that watches this workspace (vx mcp, vx watch), if one does, for the

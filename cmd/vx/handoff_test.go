@@ -91,11 +91,11 @@ func (h *handoffWorkspace) keys(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, _, err := runner.PlanKeys(context.Background(), opts)
+	handed, err := runner.PlanKeys(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return keys
+	return handed.Keys
 }
 
 // planned answers the keys and what of the index a server would hand over once it planned the
@@ -115,10 +115,11 @@ func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *runner.Han
 	if opts, err = runner.Prepare(context.Background(), h.ws, req); err != nil {
 		t.Fatal(err)
 	}
-	keys, index, err := runner.PlanKeys(context.Background(), opts)
+	handed, err := runner.PlanKeys(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys, index := handed.Keys, handed.Index
 	if index == nil {
 		t.Fatal("a memo that just planned the workspace handed nothing of the index")
 	}
@@ -129,6 +130,7 @@ func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *runner.Han
 // and how many tasks it hashed (its profile's hash spans).
 type handedRun struct {
 	status, hash map[string]string
+	restored     map[string]*int
 	stderr       string
 	hashed       int
 }
@@ -164,7 +166,7 @@ func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp stri
 			handoff.Stamp = stamp
 		}
 		// An empty hand-off is a server that died before it wrote one.
-		if handoff.Files != nil {
+		if handoff.Files != nil || handoff.Keys != nil {
 			if err := runner.WriteHandoff(w, handoff); err != nil {
 				t.Errorf("write the hand-off: %v", err)
 			}
@@ -175,14 +177,17 @@ func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp stri
 		t.Fatalf("vx run: %v\n%s", err, errOut.String())
 	}
 	var sum struct {
-		Tasks []struct{ TaskID, Status, Hash string }
+		Tasks []struct {
+			TaskID, Status, Hash string
+			RestoredFiles        *int
+		}
 	}
 	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil {
 		t.Fatalf("the summary: %v\n%s", err, out.String())
 	}
-	got := handedRun{status: map[string]string{}, hash: map[string]string{}, stderr: errOut.String()}
+	got := handedRun{status: map[string]string{}, hash: map[string]string{}, restored: map[string]*int{}, stderr: errOut.String()}
 	for _, task := range sum.Tasks {
-		got.status[task.TaskID], got.hash[task.TaskID] = task.Status, task.Hash
+		got.status[task.TaskID], got.hash[task.TaskID], got.restored[task.TaskID] = task.Status, task.Hash, task.RestoredFiles
 	}
 	trace, err := os.ReadFile(profile)
 	if err != nil {
@@ -263,6 +268,92 @@ func TestRunTakesTheHandedIndex(t *testing.T) {
 	}
 	if text, err := os.ReadFile(output); err != nil || string(text) != "export const a = 1\n" {
 		t.Fatalf("a#build restored %q (%v) after the index moved, want its own output", text, err)
+	}
+}
+
+// handedPlan answers the hand-off a server would make once it planned the selection: the keys,
+// the index, and the hits whose outputs are in place in the watcher's file state, which it then
+// leaves out.
+func (h *handoffWorkspace) handedPlan(t *testing.T) *runner.Handoff {
+	t.Helper()
+	memo := runner.NewMemo()
+	defer memo.Close()
+	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
+	for range 2 { // a plan, then the hand-off
+		opts, err := runner.Prepare(context.Background(), h.ws, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runner.DryRun(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts, err := runner.Prepare(context.Background(), h.ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handed, err := runner.PlanKeys(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handed.Stamp = runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	return handed
+}
+
+// A hand-off without a file state, every task a hit whose outputs the server found in place, is
+// run as it says: each hit restores nothing (here a#build's output, removed after the server
+// looked, stays removed: the hand-off is the server's moment, as its file state would be) and
+// says how many files its entry lists, and the child never asks for a file state.
+func TestRunTakesTheIntactHits(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	handoff := h.handedPlan(t)
+	if len(handoff.Intact) != len(h.taskIDs) {
+		t.Fatalf("the server found %d of %d hits in place: %v", len(handoff.Intact), len(h.taskIDs), handoff.Intact)
+	}
+	output := filepath.Join(h.dir, "packages/a/dist/out.js")
+	if err := os.Remove(output); err != nil {
+		t.Fatal(err)
+	}
+	got := h.run(t, handoff, "")
+	if !strings.Contains(got.stderr, "keys handed over, no file state") || strings.Contains(got.stderr, "asked for after all") {
+		t.Fatalf("the child did not run on the hand-off alone:\n%s", got.stderr)
+	}
+	if _, err := os.Stat(output); err == nil {
+		t.Errorf("a#build restored %s, which the hand-off said was in place", output)
+	}
+	for _, id := range h.taskIDs {
+		if got.status[id] != "hit" || got.restored[id] == nil || *got.restored[id] != 1 || got.hashed != 0 {
+			t.Errorf("%s: %s, restored %v, %d hashed; want a hit of its 1 file, none hashed", id, got.status[id], got.restored[id], got.hashed)
+		}
+	}
+}
+
+// A hand-off that says a hit is in place with another outputs blob than its entry's is not
+// taken for that hit: the child reads the entry (handed without its listing) from the index and
+// restores it as any hit, asking for the file state it was not handed.
+func TestRunChecksTheIntactHits(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	handoff := h.handedPlan(t)
+	hit := handoff.Intact["a#build"]
+	hit.Blob = strings.Repeat("0", 64)
+	handoff.Intact["a#build"] = hit
+	output := filepath.Join(h.dir, "packages/a/dist/out.js")
+	if err := os.Remove(output); err != nil {
+		t.Fatal(err)
+	}
+	got := h.run(t, handoff, "")
+	if !strings.Contains(got.stderr, "asked for after all") {
+		t.Errorf("the child never asked for a file state:\n%s", got.stderr)
+	}
+	if text, err := os.ReadFile(output); err != nil || string(text) != "export const a = 1\n" {
+		t.Fatalf("a#build restored %q (%v), want its output", text, err)
+	}
+	for _, id := range h.taskIDs {
+		if got.status[id] != "hit" || got.restored[id] == nil || *got.restored[id] != 1 {
+			t.Errorf("%s: %s, restored %v; want a hit of its 1 file", id, got.status[id], got.restored[id])
+		}
 	}
 }
 

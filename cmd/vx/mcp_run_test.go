@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1100,4 +1102,74 @@ func findKeptChild(t *testing.T, server int) int {
 	}
 	t.Fatal("the server kept no vx run child for the next call")
 	return 0
+}
+
+// Between runTasks calls the agent (or anything) may change what a hit would restore: each call's
+// hits put the outputs back as their entries list them — a file removed, one changed in place,
+// one under a folder of the outputs changed, a stray beside them — for the server vouches for a
+// hit's outputs (runner.Handoff's Intact) only as its watcher sees them now.
+func TestMCPRunTasksRepairsOutputs(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+import { mcp } from '@vzn/vx-mcp'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  plugins: [mcp()],
+  tasks: { build: { command: 'mkdir -p dist/deep && cat src/*.js > dist/out.js && cp dist/out.js dist/deep/copy.js', inputs: ['src/**'], outputs: ['dist/**'] } },
+})
+`,
+		".gitignore":              "dist/\n.vx/\n",
+		"packages/a/package.json": `{"name": "a"}`,
+		"packages/a/src/a.js":     "export const a = 1\n",
+		"packages/b/package.json": `{"name": "b"}`,
+		"packages/b/src/b.js":     "export const b = 1\n",
+	})
+	gitInit(t, dir)
+	s := startRunSession(t, dir)
+	run := func(step string, want string) {
+		t.Helper()
+		r := decodeRunAnswer(t, mustCallRunTool(t, s.cs, "runTasks", map[string]any{"tasks": []string{"build"}}, ""))
+		if r.Summary == nil || !r.Summary.OK || len(r.Summary.Tasks) != 2 {
+			t.Fatalf("%s: runTasks(build) = %+v", step, r)
+		}
+		for _, task := range r.Summary.Tasks {
+			if task.Status != want {
+				t.Fatalf("%s: %s %s, want %s", step, task.TaskID, task.Status, want)
+			}
+		}
+		for _, p := range []string{"a", "b"} {
+			for _, out := range []string{"dist/out.js", "dist/deep/copy.js"} {
+				if text, err := os.ReadFile(filepath.Join(dir, "packages", p, out)); err != nil || string(text) != "export const "+p+" = 1\n" {
+					t.Fatalf("%s: packages/%s/%s reads %q (%v)", step, p, out, text, err)
+				}
+			}
+			entries, _ := os.ReadDir(filepath.Join(dir, "packages", p, "dist"))
+			if len(entries) != 2 {
+				t.Fatalf("%s: packages/%s/dist holds %d entries, want out.js and deep", step, p, len(entries))
+			}
+		}
+	}
+	run("the first", "miss")
+	for round, damage := range []map[string]string{
+		{"packages/a/dist/out.js": "", "packages/b/dist/out.js": "export const x = 1\n"},
+		{"packages/b/dist/deep/copy.js": "export const b = 2\n", "packages/a/dist/stray.js": "stray\n"},
+		{"packages/a/dist/deep/new/more.js": "more\n", "packages/b/dist/deep": ""},
+		{},
+	} {
+		run(fmt.Sprintf("round %d, before", round), "hit")
+		for rel, text := range damage {
+			if text == "" {
+				if err := os.RemoveAll(filepath.Join(dir, rel)); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			testkit.WriteTree(t, dir, map[string]string{rel: text})
+		}
+		run(fmt.Sprintf("round %d, after %v", round, slices.Sorted(maps.Keys(damage))), "hit")
+	}
+	if err := s.eof(t); err != nil {
+		t.Fatal(err)
+	}
 }

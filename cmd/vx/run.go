@@ -209,7 +209,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		return err
 	}
 	opts := prepared.Options
-	opts.Handoff, opts.HandedIndex = fileState.handed(opts, &a.log)
+	opts.Handoff, opts.HandedIndex, opts.HandedIntact = fileState.handed(opts, &a.log)
 	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
 	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 	opts.Events = eventsOut

@@ -111,6 +111,10 @@ type Options struct {
 	Mask func(string) string
 	// Prefetch is the entries read before the run (StartPrefetch); nil looks every key up.
 	Prefetch *Prefetch
+	// Intact reports whether the outputs of task id's local entry e are known to be in place,
+	// as Intact says (vx mcp told its runTasks child so), and how many files its listing holds:
+	// such a hit restores nothing. Nil compares every hit's outputs.
+	Intact func(id string, e store.Entry) (files int, ok bool)
 }
 
 // Cache is one run's cache: the local store, the remote session if any, and the zstd encoder of
@@ -128,6 +132,8 @@ type Cache struct {
 	remote *session
 	// prefetch is the entries read before the run, nil for none.
 	prefetch *Prefetch
+	// intact is Options.Intact.
+	intact func(id string, e store.Entry) (files int, ok bool)
 }
 
 // Open starts a run's cache; ctx bounds the remote session's background uploads.
@@ -136,7 +142,8 @@ func Open(ctx context.Context, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	c := &Cache{ws: opts.Workspace, st: opts.Store, files: opts.Files, now: opts.Now, notice: opts.Notice, enc: enc, prefetch: opts.Prefetch}
+	c := &Cache{ws: opts.Workspace, st: opts.Store, files: opts.Files, now: opts.Now, notice: opts.Notice, enc: enc, prefetch: opts.Prefetch,
+		intact: opts.Intact}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -174,6 +181,8 @@ type Hit struct {
 	Changed bool
 	// Touch says that the entry's recorded last use is due to be written (see touchEvery).
 	Touch bool
+	// Files is how many files the entry's listing holds.
+	Files int
 }
 
 // Get finds task t's key in the cache, local first, then the remote backend, and restores the
@@ -188,9 +197,11 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	// A point lookup is never worth interrupting, and a cancellable context costs a goroutine in
 	// database/sql and another in the SQLite driver for every query.
 	region := span.Start(ctx, "cache lookup")
-	entry, found := c.prefetch.entry(key)
-	if !found {
+	entry, found, listed := c.prefetch.entry(key)
+	files, intact := c.isIntact(t.ID, entry, found)
+	if !found || !listed && !intact {
 		entry, found, err = c.st.Entry(context.WithoutCancel(ctx), key)
+		files, intact = c.isIntact(t.ID, entry, found)
 	}
 	region.End()
 	if err != nil {
@@ -198,11 +209,13 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	}
 	if found {
 		region := span.Start(ctx, "restore")
-		log, changed, ok := c.restore(ctx, p, t, entry)
+		log, changed, ok := c.restore(ctx, p, t, entry, intact)
 		region.End()
 		hit.Changed = changed
 		if ok {
-			return c.hit(entry, summary.CacheSourceLocal, log, changed), true, nil
+			h := c.hit(entry, summary.CacheSourceLocal, log, changed)
+			h.Files = files
+			return h, true, nil
 		}
 	}
 	if c.remote == nil || ctx.Err() != nil {
@@ -234,7 +247,19 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 
 // hit answers a restored entry, with its last use due when it is older than touchEvery.
 func (c *Cache) hit(e store.Entry, source string, log []byte, changed bool) Hit {
-	return Hit{Entry: e, Source: source, Log: log, Changed: changed, Touch: c.now().Sub(e.LastUsed) >= touchEvery}
+	return Hit{Entry: e, Source: source, Log: log, Changed: changed, Touch: c.now().Sub(e.LastUsed) >= touchEvery, Files: len(e.Outputs)}
+}
+
+// isIntact answers whether task id's local entry e (found: there is one) has its outputs in
+// place as Options.Intact says, and how many files its listing holds.
+func (c *Cache) isIntact(id string, e store.Entry, found bool) (files int, ok bool) {
+	if !found || c.intact == nil {
+		return len(e.Outputs), false
+	}
+	if files, ok = c.intact(id, e); !ok {
+		files = len(e.Outputs)
+	}
+	return files, ok
 }
 
 // Put stores task t's outputs archive and log under key, then the entry naming them, and uploads
@@ -282,11 +307,14 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 // changed reports whether files were written or removed. After it, the files matching the task's
 // outputs are exactly those the entry lists: what differs is written (never through a symlink,
 // only inside the declared outputs, each file's hash checked as it is written) and stale files
-// under the output globs are removed.
-func (c *Cache) restore(ctx context.Context, p *graph.Project, t *graph.Task, e store.Entry) (log []byte, changed, ok bool) {
+// under the output globs are removed. An intact hit (Options.Intact) writes and compares nothing.
+func (c *Cache) restore(ctx context.Context, p *graph.Project, t *graph.Task, e store.Entry, intact bool) (log []byte, changed, ok bool) {
 	log, err := c.st.CAS().GetBounded(e.LogBlob, e.Size)
 	if err != nil {
 		return nil, false, false
+	}
+	if intact {
+		return log, false, true
 	}
 	blob := func() ([]byte, error) { return c.st.CAS().GetBounded(e.OutputsBlob, e.Size) }
 	changed, err = extract(ctx, c.ws, p, t, e.Outputs, blob, c.matches, c.journal(t), c.tree())

@@ -14,6 +14,8 @@ import (
 type Prefetch struct {
 	done    chan struct{}
 	entries map[string]store.Entry
+	// unlisted are the keys whose entry came without its output listing (KnownEntries).
+	unlisted map[string]bool
 }
 
 // StartPrefetch starts reading the entries of keys from st; nil for no keys. Wait waits for it.
@@ -32,9 +34,11 @@ func StartPrefetch(ctx context.Context, st *store.Store, keys []string) *Prefetc
 }
 
 // KnownEntries answers a prefetch already done: entries, read by another process of the same
-// index while it stamped as it still does (runner.HandedIndex).
-func KnownEntries(entries map[string]store.Entry) *Prefetch {
-	p := &Prefetch{done: make(chan struct{}), entries: entries}
+// index while it stamped as it still does (runner.HandedIndex); those of the keys unlisted came
+// without their output listing, for hits whose outputs are in place (Options.Intact), and are
+// read again for any other.
+func KnownEntries(entries map[string]store.Entry, unlisted map[string]bool) *Prefetch {
+	p := &Prefetch{done: make(chan struct{}), entries: entries, unlisted: unlisted}
 	close(p.done)
 	return p
 }
@@ -46,12 +50,13 @@ func (p *Prefetch) Wait() {
 	}
 }
 
-// entry answers key's prefetched entry; ok is false when there is none to answer.
-func (p *Prefetch) entry(key string) (e store.Entry, ok bool) {
+// entry answers key's prefetched entry; ok is false when there is none to answer. listed is
+// false for an entry without its output listing.
+func (p *Prefetch) entry(key string) (e store.Entry, ok, listed bool) {
 	if p == nil {
-		return store.Entry{}, false
+		return store.Entry{}, false, false
 	}
 	<-p.done
 	e, ok = p.entries[key]
-	return e, ok
+	return e, ok, !p.unlisted[key]
 }

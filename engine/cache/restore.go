@@ -61,21 +61,9 @@ func extractJournaled(ctx context.Context, ws *graph.Workspace, p *graph.Project
 		return false, err
 	}
 	o.tree = tree
-	listed := make(map[string]store.OutputFile, len(files))
-	var budget int64
-	for _, f := range files {
-		rel, ok := o.rootRel(f.Path)
-		if !ok || !o.allowed(rel) || f.Size < 0 {
-			return false, fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
-		}
-		if f.Link != "" && !o.linkAllowed(rel, f.Link) {
-			return false, fmt.Errorf("%w: %v", errBadEntry, errLinkOut(f.Path, f.Link))
-		}
-		if _, dup := listed[rel]; dup {
-			return false, fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
-		}
-		listed[rel] = f
-		budget += f.Size + 1024
+	listed, budget, err := o.check(files)
+	if err != nil {
+		return false, err
 	}
 	// Where no output is on disk (every folder they lie under is missing, as after a clean),
 	// every listed file is written without a look at its place, and none can be stale.
@@ -89,6 +77,63 @@ func extractJournaled(ctx context.Context, ws *graph.Workspace, p *graph.Project
 	}
 	removed, err := o.removeStale(listed, j)
 	return wrote || removed, err
+}
+
+// check answers a cache entry's listing by root-relative path, and the bytes its archive may hold;
+// an error wrapping errBadEntry when it lists a path that is not one of the task's outputs, a
+// symlink out of them, or a path twice.
+func (o *outputSet) check(files []store.OutputFile) (listed map[string]store.OutputFile, budget int64, err error) {
+	listed = make(map[string]store.OutputFile, len(files))
+	for _, f := range files {
+		rel, ok := o.rootRel(f.Path)
+		if !ok || !o.allowed(rel) || f.Size < 0 {
+			return nil, 0, fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
+		}
+		if f.Link != "" && !o.linkAllowed(rel, f.Link) {
+			return nil, 0, fmt.Errorf("%w: %v", errBadEntry, errLinkOut(f.Path, f.Link))
+		}
+		if _, dup := listed[rel]; dup {
+			return nil, 0, fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
+		}
+		listed[rel] = f
+		budget += f.Size + 1024
+	}
+	return listed, budget, nil
+}
+
+// Intact reports whether restoring the cache entry that lists files, for task t of project p,
+// would change nothing: the listing is the task's, every file it lists is in place as archived
+// and no other file lies under the task's outputs, as tree (the outputs' stats and folders) and
+// hashes (their contents) see them. vx mcp asks it of its watcher's file state for the hits it
+// hands its runTasks child, which then restores nothing of those (runner.Handoff's Intact).
+func Intact(ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, tree FileTree, hashes FileHasher) bool {
+	o, err := newOutputSet(ws, p, t)
+	if err != nil {
+		return false
+	}
+	o.tree = tree
+	listed, _, err := o.check(files)
+	if err != nil {
+		return false
+	}
+	if o.absent() {
+		return len(listed) == 0
+	}
+	for rel, f := range listed {
+		if !outputMatches(ws.Root, tree, hashes, rel, f) {
+			return false
+		}
+	}
+	onDisk, err := o.list()
+	if err != nil {
+		return false
+	}
+	for _, rel := range onDisk {
+		if _, ok := listed[rel]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // absent reports whether no output can be on disk: the folder (or file) each positive pattern is
@@ -233,10 +278,16 @@ func (o *outputSet) removeStale(listed map[string]store.OutputFile, j *journal) 
 
 // matches reports whether the output on disk (root-relative) is the archived one.
 func (c *Cache) matches(rel string, f store.OutputFile) bool {
-	abs := filepath.Join(c.ws.Root, filepath.FromSlash(rel))
+	return outputMatches(c.ws.Root, c.tree(), c.files, rel, f)
+}
+
+// outputMatches reports whether the output at rel (root-relative) is the archived f, as tree
+// (nil: the disk) and hashes see it.
+func outputMatches(root string, tree FileTree, hashes FileHasher, rel string, f store.OutputFile) bool {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
 	var fi fs.FileInfo
 	var err error
-	if tree := c.tree(); tree != nil {
+	if tree != nil {
 		fi, err = tree.Lstat(rel)
 	} else {
 		fi, err = os.Lstat(abs)
@@ -254,6 +305,6 @@ func (c *Cache) matches(rel string, f store.OutputFile) bool {
 	if !fi.Mode().IsRegular() || fi.Size() != f.Size || uint32(fi.Mode().Perm()) != f.Mode {
 		return false
 	}
-	sum, err := c.files.FileHashOf(rel, fi)
+	sum, err := hashes.FileHashOf(rel, fi)
 	return err == nil && sum == f.Hash
 }

@@ -24,6 +24,9 @@ type HandedIndex struct {
 	state stateStamp
 	// Entries are the entries of the keys that hit, by key.
 	Entries map[string]store.Entry
+	// Unlisted are the keys whose entry came without its output listing: those of hits whose
+	// outputs were in place (Handoff.Intact), which the run reads again should it restore one.
+	Unlisted map[string]bool
 	// Runs are each task's recent command runs, newest first (none: nil), by task id.
 	Runs map[string][]store.CommandRun
 }
@@ -45,9 +48,9 @@ func (h *HandedIndex) memoView() *memoView {
 	return &memoView{stateOK: true, runs: h.Runs}
 }
 
-// appendIndex appends h's wire form: a length, then (none for a nil h) the stamp, the entries and
-// the runs, every number a varint.
-func appendIndex(buf []byte, h *HandedIndex) []byte {
+// appendIndex appends h's wire form: a length, then (none for a nil h) the stamp, the entries
+// (those of the keys unlisted without their output listing) and the runs, every number a varint.
+func appendIndex(buf []byte, h *HandedIndex, unlisted map[string]bool) []byte {
 	if h == nil {
 		return binary.AppendUvarint(buf, 0)
 	}
@@ -61,7 +64,7 @@ func appendIndex(buf []byte, h *HandedIndex) []byte {
 	keys := slices.Sorted(maps.Keys(h.Entries))
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	for _, k := range keys {
-		b = appendEntry(b, h.Entries[k])
+		b = appendEntry(b, h.Entries[k], !unlisted[k])
 	}
 	ids := slices.Sorted(maps.Keys(h.Runs))
 	b = binary.AppendUvarint(b, uint64(len(ids)))
@@ -77,14 +80,19 @@ func appendIndex(buf []byte, h *HandedIndex) []byte {
 	return append(binary.AppendUvarint(buf, uint64(len(b))), b...)
 }
 
-func appendEntry(b []byte, e store.Entry) []byte {
+// appendEntry appends e's wire form; its listing is a count plus one then each file, or 0 when
+// left out (listed false).
+func appendEntry(b []byte, e store.Entry, listed bool) []byte {
 	for _, s := range []string{e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, e.LogBlob} {
 		b = appendString(b, s)
 	}
 	for _, n := range []int64{e.Size, int64(e.Duration), int64(e.ExitCode), e.Created.UnixNano(), e.LastUsed.UnixNano()} {
 		b = binary.AppendVarint(b, n)
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.Outputs)))
+	if !listed {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(e.Outputs))+1)
 	for _, f := range e.Outputs {
 		b = appendString(b, f.Path)
 		b = binary.AppendVarint(b, f.Size)
@@ -121,8 +129,14 @@ func readIndex(br *bufio.Reader) (*HandedIndex, error) {
 	n := d.count()
 	h.Entries = make(map[string]store.Entry, n)
 	for range n {
-		e := d.entry()
+		e, listed := d.entry()
 		h.Entries[e.Hash] = e
+		if !listed {
+			if h.Unlisted == nil {
+				h.Unlisted = map[string]bool{}
+			}
+			h.Unlisted[e.Hash] = true
+		}
 	}
 	n = d.count()
 	h.Runs = make(map[string][]store.CommandRun, n)
@@ -188,16 +202,20 @@ func (d *wireReader) string() string {
 	return s
 }
 
-func (d *wireReader) entry() store.Entry {
-	e := store.Entry{Hash: d.string(), TaskID: d.string(), Project: d.string(), Command: d.string(), OutputsBlob: d.string(), LogBlob: d.string()}
+// entry reads an entry; listed is false for one without its output listing.
+func (d *wireReader) entry() (e store.Entry, listed bool) {
+	e = store.Entry{Hash: d.string(), TaskID: d.string(), Project: d.string(), Command: d.string(), OutputsBlob: d.string(), LogBlob: d.string()}
 	e.Size, e.Duration, e.ExitCode = d.varint(), time.Duration(d.varint()), int(d.varint())
 	e.Created, e.LastUsed = time.Unix(0, d.varint()), time.Unix(0, d.varint())
 	n := d.count()
-	if n > 0 {
-		e.Outputs = make([]store.OutputFile, 0, n)
+	if n == 0 {
+		return e, false
 	}
-	for range n {
+	if n > 1 {
+		e.Outputs = make([]store.OutputFile, 0, n-1)
+	}
+	for range n - 1 {
 		e.Outputs = append(e.Outputs, store.OutputFile{Path: d.string(), Size: d.varint(), Mode: uint32(d.uvarint()), Hash: d.string(), Link: d.string()})
 	}
-	return e
+	return e, true
 }

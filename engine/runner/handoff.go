@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/store"
 )
 
 // CallMarkerPrefix begins the name of the variable the MCP server marks each runTasks child's
@@ -47,8 +49,15 @@ type RunOrder struct {
 // environment give the same keys. The child takes a handed key only while its run has written
 // nothing (no task ran, no hit restored a file), and a task that runs makes its key from its files
 // all the same (its manifest is recorded): should that differ, the child stops taking keys.
+//
+// Intact says which hits need no restore: their outputs were in place in that file state
+// (cache.Intact). Where every task is such a hit, the server leaves the file state out (Files
+// nil: at 1,000 packages it is 4 MB that the child would read and decode to find what Intact
+// says), and the child asks the watcher for it only should it need it after all.
 type Handoff struct {
-	// Files is the file state the keys were made from.
+	// Root and StateDir are the workspace and the state folder the hand-off is of.
+	Root, StateDir string
+	// Files is the file state the keys were made from; nil when left out (see above).
 	Files *filestate.Snapshot
 	// Stamp is HandoffStamp of the workspace, tasks and environment the keys were made with.
 	Stamp string
@@ -56,36 +65,65 @@ type Handoff struct {
 	Keys map[string]string
 	// Index is what the server's memo knew of the index for those keys (nil: nothing).
 	Index *HandedIndex
+	// Intact are the tasks whose handed key's local entry has its outputs in place, by task id.
+	// Index holds their entries without the output listing.
+	Intact map[string]IntactHit
+}
+
+// IntactHit is a hit whose outputs were found in place: its entry's outputs blob
+// (store.Entry.OutputsBlob) and how many files its listing holds.
+type IntactHit struct {
+	Blob  string
+	Files int
 }
 
 // handoffMagic begins a hand-off's wire form, which is, every number a varint and a string its
 // length then its bytes:
 //
-//	"VXHO" 2 stamp nkeys { taskID key } index snapshotLength snapshot
+//	"VXHO" 3 stamp nkeys { taskID key } index nintact { taskID outputsBlob files } root stateDir
+//	    0 | 1 snapshotLength snapshot
 //
-// where index is HandedIndex's (appendIndex).
-const handoffMagic = "VXHO\x02"
+// where index is HandedIndex's (appendIndex), the entries of the intact hits' keys without their
+// listing.
+const handoffMagic = "VXHO\x03"
 
 // errHandoff is a hand-off that does not decode.
 var errHandoff = errors.New("not a hand-off of this vx")
 
-// WriteHandoff writes h's wire form to w.
+// WriteHandoff writes h's wire form to w; a hand-off with Files and no Root is of Files' root
+// and state folder.
 func WriteHandoff(w io.Writer, h *Handoff) error {
-	ids := make([]string, 0, len(h.Keys))
-	for id := range h.Keys {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	buf := make([]byte, 0, 64+len(ids)*96)
+	buf := make([]byte, 0, h.SizeHint())
 	buf = append(buf, handoffMagic...)
 	buf = appendString(buf, h.Stamp)
-	buf = binary.AppendUvarint(buf, uint64(len(ids)))
-	for _, id := range ids {
+	buf = binary.AppendUvarint(buf, uint64(len(h.Keys)))
+	for _, id := range slices.Sorted(maps.Keys(h.Keys)) {
 		buf = appendString(appendString(buf, id), h.Keys[id])
 	}
-	buf = appendIndex(buf, h.Index)
+	unlisted := make(map[string]bool, len(h.Intact))
+	for id := range h.Intact {
+		unlisted[h.Keys[id]] = true
+	}
+	buf = appendIndex(buf, h.Index, unlisted)
+	buf = binary.AppendUvarint(buf, uint64(len(h.Intact)))
+	for _, id := range slices.Sorted(maps.Keys(h.Intact)) {
+		buf = appendString(appendString(buf, id), h.Intact[id].Blob)
+		buf = binary.AppendUvarint(buf, uint64(h.Intact[id].Files))
+	}
+	root, stateDir := h.Root, h.StateDir
+	if h.Files != nil && root == "" {
+		root, stateDir = h.Files.Root(), h.Files.StateDir()
+	}
+	buf = appendString(appendString(buf, root), stateDir)
+	if h.Files == nil {
+		buf = append(buf, 0)
+		if _, err := w.Write(buf); err != nil {
+			return fmt.Errorf("write the hand-off: %w", err)
+		}
+		return nil
+	}
 	snap := h.Files.Encoded()
-	buf = binary.AppendUvarint(buf, uint64(len(snap)))
+	buf = binary.AppendUvarint(append(buf, 1), uint64(len(snap)))
 	if _, err := w.Write(buf); err != nil {
 		return fmt.Errorf("write the hand-off: %w", err)
 	}
@@ -93,6 +131,23 @@ func WriteHandoff(w io.Writer, h *Handoff) error {
 		return fmt.Errorf("write the hand-off: %w", err)
 	}
 	return nil
+}
+
+// SizeHint answers about how many bytes h's wire form takes, for its writer to size a pipe.
+func (h *Handoff) SizeHint() int {
+	n := 64 + len(h.Stamp) + len(h.Keys)*160 + len(h.Intact)*96
+	if h.Files != nil {
+		n += len(h.Files.Encoded())
+	}
+	if h.Index != nil {
+		n += len(h.Index.Entries) * 256
+		for _, e := range h.Index.Entries {
+			if _, intact := h.Intact[e.TaskID]; !intact {
+				n += len(e.Outputs) * 128
+			}
+		}
+	}
+	return n
 }
 
 func appendString(buf []byte, s string) []byte {
@@ -120,14 +175,21 @@ func ReadHandoff(r io.Reader) (*Handoff, error) {
 		}
 		return string(b), nil
 	}
+	count := func() (uint64, error) {
+		n, err := binary.ReadUvarint(br)
+		if err != nil || n > 1<<24 {
+			return 0, errHandoff
+		}
+		return n, nil
+	}
 	h := &Handoff{}
 	var err error
 	if h.Stamp, err = str(); err != nil {
 		return nil, fmt.Errorf("read the hand-off: %w", err)
 	}
-	n, err := binary.ReadUvarint(br)
-	if err != nil || n > 1<<24 {
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+	n, err := count()
+	if err != nil {
+		return nil, fmt.Errorf("read the hand-off: %w", err)
 	}
 	h.Keys = make(map[string]string, n)
 	for range n {
@@ -141,6 +203,41 @@ func ReadHandoff(r io.Reader) (*Handoff, error) {
 	}
 	if h.Index, err = readIndex(br); err != nil {
 		return nil, fmt.Errorf("read the hand-off: %w", err)
+	}
+	if n, err = count(); err != nil {
+		return nil, fmt.Errorf("read the hand-off: %w", err)
+	}
+	h.Intact = make(map[string]IntactHit, n)
+	for range n {
+		id, err := str()
+		if err != nil {
+			return nil, fmt.Errorf("read the hand-off: %w", err)
+		}
+		blob, err := str()
+		if err != nil {
+			return nil, fmt.Errorf("read the hand-off: %w", err)
+		}
+		files, err := count()
+		if err != nil {
+			return nil, fmt.Errorf("read the hand-off: %w", err)
+		}
+		h.Intact[id] = IntactHit{Blob: blob, Files: int(files)}
+	}
+	if h.Root, err = str(); err != nil {
+		return nil, fmt.Errorf("read the hand-off: %w", err)
+	}
+	if h.StateDir, err = str(); err != nil {
+		return nil, fmt.Errorf("read the hand-off: %w", err)
+	}
+	hasFiles, err := br.ReadByte()
+	switch {
+	case err != nil || hasFiles > 1:
+		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+	case hasFiles == 0:
+		if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+		}
+		return h, nil
 	}
 	size, err := binary.ReadUvarint(br)
 	if err != nil || size > maxHandoff {
@@ -157,6 +254,9 @@ func ReadHandoff(r io.Reader) (*Handoff, error) {
 	}
 	if h.Files, err = filestate.Decode(snap); err != nil {
 		return nil, fmt.Errorf("read the hand-off: %w", err)
+	}
+	if h.Files.Root() != h.Root || h.Files.StateDir() != h.StateDir {
+		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
 	}
 	return h, nil
 }
@@ -206,20 +306,37 @@ func HandoffStamp(ws *graph.Workspace, ids []string, environ []string) string {
 }
 
 // handedKeys are the keys a run was handed (Options.Handoff) while it may take them: until
-// the run writes a file, or a key made from the files differs from a handed one.
+// the run writes a file, or a key made from the files differs from a handed one; and, as long,
+// the hits whose outputs the server found in place (Options.HandedIntact).
 type handedKeys struct {
-	keys map[string]string
+	keys   map[string]string
+	intact map[string]IntactHit
 	// off is set once the run wrote a file or a handed key proved wrong.
 	off atomic.Bool
 	// wrongOnce says the first wrong key once.
 	wrongOnce sync.Once
 }
 
-func newHandedKeys(keys map[string]string) *handedKeys {
+func newHandedKeys(keys map[string]string, intact map[string]IntactHit) *handedKeys {
 	if len(keys) == 0 {
 		return nil
 	}
-	return &handedKeys{keys: keys}
+	return &handedKeys{keys: keys, intact: intact}
+}
+
+// isIntact reports whether the outputs of task id's local entry e were in place in the handed
+// file state, while the run may take what it was handed: e is the entry of the task's handed key
+// and of the outputs blob the server found in place. It answers how many files the entry's listing
+// holds. Such a hit restores nothing.
+func (k *handedKeys) isIntact(id string, e store.Entry) (files int, ok bool) {
+	if k == nil || k.off.Load() {
+		return 0, false
+	}
+	hit, ok := k.intact[id]
+	if !ok || hit.Blob != e.OutputsBlob || k.keys[id] != e.Hash {
+		return 0, false
+	}
+	return hit.Files, true
 }
 
 // key answers the handed key of task id while the run may take it and every dependency's key
@@ -274,4 +391,12 @@ func handedKeyList(opts Options, nodes []*node) []string {
 		}
 	}
 	return keys
+}
+
+// intactFunc answers isIntact as the cache asks it, nil when nothing was handed as intact.
+func (k *handedKeys) intactFunc() func(id string, e store.Entry) (int, bool) {
+	if k == nil || len(k.intact) == 0 {
+		return nil
+	}
+	return k.isIntact
 }

@@ -78,6 +78,45 @@ func TestHandedIndexWire(t *testing.T) {
 	}
 }
 
+// A hand-off without its file state, its intact hits' entries without their listing, reads back
+// as written; the child reads those entries again should it restore one.
+func TestHandoffWithoutFiles(t *testing.T) {
+	entry := func(key, id string) store.Entry {
+		return store.Entry{Hash: key, TaskID: id, Project: id[:1], Command: "tsc", OutputsBlob: "ob-" + key, LogBlob: "lb",
+			Created: time.UnixMilli(1), LastUsed: time.UnixMilli(2), Outputs: []store.OutputFile{{Path: "dist/a.js", Size: 4, Mode: 0o644, Hash: "h"}}}
+	}
+	index := &HandedIndex{Entries: map[string]store.Entry{"k1": entry("k1", "a#build"), "k2": entry("k2", "b#build")}, Runs: map[string][]store.CommandRun{}}
+	h := &Handoff{Root: "/ws", StateDir: "/ws/.vx", Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}, Index: index,
+		Intact: map[string]IntactHit{"a#build": {Blob: "ob-k1", Files: 1}}}
+	var buf bytes.Buffer
+	if err := WriteHandoff(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Files != nil || got.Root != "/ws" || got.StateDir != "/ws/.vx" || !maps.Equal(got.Intact, h.Intact) || !maps.Equal(got.Keys, h.Keys) {
+		t.Fatalf("read back %+v", got)
+	}
+	a, b := got.Index.Entries["k1"], got.Index.Entries["k2"]
+	if a.Outputs != nil || !got.Index.Unlisted["k1"] || a.OutputsBlob != "ob-k1" || a.LogBlob != "lb" {
+		t.Errorf("the intact hit's entry: %+v, unlisted %v", a, got.Index.Unlisted)
+	}
+	if !reflect.DeepEqual(b, index.Entries["k2"]) || got.Index.Unlisted["k2"] {
+		t.Errorf("the other entry: %+v, unlisted %v", b, got.Index.Unlisted)
+	}
+	wire := buf.Bytes()
+	for n := range len(wire) {
+		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
+			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
+		}
+	}
+	if _, err := ReadHandoff(bytes.NewReader(append(bytes.Clone(wire), 0))); err == nil {
+		t.Error("a hand-off with a byte after it read")
+	}
+}
+
 // A handed index is taken while the state folder stamps as it did, and not after a commit, a
 // checkpoint or an eviction moved it.
 func TestHandedIndexCurrent(t *testing.T) {

@@ -36,6 +36,8 @@ type Memo struct {
 	entries map[string]store.Entry
 	runs    map[string][]store.CommandRun
 	state   stateStamp
+	// verdicts say, by task id, which entries' outputs were in place (see intact).
+	verdicts map[string]intactVerdict
 	// lock is the lockfile the last plan read, reused while no file of the root changed.
 	lock  *lockfile.Lockfile
 	index *store.Store
@@ -148,6 +150,8 @@ type memoView struct {
 	snap    *filestate.Snapshot
 	state   stateStamp
 	ws      *graph.Workspace
+	// verdicts are the memo's (see intact).
+	verdicts map[string]intactVerdict
 }
 
 // view reads the memo for a plan of ws over files; nil (reuse nothing, store nothing) without a
@@ -159,7 +163,8 @@ func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := &memoView{m: m, snap: snap, ws: ws, state: stampState(ws.CacheDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs}
+	v := &memoView{m: m, snap: snap, ws: ws, state: stampState(ws.CacheDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs,
+		verdicts: m.verdicts}
 	if m.ws == ws && m.snap != nil {
 		v.changed = filestate.ChangedDirs(m.snap, snap)
 		v.keysOK = !containsRoot(v.changed)

@@ -219,30 +219,33 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	return plan, nil
 }
 
-// PlanKeys answers the key of each task opts selects, by task id, as DryRun computes them
-// (through the memo where there is one), without what else a plan reads: the cache's entries,
-// the history's estimates. vx mcp hands them to the `vx run` child of a runTasks call
-// (Handoff), with what the memo still knows of the index for those tasks (nil when it knows
-// less than all of it: see HandedIndex). The memo keeps the keys for the next plan; what it knew
-// of the cache and the history stays as it was, since the index did not change for it.
-func PlanKeys(ctx context.Context, opts PlanOptions) (map[string]string, *HandedIndex, error) {
+// PlanKeys answers the hand-off of a run of the tasks opts selects, but its file state and stamp:
+// the key of each task by task id, as DryRun computes them (through the memo where there is one),
+// with what the memo still knows of the index for those tasks (nil when it knows less than all of
+// it: see HandedIndex) and which of their hits would restore nothing (Handoff.Intact), without
+// what else a plan reads. vx mcp hands it to the `vx run` child of a runTasks call. The memo
+// keeps the keys and those verdicts for the next plan; what it knew of the cache and the history
+// stays as it was, since the index did not change for it.
+func PlanKeys(ctx context.Context, opts PlanOptions) (*Handoff, error) {
 	if err := opts.Options.fill(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	k, err := startKeying(ctx, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer k.close()
 	if _, _, _, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, true); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	k.memo.storeKeys(k.nodes, k.h.Lockfile())
-	keys := make(map[string]string, len(k.nodes))
+	h := &Handoff{Root: opts.Workspace.Root, StateDir: opts.Workspace.CacheDir, Keys: make(map[string]string, len(k.nodes))}
 	for _, n := range k.nodes {
-		keys[n.task.ID] = n.key
+		h.Keys[n.task.ID] = n.key
 	}
-	return keys, k.memo.handedIndex(k.dbctx, k.st, k.nodes), nil
+	h.Index = k.memo.handedIndex(k.dbctx, k.st, k.nodes)
+	h.Intact = k.memo.intact(k.nodes, h.Index, k.h)
+	return h, nil
 }
 
 // keying is what a plan computes its keys with: the tasks' nodes, the memo's view, the index

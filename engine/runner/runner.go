@@ -99,6 +99,9 @@ type Options struct {
 	// HandedIndex is what that vx mcp knew of the index for those keys, taken while the state
 	// folder stamps as it did then (HandedIndex); nil reads the index.
 	HandedIndex *HandedIndex
+	// HandedIntact are the handed hits whose outputs that vx mcp found in place (Handoff.Intact):
+	// restored without a look while the run takes the keys handed.
+	HandedIntact map[string]IntactHit
 }
 
 func (o *Options) fill() error {
@@ -219,7 +222,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	// that handed them knew them.
 	var prefetch *cache.Prefetch
 	if known != nil {
-		prefetch = cache.KnownEntries(known.Entries)
+		prefetch = cache.KnownEntries(known.Entries, known.Unlisted)
 	} else {
 		prefetch = cache.StartPrefetch(context.WithoutCancel(ctx), st, keys)
 	}
@@ -242,7 +245,8 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	r.event(startEvent(r.runID, len(nodes)))
 
 	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: r.hasher, Remote: r.remoteCfg,
-		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String, Prefetch: prefetch}); err != nil {
+		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String, Prefetch: prefetch,
+		Intact: r.handed.intactFunc()}); err != nil {
 		return nil, err
 	}
 	region := span.Start(ctx, "run tasks")
@@ -302,7 +306,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (effectiveSandbox), so such a run hashes every task.
 	if !opts.Sandbox.Agent {
-		r.handed = newHandedKeys(opts.Handoff)
+		r.handed = newHandedKeys(opts.Handoff, opts.HandedIntact)
 	}
 	return r, prefetch.Wait, nil
 }

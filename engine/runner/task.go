@@ -222,7 +222,7 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	e.Status = store.StatusHit
 	e.CacheSource = hit.Source
 	e.ExitCode = intPtr(0)
-	e.Saved, e.RestoredFiles = hit.Entry.Duration, intPtr(len(hit.Entry.Outputs))
+	e.Saved, e.RestoredFiles = hit.Entry.Duration, intPtr(hit.Files)
 	e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
 	// A hit takes what its restore took; the time it waited for another run is waitedMs.
 	e.Duration = a.r.opts.Now().Sub(a.start) - a.o.waited

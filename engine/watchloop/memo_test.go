@@ -2,11 +2,13 @@ package watchloop
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +54,13 @@ export default defineWorkspace({
 // workspace loaded and a watcher over it that has taken its first look.
 func watchedMemoWorkspace(t *testing.T) (string, *workspace.Loader, *graph.Workspace, *watch.Service) {
 	t.Helper()
-	root := testkit.TempTree(t, memoWorkspace)
+	return watchedWorkspaceOf(t, memoWorkspace)
+}
+
+// watchedWorkspaceOf is watchedMemoWorkspace of the workspace files.
+func watchedWorkspaceOf(t *testing.T, files map[string]string) (string, *workspace.Loader, *graph.Workspace, *watch.Service) {
+	t.Helper()
+	root := testkit.TempTree(t, files)
 	root, _ = filepath.EvalSymlinks(root)
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=vx", "-c", "user.email=vx@example.com", "commit", "-q", "-m", "first"}} {
 		cmd := exec.Command("git", args...)
@@ -233,10 +241,11 @@ func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, index, err := runner.PlanKeys(ctx, opts)
+	handed, err := runner.PlanKeys(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	index := handed.Index
 	if index == nil {
 		return false
 	}
@@ -321,4 +330,88 @@ func TestMemoHandsTheIndexAfterAnEditUndone(t *testing.T) {
 	if !checkHandedIndex(t, "again", ws, withMemo(), want) {
 		t.Fatal("the memo handed no index the second time")
 	}
+}
+
+// The memo vouches for a hit's outputs (Handoff.Intact) only while the watcher sees them as the
+// entry lists them: an output changed (in the outputs' folder or one under it), a file added
+// beside them or in a new folder under them, or their folder removed, and the task's hit is no
+// longer vouched for; its content put back, it is again.
+func TestMemoVouchesOnlyForOutputsInPlace(t *testing.T) {
+	files := maps.Clone(memoWorkspace)
+	files["vx.workspace.ts"] = strings.Replace(files["vx.workspace.ts"], "cat src/*.js > dist/out.js'",
+		"cat src/*.js > dist/out.js && mkdir -p dist/deep && cp dist/out.js dist/deep/copy.js'", 1)
+	root, _, ws, svc := watchedWorkspaceOf(t, files)
+	ctx := context.Background()
+	memo := runner.NewMemo()
+	defer memo.Close()
+	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: func(string) string { return "" }}
+	opts, err := runner.Prepare(ctx, ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
+		t.Fatalf("run: %v %+v", err, sum)
+	}
+	intact := func() string {
+		t.Helper()
+		snap, err := svc.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := req
+		r.Files, r.Memo = snap, memo
+		if _, err := runner.PlanDocument(ctx, ws, r); err != nil {
+			t.Fatal(err)
+		}
+		opts, err := runner.Prepare(ctx, ws, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handed, err := runner.PlanKeys(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := slices.Sorted(maps.Keys(handed.Intact))
+		for _, id := range ids {
+			if handed.Intact[id].Files != 2 {
+				t.Errorf("%s: %d files listed, want 2", id, handed.Intact[id].Files)
+			}
+		}
+		return strings.Join(ids, " ")
+	}
+	check := func(step, want string) {
+		t.Helper()
+		time.Sleep(10 * time.Millisecond) // a stat's mtime tick
+		if got := intact(); got != want {
+			t.Fatalf("%s: vouched for %q, want %q", step, got, want)
+		}
+	}
+	// The run closed the index as its last connection: the memo's first open moves its WAL, and
+	// the plan after that one knows the index (a server holds it open all along).
+	intact()
+	all := "a#build b#build c#build"
+	check("built", all)
+	check("again, from the memo", all)
+	testkit.WriteTree(t, root, map[string]string{"packages/b/dist/out.js": "x\n"})
+	check("b's output changed", "a#build c#build")
+	testkit.WriteTree(t, root, map[string]string{"packages/b/dist/out.js": "b\n"})
+	check("b's output put back", all)
+	testkit.WriteTree(t, root, map[string]string{"packages/c/dist/deep/copy.js": "x\n"})
+	check("c's output under a folder of its outputs changed", "a#build b#build")
+	testkit.WriteTree(t, root, map[string]string{"packages/c/dist/deep/copy.js": "c\n"})
+	check("c's put back", all)
+	testkit.WriteTree(t, root, map[string]string{"packages/c/dist/extra.js": "extra\n"})
+	check("a file beside c's output", "a#build b#build")
+	testkit.WriteTree(t, root, map[string]string{"packages/b/dist/sub/new.js": "new\n"})
+	check("a new folder under b's outputs", "a#build")
+	if err := os.RemoveAll(filepath.Join(root, "packages/a/dist")); err != nil {
+		t.Fatal(err)
+	}
+	check("a's outputs removed", "")
+	for _, p := range []string{"packages/b/dist/sub", "packages/c/dist/extra.js"} {
+		if err := os.RemoveAll(filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("b's and c's strays removed", "b#build c#build")
 }
