@@ -93,7 +93,7 @@ var errHandoff = errors.New("not a hand-off of this vx")
 // WriteHandoff writes h's wire form to w; a hand-off with Files and no Root is of Files' root
 // and state folder.
 func WriteHandoff(w io.Writer, h *Handoff) error {
-	buf := make([]byte, 0, h.SizeHint())
+	buf := make([]byte, 0, h.headSize())
 	buf = append(buf, handoffMagic...)
 	buf = appendString(buf, h.Stamp)
 	buf = binary.AppendUvarint(buf, uint64(len(h.Keys)))
@@ -135,10 +135,16 @@ func WriteHandoff(w io.Writer, h *Handoff) error {
 
 // SizeHint answers about how many bytes h's wire form takes, for its writer to size a pipe.
 func (h *Handoff) SizeHint() int {
-	n := 64 + len(h.Stamp) + len(h.Keys)*160 + len(h.Intact)*96
+	n := h.headSize()
 	if h.Files != nil {
 		n += len(h.Files.Encoded())
 	}
+	return n
+}
+
+// headSize answers about how many bytes h's wire form takes before its file state.
+func (h *Handoff) headSize() int {
+	n := 64 + len(h.Stamp) + len(h.Keys)*160 + len(h.Intact)*96
 	if h.Index != nil {
 		n += len(h.Index.Entries) * 256
 		for _, e := range h.Index.Entries {

@@ -84,10 +84,10 @@ func outputDirs(snap *filestate.Snapshot, bases []string) (dirs []outputDir, ok 
 	return dirs, true
 }
 
-// intact answers the tasks of nodes whose handed entry (index's, for the task's key) would
-// restore nothing in the plan's snapshot, by task id: from the memo's
-// verdicts where they hold, else asked of cache.Intact (hashes answering the outputs' contents)
-// and kept for the next plan. Nil without a snapshot or an index.
+// intact answers, by task id, the tasks of nodes whose handed entry (index's, for the task's key)
+// would restore nothing in the plan's snapshot: from the memo's verdicts where they hold, else
+// asked of cache.Intact (hashes answering the outputs' contents) and kept for the next plan. Nil
+// without a snapshot or an index.
 func (v *memoView) intact(nodes []*node, index *HandedIndex, hashes cache.FileHasher) map[string]IntactHit {
 	if v == nil || v.snap == nil || index == nil {
 		return nil
