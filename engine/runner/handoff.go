@@ -165,106 +165,109 @@ const maxHandoff = 1 << 30
 
 // ReadHandoff reads a hand-off from r, to its end.
 func ReadHandoff(r io.Reader) (*Handoff, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	magic := make([]byte, len(handoffMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != handoffMagic {
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
-	}
-	str := func() (string, error) {
-		n, err := binary.ReadUvarint(br)
-		if err != nil || n > 1<<20 {
-			return "", errHandoff
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return "", errHandoff
-		}
-		return string(b), nil
-	}
-	count := func() (uint64, error) {
-		n, err := binary.ReadUvarint(br)
-		if err != nil || n > 1<<24 {
-			return 0, errHandoff
-		}
-		return n, nil
-	}
-	h := &Handoff{}
-	var err error
-	if h.Stamp, err = str(); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", err)
-	}
-	n, err := count()
+	h, err := readHandoff(&streamReader{br: bufio.NewReaderSize(r, 64<<10)})
 	if err != nil {
 		return nil, fmt.Errorf("read the hand-off: %w", err)
 	}
+	return h, nil
+}
+
+func readHandoff(d *streamReader) (*Handoff, error) {
+	magic := make([]byte, len(handoffMagic))
+	if _, err := io.ReadFull(d.br, magic); err != nil || string(magic) != handoffMagic {
+		return nil, errHandoff
+	}
+	h := &Handoff{Stamp: d.string()}
+	n := d.count()
 	h.Keys = make(map[string]string, n)
 	for range n {
-		id, err := str()
-		if err != nil {
-			return nil, fmt.Errorf("read the hand-off: %w", err)
-		}
-		if h.Keys[id], err = str(); err != nil {
-			return nil, fmt.Errorf("read the hand-off: %w", err)
-		}
+		id := d.string()
+		h.Keys[id] = d.string()
 	}
-	if h.Index, err = readIndex(br); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", err)
+	if d.err != nil {
+		return nil, d.err
 	}
-	if n, err = count(); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", err)
+	var err error
+	if h.Index, err = readIndex(d.br); err != nil {
+		return nil, err
 	}
+	n = d.count()
 	h.Intact = make(map[string]IntactHit, n)
 	for range n {
-		id, err := str()
-		if err != nil {
-			return nil, fmt.Errorf("read the hand-off: %w", err)
-		}
-		blob, err := str()
-		if err != nil {
-			return nil, fmt.Errorf("read the hand-off: %w", err)
-		}
-		files, err := count()
-		if err != nil {
-			return nil, fmt.Errorf("read the hand-off: %w", err)
-		}
-		h.Intact[id] = IntactHit{Blob: blob, Files: int(files)}
+		id, blob := d.string(), d.string()
+		h.Intact[id] = IntactHit{Blob: blob, Files: int(d.count())}
 	}
-	if h.Root, err = str(); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", err)
-	}
-	if h.StateDir, err = str(); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", err)
-	}
-	hasFiles, err := br.ReadByte()
+	h.Root, h.StateDir = d.string(), d.string()
+	hasFiles, err := d.br.ReadByte()
 	switch {
+	case d.err != nil:
+		return nil, d.err
 	case err != nil || hasFiles > 1:
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+		return nil, errHandoff
 	case hasFiles == 0:
-		if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+		if _, err := d.br.ReadByte(); !errors.Is(err, io.EOF) {
+			return nil, errHandoff
 		}
 		return h, nil
 	}
-	size, err := binary.ReadUvarint(br)
+	size, err := binary.ReadUvarint(d.br)
 	if err != nil || size > maxHandoff {
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+		return nil, errHandoff
 	}
 	// Read to the end, growing as it comes past 64 MiB: a length that lies allocates no more up
 	// front.
 	var snapBuf bytes.Buffer
 	snapBuf.Grow(int(min(size, 64<<20)))
-	_, err = snapBuf.ReadFrom(io.LimitReader(br, maxHandoff+1))
+	_, err = snapBuf.ReadFrom(io.LimitReader(d.br, maxHandoff+1))
 	snap := snapBuf.Bytes()
 	if err != nil || uint64(len(snap)) != size {
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+		return nil, errHandoff
 	}
 	if h.Files, err = filestate.Decode(snap); err != nil {
-		return nil, fmt.Errorf("read the hand-off: %w", err)
+		return nil, err
 	}
 	if h.Files.Root() != h.Root || h.Files.StateDir() != h.StateDir {
-		return nil, fmt.Errorf("read the hand-off: %w", errHandoff)
+		return nil, errHandoff
 	}
 	return h, nil
+}
+
+// streamReader reads varints and strings off a stream; after the first that does not read (or
+// is too long), each reads a zero, and err says errHandoff.
+type streamReader struct {
+	br  *bufio.Reader
+	err error
+}
+
+// count reads a number of items, at most 1<<24.
+func (d *streamReader) count() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	n, err := binary.ReadUvarint(d.br)
+	if err != nil || n > 1<<24 {
+		d.err = errHandoff
+		return 0
+	}
+	return n
+}
+
+// string reads a string of at most 1 MiB.
+func (d *streamReader) string() string {
+	if d.err != nil {
+		return ""
+	}
+	n, err := binary.ReadUvarint(d.br)
+	if err != nil || n > 1<<20 {
+		d.err = errHandoff
+		return ""
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(d.br, b); err != nil {
+		d.err = errHandoff
+		return ""
+	}
+	return string(b)
 }
 
 // HandoffStamp answers the digest of what a task's key is made of besides its files and its

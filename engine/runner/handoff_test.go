@@ -20,29 +20,14 @@ func TestHandoffWire(t *testing.T) {
 		".": {Entries: []filestate.Entry{{Name: "package.json", Visible: true, Info: filestate.Info{Mode: 0o644, Size: 2}}}},
 	})
 	h := &Handoff{Files: snap, Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}}
-	var buf bytes.Buffer
-	if err := WriteHandoff(&buf, h); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, wire := roundTrip(t, h)
 	if got.Stamp != h.Stamp || !maps.Equal(got.Keys, h.Keys) || got.Files.Root() != "/ws" || got.Files.StateDir() != "/ws/.vx" {
 		t.Fatalf("read back %+v", got)
 	}
 	if _, err := got.Files.Lstat("package.json"); err != nil {
 		t.Errorf("the handed file state lost package.json: %v", err)
 	}
-	wire := buf.Bytes()
-	for n := range len(wire) {
-		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
-			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
-		}
-	}
-	if _, err := ReadHandoff(bytes.NewReader(append(bytes.Clone(wire), 0))); err == nil {
-		t.Error("a hand-off with a byte after it read")
-	}
+	checkCutsRefused(t, wire)
 	if _, err := ReadHandoff(bytes.NewReader(append([]byte("VXHO\x09"), wire[5:]...))); err == nil {
 		t.Error("a hand-off of another version read")
 	}
@@ -59,23 +44,11 @@ func TestHandedIndexWire(t *testing.T) {
 			Outputs: []store.OutputFile{{Path: "dist/a.js", Size: 4, Mode: 0o644, Hash: "h"}, {Path: "dist/l", Mode: 0o777 | 1<<27, Link: "a.js"}}}},
 		Runs: map[string][]store.CommandRun{"a#build": {{Status: store.StatusMiss, Duration: time.Second, PeakRSSBytes: 1 << 20}}, "b#build": nil},
 	}
-	var buf bytes.Buffer
-	if err := WriteHandoff(&buf, &Handoff{Files: snap, Keys: map[string]string{"a#build": "k1"}, Index: index}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, wire := roundTrip(t, &Handoff{Files: snap, Keys: map[string]string{"a#build": "k1"}, Index: index})
 	if !reflect.DeepEqual(got.Index, index) {
 		t.Fatalf("read back\n%+v\nwrote\n%+v", got.Index, index)
 	}
-	wire := buf.Bytes()
-	for n := range len(wire) {
-		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
-			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
-		}
-	}
+	checkCutsRefused(t, wire)
 }
 
 // A hand-off without its file state, its intact hits' entries without their listing, reads back
@@ -88,14 +61,7 @@ func TestHandoffWithoutFiles(t *testing.T) {
 	index := &HandedIndex{Entries: map[string]store.Entry{"k1": entry("k1", "a#build"), "k2": entry("k2", "b#build")}, Runs: map[string][]store.CommandRun{}}
 	h := &Handoff{Root: "/ws", StateDir: "/ws/.vx", Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}, Index: index,
 		Intact: map[string]IntactHit{"a#build": {Blob: "ob-k1", Files: 1}}}
-	var buf bytes.Buffer
-	if err := WriteHandoff(&buf, h); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, wire := roundTrip(t, h)
 	if got.Files != nil || got.Root != "/ws" || got.StateDir != "/ws/.vx" || !maps.Equal(got.Intact, h.Intact) || !maps.Equal(got.Keys, h.Keys) {
 		t.Fatalf("read back %+v", got)
 	}
@@ -106,15 +72,7 @@ func TestHandoffWithoutFiles(t *testing.T) {
 	if !reflect.DeepEqual(b, index.Entries["k2"]) || got.Index.Unlisted["k2"] {
 		t.Errorf("the other entry: %+v, unlisted %v", b, got.Index.Unlisted)
 	}
-	wire := buf.Bytes()
-	for n := range len(wire) {
-		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
-			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
-		}
-	}
-	if _, err := ReadHandoff(bytes.NewReader(append(bytes.Clone(wire), 0))); err == nil {
-		t.Error("a hand-off with a byte after it read")
-	}
+	checkCutsRefused(t, wire)
 }
 
 // A handed index is taken while the state folder stamps as it did, and not after a commit, a
@@ -225,4 +183,32 @@ func TestStateStampIgnoresChangeTime(t *testing.T) {
 			t.Errorf("a write (%+v) did not move the stamp", wal)
 		}
 	}
+}
+
+// checkCutsRefused checks that a hand-off's wire form cut anywhere, or with a byte after it,
+// reads as none.
+func checkCutsRefused(t *testing.T, wire []byte) {
+	t.Helper()
+	for n := range len(wire) {
+		if _, err := ReadHandoff(bytes.NewReader(wire[:n])); err == nil {
+			t.Fatalf("a hand-off cut at %d of %d bytes read", n, len(wire))
+		}
+	}
+	if _, err := ReadHandoff(bytes.NewReader(append(bytes.Clone(wire), 0))); err == nil {
+		t.Error("a hand-off with a byte after it read")
+	}
+}
+
+// roundTrip writes h and reads it back, and answers what it read and the wire form.
+func roundTrip(t *testing.T, h *Handoff) (*Handoff, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteHandoff(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadHandoff(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, buf.Bytes()
 }

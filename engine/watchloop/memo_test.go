@@ -86,6 +86,31 @@ func watchedWorkspaceOf(t *testing.T, files map[string]string) (string, *workspa
 	return root, loader, ws, svc
 }
 
+// planKeys answers the hand-off runner.PlanKeys makes for req.
+func planKeys(t *testing.T, ws *graph.Workspace, req runner.Request) *runner.Handoff {
+	t.Helper()
+	opts, err := runner.Prepare(context.Background(), ws, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handed, err := runner.PlanKeys(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return handed
+}
+
+// memoRequest answers req over the watcher's file state as it is now, through memo.
+func memoRequest(t *testing.T, svc *watch.Service, req runner.Request, memo *runner.Memo) runner.Request {
+	t.Helper()
+	snap, err := svc.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Files, req.Memo = snap, memo
+	return req
+}
+
 // After a run wrote the index, the memo no longer knows what the cache holds, and a hand-off
 // would hand no index; a refresh (as runTasks starts once its run ended) reads it again in the
 // background, and the next plan waits for it: the hand-off after it hands the index, which is
@@ -96,16 +121,7 @@ func TestMemoRefreshAfterARun(t *testing.T) {
 	memo := runner.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
-	withMemo := func() runner.Request {
-		t.Helper()
-		snap, err := svc.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := req
-		r.Files, r.Memo = snap, memo
-		return r
-	}
+	withMemo := func() runner.Request { return memoRequest(t, svc, req, memo) }
 	plan := func(ctx context.Context) {
 		if _, err := runner.PlanDocument(ctx, ws, withMemo()); err != nil {
 			t.Error(err)
@@ -237,14 +253,7 @@ func TestMemoNeverStale(t *testing.T) {
 func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner.Request, want *runner.Plan) bool {
 	t.Helper()
 	ctx := context.Background()
-	opts, err := runner.Prepare(ctx, ws, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	handed, err := runner.PlanKeys(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	handed := planKeys(t, ws, req)
 	index := handed.Index
 	if index == nil {
 		return false
@@ -254,7 +263,7 @@ func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner
 		t.Fatal(err)
 	}
 	defer st.Close()
-	runs, err := st.RecentCommandRuns(ctx, opts.TaskIDs, runner.EstimateWindow)
+	runs, err := st.RecentCommandRuns(ctx, slices.Sorted(maps.Keys(handed.Keys)), runner.EstimateWindow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,16 +302,7 @@ func TestMemoHandsTheIndexAfterAnEditUndone(t *testing.T) {
 	if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
 		t.Fatalf("run: %v %+v", err, sum)
 	}
-	withMemo := func() runner.Request {
-		t.Helper()
-		snap, err := svc.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := req
-		r.Files, r.Memo = snap, memo
-		return r
-	}
+	withMemo := func() runner.Request { return memoRequest(t, svc, req, memo) }
 	want, err := runner.PlanDocument(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
@@ -354,23 +354,11 @@ func TestMemoVouchesOnlyForOutputsInPlace(t *testing.T) {
 	}
 	intact := func() string {
 		t.Helper()
-		snap, err := svc.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := req
-		r.Files, r.Memo = snap, memo
+		r := memoRequest(t, svc, req, memo)
 		if _, err := runner.PlanDocument(ctx, ws, r); err != nil {
 			t.Fatal(err)
 		}
-		opts, err := runner.Prepare(ctx, ws, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		handed, err := runner.PlanKeys(ctx, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		handed := planKeys(t, ws, r)
 		ids := slices.Sorted(maps.Keys(handed.Intact))
 		for _, id := range ids {
 			if handed.Intact[id].Files != 2 {
