@@ -24,7 +24,7 @@ func (w *Watcher) pump() {
 			if !ok {
 				return
 			}
-			w.record(ev.Name)
+			w.record(ev.Name, ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename))
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
@@ -49,8 +49,9 @@ func (w *Watcher) lost(err error) {
 }
 
 // record notes one event's path: a barrier's cookie, git's index or ignore rules, or a path of the
-// workspace for the next settle.
-func (w *Watcher) record(name string) {
+// workspace for the next settle, with gone set when the event removed or renamed it (a folder
+// there now is another, whose watch is to add, even should it have the old one's inode number).
+func (w *Watcher) record(name string, gone bool) {
 	if dir, base := filepath.Split(name); filepath.Clean(dir) == w.cookieDir {
 		if n, err := strconv.ParseUint(base, 10, 64); err == nil {
 			w.mu.Lock()
@@ -82,7 +83,7 @@ func (w *Watcher) record(name string) {
 	}
 	rel = filepath.ToSlash(rel)
 	w.mu.Lock()
-	w.pending[rel] = true
+	w.pending[rel] = w.pending[rel] || gone
 	w.mu.Unlock()
 	w.poke()
 }

@@ -83,8 +83,8 @@ func (t *tree) firstLook(ctx context.Context) error {
 	return nil
 }
 
-// apply brings the mirror up to date with the paths events named; rescan takes it all again,
-// relist asks git again about every file.
+// apply brings the mirror up to date with the paths events named (true for those removed or
+// renamed meanwhile); rescan takes it all again, relist asks git again about every file.
 func (t *tree) apply(ctx context.Context, pending map[string]bool, relist, rescan bool) (Change, error) {
 	if rescan {
 		return t.rescan(ctx)
@@ -97,7 +97,7 @@ func (t *tree) apply(ctx context.Context, pending map[string]bool, relist, resca
 	// Folders before what they hold: a created folder's scan covers its files' events.
 	slices.Sort(paths)
 	for _, rel := range paths {
-		if err := t.settlePath(rel, ch); err != nil {
+		if err := t.settlePath(rel, pending[rel], ch); err != nil {
 			return Change{}, err
 		}
 	}
@@ -175,8 +175,9 @@ func racy(mtimeNs, hashedAt int64) bool {
 	return mtimeNs >= hashedAt-window.Nanoseconds()
 }
 
-// settlePath brings one path's entry up to date.
-func (t *tree) settlePath(rel string, ch *changeSet) error {
+// settlePath brings one path's entry up to date; gone says an event removed or renamed it since
+// the last settle.
+func (t *tree) settlePath(rel string, gone bool, ch *changeSet) error {
 	if rel == "." || rel == "" {
 		return nil
 	}
@@ -203,9 +204,11 @@ func (t *tree) settlePath(rel string, ch *changeSet) error {
 	info := infoOf(t.w.abs(rel), fi)
 	switch {
 	case fi.IsDir():
-		if old != nil && old.entry.Info.Mode.IsDir() && old.entry.Info.Ino == info.Ino {
+		if old != nil && old.entry.Info.Mode.IsDir() && old.entry.Info.Ino == info.Ino && !gone {
 			// The same folder: its own stamps (moved by what is made in it, the state folder's
-			// at every run) say nothing its entries' events do not.
+			// at every run) say nothing its entries' events do not. One removed meanwhile is
+			// another, though the file system gave it the old one's inode number (`rm -rf dist
+			// && mkdir dist` often does): the kernel dropped the old one's watch with it.
 			return nil
 		}
 		if old != nil {

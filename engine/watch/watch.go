@@ -64,7 +64,8 @@ type Watcher struct {
 	tree     *tree
 
 	mu sync.Mutex
-	// pending are the root-relative paths events named since the last settle.
+	// pending are the root-relative paths events named since the last settle, each true when one
+	// of them removed or renamed it.
 	pending map[string]bool
 	// relist is set when git's ignore rules or index changed: every visibility is asked again.
 	relist bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -367,4 +368,60 @@ func TestStateFolderAppears(t *testing.T) {
 		t.Fatalf("a file of the state folder: %v %v", fi, err)
 	}
 	same(t, root, snap, ".")
+}
+
+// replaceDist removes packages/a/dist and makes it again with n files, as `rm -rf dist && cp -R
+// src dist` does, and answers the new folder's inode number.
+func replaceDist(t *testing.T, root string, n int) uint64 {
+	t.Helper()
+	dist := filepath.Join(root, "packages/a/dist")
+	mustDo(t, os.RemoveAll(dist))
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("packages/a/dist/f%02d.js", i)] = fmt.Sprintf("%d\n", i)
+	}
+	writeFiles(t, root, files)
+	fi, err := os.Lstat(dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filestate.InfoOf(fi).Ino
+}
+
+// TestReplacedFolderOfTheSameInode replaces a watched folder by one the file system gave the old
+// one's inode number, as ext4 often does for `rm -rf dist && mkdir dist`: the kernel dropped the
+// old one's watch, so the new one is watched and listed, and a later write in it is seen.
+func TestReplacedFolderOfTheSameInode(t *testing.T) {
+	root := repo(t, sample)
+	writeFiles(t, root, map[string]string{"packages/a/dist/old.js": "old\n"})
+	w := start(t, root, func(rel string) bool { return strings.Contains(rel, "/dist/") })
+	snapshot(t, w)
+	w.settleMu.Lock() // no settle until the mirror's entry says the new folder's inode number
+	ino := replaceDist(t, root, 5)
+	time.Sleep(100 * time.Millisecond) // the pump records the events meanwhile
+	w.tree.dirs["packages/a"]["dist"].entry.Info.Ino = ino
+	w.settleMu.Unlock()
+	same(t, root, snapshot(t, w), "packages/a/dist")
+	writeFiles(t, root, map[string]string{"packages/a/dist/later.js": "later\n"})
+	snap := snapshot(t, w)
+	same(t, root, snap, "packages/a/dist")
+	if _, err := snap.Lstat("packages/a/dist/later.js"); err != nil {
+		t.Fatalf("a write in the new folder: %v", err)
+	}
+}
+
+// TestReplacedFolderOverAndOver replaces an output folder 100 times, asking between, as a watched
+// build does: each snapshot lists the folder as the disk does.
+func TestReplacedFolderOverAndOver(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, func(rel string) bool { return strings.Contains(rel, "/dist/") })
+	for i := range 100 {
+		replaceDist(t, root, 1+i%20)
+		snap := snapshot(t, w)
+		var got []string
+		mustDo(t, snap.WalkFiles("packages/a/dist", func(rel string, _ fs.FileMode) { got = append(got, rel) }))
+		if len(got) != 1+i%20 {
+			t.Fatalf("replacement %d: the snapshot lists %d files in dist, the disk %d", i, len(got), 1+i%20)
+		}
+	}
 }
