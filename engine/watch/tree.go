@@ -96,8 +96,9 @@ func (t *tree) apply(ctx context.Context, pending map[string]bool, relist, resca
 	}
 	// Folders before what they hold: a created folder's scan covers its files' events.
 	slices.Sort(paths)
+	t.dropGoneFolders(paths, pending, ch)
 	for _, rel := range paths {
-		if err := t.settlePath(rel, pending[rel], ch); err != nil {
+		if err := t.settlePath(rel, ch); err != nil {
 			return Change{}, err
 		}
 	}
@@ -175,9 +176,30 @@ func racy(mtimeNs, hashedAt int64) bool {
 	return mtimeNs >= hashedAt-window.Nanoseconds()
 }
 
-// settlePath brings one path's entry up to date; gone says an event removed or renamed it since
-// the last settle.
-func (t *tree) settlePath(rel string, gone bool, ch *changeSet) error {
+// dropGoneFolders removes, before anything is added, each folder an event named that is no longer
+// there as it was: removed, renamed, or another in its place. Another may have the old one's inode
+// number (`rm -rf dist && mkdir dist` often gets it), so one removed or renamed meanwhile (gone)
+// is dropped whatever it stats as now: the kernel dropped the old one's watch. And a watch is an
+// inode's, not a path's: were a folder moved to a name settled before its old one, its new name
+// would be given the watch it had (the kernel answers that one), which the removal of its old
+// name would then take away.
+func (t *tree) dropGoneFolders(paths []string, gone map[string]bool, ch *changeSet) {
+	for _, rel := range paths {
+		dir, name := splitRel(rel)
+		old := t.dirs[dir][name]
+		if rel == "." || old == nil || !old.entry.Info.Mode.IsDir() {
+			continue
+		}
+		fi, err := os.Lstat(t.w.abs(rel))
+		if err == nil && fi.IsDir() && !gone[rel] && filestate.InfoOf(fi).Ino == old.entry.Info.Ino {
+			continue
+		}
+		t.remove(rel, old, ch)
+	}
+}
+
+// settlePath brings one path's entry up to date.
+func (t *tree) settlePath(rel string, ch *changeSet) error {
 	if rel == "." || rel == "" {
 		return nil
 	}
@@ -204,11 +226,10 @@ func (t *tree) settlePath(rel string, gone bool, ch *changeSet) error {
 	info := infoOf(t.w.abs(rel), fi)
 	switch {
 	case fi.IsDir():
-		if old != nil && old.entry.Info.Mode.IsDir() && old.entry.Info.Ino == info.Ino && !gone {
-			// The same folder: its own stamps (moved by what is made in it, the state folder's
-			// at every run) say nothing its entries' events do not. One removed meanwhile is
-			// another, though the file system gave it the old one's inode number (`rm -rf dist
-			// && mkdir dist` often does): the kernel dropped the old one's watch with it.
+		if old != nil && old.entry.Info.Mode.IsDir() && old.entry.Info.Ino == info.Ino {
+			// The same folder (dropGoneFolders dropped any other): its own stamps (moved by what
+			// is made in it, the state folder's at every run) say nothing its entries' events do
+			// not.
 			return nil
 		}
 		if old != nil {

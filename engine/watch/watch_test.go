@@ -425,3 +425,37 @@ func TestReplacedFolderOverAndOver(t *testing.T) {
 		}
 	}
 }
+
+// TestMovedFolderStaysWatched moves a folder, within one settle, to a name that sorts before its
+// old one, then after it, then away with another made in its place: each folder is listed under
+// its name, and a later write in each is seen.
+func TestMovedFolderStaysWatched(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	snapshot(t, w)
+	for i, move := range []struct {
+		from, to string
+		remake bool
+	}{{"packages/b", "packages/a0", false}, {"packages/a0", "packages/c", false}, {"packages/c", "packages/a1", true}} {
+		w.settleMu.Lock() // every event of the move in one settle
+		mustDo(t, os.Rename(filepath.Join(root, move.from), filepath.Join(root, move.to)))
+		later := []string{fmt.Sprintf("%s/src/later%d.js", move.to, i)}
+		if move.remake {
+			writeFiles(t, root, map[string]string{move.from + "/src/index.js": "made again\n"})
+			later = append(later, fmt.Sprintf("%s/src/later%d.js", move.from, i))
+		}
+		time.Sleep(100 * time.Millisecond)
+		w.settleMu.Unlock()
+		same(t, root, snapshot(t, w), ".")
+		for _, name := range later {
+			writeFiles(t, root, map[string]string{name: "later\n"})
+		}
+		snap := snapshot(t, w)
+		same(t, root, snap, ".")
+		for _, name := range later {
+			if _, err := snap.Lstat(name); err != nil {
+				t.Fatalf("move %d: a write in the moved folder: %v", i, err)
+			}
+		}
+	}
+}
