@@ -39,15 +39,15 @@ func (s *Scan) Visible(ctx context.Context, dir string) ([]string, error) {
 	s.mu.Unlock()
 	if gitOK == nil || *gitOK {
 		files, err := LsFiles(ctx, abs, s.stateDir)
+		if err != nil && !errors.Is(err, ErrNotGit) {
+			return nil, err // this folder's fault (a missing one): git still answers the others
+		}
 		ok := err == nil
 		s.mu.Lock()
 		s.gitOK = &ok
 		s.mu.Unlock()
 		if ok {
 			return files, nil
-		}
-		if !errors.Is(err, ErrNotGit) {
-			return nil, err
 		}
 	}
 	return WalkVisible(abs, s.stateDir)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -35,8 +36,14 @@ func (w *Watcher) pump() {
 }
 
 // lost handles an error fsnotify reports: an overflowed queue (events were dropped) means a full
-// scan; anything else, that the watcher can no longer vouch for the file state.
+// scan; anything else, that the watcher can no longer vouch for the file state — but EINVAL, which
+// fsnotify's inotify backend reports when it drops, at its IN_MOVE_SELF, the watch of a folder
+// moved and then removed, which the kernel had dropped already: nothing was lost, the move's and
+// the removal's events are in the queue.
 func (w *Watcher) lost(err error) {
+	if errors.Is(err, syscall.EINVAL) {
+		return
+	}
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		w.opts.Log("the file watcher's event queue overflowed: the workspace is scanned again")
 		w.mu.Lock()

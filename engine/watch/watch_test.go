@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -435,7 +437,7 @@ func TestMovedFolderStaysWatched(t *testing.T) {
 	snapshot(t, w)
 	for i, move := range []struct {
 		from, to string
-		remake bool
+		remake   bool
 	}{{"packages/b", "packages/a0", false}, {"packages/a0", "packages/c", false}, {"packages/c", "packages/a1", true}} {
 		w.settleMu.Lock() // every event of the move in one settle
 		mustDo(t, os.Rename(filepath.Join(root, move.from), filepath.Join(root, move.to)))
@@ -457,5 +459,89 @@ func TestMovedFolderStaysWatched(t *testing.T) {
 				t.Fatalf("move %d: a write in the moved folder: %v", i, err)
 			}
 		}
+	}
+}
+
+// TestRandomBurstsAreTheScan makes bursts of random edits — files written, removed and renamed,
+// folders made, removed, replaced and moved, some of them within the watcher's settles and some
+// between — and checks after each burst that the snapshot answers what a scan of the disk does.
+// The seed is logged; VX_WATCH_SEED replays one.
+func TestRandomBurstsAreTheScan(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if s, err := strconv.ParseInt(os.Getenv("VX_WATCH_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	root := repo(t, sample)
+	w := start(t, root, func(rel string) bool { return strings.Contains(rel, "/dist/") })
+	names := []string{"a", "b", "c", "dist", "src", "x0", "zz"}
+	pick := func() string { return names[rng.IntN(len(names))] }
+	// folders answers the workspace's folders under packages, deepest last.
+	folders := func() []string {
+		var out []string
+		_ = filepath.WalkDir(filepath.Join(root, "packages"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() != "node_modules" {
+				out = append(out, p)
+			}
+			return nil
+		})
+		return out
+	}
+	anyFolder := func() string { f := folders(); return f[rng.IntN(len(f))] }
+	edits := []func(){
+		func() {
+			_ = os.WriteFile(filepath.Join(anyFolder(), pick()+".js"), fmt.Appendf(nil, "%d\n", rng.Int()), 0o644)
+		},
+		func() { _ = os.Remove(filepath.Join(anyFolder(), pick()+".js")) },
+		func() {
+			_ = os.Rename(filepath.Join(anyFolder(), pick()+".js"), filepath.Join(anyFolder(), pick()+".js"))
+		},
+		func() {
+			dir := filepath.Join(anyFolder(), pick())
+			_ = os.MkdirAll(filepath.Join(dir, pick()), 0o755)
+			_ = os.WriteFile(filepath.Join(dir, pick()+".js"), []byte("made\n"), 0o644)
+		},
+		func() {
+			if f := anyFolder(); f != filepath.Join(root, "packages") {
+				_ = os.RemoveAll(f)
+			}
+		},
+		func() { // replaced, as a build's rm -rf dist && cp -R src dist
+			if f := anyFolder(); f != filepath.Join(root, "packages") {
+				_ = os.RemoveAll(f)
+				_ = os.MkdirAll(f, 0o755)
+				_ = os.WriteFile(filepath.Join(f, pick()+".js"), []byte("again\n"), 0o644)
+			}
+		},
+		func() {
+			if f := anyFolder(); f != filepath.Join(root, "packages") {
+				_ = os.Rename(f, filepath.Join(anyFolder(), pick()))
+			}
+		},
+	}
+	for burst := range 150 {
+		held := rng.IntN(2) == 0
+		if held { // the whole burst in one settle
+			w.settleMu.Lock()
+		}
+		for range 1 + rng.IntN(8) {
+			edits[rng.IntN(len(edits))]()
+		}
+		if held {
+			time.Sleep(20 * time.Millisecond)
+			w.settleMu.Unlock()
+		}
+		snap := snapshot(t, w)
+		var got, want []string
+		mustDo(t, snap.WalkFiles("packages", func(rel string, _ fs.FileMode) { got = append(got, rel) }))
+		scan := filestate.NewScan(root, filepath.Join(root, ".vx"))
+		mustDo(t, scan.WalkFiles("packages", func(rel string, _ fs.FileMode) { want = append(want, rel) }))
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("burst %d (seed %d): the snapshot walks\n%q\nthe disk\n%q", burst, seed, got, want)
+		}
+		same(t, root, snap)
 	}
 }
