@@ -542,6 +542,24 @@ func TestRandomBurstsAreTheScan(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("burst %d (seed %d): the snapshot walks\n%q\nthe disk\n%q", burst, seed, got, want)
 		}
+		for _, rel := range got { // every file's stat, and the hash of each the watcher hashed (dist's too)
+			gi, err := snap.Lstat(rel)
+			mustDo(t, err)
+			wi, err := os.Lstat(filepath.Join(root, rel))
+			mustDo(t, err)
+			g, w := filestate.InfoOf(gi), filestate.InfoOf(wi)
+			if g.Mode != w.Mode || g.Size != w.Size || g.MtimeNs != w.MtimeNs || g.Ino != w.Ino {
+				t.Fatalf("burst %d (seed %d): lstat %s: got %+v, want %+v", burst, seed, rel, g, w)
+			}
+			sum, _ := filestate.HashFile(filepath.Join(root, rel))
+			if w.Mode&fs.ModeSymlink != 0 {
+				target, _ := os.Readlink(filepath.Join(root, rel))
+				sum = filestate.LinkHash(target)
+			}
+			if g.Hash != "" && g.Hash != sum {
+				t.Fatalf("burst %d (seed %d): hash of %s: got %s, want %s", burst, seed, rel, g.Hash, sum)
+			}
+		}
 		same(t, root, snap)
 	}
 }
