@@ -7,8 +7,8 @@ import (
 )
 
 // Prefetch is the cache entries of keys a run knows before it starts (the keys vx mcp handed
-// over), read in one query a chunk on a goroutine of its own while the run gets ready, where
-// each task's lookup would read one. A lookup waits for it; a key it did not find (or a prefetch
+// over), or those its tasks most likely hit (each task's newest), read in one query a chunk on a
+// goroutine of its own while the run gets ready, where each task's lookup would read one. A lookup waits for it; a key it did not find (or a prefetch
 // that failed) is looked up as ever, so that an entry another process made since still hits. An
 // entry removed since fails its restore, a miss, as it would have a moment later.
 type Prefetch struct {
@@ -23,10 +23,24 @@ func StartPrefetch(ctx context.Context, st *store.Store, keys []string) *Prefetc
 	if len(keys) == 0 {
 		return nil
 	}
+	return startPrefetch(func() (map[string]store.Entry, error) { return st.EntriesOf(ctx, keys) })
+}
+
+// StartNewestPrefetch starts reading the newest entry of each task of taskIDs from st, for a run
+// that knows no key before it hashes: a task whose key is its newest entry's (an all-hit run's
+// every task) takes it from there; nil for no tasks. Wait waits for it.
+func StartNewestPrefetch(ctx context.Context, st *store.Store, taskIDs []string) *Prefetch {
+	if len(taskIDs) == 0 {
+		return nil
+	}
+	return startPrefetch(func() (map[string]store.Entry, error) { return st.NewestEntriesOf(ctx, taskIDs) })
+}
+
+func startPrefetch(read func() (map[string]store.Entry, error)) *Prefetch {
 	p := &Prefetch{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		if entries, err := st.EntriesOf(ctx, keys); err == nil {
+		if entries, err := read(); err == nil {
 			p.entries = entries
 		}
 	}()

@@ -219,12 +219,15 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
 	}
 	// The entries of the keys handed over are read while the run gets ready, unless the server
-	// that handed them knew them.
+	// that handed them knew them; without keys, each task's newest entry, which it most often hits.
 	var prefetch *cache.Prefetch
-	if known != nil {
+	switch {
+	case known != nil:
 		prefetch = cache.KnownEntries(known.Entries, known.Unlisted)
-	} else {
+	case len(keys) > 0:
 		prefetch = cache.StartPrefetch(context.WithoutCancel(ctx), st, keys)
+	default:
+		prefetch = cache.StartNewestPrefetch(context.WithoutCancel(ctx), st, lookedUpTaskIDs(opts, nodes))
 	}
 	defer prefetch.Wait()
 	r, closeRun, err := newRunState(ctx, opts, st, nodes, known)
@@ -258,6 +261,21 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	remoteRun := r.cache.Close()
 	region.End()
 	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)
+}
+
+// lookedUpTaskIDs answers the ids of the tasks whose key the run looks up in the cache: none
+// under --force, which runs every task.
+func lookedUpTaskIDs(opts Options, nodes []*node) []string {
+	if opts.Force {
+		return nil
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if n.task.Cache {
+			ids = append(ids, n.task.ID)
+		}
+	}
+	return ids
 }
 
 // newRunState prepares a run of nodes: the hasher (its listing taken in the background while the

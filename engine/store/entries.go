@@ -131,18 +131,32 @@ func (s *Store) Entry(ctx context.Context, hash string) (Entry, bool, error) {
 // EntriesOf answers the cache entries of those hashes it finds, by hash: a query a chunk of
 // hashes, where Entry is one a hash.
 func (s *Store) EntriesOf(ctx context.Context, hashes []string) (map[string]Entry, error) {
-	out := make(map[string]Entry, len(hashes))
+	return s.entriesIn(ctx, hashes, `hash IN (?%s)`)
+}
+
+// NewestEntriesOf answers the newest cache entry of each task of taskIDs that has one, by hash:
+// the entry a task's next run most often hits, read before its key is known in a query a chunk
+// of tasks (cache_entries_by_task finds each), where each lookup would read one.
+func (s *Store) NewestEntriesOf(ctx context.Context, taskIDs []string) (map[string]Entry, error) {
+	return s.entriesIn(ctx, taskIDs, `task_id IN (?%s) AND created_ms =
+		(SELECT MAX(n.created_ms) FROM cache_entries n WHERE n.task_id = cache_entries.task_id)`)
+}
+
+// entriesIn answers, by hash, the cache entries where holds for values, a chunk of values a query;
+// where's %s is where the placeholders after the first go.
+func (s *Store) entriesIn(ctx context.Context, values []string, where string) (map[string]Entry, error) {
+	out := make(map[string]Entry, len(values))
 	if s.db == nil {
 		return out, nil
 	}
 	const chunk = 500
-	for start := 0; start < len(hashes); start += chunk {
-		part := hashes[start:min(start+chunk, len(hashes))]
+	for start := 0; start < len(values); start += chunk {
+		part := values[start:min(start+chunk, len(values))]
 		args := make([]any, len(part))
-		for i, h := range part {
-			args[i] = h
+		for i, v := range part {
+			args[i] = v
 		}
-		q := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries WHERE hash IN (?` + strings.Repeat(", ?", len(part)-1) + `)`
+		q := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries WHERE ` + fmt.Sprintf(where, strings.Repeat(", ?", len(part)-1))
 		entries, err := queryAll(ctx, s.db, "cache entries", scanEntry, q, args...)
 		if err != nil {
 			return nil, err
