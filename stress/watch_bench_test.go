@@ -31,7 +31,8 @@ import (
 //     package's source (its build then a miss);
 //   - run-edit: an all-hit runTasks after a file was written again with the same content;
 //   - cli-hit-watched: an all-hit `vx run build` in a terminal beside the server, which asks its
-//     watcher over the socket.
+//     watcher over the socket, right after that runTasks (while the server starts its next kept
+//     child), and cli-hit-idle the same a second later, the server idle.
 //
 // It prints a Markdown table of the medians and the ratios the goals name.
 func BenchmarkWatchedWorkspace(b *testing.B) {
@@ -167,6 +168,8 @@ func benchWatchedSize(b *testing.B, gen, vx, size string, rounds int) []string {
 		}
 		w.call(p, "run-edit", "runTasks", `{"tasks":["build"]}`, hits)
 		w.time("cli-hit-watched", w.cmd(vx, "run", "build"))
+		time.Sleep(time.Second)
+		w.time("cli-hit-idle", w.cmd(vx, "run", "build"))
 		p.close(b)
 	}
 	return w.rows(size)
@@ -210,6 +213,7 @@ func (w *watchedBench) rows(size string) []string {
 		{"plan-first", "cli-dry", ""}, {"plan-run", "cli-dry", ""}, {"plan-same", "cli-dry", ""}, {"plan-edit", "cli-dry", ""},
 		{"run-first", "cli-hit", ""}, {"run-edit", "cli-hit", ""},
 		{"cli-hit-watched", "cli-hit", "turbo-hit"},
+		{"cli-hit-idle", "cli-hit", "turbo-hit"},
 	} {
 		if len(w.times[r[0]]) == 0 {
 			continue
