@@ -27,8 +27,12 @@ import (
 //   - plan-first, run-first: the server's first planTasks (right after initialize, its watcher
 //     still taking its first look) and its first runTasks;
 //   - plan-run: planTasks after that run, once the watcher serves (the index changed: the hits
-//     are looked up again), plan-same after nothing changed, and plan-edit after an edit of one
-//     package's source (its build then a miss);
+//     are looked up again) and a second later, as an agent's next call comes, the server idle;
+//     plan-ready instead, in every other round, the planTasks the moment the watcher first
+//     serves (where its first look ended after the runTasks, a plan made from nothing, or
+//     waiting for the server's own);
+//   - plan-same after nothing changed, and plan-edit after an edit of one package's source (its
+//     build then a miss);
 //   - run-edit: an all-hit runTasks after a file was written again with the same content;
 //   - cli-hit-watched: an all-hit `vx run build` in a terminal beside the server, which asks its
 //     watcher over the socket, right after that runTasks (while the server starts its next kept
@@ -156,7 +160,12 @@ func benchWatchedSize(b *testing.B, gen, vx, size string, rounds int) []string {
 		w.call(p, "plan-first", "planTasks", `{"tasks":["build"]}`, `\"exitCode\":0`)
 		w.call(p, "run-first", "runTasks", `{"tasks":["build"]}`, hits)
 		w.waitServed()
-		w.call(p, "plan-run", "planTasks", `{"tasks":["build"]}`, `\"exitCode\":0`)
+		if r%2 == 0 {
+			time.Sleep(time.Second)
+			w.call(p, "plan-run", "planTasks", `{"tasks":["build"]}`, `\"exitCode\":0`)
+		} else {
+			w.call(p, "plan-ready", "planTasks", `{"tasks":["build"]}`, `\"exitCode\":0`)
+		}
 		w.call(p, "plan-same", "planTasks", `{"tasks":["build"]}`, `\"exitCode\":0`)
 		edit := append(slices.Clone(original), fmt.Sprintf("// edit %d\n", r)...)
 		if err := os.WriteFile(edited, edit, 0o644); err != nil {
@@ -210,7 +219,7 @@ func (w *watchedBench) rows(size string) []string {
 	var out []string
 	for _, r := range [][3]string{
 		{"cli-dry", "", ""}, {"cli-hit", "", ""}, {"turbo-hit", "", ""},
-		{"plan-first", "cli-dry", ""}, {"plan-run", "cli-dry", ""}, {"plan-same", "cli-dry", ""}, {"plan-edit", "cli-dry", ""},
+		{"plan-first", "cli-dry", ""}, {"plan-run", "cli-dry", ""}, {"plan-ready", "cli-dry", ""}, {"plan-same", "cli-dry", ""}, {"plan-edit", "cli-dry", ""},
 		{"run-first", "cli-hit", ""}, {"run-edit", "cli-hit", ""},
 		{"cli-hit-watched", "cli-hit", "turbo-hit"},
 		{"cli-hit-idle", "cli-hit", "turbo-hit"},

@@ -90,8 +90,14 @@ func (d *Deps) planTasks() tool.Tool {
 		}
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
-		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args,
-			Files: d.files(ctx, ws), Memo: d.Memo})
+		req := runner.Request{SelectOptions: args.selectOptions(), Args: args.Args}
+		files := d.files(ctx, ws)
+		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: req.SelectOptions, Getenv: d.getenv, Args: req.Args,
+			Files: files, Memo: d.Memo})
+		if files == nil && d.FilesReady != nil {
+			// The watcher still takes its first look: the plan kept nothing for the next call.
+			d.planAhead(ctx, req)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -107,6 +113,23 @@ func (d *Deps) planTasks() tool.Tool {
 		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan), Graph: planGraphHint(&args.taskSelectionArgs)}
 		call.Window(ctx, args.Cursor, planTaskLists(ans, args.Filter == nil && args.Affected == nil)...)
 		return ans, nil
+	})
+}
+
+// planAhead plans req's selection and arguments in the background through the server's memo
+// (runner.Memo.Refresh) once the watcher vouches for the file state (FilesReady), loading the
+// workspace then: the next call finds the memo knowing the keys, what the cache holds and the
+// estimates, and the loader the workspace, as they are. A plan made before the watcher's first
+// look kept none of it (1,000 packages: the planTasks after it took 70 ms, where 15 ms after one
+// kept). It does nothing without a memo, or while another background plan is under way.
+func (d *Deps) planAhead(ctx context.Context, req runner.Request) {
+	d.Memo.Refresh(ctx, d.FilesReady, func(ctx context.Context) {
+		ws, err := d.load(ctx)
+		if err != nil {
+			return
+		}
+		req.Getenv, req.Files, req.Memo = d.getenv, d.files(ctx, ws), d.Memo
+		_, _ = runner.PlanDocument(ctx, ws, req)
 	})
 }
 

@@ -107,7 +107,7 @@ func (d *Deps) runTasks() tool.Tool {
 			return ans, err
 		}
 		if handoff != nil {
-			d.refreshMemo(ctx, ws, &args)
+			d.refreshMemo(ctx, &args)
 		}
 		ans.Next = runNext(ans.Summary)
 		windowRunAnswer(ctx, call, ans)
@@ -244,15 +244,11 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 }
 
 // refreshMemo plans the call's selection again in the background once its run wrote the index
-// (runner.Memo.Refresh), as planTasks would: the next call's hand-off then finds the memo knowing
-// what the cache holds, and hands that to its child too, where it would otherwise look it up
-// on the call's path (some 3 ms of an all-hit run of 300 tasks).
-func (d *Deps) refreshMemo(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) {
-	sel := args.selectOptions()
-	d.Memo.Refresh(ctx, func(ctx context.Context) {
-		_, _ = runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: sel, Getenv: d.getenv,
-			Files: d.files(ctx, ws), Memo: d.Memo})
-	})
+// (planAhead), as planTasks would: the next call's hand-off then finds the memo knowing what the
+// cache holds, and hands that to its child too, where it would otherwise look it up on the call's
+// path (some 3 ms of an all-hit run of 300 tasks).
+func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs) {
+	d.planAhead(ctx, runner.Request{SelectOptions: args.selectOptions()})
 }
 
 // mayHandOff reports whether a call of args may hand its child anything (see handoff).

@@ -157,6 +157,8 @@ type watchedFiles struct {
 	mu     sync.Mutex
 	svc    *watch.Service
 	closed bool
+	// started is closed once start has run (whether or not a watcher started) or close did.
+	started chan struct{}
 	// loaded is the last workspace a load answered, snap the file state just before it, and
 	// sources the folders of the files it was made from.
 	loaded  *graph.Workspace
@@ -169,10 +171,14 @@ type watchedFiles struct {
 func (f *watchedFiles) start(loader *workspace.Loader, getenv func(string) string, ws *graph.Workspace, log func(string)) {
 	root, err := loader.Root()
 	if err != nil {
+		f.mu.Lock()
+		f.markStarted()
+		f.mu.Unlock()
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.markStarted()
 	if f.closed || f.svc != nil {
 		return
 	}
@@ -182,6 +188,47 @@ func (f *watchedFiles) start(loader *workspace.Loader, getenv func(string) strin
 		return
 	}
 	f.svc = svc
+}
+
+// markStarted closes started; f.mu is held.
+func (f *watchedFiles) markStarted() {
+	ch := f.startedLocked()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// startedLocked answers started, made on first need; f.mu is held.
+func (f *watchedFiles) startedLocked() chan struct{} {
+	if f.started == nil {
+		f.started = make(chan struct{})
+	}
+	return f.started
+}
+
+// errNoWatcher is ready's answer where no watcher started: every call scans.
+var errNoWatcher = errors.New("no file watcher")
+
+// ready waits until source answers the watcher's file state: nil once its first look is done,
+// else why it never will (no watcher started, a limit too low) or ctx's error.
+func (f *watchedFiles) ready(ctx context.Context) error {
+	f.mu.Lock()
+	started := f.startedLocked()
+	f.mu.Unlock()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	f.mu.Lock()
+	svc := f.svc
+	f.mu.Unlock()
+	if svc == nil {
+		return errNoWatcher
+	}
+	return svc.Watcher().WaitReady(ctx)
 }
 
 // source answers the watcher's file state for a call on ws (whose outputs the watcher then
@@ -266,6 +313,7 @@ func (f *watchedFiles) close() {
 	f.mu.Lock()
 	svc := f.svc
 	f.svc, f.closed = nil, true
+	f.markStarted()
 	f.mu.Unlock()
 	if svc != nil {
 		_ = svc.Close()

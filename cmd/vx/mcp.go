@@ -47,7 +47,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			// The file watcher starts after the initialize reply, with the tools.
 			var files watchedFiles
 			defer files.close()
-			deps.Files, deps.Memo, deps.Load = files.source, runner.NewMemo(), files.loader(loader)
+			deps.Files, deps.FilesReady, deps.Memo, deps.Load = files.source, files.ready, runner.NewMemo(), files.loader(loader)
 			defer deps.Memo.Close()
 			registry := tools.All(deps) // its tools are built on first use
 			// Once the first request is answered (initialize, from process start alone), evaluate

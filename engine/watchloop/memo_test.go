@@ -142,7 +142,7 @@ func TestMemoRefreshAfterARun(t *testing.T) {
 		if checkHandedIndex(t, "after a run", ws, withMemo(), want) {
 			t.Fatalf("round %d: the memo handed the index its run moved", round)
 		}
-		memo.Refresh(ctx, plan)
+		memo.Refresh(ctx, nil, plan)
 		if !checkHandedIndex(t, "after a refresh", ws, withMemo(), want) {
 			t.Fatalf("round %d: no index handed after the refresh", round)
 		}
