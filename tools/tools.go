@@ -33,8 +33,9 @@ type Deps struct {
 	// Files answers the file state of the workspace as loaded for a call, from the server's
 	// watcher; nil (or a nil answer) scans.
 	Files func(ctx context.Context, ws *graph.Workspace) filestate.Source
-	// FilesReady waits until Files answers the watcher's file state: nil then, else why it
-	// will not (no watcher, a limit too low) or ctx's error. nil means Files never waits.
+	// FilesReady waits until Files answers the watcher's file state, its first look's files
+	// hashed: nil then, else why it will not (no watcher, a limit too low) or ctx's error. nil
+	// means Files never waits.
 	FilesReady func(ctx context.Context) error
 	// Memo keeps the server's last plan for the next planTasks (runner.Memo); nil for none.
 	Memo *runner.Memo

@@ -211,8 +211,10 @@ func (f *watchedFiles) startedLocked() chan struct{} {
 // errNoWatcher is ready's answer where no watcher started: every call scans.
 var errNoWatcher = errors.New("no file watcher")
 
-// ready waits until source answers the watcher's file state: nil once its first look is done,
-// else why it never will (no watcher started, a limit too low) or ctx's error.
+// ready waits until source answers the watcher's file state as it will stay until a file
+// changes: nil once its first look is done and the files it left unhashed are hashed (a plan
+// kept against an earlier snapshot would make the keys of every folder hashed since again), else
+// why it never will (no watcher started, a limit too low) or ctx's error.
 func (f *watchedFiles) ready(ctx context.Context) error {
 	f.mu.Lock()
 	started := f.startedLocked()
@@ -228,7 +230,7 @@ func (f *watchedFiles) ready(ctx context.Context) error {
 	if svc == nil {
 		return errNoWatcher
 	}
-	return svc.Watcher().WaitReady(ctx)
+	return svc.Watcher().WaitHashed(ctx)
 }
 
 // source answers the watcher's file state for a call on ws (whose outputs the watcher then

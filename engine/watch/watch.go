@@ -84,10 +84,12 @@ type Watcher struct {
 	hashed             func(rel string) bool
 	subs               map[*subscription]bool
 
-	// readyCh is closed once the first look is done, or failed.
-	readyCh chan struct{}
-	kick    chan struct{}
-	done    chan struct{}
+	// readyCh is closed once the first look is done, or failed; hashedCh once the files it left
+	// unhashed are hashed too, or it failed.
+	readyCh  chan struct{}
+	hashedCh chan struct{}
+	kick     chan struct{}
+	done     chan struct{}
 	// ctx is cancelled by Close: a settle (and the git calls in it) is the watcher's, never a
 	// caller's to interrupt half done.
 	ctx    context.Context
@@ -120,7 +122,8 @@ func Start(opts Options) (*Watcher, error) {
 		return nil, fmt.Errorf("watch %s: %w", opts.Root, limitError(err, 0))
 	}
 	w := &Watcher{opts: opts, fsw: fsw, cookieDir: cookieDir, pending: map[string]bool{}, seen: make(chan struct{}),
-		hashed: opts.Hashed, subs: map[*subscription]bool{}, kick: make(chan struct{}, 1), done: make(chan struct{}), readyCh: make(chan struct{})}
+		hashed: opts.Hashed, subs: map[*subscription]bool{}, kick: make(chan struct{}, 1), done: make(chan struct{}), readyCh: make(chan struct{}),
+		hashedCh: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.git = newGitState(w.ctx, opts.Root, fsw)
 	w.tree = newTree(w)
@@ -213,8 +216,21 @@ func (w *Watcher) Ready() bool {
 // WaitReady waits for the first look: nil once the watcher vouches for the file state, else
 // what keeps it from it (a limit too low, with the fix).
 func (w *Watcher) WaitReady(ctx context.Context) error {
+	return w.wait(ctx, w.readyCh)
+}
+
+// WaitHashed is WaitReady, then waits for the files the first look left unhashed (those no stat
+// cache vouched for) to be hashed: the snapshots after it are the same one until a file changes,
+// where those before it differ in every folder it hashed a file of (a memo keeps its keys against
+// one, see runner.Memo).
+func (w *Watcher) WaitHashed(ctx context.Context) error {
+	return w.wait(ctx, w.hashedCh)
+}
+
+// wait waits for ch and answers the watcher's fault.
+func (w *Watcher) wait(ctx context.Context, ch chan struct{}) error {
 	select {
-	case <-w.readyCh:
+	case <-ch:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -231,6 +247,7 @@ func (w *Watcher) loop() {
 	if err != nil {
 		w.setFault(err)
 		close(w.readyCh)
+		close(w.hashedCh)
 		return
 	}
 	w.mu.Lock()
@@ -239,6 +256,7 @@ func (w *Watcher) loop() {
 	w.settle(ctx, false)
 	close(w.readyCh)
 	w.settle(ctx, true)
+	close(w.hashedCh)
 	for {
 		select {
 		case <-w.done:

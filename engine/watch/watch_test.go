@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -268,6 +269,40 @@ func TestSnapshotHashes(t *testing.T) {
 			t.Fatalf("never hashed: %v", missing)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// WaitHashed returns once the files the first look left to hash in the background (more than a
+// settle hashes inline) are hashed: its snapshot knows every hash, and is the one answered while
+// nothing changes.
+func TestWaitHashed(t *testing.T) {
+	files := maps.Clone(sample)
+	body := strings.Repeat("x", 32<<10)
+	for i := range 2 * inlineHashFiles {
+		files[fmt.Sprintf("packages/a/src/gen/f%04d.js", i)] = fmt.Sprintf("%d %s", i, body)
+	}
+	root := repo(t, files)
+	w, err := Start(Options{Root: root, StateDir: filepath.Join(root, ".vx"), Log: func(msg string) { t.Log(msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.WaitHashed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshot(t, w)
+	for i := range 2 * inlineHashFiles {
+		rel := fmt.Sprintf("packages/a/src/gen/f%04d.js", i)
+		fi, err := snap.Lstat(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filestate.InfoOf(fi).Hash == "" {
+			t.Fatalf("%s is not hashed once WaitHashed returned", rel)
+		}
+	}
+	if again := snapshot(t, w); again != snap {
+		t.Fatalf("another snapshot while nothing changed: %v", filestate.ChangedDirs(snap, again))
 	}
 }
 
