@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -25,7 +23,7 @@ import (
 // background once it did: the next call's keys then come from the memo, which knows what the
 // cache holds (the hand-off carries the index), where they were all to make again.
 func TestPlanTasksPlansAheadOnceTheWatcherIsReady(t *testing.T) {
-	root := testkit.TempTree(t, map[string]string{
+	root := testkit.TempRepo(t, map[string]string{
 		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
 export default defineWorkspace({
   projects: ['packages/*'],
@@ -39,14 +37,6 @@ export default defineWorkspace({
 		"packages/b/package.json": `{"name": "b", "dependencies": {"a": "*"}}`,
 		"packages/b/src/b.js":     "b\n",
 	})
-	root, _ = filepath.EvalSymlinks(root)
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=vx", "-c", "user.email=vx@example.com", "commit", "-q", "-m", "first"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
 	ctx := context.Background()
 	getenv := func(string) string { return "" }
 	loader := workspace.NewLoader(workspace.Options{Dir: root, Getenv: getenv})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -60,15 +59,7 @@ func watchedMemoWorkspace(t *testing.T) (string, *workspace.Loader, *graph.Works
 // watchedWorkspaceOf is watchedMemoWorkspace of the workspace files.
 func watchedWorkspaceOf(t *testing.T, files map[string]string) (string, *workspace.Loader, *graph.Workspace, *watch.Service) {
 	t.Helper()
-	root := testkit.TempTree(t, files)
-	root, _ = filepath.EvalSymlinks(root)
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=vx", "-c", "user.email=vx@example.com", "commit", "-q", "-m", "first"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	root := testkit.TempRepo(t, files)
 	ctx := context.Background()
 	loader := workspace.NewLoader(workspace.Options{Dir: root, Getenv: func(string) string { return "" }})
 	ws, err := loader.Load(ctx)

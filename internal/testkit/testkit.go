@@ -1,11 +1,13 @@
 // Package testkit holds the helpers the tests of several packages share: a file tree laid out
-// from a map, and a buffer a child process and a test can share.
+// from a map (in a git repository of one commit, if need be), and a buffer a child process and a
+// test can share.
 package testkit
 
 import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,6 +33,24 @@ func TempTree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	WriteTree(t, root, files)
+	return root
+}
+
+// TempRepo lays out files under a new temporary folder, makes it a git repository on branch main
+// whose one commit holds them, and answers its path with symlinks resolved.
+func TempRepo(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(TempTree(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=vx", "-c", "user.email=vx@example.com", "commit", "-q", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	return root
 }
 
