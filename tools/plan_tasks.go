@@ -90,14 +90,8 @@ func (d *Deps) planTasks() tool.Tool {
 		}
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
-		req := runner.Request{SelectOptions: args.selectOptions(), Args: args.Args}
-		files := d.files(ctx, ws)
-		plan, err := runner.PlanDocument(ctx, ws, runner.Request{SelectOptions: req.SelectOptions, Getenv: d.getenv, Args: req.Args,
-			Files: files, Memo: d.Memo})
-		if files == nil && d.FilesReady != nil {
-			// The watcher still takes its first look: the plan kept nothing for the next call.
-			d.planAhead(ctx, req)
-		}
+		req := runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args, Files: d.files(ctx, ws), Memo: d.Memo}
+		plan, err := runner.PlanDocument(ctx, ws, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -110,6 +104,10 @@ func (d *Deps) planTasks() tool.Tool {
 			}
 			return &PlanAnswer{ExitCode: coder.Code(), Error: d.Loader.Masker().String(tool.OneLine(err.Error()))}, nil
 		}
+		if req.Files == nil && d.FilesReady != nil {
+			// The watcher still takes its first look: the plan kept nothing for the next call.
+			d.planAhead(ctx, req, d.FilesReady)
+		}
 		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan), Graph: planGraphHint(&args.taskSelectionArgs)}
 		call.Window(ctx, args.Cursor, planTaskLists(ans, args.Filter == nil && args.Affected == nil)...)
 		return ans, nil
@@ -117,13 +115,14 @@ func (d *Deps) planTasks() tool.Tool {
 }
 
 // planAhead plans req's selection and arguments in the background through the server's memo
-// (runner.Memo.Refresh) once the watcher vouches for the file state (FilesReady), loading the
-// workspace then: the next call finds the memo knowing the keys, what the cache holds and the
-// estimates, and the loader the workspace, as they are. A plan made before the watcher's first
-// look kept none of it (1,000 packages: the planTasks after it took 70 ms, where 15 ms after one
-// kept). It does nothing without a memo, or while another background plan is under way.
-func (d *Deps) planAhead(ctx context.Context, req runner.Request) {
-	d.Memo.Refresh(ctx, d.FilesReady, func(ctx context.Context) {
+// (runner.Memo.Refresh), once ready answers (FilesReady: the watcher vouches for the file state;
+// nil: at once), loading the workspace then: the next call finds the memo knowing the keys, what
+// the cache holds and the estimates, and the loader the workspace, as they are. A plan made before
+// the watcher's first look kept none of it (1,000 packages: the planTasks after it took 70 ms,
+// where 15 ms after one kept). It does nothing without a memo, or while another background plan is
+// under way.
+func (d *Deps) planAhead(ctx context.Context, req runner.Request, ready func(context.Context) error) {
+	d.Memo.Refresh(ctx, ready, func(ctx context.Context) {
 		ws, err := d.load(ctx)
 		if err != nil {
 			return

@@ -99,15 +99,19 @@ func (d *Deps) runTasks() tool.Tool {
 		}
 		// The hand-off is made while the child starts (see writeHandoff).
 		var handoff func() *runner.Handoff
+		var handed *runner.Handoff // runChild has waited for handoff when it returns
 		if d.mayHandOff(&args) {
-			handoff = func() *runner.Handoff { return d.handoff(ctx, ws, &args) }
+			handoff = func() *runner.Handoff {
+				handed = d.handoff(ctx, ws, &args)
+				return handed
+			}
 		}
 		ans, err := d.runChild(ctx, ws.Root, &args, handoff, progress)
 		if err != nil || ans.Summary == nil {
 			return ans, err
 		}
 		if handoff != nil {
-			d.refreshMemo(ctx, &args)
+			d.refreshMemo(ctx, &args, handed != nil)
 		}
 		ans.Next = runNext(ans.Summary)
 		windowRunAnswer(ctx, call, ans)
@@ -246,9 +250,15 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 // refreshMemo plans the call's selection again in the background once its run wrote the index
 // (planAhead), as planTasks would: the next call's hand-off then finds the memo knowing what the
 // cache holds, and hands that to its child too, where it would otherwise look it up on the call's
-// path (some 3 ms of an all-hit run of 300 tasks).
-func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs) {
-	d.planAhead(ctx, runner.Request{SelectOptions: args.selectOptions()})
+// path (some 3 ms of an all-hit run of 300 tasks). watched says that the call had the watcher's
+// file state: the plan starts at once, and a call after this one waits for it rather than making
+// the same plan beside it; else it waits for the watcher (FilesReady).
+func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs, watched bool) {
+	ready := d.FilesReady
+	if watched {
+		ready = nil
+	}
+	d.planAhead(ctx, runner.Request{SelectOptions: args.selectOptions()}, ready)
 }
 
 // mayHandOff reports whether a call of args may hand its child anything (see handoff).

@@ -190,22 +190,18 @@ func (f *watchedFiles) start(loader *workspace.Loader, getenv func(string) strin
 	f.svc = svc
 }
 
-// markStarted closes started; f.mu is held.
-func (f *watchedFiles) markStarted() {
-	ch := f.startedLocked()
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
+// newWatchedFiles answers the file watcher of a long-lived vx, not yet started.
+func newWatchedFiles() *watchedFiles {
+	return &watchedFiles{started: make(chan struct{})}
 }
 
-// startedLocked answers started, made on first need; f.mu is held.
-func (f *watchedFiles) startedLocked() chan struct{} {
-	if f.started == nil {
-		f.started = make(chan struct{})
+// markStarted closes started, once; f.mu is held.
+func (f *watchedFiles) markStarted() {
+	select {
+	case <-f.started:
+	default:
+		close(f.started)
 	}
-	return f.started
 }
 
 // errNoWatcher is ready's answer where no watcher started: every call scans.
@@ -216,11 +212,8 @@ var errNoWatcher = errors.New("no file watcher")
 // kept against an earlier snapshot would make the keys of every folder hashed since again), else
 // why it never will (no watcher started, a limit too low) or ctx's error.
 func (f *watchedFiles) ready(ctx context.Context) error {
-	f.mu.Lock()
-	started := f.startedLocked()
-	f.mu.Unlock()
 	select {
-	case <-started:
+	case <-f.started:
 	case <-ctx.Done():
 		return ctx.Err()
 	}

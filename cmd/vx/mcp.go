@@ -45,7 +45,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				Spare: true}
 			defer deps.Close()
 			// The file watcher starts after the initialize reply, with the tools.
-			var files watchedFiles
+			files := newWatchedFiles()
 			defer files.close()
 			deps.Files, deps.FilesReady, deps.Memo, deps.Load = files.source, files.ready, runner.NewMemo(), files.loader(loader)
 			defer deps.Memo.Close()
