@@ -26,16 +26,6 @@ func shellCommand(script string) (*exec.Cmd, error) {
 // resumeGroup sends SIGCONT to the group pgid, so that a stopped group can act on a SIGTERM.
 func resumeGroup(pgid int) { _ = KillGroup(pgid, syscall.SIGCONT) }
 
-// ownGroupID is vx's own process group id.
-func ownGroupID() int { return syscall.Getpgrp() }
-
-// reapIfExited reaps the child pid if it has exited, without blocking, and returns pid then, 0
-// otherwise.
-func reapIfExited(pid int) (int, error) {
-	var status syscall.WaitStatus
-	return syscall.Wait4(pid, &status, syscall.WNOHANG, nil)
-}
-
 // fillUsage takes the CPU times and peak RSS from the reaped child's rusage.
 func (r *Result) fillUsage(state *os.ProcessState) {
 	if ru, ok := state.SysUsage().(*syscall.Rusage); ok && ru != nil {

@@ -34,14 +34,6 @@ func shellCommand(script string) (*exec.Cmd, error) {
 // resumeGroup: Windows has no stopped processes to resume.
 func resumeGroup(int) {}
 
-// ownGroupID is vx's own pid: without process groups, the only "group" KillGroup must never
-// reach is vx itself.
-func ownGroupID() int { return os.Getpid() }
-
-// reapIfExited: orphans are never found on Windows (readProcs is unsupported), so there is
-// nothing to reap.
-func reapIfExited(int) (int, error) { return 0, errors.ErrUnsupported }
-
 // fillUsage takes the CPU times os.ProcessState gives; Windows reports no peak RSS for a reaped
 // process, so PeakRSSBytes stays 0.
 func (r *Result) fillUsage(state *os.ProcessState) {

@@ -12,7 +12,7 @@
 // died) are what a Supervisor is for: a small process of its own per child (vx re-executing
 // itself) that is a child subreaper, so that every one of them is re-parented to it, and that kills
 // and reaps them all when the child exits, before Run returns. A process that is not supervised
-// itself can rely on BecomeSubreaper, Descendants, Spec.KillTree and Reaper; and a caller whose
+// itself can rely on Spec.KillTree; and a caller whose
 // own supervisor was SIGKILLed, on KillMarked.
 //
 // A second stop request (vx's second SIGINT or SIGTERM) is WithHardStop: every Run under it skips
@@ -75,13 +75,9 @@ type Spec struct {
 	// KillTree makes the SIGKILL that ends a cancelled child's grace also reach every live
 	// descendant of the child found in /proc and the process groups they lead, even those that
 	// left the child's group (such as the tasks of a `vx run` child). Set it for a child that
-	// supervises children of its own. Descendants orphaned before that moment are out of reach:
-	// see Reaper.
+	// supervises children of its own. Descendants orphaned before that moment are out of reach
+	// but for a Supervisor's.
 	KillTree bool
-	// Reaper, when set, is told of the child while it runs, so that its Reap and KillOrphans
-	// leave it alone. Every child started with its own process group in a process that uses a
-	// Reaper must be started through Run with that Reaper.
-	Reaper *Reaper
 	// ParentDeathSignal, when set, is sent to the child by the kernel if vx dies first (Linux's
 	// PR_SET_PDEATHSIG), so a child whose supervisor was SIGKILLed does not run on unowned. A
 	// supervised child's supervisor always has it, and kills the child's whole tree on it.
@@ -138,7 +134,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	supervised := report != nil
 
 	began := time.Now()
-	err = spec.start(cmd)
+	err = cmd.Start()
 	if supervised {
 		report.started(err == nil)
 	}
@@ -146,9 +142,6 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, fmt.Errorf("proc: start %s: %w", spec.describe(), err)
 	}
 	pid := cmd.Process.Pid
-	if spec.Reaper != nil {
-		defer spec.Reaper.forget(pid)
-	}
 
 	exited := make(chan struct{})
 	stopperDone := make(chan bool, 1)
@@ -343,13 +336,6 @@ func (s Spec) command(grace time.Duration) (*exec.Cmd, *reportPipe, error) {
 	// exited: a process that escaped the group and holds the pipes cannot hang Run.
 	cmd.WaitDelay = max(grace, 100*time.Millisecond)
 	return cmd, report, nil
-}
-
-func (s Spec) start(cmd *exec.Cmd) error {
-	if s.Reaper != nil {
-		return s.Reaper.start(cmd)
-	}
-	return cmd.Start()
 }
 
 // pipedWriters hides *os.File writers behind a plain io.Writer so that os/exec pipes them instead

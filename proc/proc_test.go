@@ -30,11 +30,9 @@ func TestMain(m *testing.M) {
 	// This binary is also the supervisor of the tests' supervised children (testSupervisor); as vx
 	// does, it exits without the race detector's second of sleep at exit.
 	if len(os.Args) > 1 && os.Args[1] == SuperviseArg {
-		syscall.Exit(Supervise(os.Args[2:]))
+		syscall.Exit(SuperviseWith(os.Args[2:], SuperviseOptions{}))
 	}
 	switch os.Getenv(helperKey) {
-	case "subreaper":
-		os.Exit(subreaperHelper())
 	case "orphaned-parent":
 		os.Exit(orphanedParentHelper())
 	case "supervised-parent":
@@ -509,6 +507,15 @@ func TestKillGroup(t *testing.T) {
 	}
 }
 
+// descendants lists the pids of every live descendant of pid, from /proc, as KillTree finds them.
+func descendants(pid int) ([]int, error) {
+	procs, err := readProcs()
+	if err != nil {
+		return nil, err
+	}
+	return liveDescendants(procs, pid), nil
+}
+
 func TestDescendants(t *testing.T) {
 	out := newSyncBuffer("ready")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -531,7 +538,7 @@ func TestDescendants(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	for len(found) < 3 && time.Now().Before(deadline) { // sleep, subshell, setsid sleep
 		var err error
-		if found, err = Descendants(pid); err != nil {
+		if found, err = descendants(pid); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -539,7 +546,7 @@ func TestDescendants(t *testing.T) {
 	if len(found) != 3 {
 		t.Fatalf("Descendants(%d) = %v, want 3 processes", pid, found)
 	}
-	mine, err := Descendants(os.Getpid())
+	mine, err := descendants(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +562,7 @@ func TestDescendants(t *testing.T) {
 		_ = syscall.Kill(d, syscall.SIGKILL)
 		waitDead(t, d)
 	}
-	if got, err := Descendants(1 << 30); err != nil || len(got) != 0 {
+	if got, err := descendants(1 << 30); err != nil || len(got) != 0 {
 		t.Errorf("Descendants of a missing pid: %v, %v", got, err)
 	}
 }

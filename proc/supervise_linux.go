@@ -20,17 +20,13 @@ const supervisorSupported = true
 // kill while some are still to be reaped (a process forked while the last scan ran).
 const rescanEvery = 100 * time.Millisecond
 
-// Supervise is the supervisor's main: args are what follows SuperviseArg on its command line,
-// `[--report-fd N] -- PROGRAM [ARGS…]`. It returns the exit status: the program's, 128+signal
-// when a signal killed it, 125 for the supervisor's own failure. See Supervisor for what it does.
+// SuperviseWith is the supervisor's main: args are what follows SuperviseArg on its command line,
+// `[--report-fd N] -- PROGRAM [ARGS…]`, and opts restrict the child (see SuperviseOptions). It
+// returns the exit status: the program's, 128+signal when a signal killed it, 125 for the
+// supervisor's own failure. See Supervisor for what it does.
 //
 // It is a process's whole life, not a library call: it makes the process a subreaper, reaps every
 // child of it, and handles SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGCHLD until it returns.
-func Supervise(args []string) int {
-	return SuperviseWith(args, SuperviseOptions{})
-}
-
-// SuperviseWith is Supervise with the child restricted by opts (see SuperviseOptions).
 func SuperviseWith(args []string, opts SuperviseOptions) int {
 	sa, err := parseSuperviseArgs(args)
 	if err != nil {

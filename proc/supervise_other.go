@@ -12,13 +12,10 @@ import (
 // the child's process group is all that holds its tree together.
 const supervisorSupported = false
 
-// Supervise is the supervisor's main (see Supervisor); it needs Linux.
-func Supervise(args []string) int {
+// SuperviseWith is the supervisor's main (see Supervisor); it needs Linux.
+func SuperviseWith([]string, SuperviseOptions) int {
 	fmt.Fprintf(os.Stderr, "vx %s: needs Linux (a child subreaper)\n", SuperviseArg)
 	return exitSupervisorFailed
 }
-
-// SuperviseWith is Supervise with options; it needs Linux.
-func SuperviseWith(args []string, _ SuperviseOptions) int { return Supervise(args) }
 
 func superviseAttr(*syscall.SysProcAttr) {}

@@ -18,23 +18,13 @@ import (
 //
 // Those orphans then become this process's children: when they exit they stay zombies until it
 // reaps them. Reaping them is the caller's business, and it must not steal the exit status of a
-// child that Run (or os/exec elsewhere) is waiting for: never call wait4(-1, ...); use Reaper.Reap,
-// which knows which children are supervised.
+// child that Run (or os/exec elsewhere) is waiting for: the supervisor, whose only child is the
+// one it supervises, is the one caller.
 func BecomeSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("proc: prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	return nil
-}
-
-// Descendants lists the pids of every live descendant of pid, from /proc, in ascending order.
-// Zombies are left out; a process that exits while /proc is read may or may not be listed.
-func Descendants(pid int) ([]int, error) {
-	procs, err := readProcs()
-	if err != nil {
-		return nil, err
-	}
-	return liveDescendants(procs, pid), nil
 }
 
 // procInfo is what /proc/<pid>/stat says of one process.

@@ -13,11 +13,6 @@ func BecomeSubreaper() error {
 	return fmt.Errorf("proc: child subreaper: %w", errors.ErrUnsupported)
 }
 
-// Descendants lists the pids of every live descendant of pid; it needs Linux's /proc.
-func Descendants(pid int) ([]int, error) {
-	return nil, fmt.Errorf("proc: descendants of %d: %w", pid, errors.ErrUnsupported)
-}
-
 type procInfo struct {
 	pid, ppid, pgid int
 	state           byte
