@@ -6,19 +6,16 @@ import (
 	"slices"
 )
 
-// HostKeys answers the argument keys a known host adds to every tool it shows its model, for its
+// hostKeys are the argument keys a known host adds to every tool it shows its model, for its
 // own use, and passes through to the server: they are the host's, not the agent's question, so
 // Tool.Call removes them before decoding, whatever their value, and no tool sees them. Every
 // other key a tool does not take is still refused by name. docs/mcp.md lists them.
-func HostKeys() []string { return slices.Clone(hostKeys) }
-
-// hostKeys is the one list of HostKeys.
 var hostKeys = []string{
 	// Gemini CLI (0.61) asks its model whether a call waits for the previous one.
 	"wait_for_previous",
 }
 
-// dropHostKeys answers the arguments object raw without its HostKeys members, the others in their
+// dropHostKeys answers the arguments object raw without its host key members, the others in their
 // order, byte for byte (duplicates included, which Decode then refuses). raw without a host key,
 // or that is not a valid object, is answered as it is.
 func dropHostKeys(raw json.RawMessage) json.RawMessage {
@@ -55,7 +52,7 @@ func dropHostKeys(raw json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// hasHostKey reports whether the object raw has a HostKeys member at its top level.
+// hasHostKey reports whether the object raw has a host key member at its top level.
 func hasHostKey(raw json.RawMessage) bool {
 	// A key is in the bytes as it is unless an escape spells it: without a backslash, a key not
 	// among the bytes is not a member, and the object need not be decoded.

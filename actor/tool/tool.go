@@ -117,7 +117,7 @@ func New[In, Out any](t Tool, h Handler[In, Out]) Tool {
 
 // Call runs the tool's handler for one tools/call and answers its JSON, valid and compact (a
 // handler that writes its own must write it so: the server puts it in the reply as it is). The
-// host's own keys (HostKeys) are removed from call.Args first, whatever their values. An error
+// host's own keys (hostKeys) are removed from call.Args first, whatever their values. An error
 // that wraps ErrEncoding means the answer could not be marshalled (a programming error). A caller
 // that set call.Buffers may put the answer back there once it is done with it.
 func (t Tool) Call(ctx context.Context, call *Call) (json.RawMessage, error) {
@@ -138,7 +138,7 @@ var ErrEncoding = errors.New("encoding the answer")
 // Call is what a handler gets for one tools/call.
 type Call struct {
 	// Args is the call's arguments, always a JSON object (the server refuses others with -32602
-	// before a handler runs), the host's own keys (HostKeys) removed.
+	// before a handler runs), the host's own keys (hostKeys) removed.
 	Args json.RawMessage
 	// Progress sends notifications/progress for the request's _meta.progressToken:
 	// done so far, total when known (0 = unknown) and a message. It is a no-op

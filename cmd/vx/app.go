@@ -141,13 +141,10 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.stderr, "%s %s\n", a.paint(a.stderr, ansiRed, "vx:"), msg)
 	}
 	var c vxerr.Coder
-	if errors.As(err, &c) {
-		return c.Code()
-	}
-	if isCobraUsage(err) {
+	if !errors.As(err, &c) && isCobraUsage(err) {
 		return vxerr.ExitUsage
 	}
-	return vxerr.ExitFailure
+	return vxerr.ExitCode(err)
 }
 
 // message is the message vx ends on for err, secrets masked; ok is false for a failure that the

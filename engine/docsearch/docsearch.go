@@ -124,9 +124,6 @@ func New(fsys fs.FS, dir string) (*Index, error) {
 	return idx, nil
 }
 
-// Sections returns every section of the index in manual order.
-func (idx *Index) Sections() []Section { return idx.sections }
-
 // Search returns the sections holding every word of query (case-insensitive; a word matches any word
 // of the manual it begins, including a camelCase part, so "cach" finds "cache" and "tasks" finds
 // "runTasks"), best first: a word in a section's heading ranks it above mentions in the text. No

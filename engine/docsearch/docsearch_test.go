@@ -37,7 +37,7 @@ func titles(r *Result) string {
 func TestSections(t *testing.T) {
 	idx := testIndex(t)
 	var got []string
-	for _, s := range idx.Sections() {
+	for _, s := range idx.sections {
 		got = append(got, s.URL)
 	}
 	want := "docs/cli.md#commands docs/cli.md#vx-run docs/cli.md#flags docs/cli.md#vx-cache-prune docs/cli.md#flags-1 " +
@@ -45,7 +45,7 @@ func TestSections(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("urls\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
-	run := idx.Sections()[1]
+	run := idx.sections[1]
 	if !strings.HasPrefix(run.Text, "## vx run\n\nRuns tasks.\n\n```sh\n# not a heading\n") || !strings.HasSuffix(run.Text, "```\n") {
 		t.Fatalf("section text %q", run.Text)
 	}
@@ -100,11 +100,11 @@ func TestManualIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(idx.Sections()) == 0 {
+	if len(idx.sections) == 0 {
 		t.Fatal("the embedded manual has no sections")
 	}
 	seen := map[string]bool{}
-	for _, s := range idx.Sections() {
+	for _, s := range idx.sections {
 		if seen[s.URL] {
 			t.Errorf("two sections at %s", s.URL)
 		}
@@ -147,12 +147,12 @@ func TestManualLinks(t *testing.T) {
 	}
 	anchors := map[string]bool{}
 	pages := map[string]bool{}
-	for _, s := range idx.Sections() {
+	for _, s := range idx.sections {
 		anchors[s.URL] = true
 		pages[s.File] = true
 	}
 	link := regexp.MustCompile(`\]\(([a-z0-9-]*\.md)?(#[a-z0-9_-]+)?\)`)
-	for _, s := range idx.Sections() {
+	for _, s := range idx.sections {
 		for _, m := range link.FindAllStringSubmatch(s.Text, -1) {
 			file := s.File
 			if m[1] != "" {

@@ -3,17 +3,14 @@ package mask
 import "strings"
 
 // credentialPatterns are the names (a * matches any run of characters; case aside) of the
-// environment variables that hold credentials. `*_AUTH` and `*_AUTH_*` rather than `*_AUTH*`, so
-// that git's GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL are not among them.
+// environment variables that hold credentials: no task sees one it did not name, and a value a
+// task keys on under such a name is stored as a secret's is (hashed, never in clear). `*_AUTH` and
+// `*_AUTH_*` rather than `*_AUTH*`, so that git's GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL are not
+// among them.
 var credentialPatterns = []string{"*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_AUTH", "*_AUTH_*", "npm_config__auth*"}
 
-// CredentialPatterns lists the patterns of the variable names that read as credentials: no task
-// sees one it did not name, and a value a task keys on under such a name is stored as a secret's
-// is (hashed, never in clear).
-func CredentialPatterns() []string { return append([]string(nil), credentialPatterns...) }
-
 // IsCredentialName reports whether a variable name (or a pattern as written) reads as a
-// credential: it matches one of CredentialPatterns, case aside.
+// credential: it matches one of credentialPatterns, case aside.
 func IsCredentialName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, p := range credentialPatterns {
