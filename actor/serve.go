@@ -55,10 +55,9 @@ type Config struct {
 	// notifications/initialized), which tells that it read the reply. Where the first frame gets
 	// no reply from the reader (a tools/call, a notification), it is called once the reader has
 	// handled it. It is the place to start work the server wants done early but not before its
-	// first answer: started as that reply was queued, or as it was written, the work competed
-	// with the writer and with the client reading the reply for the CPUs, and held the answer back
-	// by as much as a millisecond on two cores. It must not block; what it starts is its caller's
-	// to wait for.
+	// first answer, so that the work never competes with the writer or with the client reading
+	// that answer (docs/performance.md, "Exec → initialize against a bare Go SDK server"). It must
+	// not block; what it starts is its caller's to wait for.
 	AfterFirstFrame func()
 
 	// observe is the tests' hook on every transition of a call (export_test.go).

@@ -404,7 +404,7 @@ func TestPackInstallTypecheck(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the fixture's commands are POSIX shell")
 	}
-	for _, field := range graph.TaskFields {
+	for _, field := range graph.TaskFields() {
 		if !regexp.MustCompile(`\b` + field.Name + `: `).MatchString(workspaceConfig) {
 			t.Fatalf("the fixture's vx.workspace.ts does not set the task field %s: it must use every field", field.Name)
 		}

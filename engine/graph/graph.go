@@ -115,7 +115,7 @@ type Task struct {
 	Origins Origins `json:"-"`
 }
 
-// TaskField describes one field a task may declare in config. TaskFields is the one list of them:
+// TaskField describes one field a task may declare in config. TaskFields answers the one list of them:
 // the config reader, the origins, vx show and the lock all go by it.
 type TaskField struct {
 	// Name is the field's key in config ("dependsOn").
@@ -126,8 +126,12 @@ type TaskField struct {
 	Lock string
 }
 
-// TaskFields lists the fields a task declares, in the order answers (and vx.lock's drift) show them.
-var TaskFields = []TaskField{
+// TaskFields answers the fields a task declares, in the order answers (and vx.lock's drift) show
+// them; the list is the caller's.
+func TaskFields() []TaskField { return slices.Clone(taskFields[:]) }
+
+// taskFields is the one list TaskFields answers.
+var taskFields = [...]TaskField{
 	{Name: "command", Lock: "command"},
 	{Name: "description"},
 	{Name: "env", Lock: "env"},
@@ -148,7 +152,7 @@ var TaskFields = []TaskField{
 
 // TaskFieldIndex answers the position of a field in TaskFields, -1 for an unknown name.
 func TaskFieldIndex(name string) int {
-	for i, f := range TaskFields {
+	for i, f := range taskFields {
 		if f.Name == name {
 			return i
 		}
@@ -162,8 +166,8 @@ type Origins struct {
 	byField [taskFieldCount]Origin
 }
 
-// taskFieldCount is len(TaskFields), as a constant for the Origins array (a test keeps them equal).
-const taskFieldCount = 16
+// taskFieldCount is the number of TaskFields, as a constant for the Origins array.
+const taskFieldCount = len(taskFields)
 
 // Get returns where the field was set.
 func (o *Origins) Get(name string) Origin {

@@ -31,11 +31,11 @@ func TestOriginsGobRoundTrip(t *testing.T) {
 
 // The origins hold one slot per task field.
 func TestOriginsHoldEveryField(t *testing.T) {
-	if taskFieldCount != len(TaskFields) {
-		t.Fatalf("taskFieldCount %d, TaskFields has %d", taskFieldCount, len(TaskFields))
+	if taskFieldCount != len(TaskFields()) {
+		t.Fatalf("taskFieldCount %d, TaskFields has %d", taskFieldCount, len(TaskFields()))
 	}
 	var o Origins
-	for i, f := range TaskFields {
+	for i, f := range TaskFields() {
 		o.Set(f.Name, Origin{File: f.Name, Line: i + 1})
 	}
 	data, _ := o.GobEncode()

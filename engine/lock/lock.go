@@ -35,7 +35,7 @@ const Version = 1
 // audits (graph.TaskFields), and after the command the package scripts it runs.
 var fieldOrder = func() []string {
 	var order []string
-	for _, f := range graph.TaskFields {
+	for _, f := range graph.TaskFields() {
 		if f.Lock != "" {
 			order = append(order, f.Lock)
 		}

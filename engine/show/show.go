@@ -187,7 +187,7 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 			td.ExecEnv[k] = m.String(v.Value)
 		}
 	}
-	for _, field := range graph.TaskFields {
+	for _, field := range graph.TaskFields() {
 		o := t.Origins.Get(field.Name)
 		if o.File == "" && field.Flag {
 			continue // a flag left at its default is not worth a line

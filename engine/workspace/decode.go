@@ -270,8 +270,8 @@ func (r reader) size(keyPath string, v any) (string, error) {
 
 // taskFieldNames lists the keys a task config may hold, in graph.TaskFields' order.
 func taskFieldNames() []string {
-	names := make([]string, len(graph.TaskFields))
-	for i, f := range graph.TaskFields {
+	names := make([]string, len(graph.TaskFields()))
+	for i, f := range graph.TaskFields() {
 		names[i] = f.Name
 	}
 	return names

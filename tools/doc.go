@@ -1,0 +1,9 @@
+// Package tools holds the fifteen tools of the MCP server `vx mcp` (package actor serves them):
+// listTasks, getConfig, planTasks, runTasks and the rest, one file each.
+//
+// Each tool is a thin adapter over the engine function its CLI verb calls: it declares its
+// argument and answer types (the schemas are generated from them), checks what the engine does
+// not, and answers the verb's own document, which the tool framework (actor/tool) fits to the
+// agent's answer budget. runTasks alone starts a process: a `vx run` child, handed what the
+// server already knows, whose events it turns into progress notifications.
+package tools
