@@ -6,15 +6,12 @@ package agents
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"slices"
 	"strings"
 
-	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -62,12 +59,16 @@ type File struct {
 	Text string `json:"text"`
 	// Status is new, kept or replaced.
 	Status string `json:"status"`
+	// mode is the permission bits the file is written with: those it has, or newFileMode.
+	mode fs.FileMode
 }
 
-// MCPLines are the two lines vx.workspace.ts needs for `vx mcp` to exist.
-var MCPLines = []string{
-	"import { mcp } from '@vzn/vx-mcp'",
-	"plugins: [mcp()],  // inside defineWorkspace({ … })",
+// MCPLines returns the two lines vx.workspace.ts needs for `vx mcp` to exist.
+func MCPLines() []string {
+	return []string{
+		"import { mcp } from '@vzn/vx-mcp'",
+		"plugins: [mcp()],  // inside defineWorkspace({ … })",
+	}
 }
 
 // ParseHosts splits comma-separated host names ("claude,gemini"); "all" or nothing means every host.
@@ -129,7 +130,7 @@ func Write(opts Options) (*Plan, error) {
 		plan.Files = append(plan.Files, f)
 	}
 	if !opts.DeclaresMCP {
-		plan.Todos = append(plan.Todos, "vx.workspace.ts does not declare mcp(): add these two lines\n  "+strings.Join(MCPLines, "\n  "))
+		plan.Todos = append(plan.Todos, "vx.workspace.ts does not declare mcp(): add these two lines\n  "+strings.Join(MCPLines(), "\n  "))
 	}
 	if opts.Dry {
 		return plan, nil
@@ -138,12 +139,8 @@ func Write(opts Options) (*Plan, error) {
 		if f.Status == StatusKept {
 			continue
 		}
-		abs := filepath.Join(opts.Root, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		if err := writeFile(opts.Root, f.Path, []byte(f.Text), f.mode); err != nil {
 			return nil, fmt.Errorf("vx agents: %w", err)
-		}
-		if err := atomicfile.WriteFile(abs, []byte(f.Text), atomicfile.Perm(0o644)); err != nil {
-			return nil, fmt.Errorf("vx agents: write %s: %w", f.Path, err)
 		}
 	}
 	return plan, nil
@@ -152,18 +149,21 @@ func Write(opts Options) (*Plan, error) {
 // edit computes a file's new text from its current one (nil when it does not exist).
 type edit func(old []byte) ([]byte, error)
 
-// settle reads the file at path and applies e.
+// settle reads the file at path (refusing a link on the way, see readFile) and applies e.
 func settle(root, path string, e edit) (File, error) {
-	old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
-	exists := err == nil
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return File{}, fmt.Errorf("vx agents: read %s: %w", path, err)
+	cur, err := readFile(root, path)
+	if err != nil {
+		return File{}, fmt.Errorf("vx agents: %w", err)
 	}
+	old, exists := cur.data, cur.exists
 	text, err := e(old)
 	if err != nil {
 		return File{}, fmt.Errorf("vx agents: %s: %w", path, err)
 	}
-	f := File{Path: path, Text: string(text), Status: StatusNew}
+	f := File{Path: path, Text: string(text), Status: StatusNew, mode: newFileMode}
+	if exists {
+		f.mode = cur.mode
+	}
 	switch {
 	case exists && bytes.Equal(old, text):
 		f.Status = StatusKept

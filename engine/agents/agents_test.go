@@ -256,7 +256,7 @@ func TestAgentsSectionBetweenMarkers(t *testing.T) {
 	if strings.Count(text, beginMarker) != 1 || !strings.Contains(text, "`lint`") || !strings.HasSuffix(text, "\n## Mine\n") {
 		t.Errorf("updated AGENTS.md:\n%s", text)
 	}
-	if len(p.Todos) != 1 || !strings.Contains(p.Todos[0], MCPLines[0]) {
+	if len(p.Todos) != 1 || !strings.Contains(p.Todos[0], MCPLines()[0]) {
 		t.Errorf("todos %v without mcp()", p.Todos)
 	}
 }
