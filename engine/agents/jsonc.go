@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -15,51 +16,233 @@ import (
 // jsonServer sets the member vx of the object under key to entry in a JSON or JSONC file, keeping
 // every other key, server and comment. A file whose entry already equals entry is left byte for
 // byte; a file that was formatted as hujson formats is formatted again, else only the new member
-// is written compactly.
+// is written, on a line of its own where its siblings are.
+//
+// Where a name appears twice in an object, the last one is edited: every host reads the last
+// (Claude Code and Gemini CLI with JSON.parse, VS Code and Cursor with jsonc-parser). The new text
+// is parsed back and must hold entry under key.vx and, apart from it, exactly what the old text
+// held; else the edit is refused.
 func jsonServer(key string, entry map[string]any) edit {
 	return func(old []byte) ([]byte, error) {
 		if len(bytes.TrimSpace(old)) == 0 {
 			return marshal(map[string]any{key: map[string]any{"vx": entry}})
 		}
-		v, err := hujson.Parse(bytes.Clone(old))
-		if err != nil {
-			return nil, fmt.Errorf("parse: %w", err)
-		}
-		var doc map[string]any
-		std := v.Clone()
-		std.Standardize()
-		if err := json.Unmarshal(std.Pack(), &doc); err != nil {
-			return nil, fmt.Errorf("want a JSON object: %w", err)
-		}
-		servers, has := doc[key]
-		value, err := inline(entry)
+		before, err := decodeJSON(old)
 		if err != nil {
 			return nil, err
 		}
-		path := "/" + key + "/vx"
-		switch m, isObject := servers.(map[string]any); {
-		case has && isObject:
-			if reflect.DeepEqual(m["vx"], normalize(entry)) {
-				return old, nil
-			}
-		case has && servers != nil:
-			return nil, fmt.Errorf("%s is not an object", key)
-		default:
-			value = []byte(`{"vx": ` + string(value) + `}`)
-			path = "/" + key
+		if reflect.DeepEqual(vxOf(before, key), normalize(entry)) {
+			return old, nil
 		}
-		patch := []byte(`[{"op": "add", "path": "` + path + `", "value": ` + string(value) + `}]`)
-		wasFormatted := bytes.Equal(formatted(old), old)
-		if err := v.Patch(patch); err != nil {
-			return nil, fmt.Errorf("set %s.vx: %w", key, err)
+		text, err := setServer(old, key, entry)
+		if err != nil {
+			return nil, err
 		}
-		if wasFormatted {
-			v.Format()
-		} else {
-			indentMember(&v, key)
+		if err := checkJSON(before, text, key, entry); err != nil {
+			return nil, fmt.Errorf("the merged file would not read back as intended (%w); left as it was", err)
 		}
-		return v.Pack(), nil
+		return text, nil
 	}
+}
+
+// decodeJSON parses a JSON or JSONC file as the hosts do: comments and trailing commas allowed,
+// the last of two equal names winning.
+func decodeJSON(data []byte) (map[string]any, error) {
+	v, err := hujson.Parse(bytes.Clone(data))
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	v.Standardize()
+	var doc map[string]any
+	if err := json.Unmarshal(v.Pack(), &doc); err != nil {
+		return nil, fmt.Errorf("want a JSON object: %w", err)
+	}
+	if doc == nil {
+		return nil, errors.New("want a JSON object, not null")
+	}
+	return doc, nil
+}
+
+// vxOf is doc[key]["vx"], nil where there is none.
+func vxOf(doc map[string]any, key string) any {
+	servers, _ := doc[key].(map[string]any)
+	return servers["vx"]
+}
+
+// withoutVX is doc without key.vx (and without key where vx was all it held or it was null).
+func withoutVX(doc map[string]any) func(key string) map[string]any {
+	return func(key string) map[string]any {
+		out := map[string]any{}
+		for k, v := range doc {
+			out[k] = v
+		}
+		servers, ok := doc[key].(map[string]any)
+		if !ok {
+			delete(out, key)
+			return out
+		}
+		rest := map[string]any{}
+		for k, v := range servers {
+			if k != "vx" {
+				rest[k] = v
+			}
+		}
+		out[key] = rest
+		if len(rest) == 0 {
+			delete(out, key)
+		}
+		return out
+	}
+}
+
+// checkJSON parses text back and checks it holds entry under key.vx and otherwise what before held.
+func checkJSON(before map[string]any, text []byte, key string, entry map[string]any) error {
+	after, err := decodeJSON(text)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(vxOf(after, key), normalize(entry)) {
+		return fmt.Errorf("%s.vx is not vx's entry", key)
+	}
+	if !reflect.DeepEqual(withoutVX(before)(key), withoutVX(after)(key)) {
+		return errors.New("another member changed")
+	}
+	return nil
+}
+
+// setServer edits the syntax tree of old: the last member vx of the last member key of the root
+// object gets entry as its value, or is added; comments stay where they were.
+func setServer(old []byte, key string, entry map[string]any) ([]byte, error) {
+	v, err := hujson.Parse(bytes.Clone(old))
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	wasFormatted := bytes.Equal(formatted(old), old)
+	root, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, errors.New("want a JSON object")
+	}
+	value, err := inline(entry)
+	if err != nil {
+		return nil, err
+	}
+	i := lastMember(root, key)
+	switch {
+	case i < 0:
+		err = addMember(root, key, []byte(`{"vx": `+string(value)+`}`))
+	case isNull(root.Members[i].Value):
+		err = setValue(&root.Members[i].Value, []byte(`{"vx": `+string(value)+`}`))
+	default:
+		servers, isObject := root.Members[i].Value.Value.(*hujson.Object)
+		if !isObject {
+			return nil, fmt.Errorf("%s is not an object", key)
+		}
+		if j := lastMember(servers, "vx"); j >= 0 {
+			err = setValue(&servers.Members[j].Value, value)
+		} else {
+			err = addMember(servers, "vx", value)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("set %s.vx: %w", key, err)
+	}
+	if wasFormatted {
+		v.Format()
+	}
+	return v.Pack(), nil
+}
+
+// lastMember is the index of the last member of obj named name, -1 where there is none.
+func lastMember(obj *hujson.Object, name string) int {
+	for i := len(obj.Members) - 1; i >= 0; i-- {
+		if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); ok && lit.String() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// isNull reports whether v is the literal null.
+func isNull(v hujson.Value) bool {
+	lit, ok := v.Value.(hujson.Literal)
+	return ok && lit.Kind() == 'n'
+}
+
+// setValue replaces v's value with the JSON text value, keeping the comments around it.
+func setValue(v *hujson.Value, value []byte) error {
+	parsed, err := hujson.Parse(value)
+	if err != nil {
+		return err
+	}
+	v.Value = parsed.Value
+	return nil
+}
+
+// addMember appends the member name: value to obj. The comment that ended the old last member's
+// line stays on that line (after the comma it now needs), and the new member goes on a line of its
+// own, indented as that member is; in an object written on one line it follows on that line.
+func addMember(obj *hujson.Object, name string, value []byte) error {
+	parsed, err := hujson.Parse(value)
+	if err != nil {
+		return err
+	}
+	member := hujson.ObjectMember{
+		Name:  hujson.Value{Value: hujson.String(name)},
+		Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: parsed.Value},
+	}
+	n := len(obj.Members)
+	if n == 0 {
+		obj.Members = append(obj.Members, member)
+		return nil
+	}
+	tail := string(obj.AfterExtra)
+	cut := lineEnd(tail)
+	switch {
+	case cut < 0:
+		// One line: the comment stays before the comma, the new member follows.
+		obj.Members[n-1].Value.AfterExtra = hujson.Extra(tail)
+		member.Name.BeforeExtra = hujson.Extra(" ")
+		obj.AfterExtra = nil
+	default:
+		member.Name.BeforeExtra = hujson.Extra(tail[:cut] + "\n" + indentOf(obj))
+		obj.AfterExtra = hujson.Extra(tail[cut:])
+	}
+	obj.Members = append(obj.Members, member)
+	return nil
+}
+
+// lineEnd is the offset of the first newline of extra that is not inside a block comment, -1 where
+// there is none: what comes before it ends the last member's line.
+func lineEnd(extra string) int {
+	for i := 0; i < len(extra); i++ {
+		switch {
+		case extra[i] == '\n':
+			return i
+		case strings.HasPrefix(extra[i:], "//"):
+			j := strings.IndexByte(extra[i:], '\n')
+			if j < 0 {
+				return -1
+			}
+			return i + j
+		case strings.HasPrefix(extra[i:], "/*"):
+			j := strings.Index(extra[i+2:], "*/")
+			if j < 0 {
+				return -1
+			}
+			i += 2 + j + 1
+		}
+	}
+	return -1
+}
+
+// indentOf is the indentation of obj's last member: what follows the last newline before its name,
+// two spaces where it has none.
+func indentOf(obj *hujson.Object) string {
+	prev := string(obj.Members[len(obj.Members)-1].Name.BeforeExtra)
+	if i := strings.LastIndex(prev, "\n"); i >= 0 {
+		return prev[i+1:]
+	}
+	return "  "
 }
 
 // inline is entry on one line, its keys in the order type, command, args, then the rest sorted.
@@ -91,39 +274,6 @@ func inline(entry map[string]any) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// indentMember puts the member the patch added (key.vx, else key) on a line of its own, indented as
-// its siblings are, so a hand-formatted file reads as if a person had added it.
-func indentMember(v *hujson.Value, key string) {
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return
-	}
-	place := func(obj *hujson.Object, name string) {
-		n := len(obj.Members)
-		if n == 0 || obj.Members[n-1].Name.Value.(hujson.Literal).String() != name {
-			return
-		}
-		indent := "  "
-		if n > 1 {
-			prev := string(obj.Members[n-2].Name.BeforeExtra)
-			if i := strings.LastIndex(prev, "\n"); i >= 0 {
-				indent = prev[i+1:]
-			}
-		}
-		obj.Members[n-1].Name.BeforeExtra = hujson.Extra("\n" + indent)
-		obj.Members[n-1].Value.BeforeExtra = hujson.Extra(" ")
-	}
-	for _, m := range obj.Members {
-		if m.Name.Value.(hujson.Literal).String() == key {
-			if inner, ok := m.Value.Value.(*hujson.Object); ok && len(inner.Members) > 1 {
-				place(inner, "vx")
-				return
-			}
-		}
-	}
-	place(obj, key)
 }
 
 // formatted is data as hujson formats it (nil when it does not parse).
