@@ -42,7 +42,7 @@ var hosts = []host{
 		{"GEMINI.md", func(Options) edit { return markedSection(pointer("@./AGENTS.md")) }},
 	}},
 	{name: "codex", files: []hostFile{
-		{".codex/config.toml", func(Options) edit { return tomlTable("mcp_servers.vx", codexTable) }},
+		{".codex/config.toml", func(Options) edit { return tomlServer(codexTable) }},
 	}},
 }
 
