@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -157,6 +159,9 @@ func settle(root, path string, e edit) (File, error) {
 	}
 	old, exists := cur.data, cur.exists
 	text, err := e(old)
+	if err == nil {
+		err = parseBack(path, text)
+	}
 	if err != nil {
 		return File{}, fmt.Errorf("vx agents: %s: %w", path, err)
 	}
@@ -171,6 +176,32 @@ func settle(root, path string, e edit) (File, error) {
 		f.Status = StatusReplaced
 	}
 	return f, nil
+}
+
+// parseBack parses text as the format path's name says, so that no file vx writes is one its host
+// cannot read: JSON or JSONC, TOML, YAML (Markdown has no syntax to break).
+func parseBack(path string, text []byte) error {
+	var err error
+	switch {
+	case strings.HasSuffix(path, ".json"):
+		_, err = decodeJSON(text)
+	case strings.HasSuffix(path, ".toml"):
+		_, err = decodeTOML(text)
+	case strings.HasSuffix(path, ".yaml"):
+		var doc map[string]any
+		if err = yaml.Unmarshal(text, &doc); err != nil {
+			err = fmt.Errorf("parse: %s", oneLine(err.Error()))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the text to write does not parse back (%w); not written", err)
+	}
+	return nil
+}
+
+// oneLine is msg with its lines joined by "; ".
+func oneLine(msg string) string {
+	return strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
 }
 
 // WriteText prints the plan for a person: each file and its status, then the todos.

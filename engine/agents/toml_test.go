@@ -123,3 +123,22 @@ func TestCodexKeepsSubTablesAndComments(t *testing.T) {
 	}
 	parseTOML(t, got)
 }
+
+// TestParseBackEveryFormat: text that would not parse as its file's format is refused, on one line.
+func TestParseBackEveryFormat(t *testing.T) {
+	for path, text := range map[string]string{
+		".mcp.json":                    `{"mcpServers": `,
+		".codex/config.toml":           "a = 1\na = 2\n",
+		".continue/mcpServers/vx.yaml": "name: [vx\n  - mcp\n",
+	} {
+		err := parseBack(path, []byte(text))
+		if err == nil || !strings.Contains(err.Error(), "does not parse back") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	for path, text := range map[string]string{".mcp.json": "{}", ".codex/config.toml": codexTable, ".continue/mcpServers/vx.yaml": continueYAML, "CLAUDE.md": "["} {
+		if err := parseBack(path, []byte(text)); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
