@@ -23,7 +23,11 @@ func (a *app) agentsCmd() *cobra.Command {
 .continue/mcpServers/vx.yaml, .gemini/settings.json, .codex/config.toml), keeping every other server,
 key and comment, and an agent guide: vx's section of AGENTS.md, pointers to it in CLAUDE.md and
 GEMINI.md, and the Claude Code skill .claude/skills/vx/SKILL.md. No host named means every host;
-a second run changes nothing. --dry writes nothing.`,
+a second run changes nothing. --dry writes nothing.
+
+Only real files in real folders inside the workspace are read or written: a file or folder that is
+a symbolic link, or a file with other names, is refused by name. A merged file keeps its mode, and
+every file's new text is parsed back before it replaces the old one.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, err := workspace.FindRoot(a.workDir())
 			if err != nil {
