@@ -188,3 +188,35 @@ func TestCodexParsesConfig(t *testing.T) {
 		t.Fatalf("codex mcp list does not list vx with its command")
 	}
 }
+
+// Codex reads the config vx merged into a file whose multi-line string holds a "[mcp_servers.vx]"
+// line: both servers are listed, vx with its command.
+func TestCodexParsesMergedTrap(t *testing.T) {
+	codex := hostCLI(t, codexPackage, "codex")
+	root, env := hostWorkspace(t, "codex")
+	home := homeOf(env)
+	trust := fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", root)
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(trust), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trap := "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n\n[mcp_servers.docs.env]\nNOTE = \"\"\"\n[mcp_servers.vx]\ncommand = \"x\"\n\"\"\"\n"
+	if err := os.WriteFile(filepath.Join(root, ".codex", "config.toml"), []byte(trap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vx := "vx"
+	for i := len(env) - 1; i >= 0; i-- {
+		if path, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			vx = filepath.Join(filepath.SplitList(path)[0], "vx")
+			break
+		}
+	}
+	run(t, root, env, vx, "agents", "codex")
+	out := run(t, root, env, codex, "mcp", "list")
+	t.Logf("codex mcp list:\n%s", out)
+	if !regexp.MustCompile(`(?m)^vx\s+vx\s+mcp\b`).MatchString(out) || !regexp.MustCompile(`(?m)^docs\s+docs-mcp\b`).MatchString(out) {
+		t.Fatalf("codex mcp list does not list vx and docs with their commands")
+	}
+}
