@@ -56,6 +56,7 @@ type taskBox struct {
 	decl    *graph.Sandbox
 	allowed []*pathglob.Set // what the task may write: its outputs and `write` globs
 	writes  []string        // the same, as folders and files for Landlock
+	reads   []string        // what a task that narrows its reads may read besides; nil when it reads all
 	tmpDir  string
 	before  map[string]fileStamp
 	// beside are the tasks that ran at some moment while this one ran, of its project or of one
@@ -158,6 +159,7 @@ func (b *taskBox) prepare(spec *proc.Spec) string {
 	if b.decl.Read != nil { // `read: []` narrows too, to what read grants without globs of its own
 		policy.NarrowRead = true
 		policy.Read = b.readPaths(spec.Env)
+		b.reads = policy.Read
 	}
 	if sup != nil && (v.Enforced.Filesystem || v.Enforced.Network) {
 		spec.Supervisor = &proc.Supervisor{Path: sup.Path, Name: sup.Name, Args: sandbox.Args(policy), Attr: sandbox.Attr(policy, v)}
@@ -218,10 +220,12 @@ func (b *taskBox) readPaths(env []string) []string {
 	return append(paths, pathReadDirs(env)...)
 }
 
-// pathReadDirs are the folders a task that narrows its reads may read for its PATH: each absolute
-// PATH folder, and its parent too (a toolchain's bin/ beside its lib/) unless that parent is /,
-// $HOME, or a top-level folder that is not among the system's (sandbox.SystemReadDirs: /home,
-// /tmp, /root, /srv are not): with PATH=/usr/bin:/bin, /usr and not /; with ~/bin, not ~.
+// pathReadDirs are what a task that narrows its reads may read for its PATH. Each absolute PATH
+// folder is granted whole, unless granting it whole would grant more than programs (broadFolder):
+// then only the programs in it are. Of a PATH folder's parent, its folders are granted (a
+// toolchain's lib/ beside its bin/), never its own files (~/.cargo/credentials.toml beside
+// ~/.cargo/bin), and nothing when that parent is itself a broad folder: with PATH=/usr/bin:/bin,
+// /usr/bin, /bin and /usr's folders, not /; with ~/bin, not ~.
 func pathReadDirs(env []string) []string {
 	var path, home string
 	for _, kv := range env {
@@ -231,23 +235,63 @@ func pathReadDirs(env []string) []string {
 			home = filepath.Clean(v)
 		}
 	}
-	var dirs []string
+	var out []string
 	for _, dir := range filepath.SplitList(path) {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
 		dir = filepath.Clean(dir)
-		dirs = append(dirs, dir)
-		parent := filepath.Dir(dir)
-		topLevel := filepath.Dir(parent) == parent || filepath.Dir(parent) == string(filepath.Separator)
-		switch {
-		case parent == dir, parent == string(filepath.Separator), parent == home:
-		case topLevel && !slices.Contains(sandbox.SystemReadDirs, parent):
-		default:
-			dirs = append(dirs, parent)
+		if broadFolder(dir, home) {
+			out = append(out, entriesOf(dir, isProgram)...)
+		} else {
+			out = append(out, dir)
+		}
+		if parent := filepath.Dir(dir); parent != dir && !broadFolder(parent, home) {
+			out = append(out, entriesOf(parent, isFolder)...)
 		}
 	}
-	return dirs
+	return out
+}
+
+// broadFolder reports whether granting dir whole grants more than a toolchain: dir is /, holds
+// $HOME (or is it), or is a top-level folder that is not among the system's
+// (sandbox.SystemReadDirs: /home, /tmp, /root, /srv are not).
+func broadFolder(dir, home string) bool {
+	sep := string(filepath.Separator)
+	switch {
+	case filepath.Dir(dir) == dir:
+		return true
+	case home != "" && (home == dir || strings.HasPrefix(home, dir+sep)):
+		return true
+	}
+	return filepath.Dir(dir) == sep && !slices.Contains(sandbox.SystemReadDirs, dir)
+}
+
+// entriesOf are the paths of the entries of dir that keep answers true for; none when dir cannot
+// be listed.
+func entriesOf(dir string, keep func(path string, e fs.DirEntry) bool) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if path := filepath.Join(dir, e.Name()); keep(path, e) {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// isFolder reports whether a folder's entry is a folder itself, not a link to one (which could
+// lead anywhere).
+func isFolder(_ string, e fs.DirEntry) bool { return e.IsDir() }
+
+// isProgram reports whether a folder's entry is a program: a regular file, or a link to one, that
+// may be executed.
+func isProgram(path string, _ fs.DirEntry) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // fileStamp is what tells a file changed.
@@ -377,6 +421,7 @@ var deniedPath = sync.OnceValue(func() []*regexp.Regexp {
 		regexp.MustCompile(`Permission denied: '([^'\n]+)'`),
 		regexp.MustCompile(`(?:open|mkdir|remove|rename|create|symlink|link) ([^\s:]+): permission denied`),
 		regexp.MustCompile(`(?m)^[^:\n]*sh: (?:line )?\d+: (?:cannot \w+ )?([^:\n]+): Permission denied`),
+		regexp.MustCompile(`(?m)^[\w.+-]+: '?([^:'\n]+?)'?: Permission denied`),
 	}
 })
 
@@ -389,6 +434,10 @@ var deniedConnect = sync.OnceValue(func() []*regexp.Regexp {
 	}
 })
 
+// denied answers the paths and connections the task's output says it was denied that only the
+// sandbox denies: a path outside what a task that narrows its reads may read is a read denied (it
+// exists and vx could read it), else one outside what it may write is a write denied (vx could
+// write it); a refused connection when it has no network.
 func (b *taskBox) denied(log []byte) []string {
 	ws := b.r.opts.Workspace
 	text := string(log)
@@ -400,14 +449,20 @@ func (b *taskBox) denied(log []byte) []string {
 				path = filepath.Join(b.p.AbsDir, path)
 			}
 			path = filepath.Clean(path)
-			if b.mayWrite(path) || !sandbox.Writable(path) {
+			what := "write"
+			switch {
+			case b.mayWrite(path):
 				continue // denied by something else than the sandbox
+			case b.reads != nil && !b.mayRead(path) && sandbox.Readable(path):
+				what = "read"
+			case !sandbox.Writable(path):
+				continue
 			}
 			shown := path
 			if rel, err := filepath.Rel(ws.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
 				shown = filepath.ToSlash(rel)
 			}
-			found = append(found, shown+": write denied by the sandbox")
+			found = append(found, shown+": "+what+" denied by the sandbox")
 		}
 	}
 	if !b.decl.Network {
@@ -424,6 +479,16 @@ func (b *taskBox) denied(log []byte) []string {
 func (b *taskBox) mayWrite(path string) bool {
 	for _, w := range b.writes {
 		if path == w || strings.HasPrefix(path, w+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayRead reports whether the sandbox lets a task that narrows its reads read the absolute path.
+func (b *taskBox) mayRead(path string) bool {
+	for _, r := range slices.Concat(b.reads, b.writes, sandbox.Devices) {
+		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
 			return true
 		}
 	}

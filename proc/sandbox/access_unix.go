@@ -24,3 +24,9 @@ func Writable(path string) bool {
 		path = parent
 	}
 }
+
+// Readable reports whether this process, unsandboxed, could read path. A denial of a path it could
+// not read anyway is the system's, not the sandbox's.
+func Readable(path string) bool {
+	return unix.Access(path, unix.R_OK) == nil
+}
