@@ -17,7 +17,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lock"
 	"github.com/vzn/vx/engine/remote"
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/proc/sandbox"
@@ -159,15 +159,15 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 
 // Workers is the worker count a run uses and its source, as the runner decides it.
 func Workers(flag int, getenv func(string) string) (Setting, error) {
-	n, source, err := runner.Workers(flag, getenv)
+	n, source, err := resources.Workers(flag, getenv)
 	return Setting{Value: int64(n), Source: source}, err
 }
 
 // MemoryBudget is the memory a run's tasks may reserve together and its source, as the runner
 // decides it: VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts (ws may be nil), else the
-// cgroup's memory limit or the machine's memory (runner.MemoryBudget).
+// cgroup's memory limit or the machine's memory (resources.MemoryBudget).
 func MemoryBudget(ws *graph.Workspace, getenv func(string) string) (Setting, error) {
-	n, source, err := runner.MemoryBudget("", ws, getenv)
+	n, source, err := resources.MemoryBudget("", ws, getenv)
 	return Setting{Value: n, Source: source}, err
 }
 

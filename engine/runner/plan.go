@@ -15,6 +15,7 @@ import (
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
@@ -72,11 +73,11 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions
 		}
 		ws = workspace.WithArgs(ws, workspace.NamedTasks(selection, req.SelectOptions), req.Args)
 	}
-	workers, _, err := Workers(req.Concurrency, getenv)
+	workers, _, err := resources.Workers(req.Concurrency, getenv)
 	if err != nil {
 		return PlanOptions{}, err
 	}
-	budget, budgetSource, err := MemoryBudget(req.MemoryBudget, ws, getenv)
+	budget, budgetSource, err := resources.MemoryBudget(req.MemoryBudget, ws, getenv)
 	if err != nil {
 		return PlanOptions{}, err
 	}
@@ -142,7 +143,7 @@ type Plan struct {
 	Tasks []PlanTask `json:"tasks"`
 }
 
-// MemorySetting is a memory budget in bytes and where it came from (MemoryFromFlag, …).
+// MemorySetting is a memory budget in bytes and where it came from (resources.MemoryFromFlag, …).
 type MemorySetting struct {
 	Bytes  int64  `json:"bytes"`
 	Source string `json:"source"`

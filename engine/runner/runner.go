@@ -24,6 +24,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -46,10 +47,10 @@ type Options struct {
 	Force bool
 	// Bail stops starting tasks after the first failure.
 	Bail bool
-	// Concurrency is the number of workers; 0 means Workers(0, Getenv).
+	// Concurrency is the number of workers; 0 means resources.Workers(0, Getenv).
 	Concurrency int
 	// MemoryBudget is the memory, in bytes, the running tasks may reserve together, and
-	// MemorySource where that figure came from; 0 means MemoryBudget("", Workspace, Getenv).
+	// MemorySource where that figure came from; 0 means resources.MemoryBudget("", Workspace, Getenv).
 	MemoryBudget int64
 	MemorySource string
 	// Getenv reads env values and secrets; nil means os.Getenv.
@@ -124,14 +125,14 @@ func (o *Options) fill() error {
 		o.Exec = proc.Run
 	}
 	if o.Concurrency <= 0 {
-		n, _, err := Workers(0, o.Getenv)
+		n, _, err := resources.Workers(0, o.Getenv)
 		if err != nil {
 			return err
 		}
 		o.Concurrency = n
 	}
 	if o.MemoryBudget <= 0 {
-		n, source, err := MemoryBudget("", o.Workspace, o.Getenv)
+		n, source, err := resources.MemoryBudget("", o.Workspace, o.Getenv)
 		if err != nil {
 			return err
 		}

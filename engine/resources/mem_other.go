@@ -1,6 +1,6 @@
 //go:build !linux && !windows && !darwin && !freebsd && !netbsd && !openbsd && !dragonfly
 
-package runner
+package resources
 
 import (
 	"errors"
