@@ -28,6 +28,7 @@ import (
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
@@ -355,7 +356,7 @@ func loadFileState(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store
 // to mask is refused, naming it.
 func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]string, error) {
 	secrets := append([]string(nil), opts.Workspace.Secrets...)
-	creds := credentials(opts.Workspace, opts.Environ)
+	creds := taskenv.Credentials(opts.Workspace, opts.Environ)
 	for _, n := range nodes {
 		for _, name := range n.task.SecretNames() {
 			if err := mask.Check(name, opts.Getenv(name)); err != nil {
@@ -363,7 +364,7 @@ func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]st
 			}
 			secrets = append(secrets, opts.Getenv(name))
 		}
-		secrets = append(secrets, credentialValues(opts.Workspace, n.task, creds)...)
+		secrets = append(secrets, taskenv.CredentialValues(opts.Workspace, n.task, creds)...)
 	}
 	return append(secrets, remoteCfg.Secrets()...), nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/tasklock"
 	"github.com/vzn/vx/proc"
 )
@@ -361,7 +362,7 @@ func (a *attempt) commandSpan(res proc.Result) {
 
 func intPtr(i int) *int { return &i }
 
-// taskEnv is the task's environment: what it declares (TaskEnv), exec.env and secrets read now.
+// taskEnv is the task's environment: what it declares (taskenv.Env), exec.env and secrets read now.
 func (r *runState) taskEnv(t *graph.Task) []string {
-	return TaskEnv(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv)
+	return taskenv.Env(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv)
 }

@@ -1,4 +1,4 @@
-package runner
+package taskenv
 
 import (
 	"runtime"
@@ -12,10 +12,10 @@ import (
 
 // Environment modes of a task (envMode in config).
 const (
-	// EnvStrict gives a task only what it declares, plus BaseEnv: the default.
-	EnvStrict = "strict"
-	// EnvLoose gives a task all of vx's environment, as vx did before envMode.
-	EnvLoose = "loose"
+	// Strict gives a task only what it declares, plus Base: the default.
+	Strict = "strict"
+	// Loose gives a task all of vx's environment, as vx did before envMode.
+	Loose = "loose"
 )
 
 // turboBuiltinPassThroughEnv is Turborepo's own list of the variables a task sees in strict mode
@@ -67,9 +67,9 @@ var vxBasePassThroughEnv = []string{
 	"VX_*", "GOCOVERDIR", "GORACE",
 }
 
-// BaseEnv lists the names (a * matches any run of characters) of the variables every task sees in
+// Base lists the names (a * matches any run of characters) of the variables every task sees in
 // strict mode without declaring them: Turborepo's list, then vx's additions.
-func BaseEnv() []string {
+func Base() []string {
 	return append(append([]string(nil), turboBuiltinPassThroughEnv...), vxBasePassThroughEnv...)
 }
 
@@ -117,15 +117,15 @@ func wildcardMatch(pattern, name string) bool {
 	return mask.MatchStars(pattern, name)
 }
 
-// TaskEnvMode is the mode a task runs in: its own envMode, else the workspace's, else strict.
-func TaskEnvMode(ws *graph.Workspace, t *graph.Task) string {
+// Mode is the mode a task runs in: its own envMode, else the workspace's, else strict.
+func Mode(ws *graph.Workspace, t *graph.Task) string {
 	switch {
 	case t.EnvMode != "":
 		return t.EnvMode
 	case ws != nil && ws.EnvMode != "":
 		return ws.EnvMode
 	}
-	return EnvStrict
+	return Strict
 }
 
 // namesCredential reports whether one of patterns names the credential variable name: spelled
@@ -160,20 +160,20 @@ func withheld(ws *graph.Workspace, name string) bool {
 	return false
 }
 
-// TaskEnv is the environment a task's command starts with, from environ (vx's): in strict mode
+// Env is the environment a task's command starts with, from environ (vx's): in strict mode
 // only the variables the task declares (env, passThroughEnv), the workspace's (env,
-// passThroughEnv) and BaseEnv; in loose mode all of environ. In both, a credential (withheld)
+// passThroughEnv) and Base; in loose mode all of environ. In both, a credential (withheld)
 // passes only when one of those declarations names it (namesCredential). exec.env is set over
 // either, its secrets read through getenv.
-func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(string) string) []string {
-	strict := TaskEnvMode(ws, t) == EnvStrict
+func Env(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(string) string) []string {
+	strict := Mode(ws, t) == Strict
 	declared := slices.Concat(t.Env, t.PassThroughEnv)
 	if ws != nil {
 		declared = slices.Concat(ws.Env, ws.PassThroughEnv, declared)
 	}
 	var m envMatcher
 	if strict {
-		m.add(BaseEnv()...)
+		m.add(Base()...)
 		m.add(declared...)
 	}
 	set := make(map[string]string, len(t.ExecEnv))
@@ -207,9 +207,9 @@ func TaskEnv(ws *graph.Workspace, t *graph.Task, environ []string, getenv func(s
 	return env
 }
 
-// credentials are the entries of environ that no task gets unless it names them (withheld): the
+// Credentials are the entries of environ that no task gets unless it names them (withheld): the
 // same for every task of a run, so found once.
-func credentials(ws *graph.Workspace, environ []string) []string {
+func Credentials(ws *graph.Workspace, environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		if name, v, _ := strings.Cut(kv, "="); v != "" && withheld(ws, name) {
@@ -219,15 +219,15 @@ func credentials(ws *graph.Workspace, environ []string) []string {
 	return out
 }
 
-// credentialValues are the values of the credentials (creds, from credentials) a task names and
+// CredentialValues are the values of the credentials (creds, from Credentials) a task names and
 // so is given: they are masked like secrets wherever the run could show them (its log, the
 // cache's copy). Only creds are matched against the task's names, never the whole environment.
-func credentialValues(ws *graph.Workspace, t *graph.Task, creds []string) []string {
+func CredentialValues(ws *graph.Workspace, t *graph.Task, creds []string) []string {
 	if len(creds) == 0 {
 		return nil
 	}
 	var vals []string
-	for _, kv := range TaskEnv(ws, t, creds, func(string) string { return "" }) {
+	for _, kv := range Env(ws, t, creds, func(string) string { return "" }) {
 		if name, v, _ := strings.Cut(kv, "="); v != "" && withheld(ws, name) {
 			if _, set := t.ExecEnv[name]; !set {
 				vals = append(vals, v)
