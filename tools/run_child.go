@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/proc"
 )
 
@@ -326,23 +327,23 @@ type childEvents struct {
 // readChildEvents reads the child's events from r until EOF, turning them into progress (none
 // when nil), in a goroutine its caller waits for on read.
 func readChildEvents(r io.Reader, progress func(done, total float64, msg string)) *childEvents {
-	readEvents := runner.ReadEvents
+	readEvents := runout.ReadEvents
 	if progress == nil {
 		// No progress to send: the task lines, one a task, are skipped unread.
-		readEvents, progress = runner.ReadEventsButTasks, func(float64, float64, string) {}
+		readEvents, progress = runout.ReadEventsButTasks, func(float64, float64, string) {}
 	}
 	ev := &childEvents{read: make(chan struct{})}
 	go func() {
 		defer close(ev.read)
-		readEvents(r, func(e runner.Event) {
+		readEvents(r, func(e runout.Event) {
 			switch e.Type {
-			case runner.EventStart:
+			case runout.EventStart:
 				progress(0, float64(e.Total), fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
-			case runner.EventTask:
+			case runout.EventTask:
 				progress(float64(e.Done), float64(e.Total), taskMessage(e))
-			case runner.EventError:
+			case runout.EventError:
 				ev.msg = e.Message
-			case runner.EventEnd:
+			case runout.EventEnd:
 				ev.commands = e.Commands
 			}
 		})

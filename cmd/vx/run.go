@@ -20,6 +20,7 @@ import (
 	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/vxerr"
@@ -72,7 +73,7 @@ part of those tasks' cache keys.`,
 				// RunE's own, what it returns.
 				defer func() {
 					if msg, ok := a.message(err); ok {
-						runner.WriteEvent(events, runner.ErrorEvent(msg))
+						runout.WriteEvent(events, runout.ErrorEvent(msg))
 					}
 				}()
 				eventsOut = events

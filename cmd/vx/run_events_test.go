@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runout"
 )
 
 // runWithEvents runs vx run args with --events-fd 3 in dir and answers its events and exit code.
-func runWithEvents(t *testing.T, dir string, env []string, args ...string) ([]runner.Event, int) {
+func runWithEvents(t *testing.T, dir string, env []string, args ...string) ([]runout.Event, int) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -30,8 +30,8 @@ func runWithEvents(t *testing.T, dir string, env []string, args ...string) ([]ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []runner.Event
-	runner.ReadEvents(r, func(ev runner.Event) { events = append(events, ev) })
+	var events []runout.Event
+	runout.ReadEvents(r, func(ev runout.Event) { events = append(events, ev) })
 	_ = cmd.Wait()
 	if cmd.ProcessState == nil {
 		t.Fatalf("vx run %s did not run:\n%s", strings.Join(args, " "), stderr.String())
@@ -61,7 +61,7 @@ func TestRunErrorEvent(t *testing.T) {
 		{[]string{"--dry=yaml", "build"}, 2, "--dry=yaml: want json or text"},
 	} {
 		events, code := runWithEvents(t, dir, env, tc.args...)
-		if code != tc.code || len(events) != 1 || events[0].Type != runner.EventError ||
+		if code != tc.code || len(events) != 1 || events[0].Type != runout.EventError ||
 			(tc.msg != "" && events[0].Message != tc.msg) || events[0].Message == "" || strings.Contains(events[0].Message, secret) {
 			t.Errorf("vx run %s: exit %d, events %+v; want exit %d and one error event %q", strings.Join(tc.args, " "), code, events, tc.code, tc.msg)
 		}
@@ -76,8 +76,8 @@ func TestRunErrorEvent(t *testing.T) {
 		for i, ev := range events {
 			types[i] = ev.Type
 		}
-		if code != tc.code || len(events) < 3 || types[0] != runner.EventStart || types[len(types)-1] != runner.EventEnd ||
-			strings.Contains(strings.Join(types, " "), runner.EventError) {
+		if code != tc.code || len(events) < 3 || types[0] != runout.EventStart || types[len(types)-1] != runout.EventEnd ||
+			strings.Contains(strings.Join(types, " "), runout.EventError) {
 			t.Errorf("vx run %s: exit %d, events %v; want exit %d, start … end and no error", tc.task, code, types, tc.code)
 		}
 	}

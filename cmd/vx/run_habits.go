@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -56,12 +56,12 @@ func (h *habitFlags) apply(cmd *cobra.Command, rf *runFlags) error {
 	default:
 		return vxerr.Usagef("--continue=%s: want dependencies-successful (the default) or never", h.continueOn)
 	}
-	return runner.CheckLogOptions(h.outputLogs, h.logOrder)
+	return runout.CheckLogOptions(h.outputLogs, h.logOrder)
 }
 
 // logOptions are the runner's log options for the flags, in colour or not.
-func (h *habitFlags) logOptions(color bool) runner.LogOptions {
-	return runner.LogOptions{Show: h.outputLogs, Grouped: h.logOrder == runner.OrderGrouped, Color: color}
+func (h *habitFlags) logOptions(color bool) runout.LogOptions {
+	return runout.LogOptions{Show: h.outputLogs, Grouped: h.logOrder == runout.OrderGrouped, Color: color}
 }
 
 // parseConcurrency reads --concurrency: a positive count, or a percentage of cpus (at least one

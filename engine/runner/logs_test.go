@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runout"
 )
 
 // Each --output-logs mode and --log-order shows the task output Turborepo's does; a hit's log
@@ -16,7 +17,7 @@ func TestLogOptions(t *testing.T) {
 	f.task(p, "ok", "echo ok-one; sleep 0.05; echo ok-two", func(t *graph.Task) { t.Inputs = []string{} })
 	f.task(p, "bad", "echo bad-one; sleep 0.02; echo bad-two; exit 3", func(t *graph.Task) { t.Inputs = []string{} })
 	ids := []string{"p#bad", "p#ok"}
-	run := func(logs LogOptions) string {
+	run := func(logs runout.LogOptions) string {
 		_, out := f.run(ids, func(o *Options) { o.Logs = logs; o.Force = true })
 		return out
 	}
@@ -36,23 +37,23 @@ func TestLogOptions(t *testing.T) {
 			}
 		}
 	}
-	out := run(LogOptions{})
+	out := run(runout.LogOptions{})
 	has("full", out, "p#ok | ok-one\n", "p#bad | bad-two\n", "p#ok: miss", "p#bad: failed with exit code 3")
-	out = run(LogOptions{Show: LogsErrorsOnly})
+	out = run(runout.LogOptions{Show: runout.LogsErrorsOnly})
 	has("errors-only", out, "p#bad | bad-one\np#bad | bad-two\np#bad: failed", "p#ok: miss")
 	hasNot("errors-only", out, "ok-one")
-	for _, mode := range []string{LogsNone, LogsHashOnly} {
-		out = run(LogOptions{Show: mode})
+	for _, mode := range []string{runout.LogsNone, runout.LogsHashOnly} {
+		out = run(runout.LogOptions{Show: mode})
 		has(mode, out, "p#ok: miss", "p#bad: failed")
 		hasNot(mode, out, "ok-one", "bad-one")
-		if mode == LogsHashOnly && !regexp.MustCompile(`p#ok: miss \(\S+\) [0-9a-f]{64}\n`).MatchString(out) {
+		if mode == runout.LogsHashOnly && !regexp.MustCompile(`p#ok: miss \(\S+\) [0-9a-f]{64}\n`).MatchString(out) {
 			t.Errorf("hash-only: no key on p#ok's line:\n%s", out)
 		}
 	}
 	// Grouped: each task's lines together, before its status line, never interleaved.
-	out = run(LogOptions{Grouped: true})
+	out = run(runout.LogOptions{Grouped: true})
 	has("grouped", out, "p#ok | ok-one\np#ok | ok-two\np#ok: miss", "p#bad | bad-one\np#bad | bad-two\np#bad: failed")
-	out = run(LogOptions{Color: true})
+	out = run(runout.LogOptions{Color: true})
 	if !strings.Contains(out, "\x1b[31mfailed with exit code 3") || !strings.Contains(out, "\x1b[0m | ok-one") {
 		t.Errorf("color: no red failure or coloured prefix in\n%q", out)
 	}
@@ -63,21 +64,7 @@ func TestLogOptions(t *testing.T) {
 	if i, j := strings.Index(out, "p#ok: hit"), strings.Index(out, "p#ok | ok-one"); i < 0 || j < i {
 		t.Errorf("a hit's log comes before its hit line:\n%s", out)
 	}
-	_, out = f.run([]string{"p#ok"}, func(o *Options) { o.Logs = LogOptions{Show: LogsNewOnly} })
+	_, out = f.run([]string{"p#ok"}, func(o *Options) { o.Logs = runout.LogOptions{Show: runout.LogsNewOnly} })
 	has("new-only", out, "p#ok: hit")
 	hasNot("new-only", out, "ok-one")
-}
-
-func TestCheckLogOptions(t *testing.T) {
-	for _, ok := range [][2]string{{"", ""}, {"full", "stream"}, {"new-only", "grouped"}, {"errors-only", "auto"}, {"none", ""}, {"hash-only", ""}} {
-		if err := CheckLogOptions(ok[0], ok[1]); err != nil {
-			t.Errorf("CheckLogOptions(%q, %q) = %v", ok[0], ok[1], err)
-		}
-	}
-	if err := CheckLogOptions("some", ""); err == nil || err.Error() != "--output-logs=some: want full, new-only, errors-only, hash-only or none" {
-		t.Errorf("CheckLogOptions(some) = %v", err)
-	}
-	if err := CheckLogOptions("", "sorted"); err == nil || err.Error() != "--log-order=sorted: want stream, grouped or auto" {
-		t.Errorf("CheckLogOptions(sorted) = %v", err)
-	}
 }

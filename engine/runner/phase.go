@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -123,7 +124,7 @@ func (s *scheduler) start(n *node) {
 	for _, d := range n.deps {
 		depKeys[d.task.ID] = d.key
 	}
-	s.r.display.started(n.task.ID)
+	s.r.display.Started(n.task.ID)
 	report := func(st step) { s.steps <- st }
 	s.pool.Go(func() {
 		// Whatever happens to the worker, the loop hears of the task: a panic is re-raised at Wait.
@@ -141,10 +142,10 @@ func (s *scheduler) moveTo(st step) {
 	switch {
 	case st.to == lockWait && n.phase == running:
 		n.phase = lockWait
-		s.r.display.waiting(n.task.ID, st.holder)
+		s.r.display.Waiting(n.task.ID, st.holder)
 	case st.to == running && n.phase == lockWait:
 		n.phase = running
-		s.r.display.resumed(n.task.ID)
+		s.r.display.Resumed(n.task.ID)
 	case st.to == released && n.phase == running:
 		n.phase = released
 		n.key = st.key
@@ -210,7 +211,7 @@ func (s *scheduler) finish(o outcome) {
 	n.timing = o.timing
 	s.end(n, o.exec)
 	// A hit's log comes after its hit line, which says it was restored, not run again.
-	s.r.display.hit(n.task.ID, o.replay)
+	s.r.display.Hit(n.task.ID, o.replay)
 	switch n.phase {
 	case endHit, endMiss:
 		s.releaseDependents(n)
@@ -253,8 +254,8 @@ func (s *scheduler) end(n *node, e store.Execution) {
 	n.exec = e
 	s.ended++
 	s.batch.Executions = append(s.batch.Executions, e)
-	s.r.display.finished(e)
-	s.r.event(taskEvent(e, s.r.display.doneCount(), len(s.nodes)))
+	s.r.display.Finished(e)
+	s.r.event(runout.TaskEvent(e, s.r.display.Done(), len(s.nodes)))
 	s.traceTask(n, e)
 	for _, d := range n.deps {
 		if d.task.Persistent {

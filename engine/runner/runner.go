@@ -25,6 +25,7 @@ import (
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/resources"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -90,7 +91,7 @@ type Options struct {
 	NothingAffected string
 	// Logs says which task output Output shows, in what order and colour (vx run --output-logs,
 	// --log-order, --color); the zero value shows it all as it comes.
-	Logs LogOptions
+	Logs runout.LogOptions
 	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
 	// nil scans: a git listing, a stat of each file, the index's stat cache.
 	Files filestate.Source
@@ -171,7 +172,7 @@ type runState struct {
 	st      *store.Store
 	hasher  *hasher.Hasher
 	masker  *mask.Masker
-	display *display
+	display *runout.Display
 	runID   string
 	sandbox sandboxState
 	// cache is the run's cache, local and remote, opened with remoteCfg once the run is recorded.
@@ -247,10 +248,10 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err := st.BeginRun(dbctx, run); err != nil {
 		return nil, err
 	}
-	r.event(startEvent(r.runID, len(nodes)))
+	r.event(runout.StartEvent(r.runID, len(nodes)))
 
 	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: r.hasher, Remote: r.remoteCfg,
-		Now: opts.Now, Notice: r.display.notice, Warn: opts.Notice, Mask: r.masker.String, Prefetch: prefetch,
+		Now: opts.Now, Notice: r.display.Notice, Warn: opts.Notice, Mask: r.masker.String, Prefetch: prefetch,
 		Intact: r.handed.intactFunc()}); err != nil {
 		return nil, err
 	}
@@ -321,7 +322,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	}
 	masker := mask.New(secrets...)
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
-		display: newDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
+		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (effectiveSandbox), so such a run hashes every task.
@@ -392,7 +393,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 	if err := r.st.FinishRun(dbctx, r.runID, run.Status, run.ExitCode, run.Finished); err != nil && recErr == nil {
 		recErr = err
 	}
-	r.display.finish()
+	r.display.Finish()
 	// Answer the run as the index now holds it (store's Recorded: what it reads back, without
 	// reading it), so that this summary and `vx last` (and the runTasks tool) are one document,
 	// to the millisecond.
@@ -402,7 +403,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 	}
 	sum := summary.Summarize(run.Recorded(), recorded)
 	sum.RemoteCache = remoteRun
-	r.event(endEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
+	r.event(runout.EndEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)
 	}
@@ -462,9 +463,9 @@ func (r *runState) row(n *node, status store.Status, set func(*store.Execution))
 }
 
 // event writes one line to the events stream, if there is one.
-func (r *runState) event(ev Event) {
+func (r *runState) event(ev runout.Event) {
 	if r.opts.Events != nil {
-		WriteEvent(r.opts.Events, ev)
+		runout.WriteEvent(r.opts.Events, ev)
 	}
 }
 

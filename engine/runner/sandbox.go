@@ -132,7 +132,7 @@ func (b *taskBox) prepare(spec *proc.Spec) string {
 		return fmt.Sprintf("vx: %s: its sandbox is required, and this host cannot enforce it: %s\n", t.ID, missing)
 	}
 	if missing != "" {
-		r.display.notice(t.ID, "vx: sandbox not enforced: "+missing)
+		r.display.Notice(t.ID, "vx: sandbox not enforced: "+missing)
 	}
 	for _, globs := range [][]string{t.Outputs, b.decl.Write} {
 		set, err := pathglob.NewSet(p.Dir, globs)

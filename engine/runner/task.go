@@ -17,10 +17,6 @@ import (
 	"github.com/vzn/vx/proc"
 )
 
-// maxLogBytes bounds the log kept in memory and in the cache for one task; beyond it the middle
-// of the output is dropped with a marker.
-const maxLogBytes = 32 << 20
-
 // attempt is one task's execution on its worker, from its key to its outcome: e is its row as it
 // is made, o what the worker answers.
 type attempt struct {
@@ -100,7 +96,7 @@ func (a *attempt) fail(status store.Status, msg string) outcome {
 	a.o.timing.measuredFrom = a.start
 	if msg != "" {
 		log := []byte(a.r.masker.String(msg))
-		a.r.display.replay(a.t.ID, log)
+		a.r.display.Replay(a.t.ID, log)
 		a.keepFailureLog(log)
 	}
 	a.o.exec = a.e
@@ -153,7 +149,7 @@ func (a *attempt) handedManifest(key string, depKeys map[string]string) {
 // and says so the first time.
 func (a *attempt) wrongKey(made, handed string) {
 	if a.r.handed.wrong() {
-		a.r.display.notice(a.t.ID, fmt.Sprintf("vx: the key vx mcp handed over for %s is not its files' (%s, not %s): this run hashes every task from here",
+		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: the key vx mcp handed over for %s is not its files' (%s, not %s): this run hashes every task from here",
 			a.t.ID, shortKey(made), shortKey(handed)))
 	}
 }
@@ -212,7 +208,7 @@ func (a *attempt) lookup(key string) (cache.Hit, bool) {
 		a.r.hasher.Invalidate(a.p.Dir)
 	}
 	if err != nil {
-		a.r.display.notice(a.t.ID, fmt.Sprintf("vx: cache: %v", err))
+		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: cache: %v", err))
 	}
 	return hit, ok
 }
@@ -246,7 +242,7 @@ func (a *attempt) run(key string) outcome {
 		runCtx, cancel = context.WithTimeout(a.ctx, t.Timeout)
 	}
 	defer cancel()
-	out := r.display.taskWriter(t.ID)
+	out := r.display.TaskWriter(t.ID)
 	spec := proc.Spec{
 		Shell: t.Command, Dir: p.AbsDir, Env: r.taskEnv(t), Stdout: out, Stderr: out, Grace: r.opts.Grace,
 	}
@@ -261,17 +257,17 @@ func (a *attempt) run(key string) outcome {
 	r.commands.Add(1)
 	res, runErr := r.opts.Exec(runCtx, spec)
 	a.commandSpan(res)
-	out.flush()
+	out.Flush()
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(p.Dir)
-	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.log()))
-	log = a.confine(box, out.log(), log)
+	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.Log()))
+	log = a.confine(box, out.Log(), log)
 	r.noteUndeclared(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
 		if t.Cache {
 			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
-				r.display.notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
+				r.display.Notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
 			} else {
 				a.e.LogBlob, a.e.LogSource = logBlob, "cache"
 			}
@@ -288,7 +284,7 @@ func (a *attempt) run(key string) outcome {
 func (a *attempt) keepFailureLog(log []byte) {
 	h, err := a.r.st.CAS().Put(log)
 	if err != nil {
-		a.r.display.notice(a.t.ID, fmt.Sprintf("vx: the log of %s could not be kept: %v", a.t.ID, err))
+		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: the log of %s could not be kept: %v", a.t.ID, err))
 		return
 	}
 	a.e.LogBlob, a.e.LogSource = h, "failure"
@@ -310,7 +306,7 @@ func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, l
 	case runErr != nil && !res.Cancelled:
 		msg := a.r.masker.String(fmt.Sprintf("vx: %v\n", runErr))
 		log = append(log, msg...)
-		a.r.display.replay(a.t.ID, []byte(msg))
+		a.r.display.Replay(a.t.ID, []byte(msg))
 		e.Status = store.StatusFailed
 	case res.Cancelled && a.ctx.Err() != nil:
 		e.Status = store.StatusCancelled
@@ -318,7 +314,7 @@ func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, l
 		e.Status, e.TimedOut = store.StatusTimedOut, true
 		msg := fmt.Sprintf("vx: %s timed out after %s\n", a.t.ID, a.t.Timeout)
 		log = append(log, msg...)
-		a.r.display.replay(a.t.ID, []byte(msg))
+		a.r.display.Replay(a.t.ID, []byte(msg))
 	case res.ExitCode == 0 && res.Signal == "":
 		e.Status = store.StatusMiss
 	default:
@@ -340,7 +336,7 @@ func (a *attempt) confine(box *taskBox, raw, log []byte) []byte {
 	a.e.SandboxViolations = v
 	msg := fmt.Sprintf("vx: %s reached outside its sandbox:\n  %s\n", a.t.ID, strings.Join(v, "\n  "))
 	log = append(log, msg...)
-	a.r.display.replay(a.t.ID, []byte(msg))
+	a.r.display.Replay(a.t.ID, []byte(msg))
 	if a.e.Status == store.StatusMiss {
 		a.e.Status = store.StatusFailed
 	}

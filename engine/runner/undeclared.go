@@ -77,7 +77,7 @@ func (r *runState) checkUndeclared(ctx context.Context) {
 	}
 	for _, c := range checks {
 		if len(left[c.taskID]) > 0 {
-			r.display.notice(c.taskID, undeclaredWarning(c.taskID, left[c.taskID]))
+			r.display.Notice(c.taskID, undeclaredWarning(c.taskID, left[c.taskID]))
 		}
 	}
 }

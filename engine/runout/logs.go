@@ -1,4 +1,4 @@
-package runner
+package runout
 
 import (
 	"hash/fnv"

@@ -1,4 +1,4 @@
-package runner
+package runout
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// display writes task output, each line prefixed with its task id and masked, and progress: on a
+// Display writes task output, each line prefixed with its task id and masked, and progress: on a
 // terminal a status line (tasks done / total, running tasks) redrawn under the output, otherwise
 // one plain line per finished task.
-type display struct {
+type Display struct {
 	w        io.Writer
 	terminal bool
 	masker   *mask.Masker
@@ -36,12 +36,15 @@ type display struct {
 	shown   bool     // the status line is on screen
 }
 
-func newDisplay(w io.Writer, terminal bool, m *mask.Masker, total int, logs LogOptions, persistent map[string]bool) *display {
-	return &display{w: w, terminal: terminal, masker: m, total: total, logs: logs, persistent: persistent, held: map[string][]byte{}}
+// NewDisplay answers the display of a run of total tasks on w (a terminal when terminal is set),
+// masking with m, showing task output as logs says; persistent holds the ids of the persistent
+// tasks.
+func NewDisplay(w io.Writer, terminal bool, m *mask.Masker, total int, logs LogOptions, persistent map[string]bool) *Display {
+	return &Display{w: w, terminal: terminal, masker: m, total: total, logs: logs, persistent: persistent, held: map[string][]byte{}}
 }
 
 // write prints text (whole lines) above the status line. Callers hold d.mu.
-func (d *display) write(text string) {
+func (d *Display) write(text string) {
 	if d.terminal && d.shown {
 		io.WriteString(d.w, "\r\x1b[K")
 		d.shown = false
@@ -50,7 +53,7 @@ func (d *display) write(text string) {
 	d.status()
 }
 
-func (d *display) status() {
+func (d *Display) status() {
 	if !d.terminal || d.done >= d.total {
 		return
 	}
@@ -70,7 +73,8 @@ func (d *display) status() {
 	d.shown = true
 }
 
-func (d *display) started(id string) {
+// Started shows the task as running.
+func (d *Display) Started(id string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.running = append(d.running, id)
@@ -80,17 +84,17 @@ func (d *display) started(id string) {
 	}
 }
 
-// waiting shows a started task as waiting for holder, another process that runs it.
-func (d *display) waiting(id, holder string) {
+// Waiting shows a started task as waiting for holder, another process that runs it.
+func (d *Display) Waiting(id, holder string) {
 	d.mu.Lock()
 	d.running = remove(d.running, id)
 	d.waiters = append(d.waiters, id)
 	d.mu.Unlock()
-	d.notice(id, "vx: waiting for "+holder+", which runs this task")
+	d.Notice(id, "vx: waiting for "+holder+", which runs this task")
 }
 
-// resumed shows a task that waited as running again.
-func (d *display) resumed(id string) {
+// Resumed shows a task that waited as running again.
+func (d *Display) Resumed(id string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.waiters = remove(d.waiters, id)
@@ -108,13 +112,16 @@ func remove(ids []string, id string) []string {
 	return ids
 }
 
-func (d *display) doneCount() int {
+// Done answers how many tasks have finished.
+func (d *Display) Done() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.done
 }
 
-func (d *display) finished(e store.Execution) {
+// Finished shows a task's status line (and its held output, when logs shows it) and counts it
+// done.
+func (d *Display) Finished(e store.Execution) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.done++
@@ -168,9 +175,9 @@ func round(t time.Duration) time.Duration {
 	}
 }
 
-// replay prints what a task printed (whole lines) with the task's prefix, masked: as it comes,
+// Replay prints what a task printed (whole lines) with the task's prefix, masked: as it comes,
 // or held until the task ends, or not at all, as d.logs says.
-func (d *display) replay(id string, log []byte) {
+func (d *Display) Replay(id string, log []byte) {
 	if len(log) == 0 || d.logs.drops() {
 		return
 	}
@@ -184,9 +191,9 @@ func (d *display) replay(id string, log []byte) {
 	d.write(text)
 }
 
-// hit prints a hit's cached log (masked when it was stored) with the task's prefix, after the
+// Hit prints a hit's cached log (masked when it was stored) with the task's prefix, after the
 // hit's own line, where d.logs replays hits.
-func (d *display) hit(id string, log []byte) {
+func (d *Display) Hit(id string, log []byte) {
 	if len(log) == 0 || !d.logs.replaysHits() {
 		return
 	}
@@ -197,7 +204,7 @@ func (d *display) hit(id string, log []byte) {
 }
 
 // prefixed is log's lines, masked, each after the task's prefix.
-func (d *display) prefixed(id string, log []byte) string {
+func (d *Display) prefixed(id string, log []byte) string {
 	prefix := d.prefix(id)
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(string(log), "\n") {
@@ -210,18 +217,19 @@ func (d *display) prefixed(id string, log []byte) string {
 }
 
 // prefix is the task's prefix of every line it prints: its id, escaped, then coloured.
-func (d *display) prefix(id string) string {
+func (d *Display) prefix(id string) string {
 	return d.logs.paint(prefixColor(id), logtext.Escape(id)) + " | "
 }
 
-func (d *display) notice(id, msg string) {
+// Notice prints vx's own message about a task, masked, with the task's prefix.
+func (d *Display) Notice(id, msg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.write(d.prefix(id) + logtext.Escape(d.masker.String(msg)) + "\n")
 }
 
-// finish clears the status line.
-func (d *display) finish() {
+// Finish clears the status line.
+func (d *Display) Finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.terminal && d.shown {
@@ -230,10 +238,10 @@ func (d *display) finish() {
 	}
 }
 
-// taskOutput receives a running task's stdout and stderr: it keeps the log (its first and last
-// maxLogBytes/2 when longer) and prints each complete line.
-type taskOutput struct {
-	d  *display
+// TaskOutput receives a running task's stdout and stderr: it keeps the log (its first and last
+// MaxLogBytes/2 when longer) and prints each complete line.
+type TaskOutput struct {
+	d  *Display
 	id string
 
 	mu      sync.Mutex
@@ -243,25 +251,30 @@ type taskOutput struct {
 	partial []byte
 }
 
-func (d *display) taskWriter(id string) *taskOutput { return &taskOutput{d: d, id: id} }
+// TaskWriter answers the writer of a running task's stdout and stderr.
+func (d *Display) TaskWriter(id string) *TaskOutput { return &TaskOutput{d: d, id: id} }
 
 // maxLineBytes caps a line printed whole: output without newlines is printed in pieces of about
 // this size, so that printing stays linear in time and bounded in memory.
 const maxLineBytes = 64 << 10
+
+// MaxLogBytes bounds the log kept in memory and in the cache for one task; beyond it the middle
+// of the output is dropped with a marker.
+const MaxLogBytes = 32 << 20
 
 // lineCarry is what a split line keeps back unprinted: at least as long as any secret, so that a
 // secret never straddles a split before it was masked.
 const lineCarry = 4 << 10
 
 // Write implements io.Writer.
-func (o *taskOutput) Write(p []byte) (int, error) {
+func (o *TaskOutput) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.keep(p)
 	// Only the new bytes are searched: the partial line before them holds no newline.
 	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
 		o.partial = append(o.partial, p[:i+1]...)
-		o.d.replay(o.id, o.partial)
+		o.d.Replay(o.id, o.partial)
 		o.partial = append(o.partial[:0], p[i+1:]...)
 	} else {
 		o.partial = append(o.partial, p...)
@@ -269,14 +282,14 @@ func (o *taskOutput) Write(p []byte) (int, error) {
 	if len(o.partial) > maxLineBytes {
 		masked := o.d.masker.Bytes(o.partial)
 		cut := len(masked) - lineCarry
-		o.d.replay(o.id, append(masked[:cut:cut], '\n'))
+		o.d.Replay(o.id, append(masked[:cut:cut], '\n'))
 		o.partial = append(o.partial[:0], masked[cut:]...)
 	}
 	return len(p), nil
 }
 
-func (o *taskOutput) keep(p []byte) {
-	const half = maxLogBytes / 2
+func (o *TaskOutput) keep(p []byte) {
+	const half = MaxLogBytes / 2
 	if room := half - len(o.head); room > 0 {
 		n := min(room, len(p))
 		o.head = append(o.head, p[:n]...)
@@ -294,23 +307,23 @@ func (o *taskOutput) keep(p []byte) {
 	}
 }
 
-// flush prints a last line without a newline.
-func (o *taskOutput) flush() {
+// Flush prints a last line without a newline.
+func (o *TaskOutput) Flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.partial) > 0 {
-		o.d.replay(o.id, append(o.partial, '\n'))
+		o.d.Replay(o.id, append(o.partial, '\n'))
 		o.partial = nil
 	}
 }
 
-// log answers what the task printed (unmasked: the caller masks it whole).
-func (o *taskOutput) log() []byte {
+// Log answers what the task printed (unmasked: the caller masks it whole).
+func (o *TaskOutput) Log() []byte {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	tail := o.tail
 	dropped := o.dropped
-	if over := len(tail) - maxLogBytes/2; over > 0 {
+	if over := len(tail) - MaxLogBytes/2; over > 0 {
 		tail, dropped = tail[over:], dropped+int64(over)
 	}
 	out := append([]byte(nil), o.head...)
