@@ -14,6 +14,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/proc"
 	"github.com/vzn/vx/proc/sandbox"
 )
@@ -75,7 +76,7 @@ func BenchmarkSandboxedTask(b *testing.B) {
 		start := time.Now()
 		s, err := runner.Run(ctx, runner.Options{Workspace: ws, TaskIDs: []string{id}, Requested: []string{id}, Force: true,
 			Concurrency: 1, Output: io.Discard, Environ: env, Exec: exec,
-			Sandbox: runner.SandboxOptions{Supervisor: sup, Verdict: func() sandbox.Verdict { return v }}})
+			Sandbox: taskenv.SandboxOptions{Supervisor: sup, Verdict: func() sandbox.Verdict { return v }}})
 		if err != nil || !s.OK {
 			b.Fatalf("run %s: %v %+v", id, err, s)
 		}

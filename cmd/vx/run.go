@@ -23,6 +23,7 @@ import (
 	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -217,7 +218,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	opts.Logs = rf.habits.logOptions(a.colorOn(a.stderr))
 	sup := taskSupervisor(a.getenv)
 	opts.Exec = supervisedExec(sup)
-	opts.Sandbox = runner.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
+	opts.Sandbox = taskenv.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
 	opts.RemoteCache = rf.remoteCache
 	// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 	// not kill vx before it stopped its tasks and recorded the run: writes fail instead.

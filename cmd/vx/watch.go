@@ -10,6 +10,7 @@ import (
 
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/watchloop"
@@ -97,7 +98,7 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 			o.Output, o.Terminal, o.Args = a.stderr, isTerminal(a.stderr), os.Args[1:]
 			o.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 			o.Exec = supervisedExec(sup)
-			o.Sandbox = runner.SandboxOptions{Supervisor: sup}
+			o.Sandbox = taskenv.SandboxOptions{Supervisor: sup}
 		},
 		Report: func(sum *summary.Summary) {
 			_ = a.emit(sum, func(w io.Writer) error { return writeSummaryText(w, sum, a.colorOn(w)) })

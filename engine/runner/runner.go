@@ -80,8 +80,8 @@ type Options struct {
 	Notice func(msg string)
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
 	DebugHash io.Writer
-	// Sandbox says how the tasks' sandboxes are enforced (see SandboxOptions).
-	Sandbox SandboxOptions
+	// Sandbox says how the tasks' sandboxes are enforced (see taskenv.SandboxOptions).
+	Sandbox taskenv.SandboxOptions
 	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
 	// "readwrite", or "" for the workspace's.
 	RemoteCache string
@@ -174,14 +174,14 @@ type runState struct {
 	masker  *mask.Masker
 	display *runout.Display
 	runID   string
-	sandbox sandboxState
+	sandbox *taskenv.Sandboxes
 	// cache is the run's cache, local and remote, opened with remoteCfg once the run is recorded.
 	cache     *cache.Cache
 	remoteCfg cache.RemoteConfig
 	// locks hold each task for this process while it runs it (one process at a time per task).
 	locks *tasklock.Locks
 	// undeclared are the misses to look at for outputs nobody declared, once the tasks are done.
-	undeclared undeclaredChecks
+	undeclared taskenv.Undeclared
 	// handed are the keys the run was handed (Options.Handoff), nil for none.
 	handed *handedKeys
 	// commands counts the task commands started.
@@ -258,7 +258,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	region := span.Start(ctx, "run tasks")
 	execs, recErr := r.schedule(ctx, nodes)
 	region.End()
-	r.checkUndeclared(ctx)
+	r.undeclared.Check(ctx, r.opts.Workspace, r.display.Notice)
 	// The uploads still in flight end here, bounded: the run is not done before them.
 	region = span.Start(ctx, "close cache")
 	remoteRun := r.cache.Close()
@@ -324,8 +324,9 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
+	r.sandbox = taskenv.NewSandboxes(opts.Workspace, opts.Sandbox, r.display.Notice)
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
-	// run's keys (effectiveSandbox), so such a run hashes every task.
+	// run's keys (taskenv.Sandboxes.Effective), so such a run hashes every task.
 	if !opts.Sandbox.Agent {
 		r.handed = newHandedKeys(opts.Handoff, opts.HandedIntact)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/proc/sandbox"
 )
 
@@ -133,8 +134,8 @@ func TestSandboxAgentNarrowsAndKeys(t *testing.T) {
 	if s1.Tasks[0].Hash == s2.Tasks[0].Hash {
 		t.Errorf("the agent's run has the declared run's key")
 	}
-	r := &runState{opts: Options{Sandbox: SandboxOptions{Agent: true}}}
-	if eff := r.effectiveSandbox(app.Tasks["build"]); eff.Network || len(eff.Write) > 0 {
+	boxes := taskenv.NewSandboxes(f.ws, taskenv.SandboxOptions{Agent: true}, nil)
+	if eff := boxes.Effective(app.Tasks["build"]); eff.Network || len(eff.Write) > 0 {
 		t.Errorf("agent's sandbox %+v, want no network and no write globs", eff)
 	}
 }
@@ -158,47 +159,5 @@ func TestSandboxBesideAnEnclosingProject(t *testing.T) {
 	v, st, out := violationsOf(t, f, []string{"root#scribble", "app#build"}, unenforced)
 	if st["app#build"] != "miss" || len(v["app#build"]) > 0 {
 		t.Errorf("app#build beside root#scribble: %s %q\n%s", st["app#build"], v["app#build"], out)
-	}
-}
-
-// A PATH folder is readable, and the folders beside it, not the files beside it; nothing beside it
-// when its parent is /, $HOME or a top-level folder that is not a system one: the usual PATH
-// (/usr/bin:/bin) does not grant /, ~/bin does not grant ~. A PATH folder that is $HOME (or holds
-// it) grants its programs only.
-func TestPathReadDirs(t *testing.T) {
-	root := t.TempDir()
-	home := filepath.Join(root, "home", "me")
-	for _, dir := range []string{"bin", ".cargo/bin", ".cargo/registry", "tools/node/bin", "tools/node/lib"} {
-		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, mode := range map[string]os.FileMode{".cargo/credentials.toml": 0o600, ".bashrc": 0o644, "prog": 0o755, "tools/node/README": 0o644} {
-		if err := os.WriteFile(filepath.Join(home, name), nil, mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in := func(rel ...string) (out []string) {
-		for _, r := range rel {
-			out = append(out, filepath.Join(home, r))
-		}
-		return out
-	}
-	path := strings.Join(append(in("bin", ".cargo/bin", "tools/node/bin"), home, "/usr/bin", "/bin", "relative/bin"), ":")
-	got := pathReadDirs([]string{"HOME=" + home, "PATH=" + path})
-	want := slices.Concat(in("bin", ".cargo/bin", ".cargo/bin", ".cargo/registry", "tools/node/bin", "tools/node/bin", "tools/node/lib", "prog"),
-		[]string{"/usr/bin"}, entriesOf("/usr", isFolder), []string{"/bin"})
-	if !slices.Equal(got, want) {
-		t.Errorf("pathReadDirs:\n got %q\nwant %q", got, want)
-	}
-	for _, dir := range []string{"/", "/home", "/tmp", home, filepath.Dir(home)} {
-		if !broadFolder(dir, home) {
-			t.Errorf("%s is not a broad folder", dir)
-		}
-	}
-	for _, dir := range []string{"/usr", "/opt", "/usr/local", filepath.Join(home, ".cargo")} {
-		if broadFolder(dir, home) {
-			t.Errorf("%s is a broad folder", dir)
-		}
 	}
 }

@@ -116,7 +116,7 @@ func (a *attempt) key(depKeys map[string]string) (string, bool) {
 		}
 		return "", false
 	}
-	m.Sandbox = a.r.effectiveSandbox(a.t)
+	m.Sandbox = a.r.sandbox.Effective(a.t)
 	key, data, err := m.Key()
 	if err != nil {
 		a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
@@ -134,7 +134,7 @@ func (a *attempt) handedManifest(key string, depKeys map[string]string) {
 	if err != nil {
 		return
 	}
-	m.Sandbox = a.r.effectiveSandbox(a.t)
+	m.Sandbox = a.r.sandbox.Effective(a.t)
 	made, data, err := m.Key()
 	switch {
 	case err != nil:
@@ -246,7 +246,7 @@ func (a *attempt) run(key string) outcome {
 	spec := proc.Spec{
 		Shell: t.Command, Dir: p.AbsDir, Env: r.taskEnv(t), Stdout: out, Stderr: out, Grace: r.opts.Grace,
 	}
-	box, refusal := r.startSandbox(p, t, &spec)
+	box, refusal := r.sandbox.Start(p, t, &spec)
 	if refusal != "" {
 		return a.fail(store.StatusFailed, refusal)
 	}
@@ -262,7 +262,7 @@ func (a *attempt) run(key string) outcome {
 	r.hasher.Invalidate(p.Dir)
 	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.Log()))
 	log = a.confine(box, out.Log(), log)
-	r.noteUndeclared(p, t, a.e.Duration, a.e.Status)
+	r.undeclared.Note(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
 		if t.Cache {
@@ -325,8 +325,8 @@ func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, l
 
 // confine fails a task that reached outside its sandbox (it is never cached), naming what it did.
 // raw is what the task printed; it answers the log.
-func (a *attempt) confine(box *taskBox, raw, log []byte) []byte {
-	v := box.finish(a.e.Status == store.StatusMiss, raw)
+func (a *attempt) confine(box *taskenv.Box, raw, log []byte) []byte {
+	v := box.Finish(a.e.Status == store.StatusMiss, raw)
 	if len(v) == 0 {
 		return log
 	}

@@ -1,4 +1,4 @@
-package runner
+package taskenv
 
 import (
 	"context"
@@ -23,10 +23,10 @@ const mtimeSlack = 100 * time.Millisecond
 // undeclaredShown bounds the paths the warning names.
 const undeclaredShown = 5
 
-// undeclaredChecks are the misses of a run whose tasks declare no outputs: once the tasks are
-// done, one git call lists the git-ignored entries of all their folders (checkUndeclared), rather
-// than one call a task (a fifth of a small task's miss).
-type undeclaredChecks struct {
+// Undeclared are the misses of a run whose tasks declare no outputs: once the tasks are done, one
+// git call lists the git-ignored entries of all their folders (Check), rather than one call a
+// task (a fifth of a small task's miss). The zero value holds none.
+type Undeclared struct {
 	mu    sync.Mutex
 	tasks []undeclaredCheck
 }
@@ -39,45 +39,45 @@ type undeclaredCheck struct {
 	since  time.Time
 }
 
-// noteUndeclared notes, for checkUndeclared, a cached task that declares no outputs and ran: it
+// Note notes, for Check, a cached task that declares no outputs and ran: it
 // may have left new git-ignored files in its project folder (a dist/, a .tsbuildinfo), which a hit
 // of it will not restore. took is how long the command ran (by the wall clock, whatever clock the
 // run was given); status is the task's outcome, and only a successful run is looked at. A task
 // whose config says `outputs: []` has said that it leaves nothing to keep, and is not looked at.
-func (r *runState) noteUndeclared(p *graph.Project, t *graph.Task, took time.Duration, status store.Status) {
+func (u *Undeclared) Note(p *graph.Project, t *graph.Task, took time.Duration, status store.Status) {
 	if status != store.StatusMiss || !t.Cache || len(t.Outputs) > 0 || t.Origins.Get("outputs").File != "" {
 		return
 	}
 	// The file system stamps from a coarse clock, a tick or so behind the wall clock.
 	c := undeclaredCheck{taskID: t.ID, dir: p.Dir, since: time.Now().Add(-took - mtimeSlack)}
-	r.undeclared.mu.Lock()
-	r.undeclared.tasks = append(r.undeclared.tasks, c)
-	r.undeclared.mu.Unlock()
+	u.mu.Lock()
+	u.tasks = append(u.tasks, c)
+	u.mu.Unlock()
 }
 
-// checkUndeclared warns, one line a task, of what the noted tasks left: the paths and the outputs
-// line to add.
-func (r *runState) checkUndeclared(ctx context.Context) {
-	r.undeclared.mu.Lock()
-	checks := r.undeclared.tasks
-	r.undeclared.tasks = nil
-	r.undeclared.mu.Unlock()
+// Check warns through notice, one line a task, of what the noted tasks of ws left: the paths and
+// the outputs line to add.
+func (u *Undeclared) Check(ctx context.Context, ws *graph.Workspace, notice func(taskID, msg string)) {
+	u.mu.Lock()
+	checks := u.tasks
+	u.tasks = nil
+	u.mu.Unlock()
 	if len(checks) == 0 || ctx.Err() != nil {
 		return
 	}
 	var dirs []string
 	declared := map[string]*pathglob.Set{}
-	for _, p := range r.opts.Workspace.Projects {
+	for _, p := range ws.Projects {
 		dirs = append(dirs, p.Dir)
 		declared[p.Dir] = declaredOutputs(p)
 	}
-	left, err := undeclaredOutputs(ctx, r.opts.Workspace.Root, dirs, checks, declared)
+	left, err := undeclaredOutputs(ctx, ws.Root, dirs, checks, declared)
 	if err != nil {
 		return // outside a git repository: nothing to say
 	}
 	for _, c := range checks {
 		if len(left[c.taskID]) > 0 {
-			r.display.Notice(c.taskID, undeclaredWarning(c.taskID, left[c.taskID]))
+			notice(c.taskID, undeclaredWarning(c.taskID, left[c.taskID]))
 		}
 	}
 }

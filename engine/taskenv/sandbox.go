@@ -1,4 +1,4 @@
-package runner
+package taskenv
 
 import (
 	"fmt"
@@ -37,20 +37,30 @@ type SandboxOptions struct {
 // maxViolations bounds the violations kept for one task.
 const maxViolations = 50
 
-// sandboxState is what a run knows of its sandboxes: the host's verdict, and which tasks run now,
-// so that a task is blamed only for what no other running task may write.
-type sandboxState struct {
+// Sandboxes is what a run knows of its tasks' sandboxes: how it enforces them, the host's verdict,
+// and which tasks run now, so that a task is blamed only for what no other running task may write.
+type Sandboxes struct {
+	ws     *graph.Workspace
+	opts   SandboxOptions
+	notice func(taskID, msg string)
+
 	once    sync.Once
 	verdict sandbox.Verdict
 
 	mu      sync.Mutex
-	running []*taskBox
+	running []*Box
 }
 
-// taskBox is one running task as its sandbox sees it. A task without a sandbox has one too, with
+// NewSandboxes answers the sandboxes of a run of ws's tasks, enforced as opts says; notice shows
+// vx's message about a task (a sandbox it cannot enforce).
+func NewSandboxes(ws *graph.Workspace, opts SandboxOptions, notice func(taskID, msg string)) *Sandboxes {
+	return &Sandboxes{ws: ws, opts: opts, notice: notice}
+}
+
+// Box is one running task as its sandbox sees it. A task without a sandbox has one too, with
 // decl nil: it counts among the tasks that ran beside a sandboxed one.
-type taskBox struct {
-	r       *runState
+type Box struct {
+	s       *Sandboxes
 	t       *graph.Task
 	p       *graph.Project
 	decl    *graph.Sandbox
@@ -61,13 +71,13 @@ type taskBox struct {
 	before  map[string]fileStamp
 	// beside are the tasks that ran at some moment while this one ran, of its project or of one
 	// whose folder holds it or is inside it.
-	beside []*taskBox
+	beside []*Box
 }
 
-// effectiveSandbox is the sandbox a task runs under: its declaration, narrowed for an agent's run.
+// Effective is the sandbox a task runs under: its declaration, narrowed for an agent's run.
 // It is what enters the task's key.
-func (r *runState) effectiveSandbox(t *graph.Task) *graph.Sandbox {
-	if !r.opts.Sandbox.Agent {
+func (s *Sandboxes) Effective(t *graph.Task) *graph.Sandbox {
+	if !s.opts.Agent {
 		return t.Sandbox
 	}
 	eff := &graph.Sandbox{} // no network, writes to the outputs only
@@ -77,38 +87,38 @@ func (r *runState) effectiveSandbox(t *graph.Task) *graph.Sandbox {
 	return eff
 }
 
-func (r *runState) sandboxVerdict() sandbox.Verdict {
-	r.sandbox.once.Do(func() {
-		probe := r.opts.Sandbox.Verdict
+// hostVerdict answers what this host enforces, asked once.
+func (s *Sandboxes) hostVerdict() sandbox.Verdict {
+	s.once.Do(func() {
+		probe := s.opts.Verdict
 		if probe == nil {
 			probe = sandbox.Probe
 		}
-		r.sandbox.verdict = probe()
+		s.verdict = probe()
 	})
-	return r.sandbox.verdict
+	return s.verdict
 }
 
-// startSandbox registers the task as running and, for a sandboxed one, prepares its sandbox into
-// spec: its folders, a fresh TMPDIR, the supervisor that applies it, a listing of the project to
-// compare with afterwards. It answers the message the task is refused with when its sandbox is
-// required and this host cannot enforce it. The box's finish must be called once the task ended.
-func (r *runState) startSandbox(p *graph.Project, t *graph.Task, spec *proc.Spec) (*taskBox, string) {
-	b := &taskBox{r: r, t: t, p: p, decl: r.effectiveSandbox(t)}
+// Start registers the task as running and, for a sandboxed one, prepares its sandbox into spec:
+// its folders, a fresh TMPDIR, the supervisor that applies it, a listing of the project to compare
+// with afterwards. It answers the message the task is refused with when its sandbox is required
+// and this host cannot enforce it. The box's Finish must be called once the task ended.
+func (s *Sandboxes) Start(p *graph.Project, t *graph.Task, spec *proc.Spec) (*Box, string) {
+	b := &Box{s: s, t: t, p: p, decl: s.Effective(t)}
 	if b.decl != nil {
 		if msg := b.prepare(spec); msg != "" {
 			return nil, msg
 		}
 	}
-	st := &r.sandbox
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for _, o := range st.running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.running {
 		if sharesFolder(o.p.AbsDir, p.AbsDir) {
 			o.beside = append(o.beside, b)
 			b.beside = append(b.beside, o)
 		}
 	}
-	st.running = append(st.running, b)
+	s.running = append(s.running, b)
 	return b, ""
 }
 
@@ -119,12 +129,14 @@ func sharesFolder(a, b string) bool {
 	return a == b || strings.HasPrefix(a, b+sep) || strings.HasPrefix(b, a+sep)
 }
 
-func (b *taskBox) prepare(spec *proc.Spec) string {
-	r, t, p := b.r, b.t, b.p
-	ws := r.opts.Workspace
-	v := r.sandboxVerdict()
+// prepare readies a sandboxed task's sandbox into spec (Start); it answers the refusal of a
+// required sandbox this host cannot enforce.
+func (b *Box) prepare(spec *proc.Spec) string {
+	s, t, p := b.s, b.t, b.p
+	ws := s.ws
+	v := s.hostVerdict()
 	missing := v.Missing(b.decl.Network)
-	sup := r.opts.Sandbox.Supervisor
+	sup := s.opts.Supervisor
 	if sup == nil && missing == "" {
 		missing = "this vx was started without a sandbox helper"
 	}
@@ -132,7 +144,7 @@ func (b *taskBox) prepare(spec *proc.Spec) string {
 		return fmt.Sprintf("vx: %s: its sandbox is required, and this host cannot enforce it: %s\n", t.ID, missing)
 	}
 	if missing != "" {
-		r.display.Notice(t.ID, "vx: sandbox not enforced: "+missing)
+		s.notice(t.ID, "vx: sandbox not enforced: "+missing)
 	}
 	for _, globs := range [][]string{t.Outputs, b.decl.Write} {
 		set, err := pathglob.NewSet(p.Dir, globs)
@@ -199,8 +211,8 @@ func writeFolders(root, dir string, globs []string) []string {
 // readPaths are what a task that narrows its reads may read: its project, its inputs' and `read`
 // globs' folders, node_modules, the system's toolchain folders and those its PATH names
 // (pathReadDirs).
-func (b *taskBox) readPaths(env []string) []string {
-	ws, p, t := b.r.opts.Workspace, b.p, b.t
+func (b *Box) readPaths(env []string) []string {
+	ws, p, t := b.s.ws, b.p, b.t
 	paths := []string{p.AbsDir, filepath.Join(ws.Root, "node_modules"), filepath.Join(p.AbsDir, "node_modules")}
 	for _, globs := range [][]string{t.Inputs, b.decl.Read} {
 		if set, err := pathglob.NewSet(p.Dir, globs); err == nil {
@@ -303,8 +315,8 @@ type fileStamp struct {
 
 // listProject stamps every file of the task's project folder, but for node_modules, .git, the
 // state folder and the folders of other projects inside it (their own tasks answer for those).
-func (b *taskBox) listProject() map[string]fileStamp {
-	ws := b.r.opts.Workspace
+func (b *Box) listProject() map[string]fileStamp {
+	ws := b.s.ws
 	skip := map[string]bool{ws.CacheDir: true}
 	for _, o := range ws.Projects {
 		if o.AbsDir != b.p.AbsDir && strings.HasPrefix(o.AbsDir, b.p.AbsDir+string(filepath.Separator)) {
@@ -336,14 +348,14 @@ func (b *taskBox) listProject() map[string]fileStamp {
 	return stamps
 }
 
-// finish ends the task's part in the run's sandboxes and answers its violations: the paths its
+// Finish ends the task's part in the run's sandboxes and answers its violations: the paths its
 // output says it was denied (when it failed: an EACCES line of a task that passed is its own
 // business), and the files of its project it changed outside what it may write (changedOutside).
-func (b *taskBox) finish(passed bool, log []byte) []string {
+func (b *Box) Finish(passed bool, log []byte) []string {
 	if b == nil {
 		return nil
 	}
-	st := &b.r.sandbox
+	st := b.s
 	st.mu.Lock()
 	if i := slices.Index(st.running, b); i >= 0 {
 		st.running = slices.Delete(st.running, i, i+1)
@@ -374,7 +386,7 @@ func (b *taskBox) finish(passed bool, log []byte) []string {
 // without a sandbox, of this project or of one whose folder holds it, ran beside it: that one may
 // have written anything here. (One of a project inside this one writes in its own folder, which
 // is not listed.)
-func (b *taskBox) changedOutside(beside []*taskBox) []string {
+func (b *Box) changedOutside(beside []*Box) []string {
 	for _, o := range beside {
 		if o.decl == nil && (o.p.AbsDir == b.p.AbsDir || strings.HasPrefix(b.p.AbsDir, o.p.AbsDir+string(filepath.Separator))) {
 			return nil
@@ -385,7 +397,7 @@ func (b *taskBox) changedOutside(beside []*taskBox) []string {
 	}
 	after := b.listProject()
 	mayWrite := func(rel string) bool {
-		for _, x := range append([]*taskBox{b}, beside...) {
+		for _, x := range append([]*Box{b}, beside...) {
 			for _, set := range x.allowed {
 				if set.Match(rel) {
 					return true
@@ -438,8 +450,8 @@ var deniedConnect = sync.OnceValue(func() []*regexp.Regexp {
 // sandbox denies: a path outside what a task that narrows its reads may read is a read denied (it
 // exists and vx could read it), else one outside what it may write is a write denied (vx could
 // write it); a refused connection when it has no network.
-func (b *taskBox) denied(log []byte) []string {
-	ws := b.r.opts.Workspace
+func (b *Box) denied(log []byte) []string {
+	ws := b.s.ws
 	text := string(log)
 	var found []string
 	for _, re := range deniedPath() {
@@ -476,7 +488,7 @@ func (b *taskBox) denied(log []byte) []string {
 }
 
 // mayWrite reports whether the sandbox lets the task write the absolute path.
-func (b *taskBox) mayWrite(path string) bool {
+func (b *Box) mayWrite(path string) bool {
 	for _, w := range b.writes {
 		if path == w || strings.HasPrefix(path, w+string(filepath.Separator)) {
 			return true
@@ -486,7 +498,7 @@ func (b *taskBox) mayWrite(path string) bool {
 }
 
 // mayRead reports whether the sandbox lets a task that narrows its reads read the absolute path.
-func (b *taskBox) mayRead(path string) bool {
+func (b *Box) mayRead(path string) bool {
 	for _, r := range slices.Concat(b.reads, b.writes, sandbox.Devices) {
 		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
 			return true
