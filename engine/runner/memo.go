@@ -15,6 +15,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/pathglob"
+	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -365,7 +366,7 @@ func (v *memoView) handedIndex(ctx context.Context, st *store.Store, nodes []*no
 // absent) and the entries of keys that hit: in the index, with their blobs in the CAS, as a run
 // finds them (keyer.hit).
 func readUnknown(ctx context.Context, st *store.Store, ids, keys []string) (runs map[string][]store.CommandRun, hits map[string]store.Entry, err error) {
-	if runs, err = st.RecentCommandRuns(ctx, ids, EstimateWindow); err != nil {
+	if runs, err = st.RecentCommandRuns(ctx, ids, resources.EstimateWindow); err != nil {
 		return nil, nil, err
 	}
 	hits = map[string]store.Entry{}
@@ -427,7 +428,7 @@ func (m *Memo) learn(state stateStamp, ids []string, runs map[string][]store.Com
 // memo's while the index is as it was, the index's for the rest.
 func (v *memoView) recentRuns(ctx context.Context, st *store.Store, ids []string) (map[string][]store.CommandRun, error) {
 	if v == nil {
-		return st.RecentCommandRuns(ctx, ids, EstimateWindow)
+		return st.RecentCommandRuns(ctx, ids, resources.EstimateWindow)
 	}
 	known := v.runs
 	if !v.stateOK {
@@ -447,7 +448,7 @@ func (v *memoView) recentRuns(ctx context.Context, st *store.Store, ids []string
 		}
 	}
 	if len(missing) > 0 {
-		more, err := st.RecentCommandRuns(ctx, missing, EstimateWindow)
+		more, err := st.RecentCommandRuns(ctx, missing, resources.EstimateWindow)
 		if err != nil {
 			return nil, err
 		}

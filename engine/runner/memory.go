@@ -3,34 +3,15 @@ package runner
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/store"
 )
 
-// DefaultTaskMemory is what a task reserves when neither its history nor the workspace's
-// (another task's recorded peak) nor taskMemory says more.
-const DefaultTaskMemory = 512 << 20
-
-// Reservation sources: a task's own recorded peak, the median of the others', taskMemory, or
-// DefaultTaskMemory.
-const (
-	ReserveFromHistory = "history"
-	ReserveFromMedian  = "median"
-	ReserveFromConfig  = "config"
-	ReserveFromDefault = "default"
-)
-
-// EstimateWindow is how many of a task's last executions that ran its command the scheduler
-// plans from: their p50 (of those that passed) and their largest peak RSS.
-const EstimateWindow = history.P50Window
-
-// reserve sets each node's memory reservation: the largest peak RSS of its last EstimateWindow
+// reserve sets each node's memory reservation: the largest peak RSS of its last resources.EstimateWindow
 // executions that ran its command; for a task with none, the workspace's taskMemory, else the median of the other
-// tasks' peaks, else DefaultTaskMemory. A persistent task reserves nothing: it takes no worker
+// tasks' peaks, else resources.DefaultTaskMemory. A persistent task reserves nothing: it takes no worker
 // either, and holding memory for a server's whole life would starve what it serves.
 func reserve(nodes []*node, peaks map[string]int64, taskMemory int64) {
 	var known []int64
@@ -39,27 +20,27 @@ func reserve(nodes []*node, peaks map[string]int64, taskMemory int64) {
 			known = append(known, p)
 		}
 	}
-	fallback, from := int64(DefaultTaskMemory), ReserveFromDefault
+	fallback, from := int64(resources.DefaultTaskMemory), resources.ReserveFromDefault
 	switch {
 	case taskMemory > 0:
-		fallback, from = taskMemory, ReserveFromConfig
+		fallback, from = taskMemory, resources.ReserveFromConfig
 	case len(known) > 0:
 		slices.Sort(known)
-		fallback, from = known[len(known)/2], ReserveFromMedian
+		fallback, from = known[len(known)/2], resources.ReserveFromMedian
 	}
 	for _, n := range nodes {
 		switch p, ok := peaks[n.task.ID]; {
 		case n.task.Persistent:
 			n.reserve, n.reserveFrom = 0, ""
 		case ok:
-			n.reserve, n.reserveFrom = p, ReserveFromHistory
+			n.reserve, n.reserveFrom = p, resources.ReserveFromHistory
 		default:
 			n.reserve, n.reserveFrom = fallback, from
 		}
 	}
 }
 
-// estimates reads what the scheduler plans from, for the nodes — each task's last EstimateWindow
+// estimates reads what the scheduler plans from, for the nodes — each task's last resources.EstimateWindow
 // executions that ran its command, in one query a task — and sets every node's priority (from the
 // p50 of those that passed) and reservation (the largest peak RSS of them all). It answers the p50s.
 func estimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node) (map[string]int64, error) {
@@ -76,22 +57,7 @@ func memoEstimates(ctx context.Context, st *store.Store, ws *graph.Workspace, no
 	if err != nil {
 		return nil, err
 	}
-	p50s := make(map[string]int64, len(recent))
-	peaks := make(map[string]int64, len(recent))
-	for id, runs := range recent {
-		var passed []time.Duration
-		var peak int64
-		for _, c := range runs {
-			if history.CountsForDuration(c.Status) {
-				passed = append(passed, c.Duration)
-			}
-			peak = max(peak, c.PeakRSSBytes)
-		}
-		if len(passed) > 0 {
-			p50s[id] = history.P50(passed)
-		}
-		peaks[id] = peak
-	}
+	p50s, peaks := resources.Estimates(recent)
 	tm, err := resources.TaskMemory(ws)
 	if err != nil {
 		return nil, err

@@ -149,7 +149,7 @@ func TestReserveFromHistory(t *testing.T) {
 	fe := &fakeExec{}
 	sum, _ := f.run(ids, func(o *Options) { o.Exec = fe.exec })
 	for _, r := range sum.Tasks {
-		if r.ReservedBytes != DefaultTaskMemory {
+		if r.ReservedBytes != resources.DefaultTaskMemory {
 			t.Errorf("first run: %s reserved %d, want the default", r.TaskID, r.ReservedBytes)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
@@ -254,7 +255,7 @@ func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner
 		t.Fatal(err)
 	}
 	defer st.Close()
-	runs, err := st.RecentCommandRuns(ctx, slices.Sorted(maps.Keys(handed.Keys)), runner.EstimateWindow)
+	runs, err := st.RecentCommandRuns(ctx, slices.Sorted(maps.Keys(handed.Keys)), resources.EstimateWindow)
 	if err != nil {
 		t.Fatal(err)
 	}
