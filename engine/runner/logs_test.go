@@ -59,7 +59,7 @@ func TestLogOptions(t *testing.T) {
 	}
 
 	// A hit: its line first, then its log, unless only new output is asked for.
-	_, out = f.run([]string{"p#ok"}, nil)
+	f.run([]string{"p#ok"}, nil)
 	_, out = f.run([]string{"p#ok"}, nil)
 	if i, j := strings.Index(out, "p#ok: hit"), strings.Index(out, "p#ok | ok-one"); i < 0 || j < i {
 		t.Errorf("a hit's log comes before its hit line:\n%s", out)

@@ -54,10 +54,12 @@ func ErrorEvent(msg string) Event {
 	return Event{Type: EventError, Message: msg}
 }
 
+// StartEvent is the EventStart of run runID of total tasks.
 func StartEvent(runID string, total int) Event {
 	return Event{Type: EventStart, RunID: runID, Total: total}
 }
 
+// TaskEvent is the EventTask of execution e, the done-th of total to finish.
 func TaskEvent(e store.Execution, done, total int) Event {
 	durationMs := e.Duration.Milliseconds()
 	hash := e.Hash
@@ -65,6 +67,8 @@ func TaskEvent(e store.Execution, done, total int) Event {
 		DurationMs: &durationMs, Hash: &hash, BlockedBy: e.BlockedBy, ExitCode: e.ExitCode}
 }
 
+// EndEvent is the EventEnd of run runID: its outcome and exit code, and how many task commands
+// it started.
 func EndEvent(runID string, ok bool, exitCode int, commands int64) Event {
 	return Event{Type: EventEnd, RunID: runID, OK: &ok, ExitCode: &exitCode, Commands: &commands}
 }
