@@ -33,6 +33,9 @@ const (
 // or so of an all-hit runTasks of 300 tasks.
 type runChild struct {
 	root string
+	// key is the secret this child's hand-off carries (runner.RunOrder.Key): it goes down the
+	// order's pipe, never through the command line or the environment, which /proc shows.
+	key string
 	// The server's ends of the pipes: the order written, the hand-off written, the events read.
 	order, handoff, events *os.File
 	stdout                 bytes.Buffer
@@ -50,7 +53,7 @@ func (d *Deps) startRunChild(root string) (*runChild, error) {
 	if d.Exe == "" {
 		return nil, errors.New("runTasks: the vx executable is unknown")
 	}
-	c := &runChild{root: root, stderr: &tailBuffer{max: stderrTail}, done: make(chan struct{})}
+	c := &runChild{root: root, key: rand.Text(), stderr: &tailBuffer{max: stderrTail}, done: make(chan struct{})}
 	var theirs []*os.File
 	for _, childReads := range []bool{false, true, true} {
 		r, w, err := os.Pipe()
@@ -218,7 +221,7 @@ func (d *Deps) closeSpare() {
 // out to be nothing, w is closed empty and the child asks the watcher, as without one. It answers
 // what waits for the writer, which ends once the child has read the hand-off or closed its end
 // by exiting.
-func (d *Deps) writeHandoff(w *os.File, handoff func() *runner.Handoff) (wrote func()) {
+func (d *Deps) writeHandoff(w *os.File, key string, handoff func() *runner.Handoff) (wrote func()) {
 	if handoff == nil {
 		w.Close()
 		return func() {}
@@ -230,6 +233,7 @@ func (d *Deps) writeHandoff(w *os.File, handoff func() *runner.Handoff) (wrote f
 		if h == nil {
 			return
 		}
+		h.Key = key
 		growPipe(w, h.SizeHint())
 		if err := runner.WriteHandoff(w, h); err != nil && !errors.Is(err, syscall.EPIPE) {
 			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
@@ -257,10 +261,10 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 
 	marker := callMarkerPrefix + rand.Text() + "=1"
 	events := readChildEvents(c.events, progress)
-	wrote := d.writeHandoff(c.handoff, handoff)
+	wrote := d.writeHandoff(c.handoff, c.key, handoff)
 	defer wrote()
 	// A child that died before it read its order says so by how it ended, below.
-	if err := writeOrder(c.order, runner.RunOrder{Args: args.childArgs(handoff != nil), Env: []string{marker}}); err != nil &&
+	if err := writeOrder(c.order, runner.RunOrder{Args: args.childArgs(handoff != nil), Env: []string{marker}, Key: c.key}); err != nil &&
 		!errors.Is(err, syscall.EPIPE) {
 		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 	}

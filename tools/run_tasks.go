@@ -266,13 +266,12 @@ func (d *Deps) mayHandOff(args *runTasksArgs) bool {
 	return d.Memo != nil && len(args.Args) == 0 && !args.sandbox
 }
 
-// childArgs is the `vx run` command line for args; handoff adds the descriptor the hand-off is
-// read from.
+// childArgs is the `vx run` command line for args, the call's selection first (the child
+// records it as the run's command line, without what follows it here for the server's own use);
+// handoff adds the descriptor the hand-off is read from.
 func (args *runTasksArgs) childArgs(handoff bool) []string {
-	argv := []string{"run", "--format", "json", "--events-fd", "3"}
-	if handoff {
-		argv = append(argv, "--handoff-fd", "4")
-	}
+	// check refused a task name that starts with "-", which vx run would read as a flag.
+	argv := append([]string{"run"}, args.Tasks...)
 	if args.All {
 		argv = append(argv, "--all")
 	}
@@ -292,8 +291,10 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 	if args.sandbox {
 		argv = append(argv, "--sandbox-agent")
 	}
-	// check refused a task name that starts with "-", which vx run would read as a flag.
-	argv = append(argv, args.Tasks...)
+	argv = append(argv, "--format", "json", "--events-fd", "3")
+	if handoff {
+		argv = append(argv, "--handoff-fd", "4")
+	}
 	if len(args.Args) > 0 {
 		argv = append(append(argv, "--"), args.Args...)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -88,6 +89,16 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 		data, _ := os.ReadFile(log)
 		return strings.Split(strings.TrimSpace(string(data)), "\n")
 	}
+	// lastOrdered is the last child ordered: the child kept after it may have started since.
+	lastOrdered := func() string {
+		l := lines()
+		for i := len(l) - 1; i >= 0; i-- {
+			if strings.HasPrefix(l[i], "ordered ") {
+				return l[i]
+			}
+		}
+		return ""
+	}
 	// waitKept waits for the child started after a call, and answers its pid.
 	waitKept := func(started int) string {
 		t.Helper()
@@ -126,7 +137,7 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 	d.spares.mu.Unlock()
 	<-dead.done
 	run()
-	if got := lines()[len(lines())-1]; got == "ordered "+kept || !strings.HasPrefix(got, "ordered ") {
+	if got := lastOrdered(); got == "ordered "+kept || strings.Count(strings.Join(lines(), "\n"), "ordered ") != 3 {
 		t.Fatalf("after the kept child died, the call ordered %q: %q", got, lines())
 	}
 
@@ -135,7 +146,7 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 	pid, _ = strconv.Atoi(kept)
 	root = t.TempDir()
 	run()
-	if got := lines()[len(lines())-1]; got == "ordered "+kept {
+	if got := lastOrdered(); got == "ordered "+kept {
 		t.Fatalf("a call in another folder ordered the child kept for the first: %q", lines())
 	}
 	if err := syscall.Kill(pid, 0); err == nil {
@@ -152,5 +163,35 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 	}
 	if got := lines()[len(lines())-1]; got != "started "+kept {
 		t.Fatalf("the kept child was ordered after Close: %q", lines())
+	}
+}
+
+// Each child's order carries a key of its own, which the child's hand-off carries too and which
+// neither its command line nor its environment shows: the child takes a hand-off only with its
+// order's key (cmd/vx's TestRunRefusesAForgedHandOff).
+func TestRunChildHandsItsKey(t *testing.T) {
+	d := fakeVX(t, `key=$(printf '%s' "$order" | sed -n 's/.*"key":"\([A-Z0-9]*\)".*/\1/p')
+handed=$(dd bs=1 skip=6 count=${#key} <&4 2>/dev/null)
+printf '%s\n' "$key" >> keys
+shown=$(cat /proc/$$/cmdline /proc/$$/environ | tr '\0' ' ' | grep -c "$key")
+printf '{"type":"error","message":"a key of %s, the hand-off'"'"'s %s, shown %s"}\n' "${#key}" \
+	"$([ -n "$key" ] && [ "$handed" = "$key" ] && echo same || echo other)" "$shown" >&3
+exit 2`)
+	root := t.TempDir()
+	handoff := func() *runner.Handoff {
+		return &runner.Handoff{Root: root, StateDir: filepath.Join(root, ".vx"), Keys: map[string]string{"a#build": "k"}}
+	}
+	for range 2 {
+		ans, err := d.runChild(context.Background(), root, &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}}, handoff, nil)
+		if err != nil || ans.Error != "a key of 26, the hand-off's same, shown 0" {
+			t.Fatalf("answer %+v, %v", ans, err)
+		}
+	}
+	keys, err := os.ReadFile(filepath.Join(root, "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := strings.Fields(string(keys)); len(k) != 2 || k[0] == k[1] {
+		t.Errorf("the two children's keys: %q, want two of their own", k)
 	}
 }

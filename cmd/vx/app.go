@@ -19,6 +19,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -45,6 +46,8 @@ type app struct {
 	loader *workspace.Loader
 	// masker masks the secrets of the last loaded workspace in the error vx ends on.
 	masker *mask.Masker
+	// order is what vx mcp ordered this process to run (awaitRun); nil for any other vx.
+	order *runner.RunOrder
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {

@@ -43,6 +43,7 @@ func (a *app) awaitRun(ctx context.Context, fdArg string) int {
 	if order == nil {
 		return vxerr.ExitOK
 	}
+	a.order = order
 	for _, kv := range order.Env {
 		name, value, _ := strings.Cut(kv, "=")
 		if err := os.Setenv(name, value); err != nil {
@@ -51,6 +52,29 @@ func (a *app) awaitRun(ctx context.Context, fdArg string) int {
 		}
 	}
 	return a.execute(ctx, order.Args)
+}
+
+// recordedArgs answers the command line a run records (vx last, getRunHistory): a terminal's
+// as it was typed; an ordered run's (a runTasks call's) without what the server adds for itself
+// (--format json, --events-fd, --handoff-fd), which leaves the call's selection.
+func (a *app) recordedArgs() []string {
+	if a.order == nil {
+		return os.Args[1:]
+	}
+	args := make([]string, 0, len(a.order.Args))
+	for i := 0; i < len(a.order.Args); i++ {
+		arg := a.order.Args[i]
+		switch {
+		case arg == "--":
+			return append(args, a.order.Args[i:]...)
+		case arg == "--format" || arg == "--events-fd" || arg == "--handoff-fd":
+			i++ // and its value
+		case strings.HasPrefix(arg, "--format=") || strings.HasPrefix(arg, "--events-fd=") || strings.HasPrefix(arg, "--handoff-fd="):
+		default:
+			args = append(args, arg)
+		}
+	}
+	return args
 }
 
 // readRunOrder loads the workspace, then reads the order from fd; nil when the pipe closed empty

@@ -52,6 +52,7 @@ func (a *app) startFileState(ctx context.Context, handoff io.Reader) *fileStateA
 			switch {
 			case err != nil:
 				a.log.Debug().Err(err).Msg("file state: no hand-off")
+			case !a.handoffAllowed(h):
 			case h.Root != q.root || h.StateDir != q.stateDir:
 				a.log.Debug().Str("root", h.Root).Msg("file state: a hand-off of another workspace")
 			case h.Files == nil:
@@ -86,17 +87,23 @@ func (q *fileStateAsk) of(ws *graph.Workspace) filestate.Source {
 // handed answers the keys handed over for a run of opts, with what the server knew of the index
 // for them and the hits it found in place, when the run's file state is the hand-off's and its
 // stamp (runner.HandoffStamp of its workspace, tasks and environment) is the one they were made
-// with; else nil, and the run hashes every task.
-func (q *fileStateAsk) handed(opts runner.Options, log *zerolog.Logger) (map[string]string, *runner.HandedIndex, map[string]runner.IntactHit) {
+// with; else nil, and the run hashes every task. stale says that an output of a hit the server
+// found in place is no longer as it saw it (runner.StaleIntact): the hand-off's file state is
+// older than the disk, and the run scans.
+func (q *fileStateAsk) handed(opts runner.Options, log *zerolog.Logger) (map[string]string, *runner.HandedIndex, map[string]runner.IntactHit, bool) {
 	if q == nil || q.handoff == nil || opts.Files == nil || opts.Files != q.answer {
-		return nil, nil, nil
+		return nil, nil, nil, false
 	}
 	if runner.HandoffStamp(opts.Workspace, opts.TaskIDs, os.Environ()) != q.handoff.Stamp {
 		log.Debug().Msg("file state: the handed keys are of another config, selection or environment: hashing")
-		return nil, nil, nil
+		return nil, nil, nil, false
+	}
+	if id := runner.StaleIntact(opts.Workspace, q.handoff.Intact); id != "" {
+		log.Debug().Str("task", id).Msg("file state: outputs changed since vx mcp found them in place: scanning")
+		return nil, nil, nil, true
 	}
 	log.Debug().Int("keys", len(q.handoff.Keys)).Bool("index", q.handoff.Index != nil).Msg("file state: taking the keys handed over")
-	return q.handoff.Keys, q.handoff.Index, q.handoff.Intact
+	return q.handoff.Keys, q.handoff.Index, q.handoff.Intact, false
 }
 
 // lazyFileState answers the file state of a runTasks child handed none: the watcher's, asked

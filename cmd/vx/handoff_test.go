@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -135,9 +136,24 @@ type handedRun struct {
 	hashed       int
 }
 
-// run runs `vx run build` as runTasks' child, handed h over (none when nil), and answers it; the
-// run must succeed.
+// run runs `vx run build` as runTasks' child, ordered as vx mcp orders it and handed h over
+// with its order's key (none when nil), and answers it; the run must succeed.
 func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp string) handedRun {
+	t.Helper()
+	return h.runAs(t, handoff, stamp, ordered)
+}
+
+// How a test's child gets its hand-off: as vx mcp's, with its order's key; ordered, with another
+// key; or from any process that starts `vx run --handoff-fd 3`.
+const (
+	ordered = iota
+	orderedWrongKey
+	unordered
+)
+
+// runAs runs `vx run build` handed h over as how says (nothing when h is nil), and answers it;
+// the run must succeed.
+func (h *handoffWorkspace) runAs(t *testing.T, handoff *runner.Handoff, stamp string, how int) handedRun {
 	t.Helper()
 	profile := filepath.Join(t.TempDir(), "profile.json")
 	args := []string{"run", "build", "--format", "json", "--log-level", "debug", "--profile", profile}
@@ -145,10 +161,13 @@ func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp stri
 		args = append(args, "--handoff-fd", "3")
 	}
 	cmd := vxCommand(t, h.dir, args...)
+	if handoff != nil && how != unordered {
+		cmd = vxCommand(t, h.dir, runner.AwaitRunArg, "4")
+	}
 	cmd.Env = h.env
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	var w *os.File
+	var w, orderW *os.File
 	if handoff != nil {
 		r, pw, err := os.Pipe()
 		if err != nil {
@@ -156,14 +175,38 @@ func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp stri
 		}
 		defer r.Close()
 		cmd.ExtraFiles, w = []*os.File{r}, pw
+		if how != unordered {
+			or, ow, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer or.Close()
+			cmd.ExtraFiles, orderW = append(cmd.ExtraFiles, or), ow
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	if orderW != nil {
+		order, err := json.Marshal(runner.RunOrder{Args: args, Key: "the order's key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := orderW.Write(order); err != nil {
+			t.Fatal(err)
+		}
+		orderW.Close()
+	}
 	if w != nil {
-		cmd.ExtraFiles[0].Close()
 		if stamp != "" {
 			handoff.Stamp = stamp
+		}
+		handoff.Key = "the order's key"
+		if how == orderedWrongKey {
+			handoff.Key = "another key"
 		}
 		// An empty hand-off is a server that died before it wrote one.
 		if handoff.Files != nil || handoff.Keys != nil {
@@ -301,9 +344,9 @@ func (h *handoffWorkspace) handedPlan(t *testing.T) *runner.Handoff {
 }
 
 // A hand-off without a file state, every task a hit whose outputs the server found in place, is
-// run as it says: each hit restores nothing (here a#build's output, removed after the server
-// looked, stays removed: the hand-off is the server's moment, as its file state would be) and
-// says how many files its entry lists, and the child never asks for a file state.
+// run as it says while the outputs are as the server saw them: each hit restores nothing (the
+// output's file is the one it was) and says how many files its entry lists, and the child never
+// asks for a file state.
 func TestRunTakesTheIntactHits(t *testing.T) {
 	t.Parallel()
 	h := newHandoffWorkspace(t)
@@ -312,20 +355,64 @@ func TestRunTakesTheIntactHits(t *testing.T) {
 		t.Fatalf("the server found %d of %d hits in place: %v", len(handoff.Intact), len(h.taskIDs), handoff.Intact)
 	}
 	output := filepath.Join(h.dir, "packages/a/dist/out.js")
-	if err := os.Remove(output); err != nil {
+	before, err := os.Lstat(output)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := h.run(t, handoff, "")
 	if !strings.Contains(got.stderr, "keys handed over, no file state") || strings.Contains(got.stderr, "asked for after all") {
 		t.Fatalf("the child did not run on the hand-off alone:\n%s", got.stderr)
 	}
-	if _, err := os.Stat(output); err == nil {
-		t.Errorf("a#build restored %s, which the hand-off said was in place", output)
+	if after, err := os.Lstat(output); err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("a#build wrote %s, which the hand-off said was in place (%v)", output, err)
 	}
 	for _, id := range h.taskIDs {
 		if got.status[id] != "hit" || got.restored[id] == nil || *got.restored[id] != 1 || got.hashed != 0 {
 			t.Errorf("%s: %s, restored %v, %d hashed; want a hit of its 1 file, none hashed", id, got.status[id], got.restored[id], got.hashed)
 		}
+	}
+}
+
+// An output edited, removed or added after the server found a hit's outputs in place, before
+// the child runs, is restored as the entry holds it: the child checks each such hit's outputs
+// against what the server saw, and, finding one moved, takes nothing of the hand-off and scans.
+func TestRunRestoresOutputsChangedAfterTheVerdict(t *testing.T) {
+	t.Parallel()
+	dist := func(h *handoffWorkspace, name string) string { return filepath.Join(h.dir, "packages/a/dist", name) }
+	for _, tc := range []struct {
+		name   string
+		change func(h *handoffWorkspace) error
+	}{
+		{"edited", func(h *handoffWorkspace) error {
+			return os.WriteFile(dist(h, "out.js"), []byte("export const a = 2\n"), 0o644)
+		}},
+		{"removed", func(h *handoffWorkspace) error { return os.Remove(dist(h, "out.js")) }},
+		{"added", func(h *handoffWorkspace) error { return os.WriteFile(dist(h, "extra.js"), []byte("stale\n"), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHandoffWorkspace(t)
+			handoff := h.handedPlan(t)
+			if _, ok := handoff.Intact["a#build"]; !ok {
+				t.Fatalf("the server did not find a#build's outputs in place: %v", handoff.Intact)
+			}
+			if err := tc.change(h); err != nil {
+				t.Fatal(err)
+			}
+			got := h.run(t, handoff, "")
+			if !strings.Contains(got.stderr, "outputs changed since vx mcp found them in place") {
+				t.Errorf("the child did not see a#build's outputs change:\n%s", got.stderr)
+			}
+			if text, err := os.ReadFile(dist(h, "out.js")); err != nil || string(text) != "export const a = 1\n" {
+				t.Errorf("a#build left %q (%v) under a %s, want its entry's output", text, err, got.status["a#build"])
+			}
+			if _, err := os.Lstat(dist(h, "extra.js")); err == nil {
+				t.Errorf("a#build left a file its entry does not list under a %s", got.status["a#build"])
+			}
+			if got.status["a#build"] != "hit" {
+				t.Errorf("a#build: %s, want a hit", got.status["a#build"])
+			}
+		})
 	}
 }
 
@@ -340,9 +427,6 @@ func TestRunChecksTheIntactHits(t *testing.T) {
 	hit.Blob = strings.Repeat("0", 64)
 	handoff.Intact["a#build"] = hit
 	output := filepath.Join(h.dir, "packages/a/dist/out.js")
-	if err := os.Remove(output); err != nil {
-		t.Fatal(err)
-	}
 	got := h.run(t, handoff, "")
 	if !strings.Contains(got.stderr, "asked for after all") {
 		t.Errorf("the child never asked for a file state:\n%s", got.stderr)
@@ -353,6 +437,39 @@ func TestRunChecksTheIntactHits(t *testing.T) {
 	for _, id := range h.taskIDs {
 		if got.status[id] != "hit" || got.restored[id] == nil || *got.restored[id] != 1 {
 			t.Errorf("%s: %s, restored %v; want a hit of its 1 file", id, got.status[id], got.restored[id])
+		}
+	}
+}
+
+// A hand-off that does not come from the vx mcp that ordered the run is refused by name, and the
+// run hashes every task as a plain vx run: here keys of d#build's older inputs, which a run that
+// took them would restore d's older output with. A same-user process that starts
+// `vx run --handoff-fd` itself has no order; one ordered with another key than its hand-off's
+// is refused alike.
+func TestRunRefusesAForgedHandOff(t *testing.T) {
+	t.Parallel()
+	h := newHandoffWorkspace(t)
+	// Every run scans: the test's own watcher may not have seen the edit below yet.
+	h.env = append(h.env, "VX_FILE_STATE=scan")
+	old := h.keys(t)
+	src, output := filepath.Join(h.dir, "packages/d/src/index.js"), filepath.Join(h.dir, "packages/d/dist/out.js")
+	if err := os.WriteFile(src, []byte("export const d = 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := h.run(t, nil, "")
+	stamp := runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	for _, how := range []int{unordered, orderedWrongKey} {
+		forged := &runner.Handoff{Root: h.ws.Root, StateDir: h.ws.CacheDir, Stamp: stamp, Keys: maps.Clone(old)}
+		got := h.runAs(t, forged, "", how)
+		if !strings.Contains(got.stderr, "vx: --handoff-fd: refused the hand-off: ") || strings.Contains(got.stderr, "taking the keys handed over") {
+			t.Errorf("how %d: the forged hand-off was not refused:\n%s", how, got.stderr)
+		}
+		if text, err := os.ReadFile(output); err != nil || string(text) != "export const d = 2\n" {
+			t.Fatalf("how %d: d#build restored %q (%v), want the output of its inputs", how, text, err)
+		}
+		if got.hashed != len(h.taskIDs) || got.status["d#build"] != "hit" || got.hash["d#build"] != now.hash["d#build"] {
+			t.Errorf("how %d: hashed %d, d#build %s %s; want %d hashed and a hit under %s", how, got.hashed,
+				got.status["d#build"], got.hash["d#build"], len(h.taskIDs), now.hash["d#build"])
 		}
 	}
 }

@@ -211,8 +211,12 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		return err
 	}
 	opts := prepared.Options
-	opts.Handoff, opts.HandedIndex, opts.HandedIntact = fileState.handed(opts, &a.log)
-	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), os.Args[1:]
+	var stale bool
+	opts.Handoff, opts.HandedIndex, opts.HandedIntact, stale = fileState.handed(opts, &a.log)
+	if stale {
+		opts.Files = nil
+	}
+	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), a.recordedArgs()
 	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 	opts.Events = eventsOut
 	opts.Logs = rf.habits.logOptions(a.colorOn(a.stderr))

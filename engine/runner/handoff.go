@@ -34,11 +34,13 @@ const CallMarkerPrefix = "VX_MCP_RUN_CALL_"
 const AwaitRunArg = "__await-run"
 
 // A RunOrder tells an awaiting child what to run: vx's command line (a `run` and its flags and
-// tasks, as a terminal would pass them) and the variables to add to its environment (the call's
-// marker, CallMarkerPrefix).
+// tasks, as a terminal would pass them), the variables to add to its environment (the call's
+// marker, CallMarkerPrefix), and the key a hand-off to it must carry (Handoff.Key): a secret the
+// server makes for this child alone, which reaches it only down the order's pipe.
 type RunOrder struct {
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
+	Key  string   `json:"key,omitempty"`
 }
 
 // A Handoff is what vx mcp hands the `vx run` child of a runTasks call: the file state its
@@ -55,6 +57,9 @@ type RunOrder struct {
 // nil: at 1,000 packages it is 4 MB that the child would read and decode to find what Intact
 // says), and the child asks the watcher for it only should it need it after all.
 type Handoff struct {
+	// Key is the secret of the child's order (RunOrder.Key): the child takes a hand-off only
+	// when it carries its order's key.
+	Key string
 	// Root and StateDir are the workspace and the state folder the hand-off is of.
 	Root, StateDir string
 	// Files is the file state the keys were made from; nil when left out (see above).
@@ -71,21 +76,23 @@ type Handoff struct {
 }
 
 // IntactHit is a hit whose outputs were found in place: its entry's outputs blob
-// (store.Entry.OutputsBlob) and how many files its listing holds.
+// (store.Entry.OutputsBlob), how many files its listing holds, and the digest of its outputs as
+// they were found (outputsSeen), which the run checks against the disk (StaleIntact).
 type IntactHit struct {
 	Blob  string
 	Files int
+	Seen  string
 }
 
 // handoffMagic begins a hand-off's wire form, which is, every number a varint and a string its
 // length then its bytes:
 //
-//	"VXHO" 3 stamp nkeys { taskID key } index nintact { taskID outputsBlob files } root stateDir
-//	    0 | 1 snapshotLength snapshot
+//	"VXHO" 4 key stamp nkeys { taskID key } index nintact { taskID outputsBlob files seen }
+//	    root stateDir 0 | 1 snapshotLength snapshot
 //
 // where index is HandedIndex's (appendIndex), the entries of the intact hits' keys without their
 // listing.
-const handoffMagic = "VXHO\x03"
+const handoffMagic = "VXHO\x04"
 
 // errHandoff is a hand-off that does not decode.
 var errHandoff = errors.New("not a hand-off of this vx")
@@ -95,7 +102,7 @@ var errHandoff = errors.New("not a hand-off of this vx")
 func WriteHandoff(w io.Writer, h *Handoff) error {
 	buf := make([]byte, 0, h.headSize())
 	buf = append(buf, handoffMagic...)
-	buf = appendString(buf, h.Stamp)
+	buf = appendString(appendString(buf, h.Key), h.Stamp)
 	buf = binary.AppendUvarint(buf, uint64(len(h.Keys)))
 	for _, id := range slices.Sorted(maps.Keys(h.Keys)) {
 		buf = appendString(appendString(buf, id), h.Keys[id])
@@ -109,6 +116,7 @@ func WriteHandoff(w io.Writer, h *Handoff) error {
 	for _, id := range slices.Sorted(maps.Keys(h.Intact)) {
 		buf = appendString(appendString(buf, id), h.Intact[id].Blob)
 		buf = binary.AppendUvarint(buf, uint64(h.Intact[id].Files))
+		buf = appendString(buf, h.Intact[id].Seen)
 	}
 	root, stateDir := h.Root, h.StateDir
 	if h.Files != nil && root == "" {
@@ -144,7 +152,7 @@ func (h *Handoff) SizeHint() int {
 
 // headSize answers about how many bytes h's wire form takes before its file state.
 func (h *Handoff) headSize() int {
-	n := 64 + len(h.Stamp) + len(h.Keys)*160 + len(h.Intact)*96
+	n := 64 + len(h.Key) + len(h.Stamp) + len(h.Keys)*160 + len(h.Intact)*160
 	if h.Index != nil {
 		n += len(h.Index.Entries) * 256
 		for _, e := range h.Index.Entries {
@@ -177,7 +185,8 @@ func readHandoff(d *streamReader) (*Handoff, error) {
 	if _, err := io.ReadFull(d.br, magic); err != nil || string(magic) != handoffMagic {
 		return nil, errHandoff
 	}
-	h := &Handoff{Stamp: d.string()}
+	h := &Handoff{Key: d.string()}
+	h.Stamp = d.string()
 	n := d.count()
 	h.Keys = make(map[string]string, n)
 	for range n {
@@ -195,7 +204,8 @@ func readHandoff(d *streamReader) (*Handoff, error) {
 	h.Intact = make(map[string]IntactHit, n)
 	for range n {
 		id, blob := d.string(), d.string()
-		h.Intact[id] = IntactHit{Blob: blob, Files: int(d.count())}
+		files := int(d.count())
+		h.Intact[id] = IntactHit{Blob: blob, Files: files, Seen: d.string()}
 	}
 	h.Root, h.StateDir = d.string(), d.string()
 	hasFiles, err := d.br.ReadByte()

@@ -19,9 +19,9 @@ func TestHandoffWire(t *testing.T) {
 	snap := filestate.NewSnapshot("/ws", "/ws/.vx", map[string]*filestate.Dir{
 		".": {Entries: []filestate.Entry{{Name: "package.json", Visible: true, Info: filestate.Info{Mode: 0o644, Size: 2}}}},
 	})
-	h := &Handoff{Files: snap, Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}}
+	h := &Handoff{Key: "the order's key", Files: snap, Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}}
 	got, wire := roundTrip(t, h)
-	if got.Stamp != h.Stamp || !maps.Equal(got.Keys, h.Keys) || got.Files.Root() != "/ws" || got.Files.StateDir() != "/ws/.vx" {
+	if got.Key != h.Key || got.Stamp != h.Stamp || !maps.Equal(got.Keys, h.Keys) || got.Files.Root() != "/ws" || got.Files.StateDir() != "/ws/.vx" {
 		t.Fatalf("read back %+v", got)
 	}
 	if _, err := got.Files.Lstat("package.json"); err != nil {
@@ -60,7 +60,7 @@ func TestHandoffWithoutFiles(t *testing.T) {
 	}
 	index := &HandedIndex{Entries: map[string]store.Entry{"k1": entry("k1", "a#build"), "k2": entry("k2", "b#build")}, Runs: map[string][]store.CommandRun{}}
 	h := &Handoff{Root: "/ws", StateDir: "/ws/.vx", Stamp: "stamp", Keys: map[string]string{"a#build": "k1", "b#build": "k2"}, Index: index,
-		Intact: map[string]IntactHit{"a#build": {Blob: "ob-k1", Files: 1}}}
+		Intact: map[string]IntactHit{"a#build": {Blob: "ob-k1", Files: 1, Seen: "seen"}}}
 	got, wire := roundTrip(t, h)
 	if got.Files != nil || got.Root != "/ws" || got.StateDir != "/ws/.vx" || !maps.Equal(got.Intact, h.Intact) || !maps.Equal(got.Keys, h.Keys) {
 		t.Fatalf("read back %+v", got)
