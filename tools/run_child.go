@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/proc"
 )
@@ -25,15 +25,15 @@ const (
 	childOrderFD   = 5
 )
 
-// A runChild is a `vx run` child of the server: `vx __await-run 5` (runner.AwaitRunArg), which
-// loads its workspace and then waits for its order (runner.RunOrder: the `vx run` command line
+// A runChild is a `vx run` child of the server: `vx __await-run 5` (handoff.AwaitRunArg), which
+// loads its workspace and then waits for its order (handoff.Order: the `vx run` command line
 // and the call's marker) on descriptor 5; it writes its events to 3 and reads a hand-off from 4
 // when its order says --handoff-fd 4. A call starts one and orders it at once, or takes the one
 // the server started ahead (keepSpare), which has started and loaded its config already: 12 ms
 // or so of an all-hit runTasks of 300 tasks.
 type runChild struct {
 	root string
-	// key is the secret this child's hand-off carries (runner.RunOrder.Key): it goes down the
+	// key is the secret this child's hand-off carries (handoff.Order.Key): it goes down the
 	// order's pipe, never through the command line or the environment, which /proc shows.
 	key string
 	// The server's ends of the pipes: the order written, the hand-off written, the events read.
@@ -80,7 +80,7 @@ func (d *Deps) startRunChild(root string) (*runChild, error) {
 		defer close(c.done)
 		defer stop()
 		c.res, c.err = proc.Run(ctx, proc.Spec{
-			Path: d.Exe, Args: []string{runner.AwaitRunArg, fmt.Sprint(childOrderFD)}, Dir: root,
+			Path: d.Exe, Args: []string{handoff.AwaitRunArg, fmt.Sprint(childOrderFD)}, Dir: root,
 			Env:    d.environ(),
 			Stdout: &c.stdout, Stderr: c.stderr,
 			ExtraFiles: theirs,
@@ -221,21 +221,21 @@ func (d *Deps) closeSpare() {
 // out to be nothing, w is closed empty and the child asks the watcher, as without one. It answers
 // what waits for the writer, which ends once the child has read the hand-off or closed its end
 // by exiting.
-func (d *Deps) writeHandoff(w *os.File, key string, handoff func() *runner.Handoff) (wrote func()) {
-	if handoff == nil {
+func (d *Deps) writeHandoff(w *os.File, key string, makeHandoff func() *handoff.Handoff) (wrote func()) {
+	if makeHandoff == nil {
 		w.Close()
 		return func() {}
 	}
 	var writer sync.WaitGroup
 	writer.Go(func() {
 		defer w.Close()
-		h := handoff()
+		h := makeHandoff()
 		if h == nil {
 			return
 		}
 		h.Key = key
 		growPipe(w, h.SizeHint())
-		if err := runner.WriteHandoff(w, h); err != nil && !errors.Is(err, syscall.EPIPE) {
+		if err := handoff.Write(w, h); err != nil && !errors.Is(err, syscall.EPIPE) {
 			fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 		}
 	})
@@ -246,7 +246,7 @@ func (d *Deps) writeHandoff(w *os.File, key string, handoff func() *runner.Hando
 // what handoff makes meanwhile (nil: nothing), turns its events into progress (none when nil), and
 // answers its summary or its refusal. Whatever happens, every process the run started is gone when
 // it returns; a child for the next call is started then (keepSpare).
-func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, handoff func() *runner.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
+func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, makeHandoff func() *handoff.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
 	c := d.takeSpare(root)
 	if c == nil {
 		var err error
@@ -261,10 +261,10 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 
 	marker := callMarkerPrefix + rand.Text() + "=1"
 	events := readChildEvents(c.events, progress)
-	wrote := d.writeHandoff(c.handoff, c.key, handoff)
+	wrote := d.writeHandoff(c.handoff, c.key, makeHandoff)
 	defer wrote()
 	// A child that died before it read its order says so by how it ended, below.
-	if err := writeOrder(c.order, runner.RunOrder{Args: args.childArgs(handoff != nil), Env: []string{marker}, Key: c.key}); err != nil &&
+	if err := writeOrder(c.order, handoff.Order{Args: args.childArgs(makeHandoff != nil), Env: []string{marker}, Key: c.key}); err != nil &&
 		!errors.Is(err, syscall.EPIPE) {
 		fmt.Fprintf(d.stderr(), "vx mcp: runTasks: %v\n", err)
 	}
@@ -304,7 +304,7 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ha
 }
 
 // writeOrder writes the child's order to w, and closes w.
-func writeOrder(w *os.File, order runner.RunOrder) error {
+func writeOrder(w *os.File, order handoff.Order) error {
 	data, err := json.Marshal(order)
 	if err != nil {
 		w.Close()

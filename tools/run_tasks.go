@@ -16,6 +16,7 @@ import (
 	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -45,7 +46,7 @@ const stderrTail = 64 << 10
 // can be found by it, in whichever process group or session it went and to whichever parent it was
 // re-parented (the child may have been killed). The name, not only the value, is the call's own, so
 // that a `vx mcp` started by a task of another call keeps that call's marker in its runs too.
-const callMarkerPrefix = runner.CallMarkerPrefix
+const callMarkerPrefix = handoff.CallMarkerPrefix
 
 type runTasksArgs struct {
 	taskSelectionArgs
@@ -98,19 +99,19 @@ func (d *Deps) runTasks() tool.Tool {
 			progress = nil
 		}
 		// The hand-off is made while the child starts (see writeHandoff).
-		var handoff func() *runner.Handoff
-		var handed *runner.Handoff // runChild has waited for handoff when it returns
+		var makeHandoff func() *handoff.Handoff
+		var handed *handoff.Handoff // runChild has waited for makeHandoff when it returns
 		if d.mayHandOff(&args) {
-			handoff = func() *runner.Handoff {
+			makeHandoff = func() *handoff.Handoff {
 				handed = d.handoff(ctx, ws, &args)
 				return handed
 			}
 		}
-		ans, err := d.runChild(ctx, ws.Root, &args, handoff, progress)
+		ans, err := d.runChild(ctx, ws.Root, &args, makeHandoff, progress)
 		if err != nil || ans.Summary == nil {
 			return ans, err
 		}
-		if handoff != nil {
+		if makeHandoff != nil {
 			d.refreshMemo(ctx, &args, handed != nil)
 		}
 		ans.Next = runNext(ans.Summary)
@@ -210,11 +211,11 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 
 // handoff makes the keys of the call's selection from the watcher's file state, through the
 // server's memo (a millisecond or two once it planned the workspace), for the child to take with
-// that file state (runner.Handoff); nil, and the child asks the watcher and hashes as any vx run,
+// that file state (handoff.Handoff); nil, and the child asks the watcher and hashes as any vx run,
 // where there is no watcher's file state, the selection is refused (the child says why), or the
 // keys would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves
 // out. The keys read the environment the child starts from.
-func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) *runner.Handoff {
+func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) *handoff.Handoff {
 	if !d.mayHandOff(args) {
 		return nil
 	}
@@ -268,8 +269,8 @@ func (d *Deps) mayHandOff(args *runTasksArgs) bool {
 
 // childArgs is the `vx run` command line for args, the call's selection first (the child
 // records it as the run's command line, without what follows it here for the server's own use);
-// handoff adds the descriptor the hand-off is read from.
-func (args *runTasksArgs) childArgs(handoff bool) []string {
+// handsOff adds the descriptor the hand-off is read from.
+func (args *runTasksArgs) childArgs(handsOff bool) []string {
 	// check refused a task name that starts with "-", which vx run would read as a flag.
 	argv := append([]string{"run"}, args.Tasks...)
 	if args.All {
@@ -292,7 +293,7 @@ func (args *runTasksArgs) childArgs(handoff bool) []string {
 		argv = append(argv, "--sandbox-agent")
 	}
 	argv = append(argv, "--format", "json", "--events-fd", "3")
-	if handoff {
+	if handsOff {
 		argv = append(argv, "--handoff-fd", "4")
 	}
 	if len(args.Args) > 0 {

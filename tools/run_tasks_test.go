@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -178,8 +178,8 @@ printf '{"type":"error","message":"a key of %s, the hand-off'"'"'s %s, shown %s"
 	"$([ -n "$key" ] && [ "$handed" = "$key" ] && echo same || echo other)" "$shown" >&3
 exit 2`)
 	root := t.TempDir()
-	handoff := func() *runner.Handoff {
-		return &runner.Handoff{Root: root, StateDir: filepath.Join(root, ".vx"), Keys: map[string]string{"a#build": "k"}}
+	handoff := func() *handoff.Handoff {
+		return &handoff.Handoff{Root: root, StateDir: filepath.Join(root, ".vx"), Known: handoff.Known{Keys: map[string]string{"a#build": "k"}}}
 	}
 	for range 2 {
 		ans, err := d.runChild(context.Background(), root, &runTasksArgs{taskSelectionArgs: taskSelectionArgs{All: true}}, handoff, nil)

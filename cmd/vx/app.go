@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/mask"
-	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -47,7 +47,7 @@ type app struct {
 	// masker masks the secrets of the last loaded workspace in the error vx ends on.
 	masker *mask.Masker
 	// order is what vx mcp ordered this process to run (awaitRun); nil for any other vx.
-	order *runner.RunOrder
+	order *handoff.Order
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {

@@ -10,13 +10,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
 // isAwaitRun reports whether vx was started as `vx __await-run FD`.
 func isAwaitRun(args []string) bool {
-	return len(args) == 3 && args[1] == runner.AwaitRunArg
+	return len(args) == 3 && args[1] == handoff.AwaitRunArg
 }
 
 // maxRunOrder bounds what an awaiting vx reads of its order.
@@ -24,7 +24,7 @@ const maxRunOrder = 1 << 20
 
 // awaitRun is `vx __await-run FD`, the `vx run` child of vx mcp's runTasks started before the
 // server knows what it will run: it loads the workspace of its folder, then reads its order from
-// file descriptor FD (runner.RunOrder, one JSON document; none, when the server closes the pipe
+// file descriptor FD (handoff.Order, one JSON document; none, when the server closes the pipe
 // or stops it, and it ends with 0), adds the order's variables to its environment and runs the
 // order's command line as vx does. The server keeps one started ahead of the next call, which
 // then costs neither the start of vx nor the evaluation of its config; the load the run does
@@ -32,7 +32,7 @@ const maxRunOrder = 1 << 20
 func (a *app) awaitRun(ctx context.Context, fdArg string) int {
 	fd, err := strconv.Atoi(fdArg)
 	if err != nil || fd < 3 {
-		fmt.Fprintf(a.stderr, "vx: %s %q: want a file descriptor above 2\n", runner.AwaitRunArg, fdArg)
+		fmt.Fprintf(a.stderr, "vx: %s %q: want a file descriptor above 2\n", handoff.AwaitRunArg, fdArg)
 		return vxerr.ExitUsage
 	}
 	order, err := a.readRunOrder(ctx, fd)
@@ -47,7 +47,7 @@ func (a *app) awaitRun(ctx context.Context, fdArg string) int {
 	for _, kv := range order.Env {
 		name, value, _ := strings.Cut(kv, "=")
 		if err := os.Setenv(name, value); err != nil {
-			fmt.Fprintf(a.stderr, "vx: %s: %v\n", runner.AwaitRunArg, err)
+			fmt.Fprintf(a.stderr, "vx: %s: %v\n", handoff.AwaitRunArg, err)
 			return vxerr.ExitUsage
 		}
 	}
@@ -79,13 +79,13 @@ func (a *app) recordedArgs() []string {
 
 // readRunOrder loads the workspace, then reads the order from fd; nil when the pipe closed empty
 // or ctx ended first (the server stopped the child).
-func (a *app) readRunOrder(ctx context.Context, fd int) (*runner.RunOrder, error) {
+func (a *app) readRunOrder(ctx context.Context, fd int) (*handoff.Order, error) {
 	// Non-blocking, so that the read below is the runtime poller's, which closing the file
 	// interrupts.
 	if err := setNonblock(fd); err != nil {
-		return nil, fmt.Errorf("%s %d: %w", runner.AwaitRunArg, fd, err)
+		return nil, fmt.Errorf("%s %d: %w", handoff.AwaitRunArg, fd, err)
 	}
-	f, err := inheritedFile(runner.AwaitRunArg, fd)
+	f, err := inheritedFile(handoff.AwaitRunArg, fd)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +99,13 @@ func (a *app) readRunOrder(ctx context.Context, fd int) (*runner.RunOrder, error
 	case ctx.Err() != nil, len(data) == 0 && (err == nil || errors.Is(err, os.ErrClosed)):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("%s: read the order: %w", runner.AwaitRunArg, err)
+		return nil, fmt.Errorf("%s: read the order: %w", handoff.AwaitRunArg, err)
 	case len(data) > maxRunOrder:
-		return nil, fmt.Errorf("%s: an order longer than %d bytes", runner.AwaitRunArg, maxRunOrder)
+		return nil, fmt.Errorf("%s: an order longer than %d bytes", handoff.AwaitRunArg, maxRunOrder)
 	}
-	var order runner.RunOrder
+	var order handoff.Order
 	if err := json.Unmarshal(data, &order); err != nil || len(order.Args) == 0 {
-		return nil, fmt.Errorf("%s: not an order: %.80q", runner.AwaitRunArg, data)
+		return nil, fmt.Errorf("%s: not an order: %.80q", handoff.AwaitRunArg, data)
 	}
 	return &order, nil
 }

@@ -5,18 +5,15 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/runner"
-	"github.com/vzn/vx/engine/span"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -30,14 +27,14 @@ type fileStateAsk struct {
 	root, stateDir string
 	done           chan struct{}
 	answer         filestate.Source
-	handoff        *runner.Handoff
+	handoff        *handoff.Handoff
 }
 
 // startFileState asks, beside the config's load (the root and the state folder need none), the
 // vx that watches this workspace for its file state, or reads the hand-off vx mcp wrote to
-// handoff (non-nil for its runTasks child: then it asks only should that not read); nil when
-// there is no workspace to ask for.
-func (a *app) startFileState(ctx context.Context, handoff io.Reader) *fileStateAsk {
+// handoffFrom (non-nil for its runTasks child: then it asks only should that not be taken); nil
+// when there is no workspace to ask for.
+func (a *app) startFileState(ctx context.Context, handoffFrom io.Reader) *fileStateAsk {
 	root, err := workspace.FindRoot(a.workDir())
 	if err != nil {
 		return nil
@@ -45,24 +42,13 @@ func (a *app) startFileState(ctx context.Context, handoff io.Reader) *fileStateA
 	q := &fileStateAsk{root: root, stateDir: workspace.CacheDir(root, a.getenv), done: make(chan struct{})}
 	go func() {
 		defer close(q.done)
-		if handoff != nil {
-			region := span.StartBackground(ctx, "read the hand-off")
-			h, err := runner.ReadHandoff(handoff)
-			region.End()
-			switch {
-			case err != nil:
-				a.log.Debug().Err(err).Msg("file state: no hand-off")
-			case !a.handoffAllowed(h):
-			case h.Root != q.root || h.StateDir != q.stateDir:
-				a.log.Debug().Str("root", h.Root).Msg("file state: a hand-off of another workspace")
-			case h.Files == nil:
-				// Every task a hit in place: the file state is asked for only should the run need it.
-				q.answer, q.handoff = a.lazyFileState(ctx, q.root, q.stateDir), h
-				a.log.Debug().Int("keys", len(h.Keys)).Int("intact", len(h.Intact)).Msg("file state: keys handed over, no file state")
-				return
-			default:
+		if handoffFrom != nil {
+			if h := a.readHandoff(ctx, handoffFrom, q.root, q.stateDir); h != nil {
 				q.answer, q.handoff = h.Files, h
-				a.log.Debug().Int("folders", h.Files.Dirs()).Int("keys", len(h.Keys)).Int("intact", len(h.Intact)).Msg("file state: handed over")
+				if h.Files == nil {
+					// Every task a hit in place: the file state is asked for only should the run need it.
+					q.answer = a.lazyFileState(ctx, q.root, q.stateDir)
+				}
 				return
 			}
 		}
@@ -82,28 +68,6 @@ func (q *fileStateAsk) of(ws *graph.Workspace) filestate.Source {
 		return nil
 	}
 	return q.answer
-}
-
-// handed answers the keys handed over for a run of opts, with what the server knew of the index
-// for them and the hits it found in place, when the run's file state is the hand-off's and its
-// stamp (runner.HandoffStamp of its workspace, tasks and environment) is the one they were made
-// with; else nil, and the run hashes every task. stale says that an output of a hit the server
-// found in place is no longer as it saw it (runner.StaleIntact): the hand-off's file state is
-// older than the disk, and the run scans.
-func (q *fileStateAsk) handed(opts runner.Options, log *zerolog.Logger) (map[string]string, *runner.HandedIndex, map[string]runner.IntactHit, bool) {
-	if q == nil || q.handoff == nil || opts.Files == nil || opts.Files != q.answer {
-		return nil, nil, nil, false
-	}
-	if runner.HandoffStamp(opts.Workspace, opts.TaskIDs, os.Environ()) != q.handoff.Stamp {
-		log.Debug().Msg("file state: the handed keys are of another config, selection or environment: hashing")
-		return nil, nil, nil, false
-	}
-	if id := runner.StaleIntact(opts.Workspace, q.handoff.Intact); id != "" {
-		log.Debug().Str("task", id).Msg("file state: outputs changed since vx mcp found them in place: scanning")
-		return nil, nil, nil, true
-	}
-	log.Debug().Int("keys", len(q.handoff.Keys)).Bool("index", q.handoff.Index != nil).Msg("file state: taking the keys handed over")
-	return q.handoff.Keys, q.handoff.Index, q.handoff.Intact, false
 }
 
 // lazyFileState answers the file state of a runTasks child handed none: the watcher's, asked

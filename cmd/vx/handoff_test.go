@@ -16,6 +16,7 @@ import (
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
@@ -101,7 +102,7 @@ func (h *handoffWorkspace) keys(t *testing.T) map[string]string {
 
 // planned answers the keys and what of the index a server would hand over once it planned the
 // selection (planTasks): its memo then knows the entries of the hits and the tasks' recent runs.
-func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *runner.HandedIndex) {
+func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *handoff.Index) {
 	t.Helper()
 	memo := runner.NewMemo()
 	defer memo.Close()
@@ -138,9 +139,9 @@ type handedRun struct {
 
 // run runs `vx run build` as runTasks' child, ordered as vx mcp orders it and handed h over
 // with its order's key (none when nil), and answers it; the run must succeed.
-func (h *handoffWorkspace) run(t *testing.T, handoff *runner.Handoff, stamp string) handedRun {
+func (h *handoffWorkspace) run(t *testing.T, given *handoff.Handoff, stamp string) handedRun {
 	t.Helper()
-	return h.runAs(t, handoff, stamp, ordered)
+	return h.runAs(t, given, stamp, ordered)
 }
 
 // How a test's child gets its hand-off: as vx mcp's, with its order's key; ordered, with another
@@ -153,22 +154,22 @@ const (
 
 // runAs runs `vx run build` handed h over as how says (nothing when h is nil), and answers it;
 // the run must succeed.
-func (h *handoffWorkspace) runAs(t *testing.T, handoff *runner.Handoff, stamp string, how int) handedRun {
+func (h *handoffWorkspace) runAs(t *testing.T, given *handoff.Handoff, stamp string, how int) handedRun {
 	t.Helper()
 	profile := filepath.Join(t.TempDir(), "profile.json")
 	args := []string{"run", "build", "--format", "json", "--log-level", "debug", "--profile", profile}
-	if handoff != nil {
+	if given != nil {
 		args = append(args, "--handoff-fd", "3")
 	}
 	cmd := vxCommand(t, h.dir, args...)
-	if handoff != nil && how != unordered {
-		cmd = vxCommand(t, h.dir, runner.AwaitRunArg, "4")
+	if given != nil && how != unordered {
+		cmd = vxCommand(t, h.dir, handoff.AwaitRunArg, "4")
 	}
 	cmd.Env = h.env
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	var w, orderW *os.File
-	if handoff != nil {
+	if given != nil {
 		r, pw, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +192,7 @@ func (h *handoffWorkspace) runAs(t *testing.T, handoff *runner.Handoff, stamp st
 		f.Close()
 	}
 	if orderW != nil {
-		order, err := json.Marshal(runner.RunOrder{Args: args, Key: "the order's key"})
+		order, err := json.Marshal(handoff.Order{Args: args, Key: "the order's key"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,15 +203,15 @@ func (h *handoffWorkspace) runAs(t *testing.T, handoff *runner.Handoff, stamp st
 	}
 	if w != nil {
 		if stamp != "" {
-			handoff.Stamp = stamp
+			given.Stamp = stamp
 		}
-		handoff.Key = "the order's key"
+		given.Key = "the order's key"
 		if how == orderedWrongKey {
-			handoff.Key = "another key"
+			given.Key = "another key"
 		}
 		// An empty hand-off is a server that died before it wrote one.
-		if handoff.Files != nil || handoff.Keys != nil {
-			if err := runner.WriteHandoff(w, handoff); err != nil {
+		if given.Files != nil || given.Keys != nil {
+			if err := handoff.Write(w, given); err != nil {
 				t.Errorf("write the hand-off: %v", err)
 			}
 		}
@@ -258,7 +259,7 @@ func TestRunTakesTheHandedKeys(t *testing.T) {
 	h := newHandoffWorkspace(t)
 	scanned := h.run(t, nil, "")
 	keys := h.keys(t)
-	handed := h.run(t, &runner.Handoff{Files: h.snap, Stamp: runner.HandoffStamp(h.ws, h.taskIDs, h.env), Keys: keys}, "")
+	handed := h.run(t, &handoff.Handoff{Files: h.snap, Stamp: handoff.Stamp(h.ws, h.taskIDs, h.env), Known: handoff.Known{Keys: keys}}, "")
 	if !strings.Contains(handed.stderr, "file state: handed over") || !strings.Contains(handed.stderr, "taking the keys handed over") {
 		t.Fatalf("the child did not take the hand-off:\n%s", handed.stderr)
 	}
@@ -281,9 +282,9 @@ func TestRunTakesTheHandedKeys(t *testing.T) {
 func TestRunTakesTheHandedIndex(t *testing.T) {
 	t.Parallel()
 	h := newHandoffWorkspace(t)
-	stamp := runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	stamp := handoff.Stamp(h.ws, h.taskIDs, h.env)
 	output := filepath.Join(h.dir, "packages/a/dist/out.js")
-	swapped := func() *runner.Handoff {
+	swapped := func() *handoff.Handoff {
 		keys, index := h.planned(t)
 		e, ok := index.Entries[keys["d#build"]]
 		if !ok {
@@ -291,11 +292,11 @@ func TestRunTakesTheHandedIndex(t *testing.T) {
 		}
 		e.Hash = keys["a#build"]
 		index.Entries[keys["a#build"]] = e
-		return &runner.Handoff{Files: h.snap, Stamp: stamp, Keys: keys, Index: index}
+		return &handoff.Handoff{Files: h.snap, Stamp: stamp, Known: handoff.Known{Keys: keys, Index: index}}
 	}
 
-	handoff := swapped()
-	got := h.run(t, handoff, "")
+	given := swapped()
+	got := h.run(t, given, "")
 	if !strings.Contains(got.stderr, `"index":true`) {
 		t.Fatalf("the child was handed no index:\n%s", got.stderr)
 	}
@@ -304,9 +305,9 @@ func TestRunTakesTheHandedIndex(t *testing.T) {
 	}
 
 	h.run(t, nil, "") // a's own output again
-	handoff = swapped()
+	given = swapped()
 	h.run(t, nil, "") // a run records itself: the index moved since the server read it
-	if got = h.run(t, handoff, ""); got.status["a#build"] != "hit" {
+	if got = h.run(t, given, ""); got.status["a#build"] != "hit" {
 		t.Fatalf("a#build: %s", got.status["a#build"])
 	}
 	if text, err := os.ReadFile(output); err != nil || string(text) != "export const a = 1\n" {
@@ -317,7 +318,7 @@ func TestRunTakesTheHandedIndex(t *testing.T) {
 // handedPlan answers the hand-off a server would make once it planned the selection: the keys,
 // the index, and the hits whose outputs are in place in the watcher's file state, which it then
 // leaves out.
-func (h *handoffWorkspace) handedPlan(t *testing.T) *runner.Handoff {
+func (h *handoffWorkspace) handedPlan(t *testing.T) *handoff.Handoff {
 	t.Helper()
 	memo := runner.NewMemo()
 	defer memo.Close()
@@ -339,7 +340,7 @@ func (h *handoffWorkspace) handedPlan(t *testing.T) *runner.Handoff {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handed.Stamp = runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	handed.Stamp = handoff.Stamp(h.ws, h.taskIDs, h.env)
 	return handed
 }
 
@@ -350,16 +351,16 @@ func (h *handoffWorkspace) handedPlan(t *testing.T) *runner.Handoff {
 func TestRunTakesTheIntactHits(t *testing.T) {
 	t.Parallel()
 	h := newHandoffWorkspace(t)
-	handoff := h.handedPlan(t)
-	if len(handoff.Intact) != len(h.taskIDs) {
-		t.Fatalf("the server found %d of %d hits in place: %v", len(handoff.Intact), len(h.taskIDs), handoff.Intact)
+	given := h.handedPlan(t)
+	if len(given.Intact) != len(h.taskIDs) {
+		t.Fatalf("the server found %d of %d hits in place: %v", len(given.Intact), len(h.taskIDs), given.Intact)
 	}
 	output := filepath.Join(h.dir, "packages/a/dist/out.js")
 	before, err := os.Lstat(output)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := h.run(t, handoff, "")
+	got := h.run(t, given, "")
 	if !strings.Contains(got.stderr, "keys handed over, no file state") || strings.Contains(got.stderr, "asked for after all") {
 		t.Fatalf("the child did not run on the hand-off alone:\n%s", got.stderr)
 	}
@@ -392,14 +393,14 @@ func TestRunRestoresOutputsChangedAfterTheVerdict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHandoffWorkspace(t)
-			handoff := h.handedPlan(t)
-			if _, ok := handoff.Intact["a#build"]; !ok {
-				t.Fatalf("the server did not find a#build's outputs in place: %v", handoff.Intact)
+			given := h.handedPlan(t)
+			if _, ok := given.Intact["a#build"]; !ok {
+				t.Fatalf("the server did not find a#build's outputs in place: %v", given.Intact)
 			}
 			if err := tc.change(h); err != nil {
 				t.Fatal(err)
 			}
-			got := h.run(t, handoff, "")
+			got := h.run(t, given, "")
 			if !strings.Contains(got.stderr, "outputs changed since vx mcp found them in place") {
 				t.Errorf("the child did not see a#build's outputs change:\n%s", got.stderr)
 			}
@@ -422,12 +423,12 @@ func TestRunRestoresOutputsChangedAfterTheVerdict(t *testing.T) {
 func TestRunChecksTheIntactHits(t *testing.T) {
 	t.Parallel()
 	h := newHandoffWorkspace(t)
-	handoff := h.handedPlan(t)
-	hit := handoff.Intact["a#build"]
+	given := h.handedPlan(t)
+	hit := given.Intact["a#build"]
 	hit.Blob = strings.Repeat("0", 64)
-	handoff.Intact["a#build"] = hit
+	given.Intact["a#build"] = hit
 	output := filepath.Join(h.dir, "packages/a/dist/out.js")
-	got := h.run(t, handoff, "")
+	got := h.run(t, given, "")
 	if !strings.Contains(got.stderr, "asked for after all") {
 		t.Errorf("the child never asked for a file state:\n%s", got.stderr)
 	}
@@ -457,9 +458,9 @@ func TestRunRefusesAForgedHandOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := h.run(t, nil, "")
-	stamp := runner.HandoffStamp(h.ws, h.taskIDs, h.env)
+	stamp := handoff.Stamp(h.ws, h.taskIDs, h.env)
 	for _, how := range []int{unordered, orderedWrongKey} {
-		forged := &runner.Handoff{Root: h.ws.Root, StateDir: h.ws.CacheDir, Stamp: stamp, Keys: maps.Clone(old)}
+		forged := &handoff.Handoff{Root: h.ws.Root, StateDir: h.ws.CacheDir, Stamp: stamp, Known: handoff.Known{Keys: maps.Clone(old)}}
 		got := h.runAs(t, forged, "", how)
 		if !strings.Contains(got.stderr, "vx: --handoff-fd: refused the hand-off: ") || strings.Contains(got.stderr, "taking the keys handed over") {
 			t.Errorf("how %d: the forged hand-off was not refused:\n%s", how, got.stderr)
@@ -479,8 +480,8 @@ func TestRunRefusesAForgedHandOff(t *testing.T) {
 func TestRunHashesUnderAnotherStamp(t *testing.T) {
 	t.Parallel()
 	h := newHandoffWorkspace(t)
-	other := runner.HandoffStamp(h.ws, h.taskIDs, append(h.env, "SOME_FLAG=1"))
-	got := h.run(t, &runner.Handoff{Files: h.snap, Keys: h.keys(t)}, other)
+	other := handoff.Stamp(h.ws, h.taskIDs, append(h.env, "SOME_FLAG=1"))
+	got := h.run(t, &handoff.Handoff{Files: h.snap, Known: handoff.Known{Keys: h.keys(t)}}, other)
 	if !strings.Contains(got.stderr, "file state: handed over") || !strings.Contains(got.stderr, "of another config, selection or environment: hashing") {
 		t.Fatalf("the child did not refuse the keys:\n%s", got.stderr)
 	}
@@ -499,8 +500,8 @@ func TestRunFindsAWrongHandedKey(t *testing.T) {
 	keys := h.keys(t)
 	truth := keys["d#build"]
 	keys["d#build"] = strings.Repeat("0", 64)
-	stamp := runner.HandoffStamp(h.ws, h.taskIDs, h.env)
-	got := h.run(t, &runner.Handoff{Files: h.snap, Stamp: stamp, Keys: keys}, "")
+	stamp := handoff.Stamp(h.ws, h.taskIDs, h.env)
+	got := h.run(t, &handoff.Handoff{Files: h.snap, Stamp: stamp, Known: handoff.Known{Keys: keys}}, "")
 	if !strings.Contains(got.stderr, "the key vx mcp handed over for d#build is not its files'") {
 		t.Fatalf("no word of the wrong key:\n%s", got.stderr)
 	}
@@ -527,7 +528,7 @@ func TestRunFindsAWrongHandedKey(t *testing.T) {
 			t.Fatal("the watcher never saw packages/a/dist go")
 		}
 	}
-	got = h.run(t, &runner.Handoff{Files: h.snap, Stamp: stamp, Keys: h.keys(t)}, "")
+	got = h.run(t, &handoff.Handoff{Files: h.snap, Stamp: stamp, Known: handoff.Known{Keys: h.keys(t)}}, "")
 	for _, id := range []string{"a#build", "b#build", "c#build"} {
 		if got.status[id] != "hit" {
 			t.Errorf("%s: %s after a's outputs were removed, want a hit", id, got.status[id])
@@ -544,7 +545,7 @@ func TestRunFindsAWrongHandedKey(t *testing.T) {
 func TestRunWithoutTheHandOff(t *testing.T) {
 	t.Parallel()
 	h := newHandoffWorkspace(t)
-	got := h.run(t, &runner.Handoff{}, "")
+	got := h.run(t, &handoff.Handoff{}, "")
 	if !strings.Contains(got.stderr, "file state: no hand-off") {
 		t.Fatalf("the child did not say it had no hand-off:\n%s", got.stderr)
 	}
@@ -601,7 +602,7 @@ func TestRunRecordsARemoteHitsManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.watch(t)
-	got := h.run(t, &runner.Handoff{Files: h.snap, Stamp: runner.HandoffStamp(h.ws, h.taskIDs, h.env), Keys: h.keys(t)}, "")
+	got := h.run(t, &handoff.Handoff{Files: h.snap, Stamp: handoff.Stamp(h.ws, h.taskIDs, h.env), Known: handoff.Known{Keys: h.keys(t)}}, "")
 	if got.status["d#build"] != "hit" || !strings.Contains(got.stderr, "taking the keys handed over") {
 		t.Fatalf("d#build %s, want a remote hit under the handed key:\n%s", got.status["d#build"], got.stderr)
 	}

@@ -1107,7 +1107,7 @@ func findKeptChild(t *testing.T, server int) int {
 // Between runTasks calls the agent (or anything) may change what a hit would restore: each call's
 // hits put the outputs back as their entries list them — a file removed, one changed in place,
 // one under a folder of the outputs changed, a stray beside them — for the server vouches for a
-// hit's outputs (runner.Handoff's Intact) only as its watcher sees them now.
+// hit's outputs (handoff.Handoff's Intact) only as its watcher sees them now.
 func TestMCPRunTasksRepairsOutputs(t *testing.T) {
 	t.Parallel()
 	dir := writeWorkspace(t, map[string]string{

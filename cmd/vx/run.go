@@ -79,7 +79,7 @@ part of those tasks' cache keys.`,
 				}()
 				eventsOut = events
 			}
-			// The hand-off of vx mcp's runTasks (runner.Handoff): nil reads none.
+			// The hand-off of vx mcp's runTasks (handoff.Handoff): nil reads none.
 			var handoff io.Reader
 			if rf.handoffFD > 0 {
 				f, openErr := inheritedFile("handoff-fd", rf.handoffFD)
@@ -133,7 +133,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.StringVar(&rf.profile, "profile", "", "also write the run's profile to `FILE`: Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev), a track per worker lane")
 	f.IntVar(&rf.eventsFD, "events-fd", 0, "write the run's events (start, each finished task, end, and the error vx ends on) to file descriptor `N`, one JSON line each")
 	_ = f.MarkHidden("events-fd")
-	f.IntVar(&rf.handoffFD, "handoff-fd", 0, "read the file state and the keys vx mcp planned from file descriptor `N` (runner.Handoff)")
+	f.IntVar(&rf.handoffFD, "handoff-fd", 0, "read the file state and the keys vx mcp planned from file descriptor `N` (handoff.Handoff)")
 	_ = f.MarkHidden("handoff-fd")
 	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
 	_ = f.MarkHidden("sandbox-agent")
@@ -212,7 +212,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	}
 	opts := prepared.Options
 	var stale bool
-	opts.Handoff, opts.HandedIndex, opts.HandedIntact, stale = fileState.handed(opts, &a.log)
+	opts.Known, stale = fileState.handed(opts, &a.log)
 	if stale {
 		opts.Files = nil
 	}

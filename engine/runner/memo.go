@@ -6,13 +6,13 @@ import (
 	"maps"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/resources"
@@ -36,7 +36,7 @@ type Memo struct {
 	// entries are the cache entries of the keys that hit.
 	entries map[string]store.Entry
 	runs    map[string][]store.CommandRun
-	state   stateStamp
+	state   handoff.StateStamp
 	// verdicts say, by task id, which entries' outputs were in place (see intact).
 	verdicts map[string]intactVerdict
 	// lock is the lockfile the last plan read, reused while no file of the root changed.
@@ -73,12 +73,12 @@ func (m *Memo) Close() error {
 	return err
 }
 
-// HandoffStamp is HandoffStamp through the memo: the last stamp again while the workspace is the
+// HandoffStamp is handoff.Stamp through the memo: the last stamp again while the workspace is the
 // same loaded one (a Loader answers another once the config changed) and the tasks and the
 // environment are the last ones; it is a millisecond on 300 tasks.
 func (m *Memo) HandoffStamp(ws *graph.Workspace, ids []string, environ []string) string {
 	if m == nil {
-		return HandoffStamp(ws, ids, environ)
+		return handoff.Stamp(ws, ids, environ)
 	}
 	h := sha256.New()
 	for _, list := range [][]string{ids, environ} {
@@ -96,40 +96,11 @@ func (m *Memo) HandoffStamp(ws *graph.Workspace, ids []string, environ []string)
 		return m.stamp
 	}
 	m.mu.Unlock()
-	stamp := HandoffStamp(ws, ids, environ)
+	stamp := handoff.Stamp(ws, ids, environ)
 	m.mu.Lock()
 	m.stamp, m.stampWS, m.stampOf = stamp, ws, of
 	m.mu.Unlock()
 	return stamp
-}
-
-// stateStamp is what the state folder's stats say of the index and the CAS: any commit, any
-// checkpoint, any folder of blobs created or removed moves it.
-type stateStamp struct {
-	index, wal, cas filestate.Info
-}
-
-func stampState(dir string) stateStamp {
-	stat := func(name string) filestate.Info {
-		fi, err := os.Stat(filepath.Join(dir, name))
-		if err != nil {
-			return filestate.Info{}
-		}
-		return filestate.InfoOf(fi)
-	}
-	return stateStamp{index: stat("index.db"), wal: stat("index.db-wal"), cas: stat("cas")}
-}
-
-// same reports whether two stamps say the same of the index, its WAL and the CAS folder: a write
-// moves a file's size or mtime (and a replaced file its inode). The change time is left out:
-// SQLite, run as root, gives each WAL it opens to the database's owner (fchown), so a reader's
-// new connection moved it without a write, and the plan after it looked every entry up again.
-func (s stateStamp) same(o stateStamp) bool {
-	return sameWrite(s.index, o.index) && sameWrite(s.wal, o.wal) && sameWrite(s.cas, o.cas)
-}
-
-func sameWrite(a, b filestate.Info) bool {
-	return a.Mode == b.Mode && a.Size == b.Size && a.MtimeNs == b.MtimeNs && a.Ino == b.Ino
 }
 
 // memoView is one plan's reading of the memo: which keys, hits and estimates it may reuse.
@@ -149,7 +120,7 @@ type memoView struct {
 	// next.
 	queried map[string][]store.CommandRun
 	snap    *filestate.Snapshot
-	state   stateStamp
+	state   handoff.StateStamp
 	ws      *graph.Workspace
 	// verdicts are the memo's (see intact).
 	verdicts map[string]intactVerdict
@@ -164,13 +135,13 @@ func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := &memoView{m: m, snap: snap, ws: ws, state: stampState(ws.CacheDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs,
+	v := &memoView{m: m, snap: snap, ws: ws, state: handoff.StampState(ws.CacheDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs,
 		verdicts: m.verdicts}
 	if m.ws == ws && m.snap != nil {
 		v.changed = filestate.ChangedDirs(m.snap, snap)
 		v.keysOK = !containsRoot(v.changed)
 	}
-	v.stateOK = v.keysOK && m.state.same(v.state)
+	v.stateOK = v.keysOK && m.state.Same(v.state)
 	if v.keysOK {
 		v.lock = m.lock
 	}
@@ -304,6 +275,15 @@ func (v *memoView) scope(n *node) []string {
 	return dirs
 }
 
+// knownRunsView answers a view of the memo that knows the runs of index (what a vx mcp handed
+// a run), for the run's estimates; nil for no index.
+func knownRunsView(index *handoff.Index) *memoView {
+	if index == nil {
+		return nil
+	}
+	return &memoView{stateOK: true, runs: index.Runs}
+}
+
 // hit answers the memo's cache status of key, with the entry of a hit, while the index is as it
 // was.
 func (v *memoView) hit(key string) (hit bool, e store.Entry, ok bool) {
@@ -323,11 +303,11 @@ func (v *memoView) hit(key string) (hit bool, e store.Entry, ok bool) {
 // the state folder stamped as it does now. What it does not know of them (a key a plan made after
 // an edit was undone, a task no plan asked about) is read from st (the memo's own index) and kept
 // for the next plan; nil when the index changed since the memo read it, or reading it failed.
-func (v *memoView) handedIndex(ctx context.Context, st *store.Store, nodes []*node) *HandedIndex {
+func (v *memoView) handedIndex(ctx context.Context, st *store.Store, nodes []*node) *handoff.Index {
 	if v == nil || !v.stateOK {
 		return nil
 	}
-	h := &HandedIndex{state: v.state, Entries: map[string]store.Entry{}, Runs: make(map[string][]store.CommandRun, len(nodes))}
+	h := &handoff.Index{State: v.state, Entries: map[string]store.Entry{}, Runs: make(map[string][]store.CommandRun, len(nodes))}
 	var unknownRuns, unknownKeys []string
 	for _, n := range nodes {
 		if runs, ok := v.runs[n.task.ID]; ok {
@@ -389,10 +369,10 @@ func readUnknown(ctx context.Context, st *store.Store, ids, keys []string) (runs
 // recent runs of the tasks ids (none: nil) and whether each of keys hits, with the entries of
 // those that do. The memo's maps are replaced, never written in place: a plan under way reads
 // the ones it was given.
-func (m *Memo) learn(state stateStamp, ids []string, runs map[string][]store.CommandRun, keys []string, hits map[string]store.Entry) {
+func (m *Memo) learn(state handoff.StateStamp, ids []string, runs map[string][]store.CommandRun, keys []string, hits map[string]store.Entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.state.same(state) {
+	if !m.state.Same(state) {
 		return
 	}
 	if len(ids) > 0 {

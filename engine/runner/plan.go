@@ -14,6 +14,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/span"
@@ -223,11 +224,11 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 // PlanKeys answers the hand-off of a run of the tasks opts selects, but its file state and stamp:
 // the key of each task by task id, as DryRun computes them (through the memo where there is one),
 // with what the memo still knows of the index for those tasks (nil when it knows less than all of
-// it: see HandedIndex) and which of their hits would restore nothing (Handoff.Intact), without
+// it: see handoff.Index) and which of their hits would restore nothing (Known.Intact), without
 // what else a plan reads. vx mcp hands it to the `vx run` child of a runTasks call. The memo
 // keeps the keys and those verdicts for the next plan; what it knew of the cache and the history
 // stays as it was, since the index did not change for it.
-func PlanKeys(ctx context.Context, opts PlanOptions) (*Handoff, error) {
+func PlanKeys(ctx context.Context, opts PlanOptions) (*handoff.Handoff, error) {
 	if err := opts.Options.fill(); err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func PlanKeys(ctx context.Context, opts PlanOptions) (*Handoff, error) {
 		return nil, err
 	}
 	k.memo.storeKeys(k.nodes, k.h.Lockfile())
-	h := &Handoff{Root: opts.Workspace.Root, StateDir: opts.Workspace.CacheDir, Keys: make(map[string]string, len(k.nodes))}
+	h := &handoff.Handoff{Root: opts.Workspace.Root, StateDir: opts.Workspace.CacheDir, Known: handoff.Known{Keys: make(map[string]string, len(k.nodes))}}
 	for _, n := range k.nodes {
 		h.Keys[n.task.ID] = n.key
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/resources"
@@ -95,16 +96,11 @@ type Options struct {
 	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
 	// nil scans: a git listing, a stat of each file, the index's stat cache.
 	Files filestate.Source
-	// Handoff are the keys of tasks a vx mcp planned from Files, the workspace and environment
-	// of this run (Handoff.Stamp checked): taken in place of hashing while the run has written
-	// nothing (see Handoff); nil hashes every task.
-	Handoff map[string]string
-	// HandedIndex is what that vx mcp knew of the index for those keys, taken while the state
-	// folder stamps as it did then (HandedIndex); nil reads the index.
-	HandedIndex *HandedIndex
-	// HandedIntact are the handed hits whose outputs that vx mcp found in place (Handoff.Intact):
-	// restored without a look while the run takes the keys handed.
-	HandedIntact map[string]IntactHit
+	// Known is what a vx mcp handed the run (keys, index entries, hits in place), planned from
+	// Files, the workspace and environment of this run (the hand-off's stamp checked): taken in
+	// place of hashing and reading while the run has written nothing (see handoff.Known); nil
+	// hashes every task and reads the index.
+	Known *handoff.Known
 }
 
 func (o *Options) fill() error {
@@ -182,7 +178,7 @@ type runState struct {
 	locks *tasklock.Locks
 	// undeclared are the misses to look at for outputs nobody declared, once the tasks are done.
 	undeclared taskenv.Undeclared
-	// handed are the keys the run was handed (Options.Handoff), nil for none.
+	// handed are the keys the run was handed (Options.Known), nil for none.
 	handed *handedKeys
 	// commands counts the task commands started.
 	commands atomic.Int64
@@ -201,11 +197,10 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := handedKeyList(opts, nodes)
-	// Checked before the index is opened, which may create its WAL.
-	known := opts.HandedIndex.current(opts.Workspace.CacheDir)
-	if len(keys) == 0 {
-		known = nil
+	var keys []string
+	var known *handoff.Index
+	if opts.Known != nil {
+		keys, known = handedBeforeOpen(opts, nodes)
 	}
 	st := opts.Store
 	if st == nil {
@@ -284,7 +279,7 @@ func lookedUpTaskIDs(opts Options, nodes []*node) []string {
 // newRunState prepares a run of nodes: the hasher (its listing taken in the background while the
 // index is read), the schedule's estimates (from the runs known, when a vx mcp handed them), the
 // masker of every secret the tasks read, the cache. close waits for what it started.
-func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*node, known *HandedIndex) (r *runState, close func(), err error) {
+func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*node, known *handoff.Index) (r *runState, close func(), err error) {
 	dbctx := context.WithoutCancel(ctx)
 	salt, err := store.Salt(st.Dir(), true)
 	if err != nil {
@@ -295,7 +290,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	// The workspace's listing (a git call) is taken while the index is read; a run handed its
 	// keys hashes only what it must, and lists only then.
 	var prefetch sync.WaitGroup
-	if len(opts.Handoff) == 0 || opts.Sandbox.Agent {
+	if opts.Known == nil || len(opts.Known.Keys) == 0 || opts.Sandbox.Agent {
 		prefetch.Go(func() {
 			defer span.StartBackground(ctx, "git listing").End()
 			h.Prefetch(ctx)
@@ -309,7 +304,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	region := span.Start(ctx, "read index")
 	err = loadFileState(ctx, dbctx, h, st, opts.Files, &prefetch)
 	if err == nil {
-		_, err = memoEstimates(dbctx, st, opts.Workspace, nodes, known.memoView())
+		_, err = memoEstimates(dbctx, st, opts.Workspace, nodes, knownRunsView(known))
 	}
 	region.End()
 	if err != nil {
@@ -327,8 +322,8 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	r.sandbox = taskenv.NewSandboxes(opts.Workspace, opts.Sandbox, r.display.Notice)
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (taskenv.Sandboxes.Effective), so such a run hashes every task.
-	if !opts.Sandbox.Agent {
-		r.handed = newHandedKeys(opts.Handoff, opts.HandedIntact)
+	if opts.Known != nil && !opts.Sandbox.Agent {
+		r.handed = newHandedKeys(opts.Known)
 	}
 	return r, prefetch.Wait, nil
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
@@ -79,7 +80,7 @@ func watchedWorkspaceOf(t *testing.T, files map[string]string) (string, *workspa
 }
 
 // planKeys answers the hand-off runner.PlanKeys makes for req.
-func planKeys(t *testing.T, ws *graph.Workspace, req runner.Request) *runner.Handoff {
+func planKeys(t *testing.T, ws *graph.Workspace, req runner.Request) *handoff.Handoff {
 	t.Helper()
 	opts, err := runner.Prepare(context.Background(), ws, req)
 	if err != nil {

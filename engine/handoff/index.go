@@ -1,4 +1,4 @@
-package runner
+package handoff
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -14,48 +16,70 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// HandedIndex is what a vx mcp's memo knew of the index for the tasks of a hand-off: the cache
-// entry of each key that hits and each task's recent command runs (what the schedule's estimates
-// are made from), read while the state folder stamped as it still did when the hand-off was
-// made. A run takes them in place of reading them from the index while the folder still stamps
-// so (see current): no commit, checkpoint or eviction since. A key that missed has no entry; the
-// run looks it up as any run does.
-type HandedIndex struct {
-	state stateStamp
+// Index is what a vx mcp's memo knew of the index for the tasks of a hand-off: the cache entry of
+// each key that hits and each task's recent command runs (what the schedule's estimates are made
+// from), read while the state folder stamped as State. A run takes them in place of reading them
+// from the index while the folder still stamps so (Current): no commit, checkpoint or eviction
+// since. A key that missed has no entry; the run looks it up as any run does.
+type Index struct {
+	// State is the state folder's stamp when the entries and runs were read.
+	State StateStamp
 	// Entries are the entries of the keys that hit, by key.
 	Entries map[string]store.Entry
 	// Unlisted are the keys whose entry came without its output listing: those of hits whose
-	// outputs were in place (Handoff.Intact), which the run reads again should it restore one.
+	// outputs were in place (Known.Intact), which the run reads again should it restore one.
 	Unlisted map[string]bool
 	// Runs are each task's recent command runs, newest first (none: nil), by task id.
 	Runs map[string][]store.CommandRun
 }
 
-// current answers h while the state folder dir stamps as it did when h was read, nil else. A run
+// StateStamp is what the state folder's stats say of the index and the CAS: any commit, any
+// checkpoint, any folder of blobs created or removed moves it.
+type StateStamp struct {
+	Index, WAL, CAS filestate.Info
+}
+
+// StampState answers the stamp of the state folder dir now.
+func StampState(dir string) StateStamp {
+	stat := func(name string) filestate.Info {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return filestate.Info{}
+		}
+		return filestate.InfoOf(fi)
+	}
+	return StateStamp{Index: stat("index.db"), WAL: stat("index.db-wal"), CAS: stat("cas")}
+}
+
+// Same reports whether two stamps say the same of the index, its WAL and the CAS folder: a write
+// moves a file's size or mtime (and a replaced file its inode). The change time is left out:
+// SQLite, run as root, gives each WAL it opens to the database's owner (fchown), so a reader's
+// new connection moves it without a write.
+func (s StateStamp) Same(o StateStamp) bool {
+	return sameWrite(s.Index, o.Index) && sameWrite(s.WAL, o.WAL) && sameWrite(s.CAS, o.CAS)
+}
+
+func sameWrite(a, b filestate.Info) bool {
+	return a.Mode == b.Mode && a.Size == b.Size && a.MtimeNs == b.MtimeNs && a.Ino == b.Ino
+}
+
+// Current answers h while the state folder dir stamps as it did when h was read, nil else. A run
 // asks before it opens the index: opening it may create its WAL.
-func (h *HandedIndex) current(dir string) *HandedIndex {
-	if h == nil || !stampState(dir).same(h.state) {
+func (h *Index) Current(dir string) *Index {
+	if h == nil || !StampState(dir).Same(h.State) {
 		return nil
 	}
 	return h
 }
 
-// memoView answers a view of the memo that knows h's runs, for the run's estimates; nil for no h.
-func (h *HandedIndex) memoView() *memoView {
-	if h == nil {
-		return nil
-	}
-	return &memoView{stateOK: true, runs: h.Runs}
-}
-
 // appendIndex appends h's wire form: a length, then (none for a nil h) the stamp, the entries
 // (those of the keys unlisted without their output listing) and the runs, every number a varint.
-func appendIndex(buf []byte, h *HandedIndex, unlisted map[string]bool) []byte {
+func appendIndex(buf []byte, h *Index, unlisted map[string]bool) []byte {
 	if h == nil {
 		return binary.AppendUvarint(buf, 0)
 	}
 	var b []byte
-	for _, info := range []filestate.Info{h.state.index, h.state.wal, h.state.cas} {
+	for _, info := range []filestate.Info{h.State.Index, h.State.WAL, h.State.CAS} {
 		b = binary.AppendUvarint(b, uint64(info.Mode))
 		b = binary.AppendVarint(b, info.Size)
 		b = binary.AppendVarint(b, info.MtimeNs)
@@ -109,7 +133,7 @@ var errIndex = errors.New("a handed index that does not decode")
 const maxIndex = 256 << 20
 
 // readIndex reads what appendIndex wrote: nil for none.
-func readIndex(br *bufio.Reader) (*HandedIndex, error) {
+func readIndex(br *bufio.Reader) (*Index, error) {
 	size, err := binary.ReadUvarint(br)
 	if err != nil || size > maxIndex {
 		return nil, errIndex
@@ -122,8 +146,8 @@ func readIndex(br *bufio.Reader) (*HandedIndex, error) {
 		return nil, errIndex
 	}
 	d := &wireReader{b: b}
-	h := &HandedIndex{}
-	for _, info := range []*filestate.Info{&h.state.index, &h.state.wal, &h.state.cas} {
+	h := &Index{}
+	for _, info := range []*filestate.Info{&h.State.Index, &h.State.WAL, &h.State.CAS} {
 		info.Mode, info.Size, info.MtimeNs, info.Ino = fs.FileMode(d.uvarint()), d.varint(), d.varint(), d.uvarint()
 	}
 	n := d.count()
