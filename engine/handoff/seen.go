@@ -10,7 +10,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
@@ -130,29 +133,52 @@ func OutputsSeen(tree Tree, bases []string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// StaleIntact answers the first task (by id) of intact, the hits the server found in place,
-// whose outputs in ws are no longer what it saw (IntactHit.Seen: an output written, added or
-// removed since, or a task it does not know); "" when every one is as it saw them. A run takes
-// the hits in place only then.
+// StaleIntact answers a task of intact, the hits the server found in place, whose outputs in ws
+// are no longer what it saw (IntactHit.Seen: an output written, added or removed since, or a task
+// it does not know); "" when every one is as it saw them. A run takes the hits in place only then.
+// It looks at the hits on a few goroutines, and stops at the first that moved.
 func StaleIntact(ws *graph.Workspace, intact map[string]IntactHit) string {
-	disk := diskTree{ws.Root}
-	for _, id := range slices.Sorted(maps.Keys(intact)) {
-		t, ok := ws.Task(id)
-		if !ok {
-			return id
-		}
-		p, ok := ws.Project(t.Project)
-		if !ok {
-			return id
-		}
-		set, err := pathglob.NewSet(p.Dir, t.Outputs)
-		if err != nil {
-			return id
-		}
-		seen, err := OutputsSeen(disk, set.Bases())
-		if err != nil || seen != intact[id].Seen {
-			return id
-		}
+	ids := slices.Sorted(maps.Keys(intact))
+	stale := make([]bool, len(ids))
+	var next atomic.Int64
+	var found atomic.Bool
+	var lookers sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 8, len(ids)) {
+		lookers.Go(func() {
+			for !found.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(ids) {
+					return
+				}
+				if !intactHolds(ws, ids[i], intact[ids[i]]) {
+					stale[i] = true
+					found.Store(true)
+				}
+			}
+		})
+	}
+	lookers.Wait()
+	if i := slices.Index(stale, true); i >= 0 {
+		return ids[i]
 	}
 	return ""
+}
+
+// intactHolds reports whether the outputs of task id of ws are on disk as hit says they were
+// seen.
+func intactHolds(ws *graph.Workspace, id string, hit IntactHit) bool {
+	t, ok := ws.Task(id)
+	if !ok {
+		return false
+	}
+	p, ok := ws.Project(t.Project)
+	if !ok {
+		return false
+	}
+	set, err := pathglob.NewSet(p.Dir, t.Outputs)
+	if err != nil {
+		return false
+	}
+	seen, err := OutputsSeen(diskTree{ws.Root}, set.Bases())
+	return err == nil && seen == hit.Seen
 }
