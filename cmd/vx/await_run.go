@@ -54,7 +54,7 @@ func (a *app) awaitRun(ctx context.Context, fdArg string) int {
 	return a.execute(ctx, order.Args)
 }
 
-// recordedArgs answers the command line a run records (vx last, getRunHistory): a terminal's
+// recordedArgs answers the command line a run records (vx last --list): a terminal's
 // as it was typed; an ordered run's (a runTasks call's) without what the server adds for itself
 // (--format json, --events-fd, --handoff-fd), which leaves the call's selection.
 func (a *app) recordedArgs() []string {
