@@ -112,6 +112,10 @@ func (a *app) askFileState(ctx context.Context, ws *graph.Workspace) filestate.S
 		wait = d
 	}
 	snap, err := filestate.Ask(ctx, ws.CacheDir, ws.Root, wait)
+	if err == nil {
+		// The answer is another process's: it is taken only where the disk agrees with it.
+		err = snap.Verify(ctx)
+	}
 	if err != nil {
 		if !errors.Is(err, filestate.ErrNoServer) {
 			a.log.Debug().Err(err).Msg("file state: scanning")

@@ -25,6 +25,9 @@ type Entry struct {
 
 // Dir is a watched folder's entries, sorted by name. A Dir in a Snapshot is never changed.
 type Dir struct {
+	// Info is what the folder itself looked like before its entries were last read (its Mode 0
+	// when not known): a folder that stats otherwise now changed since.
+	Info    Info
 	Entries []Entry
 
 	// wire is the entries' wire form, made once: a watcher's next snapshot shares the folders

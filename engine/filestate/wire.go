@@ -12,14 +12,14 @@ import (
 // The wire form of a Snapshot, as the socket carries it: the magic and version, the root and the
 // state folder, then each folder (sorted) with its entries, every number a varint:
 //
-//	"VXFS" 1 root stateDir ndirs { dir nentries { name flags mode size mtime ctime ino [link] [hash] } }
+//	"VXFS" 2 root stateDir ndirs { dir mode size mtime ctime ino nentries { name flags mode size mtime ctime ino [link] [hash] } }
 //
 // where a string is its length then its bytes, flags say visible (1), opaque (2), a link target
 // follows (4), a hash follows (8: its 64 hex digits, which the decoder cuts from the answer as
 // they are, where 32 bytes would cost a string each).
 const (
 	wireMagic   = "VXFS"
-	wireVersion = 1
+	wireVersion = 2
 
 	flagVisible = 1 << iota
 	flagOpaque
@@ -60,7 +60,8 @@ func (s *Snapshot) encode() []byte {
 // encoded answers the folder's wire form (its number of entries, then each), made once.
 func (d *Dir) encoded() []byte {
 	d.wireOnce.Do(func() {
-		buf := make([]byte, 0, 8+len(d.Entries)*96)
+		buf := make([]byte, 0, 40+len(d.Entries)*96)
+		buf = appendStat(buf, &d.Info)
 		buf = binary.AppendUvarint(buf, uint64(len(d.Entries)))
 		for i := range d.Entries {
 			buf = appendEntry(buf, &d.Entries[i])
@@ -86,11 +87,7 @@ func appendEntry(buf []byte, e *Entry) []byte {
 	}
 	buf = appendString(buf, e.Name)
 	buf = append(buf, flags)
-	buf = binary.AppendUvarint(buf, uint64(e.Info.Mode))
-	buf = binary.AppendVarint(buf, e.Info.Size)
-	buf = binary.AppendVarint(buf, e.Info.MtimeNs)
-	buf = binary.AppendVarint(buf, e.Info.CtimeNs)
-	buf = binary.AppendUvarint(buf, e.Info.Ino)
+	buf = appendStat(buf, &e.Info)
 	if flags&flagLink != 0 {
 		buf = appendString(buf, e.Info.Link)
 	}
@@ -98,6 +95,15 @@ func appendEntry(buf []byte, e *Entry) []byte {
 		buf = append(buf, e.Info.Hash...)
 	}
 	return buf
+}
+
+// appendStat appends an info's stat: mode, size, stamps and inode.
+func appendStat(buf []byte, i *Info) []byte {
+	buf = binary.AppendUvarint(buf, uint64(i.Mode))
+	buf = binary.AppendVarint(buf, i.Size)
+	buf = binary.AppendVarint(buf, i.MtimeNs)
+	buf = binary.AppendVarint(buf, i.CtimeNs)
+	return binary.AppendUvarint(buf, i.Ino)
 }
 
 // hashLen is the length of a hex SHA-256.
@@ -122,6 +128,8 @@ func Decode(data []byte) (*Snapshot, error) {
 	dirs := make(map[string]*Dir, ndirs)
 	for range ndirs {
 		dir := r.string()
+		var self Info
+		r.stat(&self)
 		entries := make([]Entry, r.count())
 		for i := range entries {
 			r.entry(&entries[i])
@@ -129,7 +137,7 @@ func Decode(data []byte) (*Snapshot, error) {
 		if r.err != nil {
 			break
 		}
-		dirs[dir] = &Dir{Entries: entries}
+		dirs[dir] = &Dir{Info: self, Entries: entries}
 	}
 	if r.err == nil && r.pos != len(data) {
 		r.err = errWire
@@ -152,9 +160,7 @@ func (r *reader) entry(e *Entry) {
 	e.Name = r.string()
 	flags := r.byte()
 	e.Visible, e.Opaque = flags&flagVisible != 0, flags&flagOpaque != 0
-	e.Info.Mode = fs.FileMode(r.uvarint())
-	e.Info.Size, e.Info.MtimeNs, e.Info.CtimeNs = r.varint(), r.varint(), r.varint()
-	e.Info.Ino = r.uvarint()
+	r.stat(&e.Info)
 	if flags&flagLink != 0 {
 		e.Info.Link = r.string()
 	}
@@ -166,6 +172,13 @@ func (r *reader) entry(e *Entry) {
 		e.Info.Hash = r.str[r.pos : r.pos+hashLen]
 		r.pos += hashLen
 	}
+}
+
+// stat reads an info's stat (appendStat's).
+func (r *reader) stat(i *Info) {
+	i.Mode = fs.FileMode(r.uvarint())
+	i.Size, i.MtimeNs, i.CtimeNs = r.varint(), r.varint(), r.varint()
+	i.Ino = r.uvarint()
 }
 
 func (r *reader) fail() {

@@ -31,6 +31,8 @@ type tree struct {
 	stateRel string
 	hashed   func(rel string) bool
 	dirs     map[string]map[string]*node
+	// dirInfo is each watched folder's own stat, taken before its entries were last read.
+	dirInfo map[string]filestate.Info
 	// unhashed are the files whose hash is still to take (or to decide against).
 	unhashed map[string]*node
 	// touched are the folders changed since the last publish; published the last snapshot's.
@@ -45,7 +47,7 @@ type tree struct {
 }
 
 func newTree(w *Watcher) *tree {
-	return &tree{w: w, stateRel: filestate.StateRel(w.opts.Root, w.opts.StateDir), dirs: map[string]map[string]*node{},
+	return &tree{w: w, stateRel: filestate.StateRel(w.opts.Root, w.opts.StateDir), dirs: map[string]map[string]*node{}, dirInfo: map[string]filestate.Info{},
 		unhashed: map[string]*node{}, touched: map[string]bool{}, published: map[string]*filestate.Dir{}, newDirs: map[string]bool{}}
 }
 
@@ -69,6 +71,7 @@ func splitRel(rel string) (dir, name string) {
 // firstLook watches and lists every folder, asks git what it shows and seeds the hashes.
 func (t *tree) firstLook(ctx context.Context) error {
 	t.dirs = map[string]map[string]*node{}
+	t.dirInfo = map[string]filestate.Info{}
 	t.unhashed = map[string]*node{}
 	if err := t.scanDir(".", nil); err != nil {
 		return err
@@ -96,12 +99,14 @@ func (t *tree) apply(ctx context.Context, pending map[string]bool, relist, resca
 	}
 	// Folders before what they hold: a created folder's scan covers its files' events.
 	slices.Sort(paths)
+	stats := t.statFolders(paths)
 	t.dropGoneFolders(paths, pending, ch)
 	for _, rel := range paths {
 		if err := t.settlePath(rel, ch); err != nil {
 			return Change{}, err
 		}
 	}
+	t.restatFolders(stats)
 	if relist || t.gitignored {
 		t.gitignored = false
 		if err := t.relistAll(ctx, ch); err != nil {
@@ -113,6 +118,43 @@ func (t *tree) apply(ctx context.Context, pending map[string]bool, relist, resca
 	}
 	t.newDirs = map[string]bool{}
 	return ch.change(), nil
+}
+
+// statFolders stats, before the events' paths are settled, each watched folder they lie in (and
+// each that one of them is): a folder's own stamps, taken before its entries are read again, are
+// then never newer than what the snapshot says it holds.
+func (t *tree) statFolders(paths []string) map[string]filestate.Info {
+	stats := map[string]filestate.Info{}
+	look := func(dir string) {
+		if _, done := stats[dir]; done {
+			return
+		}
+		if _, watched := t.dirs[dir]; !watched {
+			return
+		}
+		if fi, err := os.Lstat(t.w.abs(dir)); err == nil && fi.IsDir() {
+			stats[dir] = filestate.InfoOf(fi)
+		}
+	}
+	for _, rel := range paths {
+		dir, _ := splitRel(rel)
+		look(dir)
+		look(rel)
+	}
+	return stats
+}
+
+// restatFolders records the folders' stats statFolders took, for each still watched as the same
+// folder and not listed afresh in this settle (whose stat is newer).
+func (t *tree) restatFolders(stats map[string]filestate.Info) {
+	for dir, info := range stats {
+		old, watched := t.dirInfo[dir]
+		if !watched || t.newDirs[dir] || old.Ino != info.Ino || old == info {
+			continue
+		}
+		t.dirInfo[dir] = info
+		t.touched[dir] = true
+	}
 }
 
 // changeSet collects a settle's change.
@@ -141,6 +183,7 @@ func (c *changeSet) change() Change {
 func (t *tree) rescan(ctx context.Context) (Change, error) {
 	old := t.dirs
 	t.dirs = map[string]map[string]*node{}
+	t.dirInfo = map[string]filestate.Info{}
 	t.unhashed = map[string]*node{}
 	if err := t.scanDir(".", nil); err != nil {
 		return Change{}, err
@@ -294,6 +337,7 @@ func (t *tree) remove(rel string, old *node, ch *changeSet) {
 			delete(t.unhashed, joinRel(d, name))
 		}
 		delete(t.dirs, d)
+		delete(t.dirInfo, d)
 		delete(t.touched, d)
 		_ = t.w.fsw.Remove(t.w.abs(d)) // gone with its folder already, most often
 	}
@@ -352,6 +396,14 @@ func (t *tree) scanDir(rel string, ch *changeSet) error {
 		}
 		return limitError(err, len(t.dirs)+1)
 	}
+	self, err := os.Lstat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	t.dirInfo[rel] = filestate.InfoOf(self)
 	entries, err := os.ReadDir(abs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -590,7 +642,7 @@ func (t *tree) publish() *filestate.Snapshot {
 			continue
 		}
 		nodes := t.dirs[dir]
-		d := &filestate.Dir{Entries: make([]filestate.Entry, 0, len(nodes))}
+		d := &filestate.Dir{Info: t.dirInfo[dir], Entries: make([]filestate.Entry, 0, len(nodes))}
 		for _, n := range nodes {
 			d.Entries = append(d.Entries, n.entry)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -163,6 +164,10 @@ func same(t *testing.T, root string, snap *filestate.Snapshot, walkBases ...stri
 				t.Fatalf("hash of %s: got %s, want %s", rel, g.Hash, sum)
 			}
 		}
+	}
+	// The disk agrees with it, as an asker in another process checks.
+	if err := snap.Verify(ctx); err != nil {
+		t.Fatalf("the snapshot does not verify against the disk it is of: %v", err)
 	}
 	for _, base := range walkBases {
 		var g, w []string
@@ -596,5 +601,43 @@ func TestRandomBurstsAreTheScan(t *testing.T) {
 			}
 		}
 		same(t, root, snap)
+	}
+}
+
+// An older snapshot, replayed after an edit of any kind, does not verify against the disk (an
+// asker then scans), where the watcher's snapshot after the edit does.
+func TestOldSnapshotIsStale(t *testing.T) {
+	root := repo(t, sample)
+	w := start(t, root, nil)
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	edits := []struct {
+		name string
+		do   func() error
+	}{
+		{"a file's content, same size", func() error {
+			return os.WriteFile(abs("packages/a/src/index.js"), []byte("export const a = 2\n"), 0o644)
+		}},
+		{"a new file in a folder", func() error { return os.WriteFile(abs("packages/b/src/new.js"), []byte("x"), 0o644) }},
+		{"a new file at the root", func() error { return os.WriteFile(abs("new.txt"), []byte("x"), 0o644) }},
+		{"a removed file", func() error { return os.Remove(abs("packages/a/src/lib/deep.js")) }},
+		{"a file moved over another", func() error { return os.Rename(abs("packages/b/src/new.js"), abs("packages/b/src/index.js")) }},
+		{"a folder's mode", func() error { return os.Chmod(abs("packages/a/src"), 0o700) }},
+		{"a symlink's target", func() error {
+			if err := os.Remove(abs("packages/a/link.js")); err != nil {
+				return err
+			}
+			return os.Symlink("src/lib", abs("packages/a/link.js"))
+		}},
+	}
+	for _, e := range edits {
+		old := snapshot(t, w)
+		if err := old.Verify(context.Background()); err != nil {
+			t.Fatalf("before %s: the snapshot does not verify: %v", e.name, err)
+		}
+		mustDo(t, e.do())
+		if err := old.Verify(context.Background()); !errors.Is(err, filestate.ErrStale) {
+			t.Fatalf("after %s: the older snapshot verifies (%v)", e.name, err)
+		}
+		same(t, root, snapshot(t, w))
 	}
 }
