@@ -4,7 +4,10 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/internal/testkit"
 )
 
@@ -280,5 +285,193 @@ func TestRunAsksTheWatcher(t *testing.T) {
 	}
 	if _, errOut := run("VX_FILE_STATE=scan"); strings.Contains(errOut, "file state: from the watcher") {
 		t.Fatalf("VX_FILE_STATE=scan asked the watcher:\n%s", errOut)
+	}
+}
+
+// fakeWorkspace is one project whose build copies its input into its output.
+func fakeWorkspace() map[string]string {
+	return map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  tasks: { build: { command: 'mkdir -p dist && cat src/in.txt > dist/out.txt', inputs: ['src/**'], outputs: ['dist/**'] } },
+})
+`,
+		".gitignore":                  "dist/\n.vx/\n",
+		"packages/a/package.json":     `{"name": "a"}`,
+		"packages/a/src/in.txt":       "v1\n",
+		"packages/a/src/other/n.txt":  "n\n",
+		"packages/a/src/other/m.txt":  "m\n",
+		"packages/a/README.md":        "a\n",
+		"packages/a/src/other/o/p.md": "p\n",
+	}
+}
+
+// runBuild runs vx run build in dir asking the socket (waiting long for it) and answers the
+// build's status, the output's content and what vx said on stderr.
+func runBuild(t *testing.T, dir string) (status, out, stderr string) {
+	t.Helper()
+	cmd := vxCommand(t, dir, "run", "build", "--format", "json", "--log-level", "debug")
+	cmd.Env = append(cmd.Env, "VX_FILE_STATE_WAIT=5s")
+	var stdout, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("vx run: %v\n%s", err, errOut.String())
+	}
+	m := regexp.MustCompile(`"taskId": "a#build",\s*"status": "(\w+)"`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no status of a#build in\n%s", stdout.String())
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "packages/a/dist/out.txt"))
+	return m[1], string(data), errOut.String()
+}
+
+// A fake server of this user on the workspace's socket replays a snapshot a real watcher made
+// before an edit, then sends a 300 MB answer: each vx run doubts it, scans, and builds the edited
+// input; none takes the old snapshot's hit.
+func TestRunDoubtsAFakeWatcher(t *testing.T) {
+	dir := writeWorkspace(t, fakeWorkspace())
+	gitInit(t, dir)
+	if status, out, _ := runBuild(t, dir); status != "miss" || out != "v1\n" {
+		t.Fatalf("the first build: %s %q", status, out)
+	}
+	state := filepath.Join(dir, ".vx")
+	w, err := watch.Start(watch.Options{Root: dir, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitHashed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	old, err := w.Snapshot(context.Background())
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.WriteTree(t, dir, map[string]string{"packages/a/src/in.txt": "v2\n"})
+	srv, err := filestate.Listen(state, dir, func(context.Context) (*filestate.Snapshot, error) { return old, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, out, errOut := runBuild(t, dir)
+	srv.Close()
+	if status != "miss" || out != "v2\n" {
+		t.Fatalf("beside a server replaying an old snapshot: %s %q\n%s", status, out, errOut)
+	}
+	if !strings.Contains(errOut, "older than the disk") {
+		t.Fatalf("vx run did not say why it scanned:\n%s", errOut)
+	}
+
+	ln, err := net.Listen("unix", filestate.SocketPath(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(filestate.SocketPath(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			head := make([]byte, 10)
+			head[0], head[1] = 2, 0
+			binary.BigEndian.PutUint64(head[2:], 300<<20)
+			_, _ = c.Write(head)
+			_, _ = c.Write(make([]byte, 1<<20))
+			c.Close()
+		}
+	}()
+	testkit.WriteTree(t, dir, map[string]string{"packages/a/src/in.txt": "v3\n"})
+	status, out, errOut = runBuild(t, dir)
+	if status != "miss" || out != "v3\n" || !strings.Contains(errOut, "file state: scanning") {
+		t.Fatalf("beside a server sending 300 MB: %s %q\n%s", status, out, errOut)
+	}
+}
+
+// probeScript asks the workspace's socket (two folders up) for the file state as a vx run does and
+// prints the answer's first byte after the question's acknowledgement, and the reason of a refusal.
+const probeScript = `import os, socket, struct
+root = os.path.abspath('../..')
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.path.join(root, '.vx/watch.sock'))
+s.sendall(('VXFS2 ' + root + '\n').encode())
+b = s.recv(1)
+if b == b'\x02':
+    b = s.recv(1)
+head = b''
+while len(head) < 8:
+    head += s.recv(8 - len(head))
+n = struct.unpack('>Q', head)[0]
+body = b''
+while len(body) < min(n, 200):
+    body += s.recv(200)
+print('status=%d %s' % (b[0], body[:200].decode(errors='replace') if b[0] == 1 else ''))
+`
+
+// A sandboxed task that reads src/** only (with no network: a network namespace of its own; with
+// network: no_new_privs under Landlock) asks the watcher's socket for the workspace's file state:
+// it is refused, where the same question from outside the sandbox is answered.
+func TestSandboxedTaskGetsNoFileState(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 to ask the socket with")
+	}
+	files := map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  tasks: {
+    probe: { command: '/usr/bin/python3 src/probe.py', cache: false, sandbox: { read: ['src/**'], required: true } },
+    probenet: { command: '/usr/bin/python3 src/probe.py', cache: false, sandbox: { network: true, read: ['src/**'], required: true } },
+    open: { command: '/usr/bin/python3 src/probe.py', cache: false },
+  },
+})
+`,
+		"packages/a/src/probe.py": probeScript,
+		".gitignore":              ".vx/\n",
+		"packages/a/package.json": `{"name": "a"}`,
+		"packages/a/src/in.txt":   "v1\n",
+	}
+	dir := writeWorkspace(t, files)
+	gitInit(t, dir)
+	state := filepath.Join(dir, ".vx")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := watch.Serve(dir, state, nil, func(msg string) { t.Log(msg) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if err := svc.Watcher().WaitHashed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !svc.Serving() {
+		t.Fatal("the watcher does not serve its socket")
+	}
+	probe := func(task string) string {
+		cmd := vxCommand(t, dir, "run", "a#"+task)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			if strings.Contains(string(out), "cannot be enforced") || strings.Contains(string(out), "not enforced") {
+				t.Skipf("the sandbox cannot be enforced here:\n%s", out)
+			}
+			t.Fatalf("vx run a#%s: %v\n%s", task, err, out)
+		}
+		m := regexp.MustCompile(`status=\d.*`).FindString(string(out))
+		if m == "" {
+			t.Fatalf("vx run a#%s printed no answer:\n%s", task, out)
+		}
+		return m
+	}
+	if got := probe("open"); !strings.HasPrefix(got, "status=0") {
+		t.Fatalf("an unsandboxed task's question: %s", got)
+	}
+	for _, task := range []string{"probe", "probenet"} {
+		if got := probe(task); !strings.HasPrefix(got, "status=1 a sandboxed task gets no file state") {
+			t.Fatalf("the sandboxed task %s was answered: %s", task, got)
+		}
 	}
 }

@@ -19,7 +19,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if askHelper() {
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // sampleSnapshot is a small snapshot: a root with a visible file, an ignored output folder, a
 // symlink and node_modules.

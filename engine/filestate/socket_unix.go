@@ -38,8 +38,17 @@ const (
 	answerRefused = 1
 	answerWorking = 2
 
-	// maxAnswer bounds the answer a client reads.
+	// maxAnswer bounds the answer a client reads, whatever the workspace (see answerLimit).
 	maxAnswer = 1 << 30
+	// maxRequest bounds a request line: the magic, a root path (PATH_MAX) and its newline.
+	maxRequest = len(requestMagic) + 4096 + 1
+	// requestWait is how long a connection may take to send its request line.
+	requestWait = time.Second
+	// connWait bounds a connection's whole life on the server: the answer's making and sending.
+	connWait = 5 * time.Second
+	// maxConns bounds the connections served at once; more wait in the listen backlog (the
+	// kernel's, bounded), and an asker that waits too long scans.
+	maxConns = 16
 	// bodyWait is how long the answer's payload may take to arrive once its header has.
 	bodyWait = 500 * time.Millisecond
 	// answerWait is how long a server that said answerWorking may take to answer.
@@ -67,6 +76,9 @@ type Server struct {
 	lock    *os.File
 	provide Provider
 
+	// slots holds one token per connection being served (maxConns).
+	slots chan struct{}
+
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
 	closed bool
@@ -83,9 +95,9 @@ func Listen(stateDir, root string, provide Provider) (*Server, error) {
 	if len(path) > maxSocketPath {
 		return nil, fmt.Errorf("file state socket %s: %d bytes, more than the %d a socket path may have here", path, len(path), maxSocketPath)
 	}
-	lock, err := os.OpenFile(filepath.Join(stateDir, lockName), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	lock, err := openLock(filepath.Join(stateDir, lockName))
 	if err != nil {
-		return nil, fmt.Errorf("file state socket: %w", err)
+		return nil, err
 	}
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		lock.Close()
@@ -100,9 +112,28 @@ func Listen(stateDir, root string, provide Provider) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{root: root, path: path, ln: ln, lock: lock, provide: provide, conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
+	s := &Server{root: root, path: path, ln: ln, lock: lock, provide: provide, slots: make(chan struct{}, maxConns),
+		conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
 	s.wg.Go(s.accept)
 	return s, nil
+}
+
+// openLock opens (creating it, owner-only) the lock file at path without following a symlink: a
+// link planted there is refused by name, never made to create or lock what it points at.
+func openLock(path string) (*os.File, error) {
+	lock, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		fi, statErr := lock.Stat()
+		if statErr == nil && fi.Mode().IsRegular() {
+			return lock, nil
+		}
+		lock.Close()
+		return nil, fmt.Errorf("file state socket: %s is not a regular file: refused", path)
+	}
+	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("file state socket: %s is a symlink: refused (remove it)", path)
+	}
+	return nil, fmt.Errorf("file state socket: %w", err)
 }
 
 // listenPrivate binds the socket owner-only: in a folder of its own (mode 0700) first, chmod 0600
@@ -152,16 +183,26 @@ func (s *Server) Close() error {
 	return err
 }
 
+// accept serves each connection in a goroutine of its own, at most maxConns at once: a slot is
+// taken before the next connection is accepted, so that those beyond wait in the kernel's backlog
+// and cost this process nothing.
 func (s *Server) accept() {
 	for {
+		select {
+		case s.slots <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
 		c, err := s.ln.Accept()
 		if err != nil {
+			<-s.slots
 			return
 		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			c.Close()
+			<-s.slots
 			return
 		}
 		s.conns[c] = true
@@ -172,24 +213,31 @@ func (s *Server) accept() {
 				delete(s.conns, c)
 				s.mu.Unlock()
 				c.Close()
+				<-s.slots
 			}()
 			s.answer(c)
 		})
 	}
 }
 
-// answer answers one connection's request: only from this user, only for this root.
+// answer answers one connection's request: only from this user, never from a sandboxed task,
+// only for this root. Every read is bounded in size and time.
 func (s *Server) answer(c net.Conn) {
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	_ = c.SetDeadline(start.Add(connWait))
+	_ = c.SetReadDeadline(start.Add(requestWait))
 	if uid, err := peerUID(c); err != nil || uid != os.Getuid() {
 		return // another user: no answer at all
 	}
-	line, err := bufio.NewReaderSize(c, 4096).ReadString('\n')
-	if err != nil {
+	root, ok := readRequest(c)
+	if !ok {
 		return
 	}
-	root, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), requestMagic)
-	if !ok {
+	if why, err := peerConfined(c); err != nil || why != "" {
+		if err != nil {
+			why = "cannot tell whether the asking process is sandboxed: " + err.Error()
+		}
+		writeAnswer(c, answerRefused, []byte("a sandboxed task gets no file state: "+why))
 		return
 	}
 	if root != s.root {
@@ -205,6 +253,16 @@ func (s *Server) answer(c net.Conn) {
 		return
 	}
 	writeAnswer(c, answerOK, snap.Encoded())
+}
+
+// readRequest reads a request line, at most maxRequest bytes, and answers its root; ok is false
+// for a line that is too long, cut short, late or not a request.
+func readRequest(c net.Conn) (root string, ok bool) {
+	line, err := bufio.NewReaderSize(io.LimitReader(c, int64(maxRequest)), maxRequest).ReadSlice('\n')
+	if err != nil {
+		return "", false
+	}
+	return strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), requestMagic)
 }
 
 func writeAnswer(w io.Writer, status byte, payload []byte) {
@@ -260,13 +318,18 @@ func Ask(ctx context.Context, stateDir, root string, wait time.Duration) (*Snaps
 		return nil, fmt.Errorf("ask %s: %w", path, err)
 	}
 	n := binary.BigEndian.Uint64(head[1:])
-	if n > maxAnswer {
-		return nil, fmt.Errorf("ask %s: an answer of %d bytes", path, n)
+	if limit := answerLimit(root); n > uint64(limit) {
+		return nil, fmt.Errorf("ask %s: an answer of %d bytes, more than the %d this workspace's file state can take", path, n, limit)
 	}
 	_ = c.SetDeadline(time.Now().Add(bodyWait))
-	payload := make([]byte, n)
-	if _, err := io.ReadFull(c, payload); err != nil {
+	// Read as it arrives, never allocated up front: a length the server does not send costs
+	// nothing.
+	payload, err := io.ReadAll(io.LimitReader(c, int64(n)))
+	if err != nil {
 		return nil, fmt.Errorf("ask %s: %w", path, err)
+	}
+	if uint64(len(payload)) != n {
+		return nil, fmt.Errorf("ask %s: an answer cut short at %d of %d bytes", path, len(payload), n)
 	}
 	if head[0] != answerOK {
 		return nil, fmt.Errorf("the watcher: %s", payload)
