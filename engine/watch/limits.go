@@ -60,7 +60,7 @@ func CheckLimits(root, stateDir string) Limits {
 		l.Instances = readInt("/proc/sys/fs/inotify/max_user_instances")
 		if l.Limit >= 0 && l.Needed > l.Limit {
 			l.OK = false
-			l.Fix = fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d (and the same line in /etc/sysctl.conf to keep it)", raise(l.Needed))
+			l.Fix = fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d (and the same line in /etc/sysctl.conf to keep it)", raise(l.Needed, l.Limit))
 		}
 	case "windows":
 		l.Backend, l.LimitName, l.Needed = "ReadDirectoryChangesW", "none", folders
@@ -70,16 +70,19 @@ func CheckLimits(root, stateDir string) Limits {
 		l.Limit = openFileLimit()
 		if l.Limit >= 0 && l.Needed > l.Limit {
 			l.OK = false
-			l.Fix = fmt.Sprintf("ulimit -n %d in the shell that starts vx (and sudo sysctl kern.maxfilesperproc=%d on macOS if that is lower)", raise(l.Needed), raise(l.Needed))
+			l.Fix = fmt.Sprintf("ulimit -n %d in the shell that starts vx (and sudo sysctl kern.maxfilesperproc=%d on macOS if that is lower)", raise(l.Needed, l.Limit), raise(l.Needed, l.Limit))
 		}
 	}
 	return l
 }
 
-// raise answers a limit comfortably above need: twice it, rounded up to a multiple of 65,536.
-func raise(need int) int {
+// raise answers a limit to advise: twice need, and never less than twice the current limit
+// (where the limit is reached below need, other processes hold the rest), rounded up to a
+// multiple of 65,536; current is -1 when not known.
+func raise(need, current int) int {
 	const step = 65536
-	return (2*need + step - 1) / step * step
+	want := max(2*need, 2*current, 1)
+	return (want + step - 1) / step * step
 }
 
 func readInt(path string) int {
@@ -124,14 +127,15 @@ func count(root, stateDir string) (folders, files int) {
 func limitError(err error, folders int) error {
 	switch {
 	case errors.Is(err, syscall.ENOSPC) && runtime.GOOS == "linux":
+		limit := readInt("/proc/sys/fs/inotify/max_user_watches")
 		return fmt.Errorf("%w: the inotify watch limit (fs.inotify.max_user_watches=%d) is reached after %d folders; raise it: sudo sysctl fs.inotify.max_user_watches=%d",
-			err, readInt("/proc/sys/fs/inotify/max_user_watches"), folders, raise(max(folders, 1)*2))
+			err, limit, folders, raise(max(folders, 1)*2, limit))
 	case errors.Is(err, syscall.EMFILE) && runtime.GOOS == "linux":
 		return fmt.Errorf("%w: the inotify instance limit (fs.inotify.max_user_instances=%d) is reached; raise it: sudo sysctl fs.inotify.max_user_instances=%d",
 			err, readInt("/proc/sys/fs/inotify/max_user_instances"), max(512, readInt("/proc/sys/fs/inotify/max_user_instances")*2))
 	case errors.Is(err, syscall.EMFILE):
 		return fmt.Errorf("%w: the open-file limit is reached after %d folders (kqueue holds a file open for each folder and file); raise it: ulimit -n %d",
-			err, folders, raise(max(folders, 1)*20))
+			err, folders, raise(max(folders, 1)*20, openFileLimit()))
 	}
 	return err
 }
