@@ -77,17 +77,16 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 		return err
 	}
 	status := func(line string) { fmt.Fprintf(a.stderr, "vx watch: %s\n", line) }
-	svc, err := watch.Serve(ws.Root, ws.CacheDir, ws, func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) })
+	svc, err := watch.Serve(ws.Root, ws.CacheDir, ws, status)
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	if err := svc.Watcher().WaitReady(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("watch %s: %w", ws.Root, err)
+	if err := svc.Watcher().WaitReady(ctx); err != nil && ctx.Err() != nil {
+		return nil
 	}
+	// A watcher that could not watch a folder has said which and why; it tries again until it
+	// can, and each run scans meanwhile.
 	status(fmt.Sprintf("watching %d projects (%d folders) for %s; Ctrl-C stops", len(ws.Projects), svc.Watcher().Folders(), describeWatch(args, wf.all)))
 	sup := taskSupervisor(a.getenv)
 	return watchloop.Watch(ctx, watchloop.Options{

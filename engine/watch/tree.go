@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -390,11 +391,11 @@ func (t *tree) addDir(rel string, info filestate.Info, ch *changeSet) error {
 // an event), recording each entry and scanning each folder in it.
 func (t *tree) scanDir(rel string, ch *changeSet) error {
 	abs := t.w.abs(rel)
-	if err := t.w.fsw.Add(abs); err != nil {
+	if err := t.addWatch(abs); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed meanwhile: its parent's event says so
 		}
-		return limitError(err, len(t.dirs)+1)
+		return fmt.Errorf("cannot watch %s: %w", rel, limitError(err, len(t.dirs)+1))
 	}
 	self, err := os.Lstat(abs)
 	if err != nil {
@@ -406,7 +407,11 @@ func (t *tree) scanDir(rel string, ch *changeSet) error {
 	t.dirInfo[rel] = filestate.InfoOf(self)
 	entries, err := os.ReadDir(abs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot watch %s: %w", rel, err)
 	}
 	t.dirs[rel] = map[string]*node{}
 	t.touched[rel] = true
@@ -427,6 +432,16 @@ func (t *tree) scanDir(rel string, ch *changeSet) error {
 		}
 	}
 	return nil
+}
+
+// addWatch watches the folder abs (the test's fault first, where one is set).
+func (t *tree) addWatch(abs string) error {
+	if add := t.w.opts.addWatch; add != nil {
+		if err := add(abs); err != nil {
+			return err
+		}
+	}
+	return t.w.fsw.Add(abs)
 }
 
 // infoOf answers a file's Info, its link target read for a symlink.

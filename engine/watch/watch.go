@@ -37,6 +37,13 @@ type Options struct {
 	// BarrierWait bounds how long Snapshot waits for the events queued before it to be read;
 	// 0 means two seconds.
 	BarrierWait time.Duration
+	// RetryEvery is how often a watcher that could not watch a folder tries again; 0 means one
+	// second.
+	RetryEvery time.Duration
+
+	// addWatch, when set, is asked before each folder's watch is added: a test's fault (the
+	// watch limit reached, a folder the OS refuses) as the OS would answer it.
+	addWatch func(abs string) error
 }
 
 // Change is what a settle found: the root-relative paths of files git would show (or showed)
@@ -103,6 +110,9 @@ type Watcher struct {
 func Start(opts Options) (*Watcher, error) {
 	if opts.BarrierWait <= 0 {
 		opts.BarrierWait = 2 * time.Second
+	}
+	if opts.RetryEvery <= 0 {
+		opts.RetryEvery = time.Second
 	}
 	if opts.Log == nil {
 		opts.Log = func(string) {}
@@ -240,7 +250,8 @@ func (w *Watcher) wait(ctx context.Context, ch chan struct{}) error {
 }
 
 // loop takes the first look, then settles each time events arrive, and hashes what the settles
-// left unhashed.
+// left unhashed. A fault (a folder it could not watch) is not for good: while there is one, the
+// loop takes everything again every RetryEvery until it can.
 func (w *Watcher) loop() {
 	ctx := w.ctx
 	err := w.tree.firstLook(ctx)
@@ -248,23 +259,61 @@ func (w *Watcher) loop() {
 		w.setFault(err)
 		close(w.readyCh)
 		close(w.hashedCh)
-		return
+	} else {
+		w.mu.Lock()
+		w.ready = true
+		w.mu.Unlock()
+		w.settle(ctx, false)
+		close(w.readyCh)
+		w.settle(ctx, true)
+		close(w.hashedCh)
 	}
-	w.mu.Lock()
-	w.ready = true
-	w.mu.Unlock()
-	w.settle(ctx, false)
-	close(w.readyCh)
-	w.settle(ctx, true)
-	close(w.hashedCh)
+	retry := time.NewTicker(w.opts.RetryEvery)
+	defer retry.Stop()
 	for {
 		select {
 		case <-w.done:
 			return
 		case <-w.kick:
+			w.settle(ctx, true)
+		case <-retry.C:
+			w.recover(ctx)
 		}
-		w.settle(ctx, true)
 	}
+}
+
+// recover takes the whole mirror again when a fault keeps the watcher from vouching for the file
+// state; once that works, the watcher vouches again, says so, and its subscribers hear of a
+// rescan.
+func (w *Watcher) recover(ctx context.Context) {
+	w.mu.Lock()
+	faulted := w.fault != nil
+	w.mu.Unlock()
+	if !faulted {
+		return
+	}
+	w.settleMu.Lock()
+	w.mu.Lock()
+	w.pending, w.relist, w.rescan, w.rehash = map[string]bool{}, false, false, false
+	hashed := w.hashed
+	w.mu.Unlock()
+	w.tree.hashed = hashed
+	change, err := w.tree.rescan(ctx)
+	if err != nil {
+		w.settleMu.Unlock()
+		if ctx.Err() == nil {
+			w.setFault(err)
+		}
+		return
+	}
+	snap := w.tree.publish()
+	w.mu.Lock()
+	w.fault, w.ready, w.snap = nil, true, snap
+	w.notifyLocked(change)
+	w.mu.Unlock()
+	w.settleMu.Unlock()
+	w.opts.Log("every folder is watched again")
+	w.settle(ctx, true)
 }
 
 // poke wakes the loop.
@@ -275,17 +324,15 @@ func (w *Watcher) poke() {
 	}
 }
 
-// setFault records what keeps the watcher from vouching for the file state, and says so once.
+// setFault records what keeps the watcher from vouching for the file state until recover takes
+// everything again, and says so once for each fault that differs from the last.
 func (w *Watcher) setFault(err error) {
 	w.mu.Lock()
-	first := w.fault == nil
-	if first {
-		w.fault = err
-		w.snap = nil
-	}
+	changed := w.fault == nil || w.fault.Error() != err.Error()
+	w.fault, w.snap = err, nil
 	w.mu.Unlock()
-	if first {
-		w.opts.Log(err.Error())
+	if changed {
+		w.opts.Log(err.Error() + "; runs scan the workspace themselves until it can")
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -640,4 +642,101 @@ func TestOldSnapshotIsStale(t *testing.T) {
 		}
 		same(t, root, snapshot(t, w))
 	}
+}
+
+// logLines collects what a watcher says.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) log(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, msg)
+}
+
+func (l *logLines) has(sub string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// eventually waits for cond, failing the test with what after a minute.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A folder the OS refuses to watch (permission denied at the first look, the watch limit reached
+// at a folder made later; injected, as root bypasses permissions and the limit is the host's) is
+// named, keeps the watcher from vouching for anything while it lasts, and is not for good: once
+// the cause goes the watcher vouches again, its subscribers hear of it, and later edits are heard.
+func TestFaultIsNotForGood(t *testing.T) {
+	root := repo(t, sample)
+	var refused sync.Map // absolute folder → the error the OS gives
+	refused.Store(filepath.Join(root, "packages/a/src"), syscall.EACCES)
+	var logs logLines
+	w, err := Start(Options{Root: root, StateDir: filepath.Join(root, ".vx"), Log: logs.log, RetryEvery: 20 * time.Millisecond,
+		addWatch: func(abs string) error {
+			if err, ok := refused.Load(abs); ok {
+				return err.(error)
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.WaitReady(context.Background()); err == nil || !strings.Contains(err.Error(), "cannot watch packages/a/src: permission denied") {
+		t.Fatalf("the first look: %v, want the folder named", err)
+	}
+	if !logs.has("cannot watch packages/a/src: permission denied") {
+		t.Fatalf("the watcher did not name the folder: %q", logs.lines)
+	}
+	if _, err := w.Snapshot(context.Background()); err == nil {
+		t.Fatal("a watcher that could not watch a folder vouched for the file state")
+	}
+	signal, take, cancel := w.Subscribe()
+	defer cancel()
+	refused.Delete(filepath.Join(root, "packages/a/src"))
+	select {
+	case <-signal:
+	case <-time.After(time.Minute):
+		t.Fatal("the watcher never recovered from the folder it could not watch")
+	}
+	if c := take(); !c.Rescan {
+		t.Fatalf("after the recovery: %+v, want a rescan", c)
+	}
+	same(t, root, snapshot(t, w), ".")
+	if !logs.has("every folder is watched again") {
+		t.Fatalf("the recovery was not said: %q", logs.lines)
+	}
+
+	// A folder made later, past the watch limit.
+	refused.Store(filepath.Join(root, "packages/c"), syscall.ENOSPC)
+	writeFiles(t, root, map[string]string{"packages/c/index.js": "c\n"})
+	eventually(t, "the limit named", func() bool {
+		return logs.has("cannot watch packages/c: no space left on device: the inotify watch limit")
+	})
+	if _, err := w.Snapshot(context.Background()); err == nil {
+		t.Fatal("a watcher past the watch limit vouched for the file state")
+	}
+	refused.Delete(filepath.Join(root, "packages/c"))
+	eventually(t, "the recovery after the limit", func() bool { return w.Ready() })
+	same(t, root, snapshot(t, w), ".")
+	take()
+	writeFiles(t, root, map[string]string{"packages/c/index.js": "c2\n"})
+	eventually(t, "a later edit heard", func() bool { return slices.Contains(take().Paths, "packages/c/index.js") })
 }
