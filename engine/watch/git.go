@@ -19,16 +19,19 @@ type gitState struct {
 	// gitDir holds the index; infoDir the repository's exclude file. Events naming either mean
 	// that what git shows may have changed everywhere.
 	gitDir, infoDir string
+	// above are the folders from the work tree's top down to the root's parent (none when the
+	// root is the top): their .gitignore files rule the workspace's files too.
+	above map[string]bool
 }
 
 // newGitState finds the repository of root and watches the folders of its index and exclude file.
 func newGitState(ctx context.Context, root string, fsw *fsnotify.Watcher) gitState {
-	out, err := git.Run(ctx, root, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir")
+	out, err := git.Run(ctx, root, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
 	if err != nil {
 		return gitState{}
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) < 3 || lines[0] != "true" {
+	if len(lines) < 4 || lines[0] != "true" {
 		return gitState{}
 	}
 	g := gitState{on: true, gitDir: filepath.Clean(lines[1])}
@@ -41,7 +44,28 @@ func newGitState(ctx context.Context, root string, fsw *fsnotify.Watcher) gitSta
 	// visibility is git's answer at the moment it was asked, which a full relist refreshes.
 	_ = fsw.Add(g.gitDir)
 	_ = fsw.Add(g.infoDir)
+	g.above = foldersAbove(root, filepath.Clean(lines[3]))
+	for dir := range g.above {
+		// Its .gitignore's events only: anything else in it lies outside the workspace.
+		_ = fsw.Add(dir)
+	}
 	return g
+}
+
+// foldersAbove answers the folders from top down to root's parent, root lying under top; none
+// when root is top or does not lie under it.
+func foldersAbove(root, top string) map[string]bool {
+	rel, err := filepath.Rel(top, root)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	above := map[string]bool{}
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		above[d] = true
+		if d == top || filepath.Dir(d) == d {
+			return above
+		}
+	}
 }
 
 // relists reports whether an event's path is git's index or exclude file (or in their folders'
@@ -57,6 +81,9 @@ func (g gitState) relists(name string) bool {
 		return base == "index"
 	case g.infoDir:
 		return base == "exclude"
+	}
+	if g.above[dir] && base == ".gitignore" {
+		return true
 	}
 	return name == g.gitDir || name == g.infoDir
 }

@@ -45,11 +45,15 @@ type tree struct {
 	newDirs map[string]bool
 	// gitignored is set when an ignore file changed: every visibility is asked again.
 	gitignored bool
+	// linked are the files with another name (a hard link), each watched itself: a write through
+	// a name outside the workspace is an event of the file's own watch, never of its folder's.
+	linked map[string]bool
 }
 
 func newTree(w *Watcher) *tree {
 	return &tree{w: w, stateRel: filestate.StateRel(w.opts.Root, w.opts.StateDir), dirs: map[string]map[string]*node{}, dirInfo: map[string]filestate.Info{},
-		unhashed: map[string]*node{}, touched: map[string]bool{}, published: map[string]*filestate.Dir{}, newDirs: map[string]bool{}}
+		unhashed: map[string]*node{}, touched: map[string]bool{}, published: map[string]*filestate.Dir{}, newDirs: map[string]bool{},
+		linked: map[string]bool{}}
 }
 
 // joinRel joins a root-relative folder and a name.
@@ -183,6 +187,9 @@ func (c *changeSet) change() Change {
 // that stat as they did when hashed long enough after their last change.
 func (t *tree) rescan(ctx context.Context) (Change, error) {
 	old := t.dirs
+	for rel := range t.linked {
+		t.unlink(rel) // watched again below where it still has another name
+	}
 	t.dirs = map[string]map[string]*node{}
 	t.dirInfo = map[string]filestate.Info{}
 	t.unhashed = map[string]*node{}
@@ -287,6 +294,7 @@ func (t *tree) settlePath(rel string, ch *changeSet) error {
 			old = nil
 		}
 		t.putFile(dir, name, info, old, ch)
+		return t.watchLinked(rel, fi)
 	default:
 		if old != nil {
 			t.remove(rel, old, ch)
@@ -314,8 +322,33 @@ func (t *tree) putFile(dir, name string, info filestate.Info, old *node, ch *cha
 	t.touched[dir] = true
 }
 
+// watchLinked watches a regular file with another name itself (see linked), and stops watching
+// one that has no other name any more.
+func (t *tree) watchLinked(rel string, fi fs.FileInfo) error {
+	linked := fi.Mode().IsRegular() && linkCount(fi) > 1
+	switch {
+	case linked && !t.linked[rel]:
+		if err := t.addWatch(t.w.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot watch %s: %w", rel, limitError(err, len(t.dirs)))
+		}
+		t.linked[rel] = true
+	case !linked && t.linked[rel]:
+		t.unlink(rel)
+	}
+	return nil
+}
+
+// unlink stops watching a linked file itself.
+func (t *tree) unlink(rel string) {
+	if t.linked[rel] {
+		delete(t.linked, rel)
+		_ = t.w.fsw.Remove(t.w.abs(rel)) // gone with its name already, most often
+	}
+}
+
 // remove drops an entry, with everything under it for a folder.
 func (t *tree) remove(rel string, old *node, ch *changeSet) {
+	t.unlink(rel)
 	dir, name := splitRel(rel)
 	delete(t.dirs[dir], name)
 	delete(t.unhashed, rel)
@@ -336,6 +369,7 @@ func (t *tree) remove(rel string, old *node, ch *changeSet) {
 				ch.add(joinRel(d, name))
 			}
 			delete(t.unhashed, joinRel(d, name))
+			t.unlink(joinRel(d, name))
 		}
 		delete(t.dirs, d)
 		delete(t.dirInfo, d)
@@ -429,6 +463,9 @@ func (t *tree) scanDir(rel string, ch *changeSet) error {
 			}
 		case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
 			t.putFile(rel, de.Name(), info, nil, ch)
+			if err := t.watchLinked(child, fi); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -102,6 +102,8 @@ type Watcher struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// stopMounts stops hearing the mount table (watchMounts).
+	stopMounts func()
 }
 
 // Start starts watching the workspace: the first look (every folder watched and listed, git's
@@ -138,6 +140,12 @@ func Start(opts Options) (*Watcher, error) {
 	w.git = newGitState(w.ctx, opts.Root, fsw)
 	w.tree = newTree(w)
 	w.tree.hashed = opts.Hashed
+	w.stopMounts = func() {}
+	if stop, err := w.watchMounts(); err == nil {
+		w.stopMounts = stop
+	} else {
+		opts.Log("the mount table cannot be read (" + err.Error() + "): a folder mounted over a workspace folder goes unseen")
+	}
 	w.wg.Go(w.pump)
 	w.wg.Go(w.loop)
 	return w, nil
@@ -152,6 +160,7 @@ func (w *Watcher) Close() error {
 	}
 	close(w.done)
 	w.cancel()
+	w.stopMounts()
 	err := w.fsw.Close()
 	w.wg.Wait()
 	os.RemoveAll(w.cookieDir)

@@ -740,3 +740,120 @@ func TestFaultIsNotForGood(t *testing.T) {
 	writeFiles(t, root, map[string]string{"packages/c/index.js": "c2\n"})
 	eventually(t, "a later edit heard", func() bool { return slices.Contains(take().Paths, "packages/c/index.js") })
 }
+
+// settled waits for the watcher's snapshot to agree with a scan of the disk, and answers it.
+func settledSame(t *testing.T, root string, w *Watcher) {
+	t.Helper()
+	same(t, root, snapshot(t, w), ".")
+}
+
+// A .gitignore above the workspace root (a workspace in a subfolder of its repository) is heard:
+// what it ignores from then on is no longer visible, and again when it stops.
+func TestGitignoreAboveTheRoot(t *testing.T) {
+	top := repo(t, map[string]string{".gitignore": "*.log\n", "ws/vx.workspace.ts": "export default {}\n", "ws/src/a.js": "a\n"})
+	root := filepath.Join(top, "ws")
+	writeFiles(t, root, map[string]string{"src/gen.js": "generated\n"})
+	w := start(t, root, nil)
+	settledSame(t, root, w)
+	writeFiles(t, top, map[string]string{".gitignore": "*.log\ngen.js\n"})
+	eventually(t, "gen.js ignored", func() bool {
+		vis, _ := snapshot(t, w).Visible(context.Background(), ".")
+		return !slices.Contains(vis, "src/gen.js")
+	})
+	settledSame(t, root, w)
+	writeFiles(t, top, map[string]string{".gitignore": "*.log\n"})
+	eventually(t, "gen.js visible again", func() bool {
+		vis, _ := snapshot(t, w).Visible(context.Background(), ".")
+		return slices.Contains(vis, "src/gen.js")
+	})
+	settledSame(t, root, w)
+}
+
+// An input hard-linked from outside the workspace and written through its other name is heard:
+// the snapshot then says what the disk says, hash included.
+func TestHardLinkWrittenFromOutside(t *testing.T) {
+	root := repo(t, sample)
+	outside := filepath.Join(t.TempDir(), "shared.js")
+	mustDo(t, os.WriteFile(outside, []byte("v1\n"), 0o644))
+	mustDo(t, os.Link(outside, filepath.Join(root, "packages/a/src/shared.js")))
+	w := start(t, root, nil)
+	mustDo(t, w.WaitHashed(context.Background()))
+	settledSame(t, root, w)
+	mustDo(t, os.WriteFile(outside, []byte("v2 longer\n"), 0o644))
+	eventually(t, "the write through the other name heard", func() bool {
+		fi, err := snapshot(t, w).Lstat("packages/a/src/shared.js")
+		return err == nil && fi.Size() == int64(len("v2 longer\n"))
+	})
+	settledSame(t, root, w)
+	// A link made in the workspace after the first look is heard as well.
+	other := filepath.Join(t.TempDir(), "other.js")
+	mustDo(t, os.WriteFile(other, []byte("o1\n"), 0o644))
+	mustDo(t, os.Link(other, filepath.Join(root, "packages/b/src/other.js")))
+	settledSame(t, root, w)
+	mustDo(t, os.WriteFile(other, []byte("o2 longer\n"), 0o644))
+	eventually(t, "the write through the later link heard", func() bool {
+		fi, err := snapshot(t, w).Lstat("packages/b/src/other.js")
+		return err == nil && fi.Size() == int64(len("o2 longer\n"))
+	})
+	settledSame(t, root, w)
+}
+
+// An uncommitted folder replaced by a symlink (to a folder inside the workspace, and outside) is
+// heard: the snapshot holds the link and nothing under it, as the disk does.
+func TestUncommittedFolderReplacedBySymlink(t *testing.T) {
+	root := repo(t, sample)
+	writeFiles(t, root, map[string]string{"packages/a/gen/x.js": "x\n", "packages/a/gen/sub/y.js": "y\n"})
+	w := start(t, root, nil)
+	settledSame(t, root, w)
+	mustDo(t, os.RemoveAll(filepath.Join(root, "packages/a/gen")))
+	mustDo(t, os.Symlink("../b/src", filepath.Join(root, "packages/a/gen")))
+	settledSame(t, root, w)
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"z.js": "z\n"})
+	mustDo(t, os.Rename(filepath.Join(root, "packages/a/gen"), filepath.Join(root, "packages/a/gen.old")))
+	mustDo(t, os.Symlink(outside, filepath.Join(root, "packages/a/gen")))
+	settledSame(t, root, w)
+	writeFiles(t, root, map[string]string{"packages/a/gen/w.js": "w\n"})
+	settledSame(t, root, w)
+}
+
+// A bind mount over a workspace folder (root only: skipped where mount is not permitted) is heard:
+// the folder's new content is watched, edits in it heard, and its old content again after the
+// unmount.
+func TestBindMountOverAFolder(t *testing.T) {
+	root := repo(t, sample)
+	other := t.TempDir()
+	writeFiles(t, other, map[string]string{"mounted.js": "m\n", "deep/d.js": "d\n"})
+	w := start(t, root, nil)
+	target := filepath.Join(root, "packages/a/src")
+	if out, err := exec.Command("mount", "--bind", other, target).CombinedOutput(); err != nil {
+		t.Skipf("mount --bind is not permitted here: %v %s", err, out)
+	}
+	mounted := true
+	unmount := func() {
+		if mounted {
+			if out, err := exec.Command("umount", target).CombinedOutput(); err != nil {
+				t.Errorf("umount %s: %v %s", target, err, out)
+			}
+			mounted = false
+		}
+	}
+	defer unmount()
+	eventually(t, "the mount heard", func() bool {
+		vis, _ := snapshot(t, w).Visible(context.Background(), ".")
+		return slices.Contains(vis, "packages/a/src/mounted.js")
+	})
+	settledSame(t, root, w)
+	writeFiles(t, other, map[string]string{"mounted.js": "m2 longer\n"})
+	eventually(t, "an edit in the mount heard", func() bool {
+		fi, err := snapshot(t, w).Lstat("packages/a/src/mounted.js")
+		return err == nil && fi.Size() == int64(len("m2 longer\n"))
+	})
+	settledSame(t, root, w)
+	unmount()
+	eventually(t, "the unmount heard", func() bool {
+		vis, _ := snapshot(t, w).Visible(context.Background(), ".")
+		return slices.Contains(vis, "packages/a/src/index.js")
+	})
+	settledSame(t, root, w)
+}
