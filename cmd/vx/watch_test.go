@@ -475,3 +475,94 @@ export default defineWorkspace({
 		}
 	}
 }
+
+// asNobody makes cmd run as an unprivileged user where the test runs as root (root reads a folder
+// chmod 000): the user "nobody" (65534) gets dir's files and a copy of the test binary it may run;
+// outside root it changes nothing.
+func asNobody(t *testing.T, cmd *exec.Cmd, dir string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		return
+	}
+	const nobody = 65534
+	bin := filepath.Join(t.TempDir(), "vx")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(bin), dir} {
+		for p := d; p != "/" && p != os.TempDir(); p = filepath.Dir(p) {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Path, cmd.Args[0] = bin, bin
+	cmd.Env = append(cmd.Env, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+}
+
+// A folder vx watch cannot read (chmod 000) is named ("vx watch: cannot watch …"), not for good:
+// made readable again, it is watched again, and vx watch keeps re-running on later edits.
+func TestWatchUnreadableFolder(t *testing.T) {
+	files := fakeWorkspace()
+	files["packages/a/private/notes.txt"] = "n\n"
+	dir := writeWorkspace(t, files)
+	gitInit(t, dir)
+	private := filepath.Join(dir, "packages/a/private")
+	cmd := vxCommand(t, dir, "watch", "build", "--debounce", "100ms")
+	asNobody(t, cmd, dir)
+	if err := os.Chmod(private, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(private, 0o755)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		defer close(w.lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "vx watch: "); ok {
+				w.lines <- line
+			} else {
+				w.lines <- "(not vx watch's) " + sc.Text()
+			}
+		}
+	}()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		for range w.lines {
+		}
+		_ = cmd.Wait()
+	}()
+	w.next(t, `^cannot watch packages/a/private: permission denied`)
+	w.next(t, `^run 1 \(first run\) re-ran a#build: 1 miss`)
+	if err := os.Chmod(private, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.next(t, `^every folder is watched again`)
+	testkit.WriteTree(t, dir, map[string]string{"packages/a/src/in.txt": "v2\n"})
+	w.next(t, `^run 2 \(packages/a/src/in.txt changed\) re-ran a#build: 1 miss`)
+	for _, line := range w.seen {
+		if strings.HasPrefix(line, "(not vx watch's) vx: permission denied") {
+			t.Fatalf("a fault without its path: %q", line)
+		}
+	}
+}
