@@ -2,15 +2,18 @@ package filestate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 )
 
 // ErrStale says that a snapshot is older than the disk: a folder or file it vouches for stats
 // otherwise now.
-var ErrStale = fmt.Errorf("the watcher's file state is older than the disk")
+var ErrStale = errors.New("the watcher's file state is older than the disk")
 
 // Verify checks the snapshot against the disk as it is now, as an asker that did not make it
 // does before trusting it: each watched folder stats as it did before its entries were read (a
@@ -22,24 +25,58 @@ func (s *Snapshot) Verify(ctx context.Context) error {
 	if len(s.dirs) == 0 || s.dirs["."] == nil {
 		return fmt.Errorf("%w: it holds no root folder", ErrStale)
 	}
-	for dir, d := range s.dirs {
-		if err := ctx.Err(); err != nil {
+	dirs := make([]string, 0, len(s.dirs))
+	for dir := range s.dirs {
+		dirs = append(dirs, dir)
+	}
+	// The folders are checked by a few workers at once: an lstat waits on the kernel, not the CPU.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := min(runtime.GOMAXPROCS(0), maxVerifiers, len(dirs))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			for j := i; j < len(dirs); j += workers {
+				if err := s.verifyDir(ctx, dirs[j]); err != nil {
+					errs[i] = err
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
-		if d.Info.Mode == 0 {
-			return fmt.Errorf("%w: it does not say what %s looked like", ErrStale, dir)
+	}
+	return errors.Join(errs...)
+}
+
+// maxVerifiers bounds the goroutines Verify checks the folders with.
+const maxVerifiers = 8
+
+// verifyDir checks one watched folder and the files it holds against the disk.
+func (s *Snapshot) verifyDir(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := s.dirs[dir]
+	if d.Info.Mode == 0 {
+		return fmt.Errorf("%w: it does not say what %s looked like", ErrStale, dir)
+	}
+	if err := s.sameOnDisk(dir, d.Info); err != nil {
+		return err
+	}
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		if e.Opaque || e.Info.Mode.IsDir() {
+			continue // left to the disk, or a folder its own Dir vouches for
 		}
-		if err := s.sameOnDisk(dir, d.Info); err != nil {
+		if err := s.sameOnDisk(joinRel(dir, e.Name), e.Info); err != nil {
 			return err
-		}
-		for i := range d.Entries {
-			e := &d.Entries[i]
-			if e.Opaque || e.Info.Mode.IsDir() {
-				continue // left to the disk, or a folder its own Dir vouches for
-			}
-			if err := s.sameOnDisk(joinRel(dir, e.Name), e.Info); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
