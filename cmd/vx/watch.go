@@ -39,7 +39,9 @@ its key moves, vx watch restarts it only if it says interruptible: true. An edit
 vx.workspace.ts or vx.project.ts is loaded again. Ctrl-C stops everything, as it stops vx run.
 
 While vx watch runs, a vx run of the same workspace asks it for the workspace's file state rather
-than statting every file.`,
+than listing and hashing the files itself, and checks the answer against the disk. A folder vx
+watch cannot watch is named, every run scans while it lasts, and vx watch tries again until it
+can.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !wf.all {
 				return vxerr.Usagef("vx watch: name the tasks to watch, or --all")
