@@ -277,15 +277,17 @@ func (w *Watcher) loop() {
 		w.settle(ctx, true)
 		close(w.hashedCh)
 	}
-	retry := time.NewTicker(w.opts.RetryEvery)
-	defer retry.Stop()
 	for {
+		var retry <-chan time.Time
+		if !w.Ready() {
+			retry = time.After(w.opts.RetryEvery)
+		}
 		select {
 		case <-w.done:
 			return
 		case <-w.kick:
 			w.settle(ctx, true)
-		case <-retry.C:
+		case <-retry:
 			w.recover(ctx)
 		}
 	}
@@ -343,6 +345,7 @@ func (w *Watcher) setFault(err error) {
 	if changed {
 		w.opts.Log(err.Error() + "; runs scan the workspace themselves until it can")
 	}
+	w.poke() // the loop then tries again every RetryEvery
 }
 
 // inlineHashFiles and inlineHashBytes bound what Snapshot hashes before it answers (an edit's
