@@ -566,3 +566,69 @@ func TestWatchUnreadableFolder(t *testing.T) {
 		}
 	}
 }
+
+// A real watcher flooded by connections that send an endless line or nothing at all stays up: a
+// vx run meanwhile builds what it must (asking, then scanning), and once the flood ends the next
+// run takes the watcher's file state again.
+func TestRunBesideAFloodedWatcher(t *testing.T) {
+	dir := writeWorkspace(t, fakeWorkspace())
+	gitInit(t, dir)
+	if status, _, _ := runBuild(t, dir); status != "miss" {
+		t.Fatalf("the first build: %s", status)
+	}
+	svc, err := watch.Serve(dir, filepath.Join(dir, ".vx"), nil, func(msg string) { t.Log(msg) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if err := svc.Watcher().WaitHashed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sock := filestate.SocketPath(filepath.Join(dir, ".vx"))
+	var flood []net.Conn
+	defer func() {
+		for _, c := range flood {
+			c.Close()
+		}
+	}()
+	for i := range 64 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			break // the backlog is full
+		}
+		flood = append(flood, c)
+		if i%16 == 0 {
+			go func() {
+				chunk := make([]byte, 64<<10)
+				for {
+					if _, err := c.Write(chunk); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}
+	testkit.WriteTree(t, dir, map[string]string{"packages/a/src/in.txt": "v2\n"})
+	if status, out, errOut := runBuild(t, dir); status != "miss" || out != "v2\n" {
+		t.Fatalf("beside a flooded watcher: %s %q\n%s", status, out, errOut)
+	}
+	for _, c := range flood {
+		c.Close()
+	}
+	flood = nil
+	deadline := time.Now().Add(time.Minute)
+	for v := 3; ; v++ {
+		want := fmt.Sprintf("v%d\n", v)
+		testkit.WriteTree(t, dir, map[string]string{"packages/a/src/in.txt": want})
+		status, out, errOut := runBuild(t, dir)
+		if status != "miss" || out != want {
+			t.Fatalf("after the flood: %s %q, want a miss building %q\n%s", status, out, want, errOut)
+		}
+		if strings.Contains(errOut, "file state: from the watcher") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher never answered again after the flood:\n%s", errOut)
+		}
+	}
+}
