@@ -47,6 +47,9 @@ type Spec struct {
 	// Path is the program to run; it is ignored when Shell is set. A Path without a slash is
 	// looked up in vx's own PATH, as os/exec does, not in Env's.
 	Path string
+	// Name is argv[0]; "" means Path. A binary that picks what to run by the name it was started
+	// under (a test binary standing for vx) needs it.
+	Name string
 	// Args are argv[1:].
 	Args []string
 	// Shell, when set, runs `/bin/sh -c Shell` instead of Path.
@@ -315,6 +318,9 @@ func (s Spec) command(grace time.Duration) (*exec.Cmd, *reportPipe, error) {
 		}
 	default:
 		cmd = exec.Command(s.Path, s.Args...)
+		if s.Name != "" {
+			cmd.Args[0] = s.Name
+		}
 	}
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env

@@ -71,6 +71,7 @@ func (a *app) workspaceLoader() *workspace.Loader {
 	if a.loader == nil {
 		a.loader = workspace.NewLoader(workspace.Options{
 			Dir: a.workDir(), Getenv: a.getenv, Console: a.stderr, Version: version,
+			Isolate: configIsolation(),
 		})
 	}
 	return a.loader

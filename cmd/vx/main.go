@@ -15,6 +15,9 @@ func main1() int {
 	if isSupervise(os.Args) {
 		supervise(os.Args[2:]) // ends the process
 	}
+	if isEvalConfig(os.Args) {
+		evalConfig() // ends the process
+	}
 	guardFromTasks()
 	defer startProfile(os.Getenv)()
 	ctx, stop := withSignals(context.Background())

@@ -43,6 +43,11 @@ type Options struct {
 	// MemoryLimit bounds, in bytes, how far the Go heap may grow during each phase's run; zero
 	// means DefaultMemoryLimit.
 	MemoryLimit uint64
+	// Step, when set, is called as each bounded step of the evaluation starts and ends (a bundle
+	// built, a bundle or a config run, a plugin stage called), with the config file the step is
+	// for ("" when it is for several). Between two calls no more than one step's work runs, so a
+	// parent process that evaluates config in a child restarts its deadline at each.
+	Step func(file string)
 }
 
 // Module is one evaluated config file.
@@ -74,6 +79,15 @@ type Session struct {
 	// watch is the running evaluation's, nil between evaluations; only the goroutine running
 	// JavaScript reads or sets it.
 	watch *watch
+	// stepFile is the config file the running steps are for, as Options.Step receives it.
+	stepFile string
+}
+
+// step tells Options.Step that a step starts or ends.
+func (s *Session) step() {
+	if s.opts.Step != nil {
+		s.opts.Step(s.stepFile)
+	}
 }
 
 // NewSession starts an evaluation session.
@@ -102,6 +116,7 @@ func (s *Session) Inputs() []string { return s.inputs }
 // EvalWorkspace evaluates vx.workspace.ts (file, relative to the root).
 func (s *Session) EvalWorkspace(ctx context.Context, file string) (*Module, error) {
 	abs := filepath.Join(s.opts.Root, filepath.FromSlash(file))
+	s.stepFile = file
 	code, err := s.bundle(ctx, "workspace", []string{abs}, "")
 	if err != nil {
 		return nil, err
@@ -122,6 +137,11 @@ func (s *Session) EvalProjects(ctx context.Context, files []string) ([]*Module, 
 	if len(files) == 0 {
 		return nil, nil
 	}
+	s.stepFile = ""
+	if len(files) == 1 {
+		s.stepFile = files[0]
+	}
+	s.step()
 	mods := make([]*Module, len(files))
 	var bundled []string
 	var at []int
@@ -253,8 +273,10 @@ func (s *Session) guard(ctx context.Context, f func() (goja.Value, error)) (goja
 // watched runs f under a watch that can interrupt it, and ends the watch — however f ends —
 // before the runtime is used again.
 func (s *Session) watched(ctx context.Context, f func() (goja.Value, error)) (goja.Value, error) {
+	s.step()
 	s.watch = startWatch(ctx, s.vm, s.opts.Timeout, s.opts.MemoryLimit)
 	defer func() {
+		s.step()
 		s.watch.end()
 		s.watch = nil
 		s.vm.ClearInterrupt()
@@ -338,6 +360,7 @@ func (s *Session) PluginStage(ws *Module, i int) goja.Callable {
 // CallStage calls a plugin stage with a task map (plain Go values) and returns what it returned as
 // plain Go values; nil when it returned nothing (the map is unchanged).
 func (s *Session) CallStage(ctx context.Context, stage goja.Callable, tasks map[string]any) (map[string]any, error) {
+	s.stepFile = ""
 	arg := s.vm.ToValue(tasks)
 	// Hand the stage a real JS object graph, not a Go map wrapper, so spreads and Object.keys work.
 	arg, err := s.guard(ctx, func() (goja.Value, error) {
@@ -370,6 +393,8 @@ func (s *Session) CallStage(ctx context.Context, stage goja.Callable, tasks map[
 // bundle builds the entry points (or the stdin entry importing them) into one IIFE script, reusing
 // a cached bundle when every file it was built from is unchanged.
 func (s *Session) bundle(ctx context.Context, phase string, entries []string, stdin string) (string, error) {
+	s.step()
+	defer s.step()
 	c := bundleCache{state: s.opts.CacheDir, dir: filepath.Join(s.opts.CacheDir, "config"), root: s.opts.Root, version: s.opts.Version, phase: phase}
 	if code, inputs, ok := c.load(entries); ok {
 		s.inputs = append(s.inputs, inputs...)

@@ -22,7 +22,6 @@ import (
 	"github.com/sourcegraph/conc/iter"
 
 	"github.com/vzn/vx/engine/atomicfile"
-	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/vxerr"
@@ -121,19 +120,62 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		l.last = c
 		return c.WS, nil
 	}
-	b := &build{root: root, cacheDir: cacheDir, getenv: l.opts.getenv}
-	b.sess = config.NewSession(config.Options{
-		Root: root, CacheDir: b.cacheDir, Console: l.opts.Console, Version: l.opts.Version,
-	})
-	ws, err := b.load(ctx)
+	c, err := l.evaluate(ctx, root, cacheDir, nil)
 	if err != nil {
 		// The last good workspace stays for Masker; the next Load evaluates again.
 		if l.last != nil {
 			l.last.Stamps = nil
 			l.last.broken = true
 		}
-		return nil, maskError(err, mask.New(b.metSecrets()...))
+		return nil, err
 	}
+	l.last = c
+	writeResolved(cacheDir, c)
+	return c.WS, nil
+}
+
+// evaluate evaluates and resolves the workspace at root, in a child process when the loader
+// isolates evaluation, leaving out the project folders of skip. Its error is masked: the
+// secrets met before it, and those of the last workspace this loader or the last process
+// resolved, read ***.
+func (l *Loader) evaluate(ctx context.Context, root, cacheDir string, skip map[string]bool) (*loaded, error) {
+	var c *loaded
+	var names []string
+	var err error
+	if l.opts.Isolate != nil {
+		c, names, err = l.evalIsolated(ctx, root, cacheDir, skip)
+	} else {
+		c, names, err = evalInProcess(ctx, evalSetup{root: root, cacheDir: cacheDir, version: l.opts.Version,
+			console: l.opts.Console, getenv: l.opts.getenv, skip: skip})
+	}
+	if err != nil {
+		return nil, maskError(err, mask.New(secretValues(l.knownSecrets(cacheDir, names), l.opts.getenv)...))
+	}
+	c.WS.Secrets = secretValues(c.SecretNames, l.opts.getenv)
+	return c, nil
+}
+
+// knownSecrets adds to names the secrets of the last workspace resolved here and of the one the
+// state folder keeps, whatever changed since: a config that fails before its secrets are read
+// still has them masked in its error.
+func (l *Loader) knownSecrets(cacheDir string, names []string) []string {
+	all := map[string]bool{}
+	for _, n := range names {
+		all[n] = true
+	}
+	if l.last != nil {
+		for _, n := range l.last.SecretNames {
+			all[n] = true
+		}
+	}
+	for _, n := range keptSecretNames(cacheDir) {
+		all[n] = true
+	}
+	return slices.Sorted(maps.Keys(all))
+}
+
+// newLoaded stamps what b built ws from, for a later Load to compare.
+func newLoaded(version, root string, b *build, ws *graph.Workspace) *loaded {
 	configFiles := append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...)
 	watched := append(slices.Clone(configFiles), b.watched...)
 	sort.Strings(watched)
@@ -146,10 +188,8 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		}
 		stamps[p] = st
 	}
-	l.last = &loaded{Version: l.opts.Version, Root: root, WS: ws, Stamps: stamps, ConfigFiles: configFiles,
+	return &loaded{Version: version, Root: root, WS: ws, Stamps: stamps, ConfigFiles: configFiles,
 		SecretNames: slices.Sorted(maps.Keys(b.allSecretNames(ws)))}
-	writeResolved(cacheDir, l.last)
-	return ws, nil
 }
 
 // LoadConfig is Load for an answer that only the workspace's config decides (its mcp() options:
@@ -300,19 +340,55 @@ func writeResolved(cacheDir string, c *loaded) {
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
-	// The stamps first, then the workspace, so a reader checks the one while decoding the other.
-	// Secret values come from each process's environment; they are never written down.
+	_ = atomicfile.Write(resolvedFile(cacheDir), func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		return errors.Join(encodeLoaded(gob.NewEncoder(w), c), w.Flush())
+	})
+}
+
+// encodeLoaded writes c as resolved.gob keeps it, and as an evaluating child answers it: the
+// stamps first, then the workspace, so a reader checks the one while decoding the other. Secret
+// values come from each process's environment; they are never written down.
+func encodeLoaded(enc *gob.Encoder, c *loaded) error {
 	noSecrets := *c.WS
 	noSecrets.Secrets = nil
 	header := *c
 	header.Version += "/" + resolvedFormat
 	header.WS = nil
 	header.EmptyLists = emptyLists(&noSecrets)
-	_ = atomicfile.Write(resolvedFile(cacheDir), func(f io.Writer) error {
-		w := bufio.NewWriter(f)
-		enc := gob.NewEncoder(w)
-		return errors.Join(enc.Encode(&header), enc.Encode(&noSecrets), w.Flush())
-	})
+	return errors.Join(enc.Encode(&header), enc.Encode(&noSecrets))
+}
+
+// decodeLoaded reads what encodeLoaded wrote, without checking its stamps.
+func decodeLoaded(dec *gob.Decoder) (*loaded, error) {
+	var c loaded
+	if err := dec.Decode(&c); err != nil {
+		return nil, err
+	}
+	var ws graph.Workspace
+	if err := dec.Decode(&ws); err != nil {
+		return nil, err
+	}
+	if !restoreEmptyLists(&ws, c.EmptyLists) {
+		return nil, errors.New("the kept workspace's empty lists do not fit it")
+	}
+	c.WS, c.EmptyLists = &ws, nil
+	return &c, nil
+}
+
+// keptSecretNames answers the secret names of the workspace the state folder keeps, whether or
+// not it is still current.
+func keptSecretNames(cacheDir string) []string {
+	f, err := os.Open(resolvedFile(cacheDir))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var c loaded
+	if gob.NewDecoder(bufio.NewReader(f)).Decode(&c) != nil {
+		return nil
+	}
+	return c.SecretNames
 }
 
 // gob writes an empty slice as it writes a nil one — not at all — so a kept `inputs: []` (no
@@ -540,13 +616,11 @@ func (l *Loader) LoadPartial(ctx context.Context) (ws *graph.Workspace, failed [
 			return nil, failed, failed[0]
 		}
 		skip[path.Dir(ce.File)] = true
-		b := &build{root: root, cacheDir: CacheDir(root, l.opts.getenv), getenv: l.opts.getenv, skip: skip}
-		b.sess = config.NewSession(config.Options{Root: root, CacheDir: b.cacheDir, Console: l.opts.Console, Version: l.opts.Version})
-		ws, err = b.load(ctx)
+		var c *loaded
+		c, err = l.evaluate(ctx, root, CacheDir(root, l.opts.getenv), skip)
 		if err == nil {
-			return ws, failed, nil
+			return c.WS, failed, nil
 		}
-		err = maskError(err, mask.New(b.metSecrets()...))
 		failed = append(failed, err)
 	}
 }

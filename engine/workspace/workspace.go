@@ -50,6 +50,10 @@ type Options struct {
 	Console io.Writer
 	// Version is the vx version; it enters the config bundle cache key.
 	Version string
+	// Isolate, when set, evaluates the config in a child process whose time and memory bounds
+	// the kernel and this process enforce (see Isolation); nil evaluates it in this process,
+	// under the bounds the runtime itself samples.
+	Isolate *Isolation
 }
 
 func (o Options) getenv(k string) string {

@@ -14,7 +14,13 @@ import (
 	"github.com/vzn/vx/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The isolation tests start this test binary as their config evaluation child.
+	if len(os.Args) == 2 && os.Args[1] == EvalConfigArg {
+		os.Exit(ServeEval(context.Background(), os.Stdin, os.Stdout, os.NewFile(3, "console"), os.NewFile(4, "steps")))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func writeTree(t testing.TB, root string, files map[string]string) { testkit.WriteTree(t, root, files) }
 

@@ -1,0 +1,181 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/internal/testkit"
+)
+
+// isolation starts this test binary (see TestMain) as the evaluation child.
+func isolation(t testing.TB) *Isolation {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Isolation{Path: exe}
+}
+
+// A workspace evaluated in a child process resolves as it does in process: plugin stages, which
+// run config JavaScript after the configs, included; what the config prints reaches the console.
+func TestIsolatedLoadMatchesInProcess(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts": `
+console.log('evaluating the workspace')
+const wrap = { name: 'wrap', stage(tasks: Record<string, any>) {
+  for (const t of Object.values(tasks)) t.command = 'time ' + t.command
+  return tasks
+} }
+export default { projects: ['a', 'b'], plugins: [wrap], tasks: { build: { command: 'make', inputs: [] } } }
+`,
+		"a/.keep":         "",
+		"b/vx.project.ts": "export default { name: 'bee', tasks: { test: { command: 'go test', dependsOn: ['build'] } } }\n",
+	})
+	ctx := context.Background()
+	var console bytes.Buffer
+	iso, err := NewLoader(Options{Dir: root, Isolate: isolation(t), Console: &console}).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := NewLoader(Options{Dir: root}).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(iso)
+	want, _ := json.Marshal(in)
+	if !bytes.Equal(got, want) {
+		t.Errorf("isolated workspace differs from the in-process one:\n%s\n%s", got, want)
+	}
+	if b, ok := iso.Task("a#build"); !ok || b.Command != "time make" || b.Inputs == nil {
+		t.Errorf("a#build = %+v, want the stage's command and the empty inputs kept", b)
+	}
+	if _, ok := iso.Task("bee#test"); !ok {
+		t.Errorf("bee#test missing: %v", iso.TaskIDs())
+	}
+	if !strings.Contains(console.String(), "evaluating the workspace") {
+		t.Errorf("console = %q, want the config's console.log", console.String())
+	}
+}
+
+// A config that throws answers its own error at its TypeScript position through the child.
+func TestIsolatedConfigErrorKeepsItsPosition(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts": "export default { projects: ['a'] }\n",
+		"a/vx.project.ts": "const x = 1\nthrow new Error('no good')\nexport default {}\n",
+	})
+	l := NewLoader(Options{Dir: root, Isolate: isolation(t)})
+	_, err := l.Load(context.Background())
+	var ce *vxerr.ConfigError
+	if !errors.As(err, &ce) || err.Error() != "a/vx.project.ts:2:7: Error: no good" {
+		t.Fatalf("err = %v, want the throw at a/vx.project.ts:2:7", err)
+	}
+	ws, failed, err := l.LoadPartial(context.Background())
+	if err != nil || len(failed) != 1 || len(ws.Projects) != 0 {
+		t.Errorf("LoadPartial = %v, %v, %v; want the workspace without a and a's error", ws, failed, err)
+	}
+}
+
+// The attacks of issue 37: native code of the runtime that neither checks for interrupts nor
+// allocates where a sampler sees it. Each ends in one error naming a limit.
+var limitAttacks = map[string]string{
+	"stringify": "let a: any = [1]\nfor (let i = 0; i < 40; i++) a = [a, a]\nconst s = JSON.stringify(a)\nexport default { projects: [s] }\n",
+	"flat":      "let a: any = [1]\nfor (let i = 0; i < 40; i++) a = [a, a]\nexport default { projects: a.flat(Infinity) }\n",
+	"arrayFrom": "export default { projects: Array.from({ length: 2 ** 26 }) }\n",
+}
+
+// A step that runs on in native code is stopped by the parent at its deadline, and the error
+// names the limit and the file; the loader then loads the fixed file.
+func TestIsolatedStepDeadlineStopsNativeCode(t *testing.T) {
+	for name, src := range limitAttacks {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{"vx.workspace.ts": src})
+			iso := isolation(t)
+			iso.Timeout = time.Second
+			l := NewLoader(Options{Dir: root, Isolate: iso})
+			_, err := l.Load(context.Background())
+			if err == nil || (err.Error() != "vx.workspace.ts: config evaluation ran longer than 1s and was stopped" &&
+				!strings.Contains(err.Error(), "memory")) {
+				t.Fatalf("err = %v, want the 1s limit (or the memory bound) named", err)
+			}
+			writeTree(t, root, map[string]string{"vx.workspace.ts": "export default { projects: [] }\n"})
+			if _, err := l.Load(context.Background()); err != nil {
+				t.Errorf("after the fix: %v", err)
+			}
+		})
+	}
+}
+
+// A child that passes the memory bound is stopped by the kernel — by its memory cgroup where one
+// can be made, else by its RLIMIT_AS — and the error names the bound.
+func TestIsolatedMemoryBoundStopsTheChild(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel's bounds are Linux's")
+	}
+	src := "const big = Array.from({ length: 2 ** 25 })\nexport default { projects: [] }\n"
+	for _, noCgroup := range []bool{false, true} {
+		name := "cgroup"
+		if noCgroup {
+			name = "rlimit"
+		}
+		t.Run(name, func(t *testing.T) {
+			if !noCgroup {
+				if cg := newMemoryCgroup(1 << 30); cg == nil {
+					t.Skip("no memory cgroup can be made here")
+				} else {
+					cg.remove()
+				}
+			}
+			if noCgroup && raceEnabled {
+				t.Skip("a race-enabled child cannot run under RLIMIT_AS")
+			}
+			root := testkit.TempTree(t, map[string]string{"vx.workspace.ts": src})
+			iso := isolation(t)
+			iso.MemoryLimit, iso.Timeout, iso.noCgroup = 256<<20, time.Minute, noCgroup
+			_, err := NewLoader(Options{Dir: root, Isolate: iso}).Load(context.Background())
+			if err == nil || err.Error() != "vx.workspace.ts: config evaluation used more than 256 MiB and was stopped" {
+				t.Fatalf("err = %v, want the 256 MiB bound named", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// BenchmarkColdLoad compares a cold load (no state folder, so nothing kept) in a child process
+// with one in process, on a workspace of a workspace config, twenty project configs and a plugin
+// stage. The figures are in docs/performance.md.
+func BenchmarkColdLoad(b *testing.B) {
+	files := map[string]string{
+		"vx.workspace.ts": "const tag = { name: 'tag', stage(tasks: Record<string, any>) { return tasks } }\n" +
+			"export default { projects: ['p/*'], plugins: [tag], tasks: { build: { command: 'make', dependsOn: ['^build'] }, test: { command: 'make test', dependsOn: ['build'] } } }\n",
+	}
+	for i := range 20 {
+		files[fmt.Sprintf("p/p%02d/vx.project.ts", i)] = fmt.Sprintf("export default { name: 'p%02d', tags: ['lib'], tasks: { lint: { command: 'eslint .' } } }\n", i)
+	}
+	root := testkit.TempTree(b, files)
+	for _, mode := range []string{"in-process", "child"} {
+		b.Run(mode, func(b *testing.B) {
+			var iso *Isolation
+			if mode == "child" {
+				iso = isolation(b)
+			}
+			for b.Loop() {
+				if _, err := NewLoader(Options{Dir: root, Isolate: iso}).Load(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
