@@ -41,6 +41,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	b.ws = wsMod
 	r := b.reader(ConfigFileName)
+	// The workspace's secrets are known before any project config runs, so that an error a
+	// project config throws has them masked too.
+	declaredSecrets(wsMod.Value, b.secretNames)
 	top, err := r.object("", wsMod.Value, workspaceFields...)
 	if err != nil {
 		return nil, err
@@ -207,9 +210,22 @@ func (b *build) reader(file string) reader {
 	return reader{sess: b.sess, file: file, secrets: b.secretNames}
 }
 
-// metSecrets returns the values of the secrets named so far, for masking an error.
-func (b *build) metSecrets() []string {
-	return secretValues(slices.Sorted(maps.Keys(b.secretNames)), b.getenv)
+// declaredSecrets adds to names every secret v declares anywhere: each { secret: 'NAME' }.
+func declaredSecrets(v any, names map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if name, ok := x["secret"].(string); ok && len(x) == 1 && name != "" {
+			names[name] = true
+			return
+		}
+		for _, e := range x {
+			declaredSecrets(e, names)
+		}
+	case []any:
+		for _, e := range x {
+			declaredSecrets(e, names)
+		}
+	}
 }
 
 // allSecretNames lists every secret the tasks declare.
