@@ -179,3 +179,29 @@ func BenchmarkColdLoad(b *testing.B) {
 		})
 	}
 }
+
+// A warm start answers from resolved.gob and starts no child: a loader whose child cannot even be
+// started loads the workspace a first loader kept.
+func TestIsolatedWarmStartStartsNoChild(t *testing.T) {
+	root := testkit.TempTree(t, map[string]string{
+		"vx.workspace.ts": "export default { projects: ['a'], tasks: { build: { command: 'make' } } }\n",
+		"a/.keep":         "",
+		".vx/.keep":       "",
+	})
+	ctx := context.Background()
+	if _, err := NewLoader(Options{Dir: root, Isolate: isolation(t)}).Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	broken := &Isolation{Path: "/nonexistent/vx"}
+	ws, err := NewLoader(Options{Dir: root, Isolate: broken}).Load(ctx)
+	if err != nil {
+		t.Fatalf("warm start: %v, want the kept workspace without a child", err)
+	}
+	if _, ok := ws.Task("a#build"); !ok {
+		t.Errorf("warm start: tasks %v", ws.TaskIDs())
+	}
+	testkit.WriteTree(t, root, map[string]string{"vx.workspace.ts": "export default { projects: ['a'] }\n"})
+	if _, err := NewLoader(Options{Dir: root, Isolate: broken}).Load(ctx); err == nil {
+		t.Error("an edited config loaded without evaluating it")
+	}
+}
