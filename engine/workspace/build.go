@@ -31,6 +31,8 @@ type build struct {
 	skip map[string]bool
 	// watched are the files and folders whose change means the workspace must be built again.
 	watched []string
+	// discovery, when set, is told as the search for project folders starts and ends.
+	discovery func(start bool)
 }
 
 // load evaluates the config under root and resolves it.
@@ -52,7 +54,13 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.discovery != nil {
+		b.discovery(true)
+	}
 	dirs, err := b.findProjects(globs)
+	if b.discovery != nil {
+		b.discovery(false)
+	}
 	if err != nil {
 		return nil, err
 	}

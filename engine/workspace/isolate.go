@@ -47,6 +47,14 @@ type Isolation struct {
 // child's own interrupt, which names the config's position, comes first when it can.
 const stepSlack = time.Second
 
+// discoveryBound bounds, in steps' time, the search for project folders: work of vx's own over
+// the workspace's folders, not config JavaScript, which a large repository may need more than one
+// step's time for.
+const discoveryBound = 12
+
+// discoveryMark is the step mark that starts the search for project folders.
+const discoveryMark = "\x00discovery"
+
 // maxReplyShare is the part of the memory limit a child's answer may take: the parent holds it.
 const maxReplyShare = 4
 
@@ -125,9 +133,10 @@ type evalChild struct {
 	stderr headTail
 	// lastStep is the file of the last step the child began, for a limit error.
 	lastStep string
-	// overran is set when a step ran past its deadline and the parent killed the child.
-	overran bool
-	mu      sync.Mutex
+	// overran is set when a step ran past its deadline and the parent killed the child;
+	// overranDiscovery when that step was the search for project folders.
+	overran, overranDiscovery bool
+	mu                        sync.Mutex
 }
 
 // evalIsolated runs the evaluation in a child process and answers what it loaded, or its one
@@ -214,6 +223,7 @@ func (ch *evalChild) watchSteps(r io.Reader, perStep time.Duration, kill func())
 	defer func() { <-done }()
 	deadline := time.NewTimer(perStep)
 	defer deadline.Stop()
+	discovering := false
 	for {
 		select {
 		case m, ok := <-marks:
@@ -221,12 +231,19 @@ func (ch *evalChild) watchSteps(r io.Reader, perStep time.Duration, kill func())
 				return
 			}
 			ch.mu.Lock()
-			ch.lastStep = m
+			discovering = m == discoveryMark
+			if !discovering {
+				ch.lastStep = m
+			}
 			ch.mu.Unlock()
-			deadline.Reset(perStep)
+			if discovering {
+				deadline.Reset(discoveryBound * perStep)
+			} else {
+				deadline.Reset(perStep)
+			}
 		case <-deadline.C:
 			ch.mu.Lock()
-			ch.overran = true
+			ch.overran, ch.overranDiscovery = true, discovering
 			ch.mu.Unlock()
 			kill()
 			// Drain the marks until the dead child's pipe closes.
@@ -240,10 +257,12 @@ func (ch *evalChild) watchSteps(r io.Reader, perStep time.Duration, kill func())
 // answer reads the child's reply, or says which limit ended it.
 func (ch *evalChild) answer(ctx context.Context, res proc.Result, cg *memoryCgroup, root, version string) (*loaded, []string, error) {
 	ch.mu.Lock()
-	overran, step := ch.overran, ch.lastStep
+	overran, discovering, step := ch.overran, ch.overranDiscovery, ch.lastStep
 	ch.mu.Unlock()
 	limitErr := func(msg string) error { return &vxerr.ConfigError{File: step, Msg: msg} }
 	switch {
+	case overran && discovering:
+		return nil, nil, limitErr(fmt.Sprintf("finding the project folders took longer than %s and was stopped", discoveryBound*ch.iso.timeout()))
 	case overran:
 		return nil, nil, limitErr(fmt.Sprintf("config evaluation ran longer than %s and was stopped", ch.iso.timeout()))
 	case cg != nil && cg.oomKilled(), res.ExitCode != 0 && ch.stderr.outOfMemory():

@@ -205,3 +205,41 @@ func TestIsolatedWarmStartStartsNoChild(t *testing.T) {
 		t.Error("an edited config loaded without evaluating it")
 	}
 }
+
+// The parent kills a child whose step outlasts its time, but gives the search for project folders
+// (vx's own work over the workspace's folders) many steps' time.
+func TestStepDeadlineSparesDiscovery(t *testing.T) {
+	watch := func(perStep time.Duration, write func(w *os.File, killed <-chan struct{})) *evalChild {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := &evalChild{iso: &Isolation{}}
+		killed := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ch.watchSteps(r, perStep, func() { close(killed) })
+		}()
+		write(w, killed)
+		w.Close()
+		<-done
+		r.Close()
+		return ch
+	}
+	ch := watch(time.Second, func(w *os.File, _ <-chan struct{}) {
+		w.WriteString("vx.workspace.ts\n" + discoveryMark + "\n")
+		time.Sleep(2 * time.Second) // longer than a step, far shorter than discovery's bound
+		w.WriteString("vx.workspace.ts\n")
+	})
+	if ch.overran {
+		t.Error("a search for project folders longer than one step was stopped")
+	}
+	ch = watch(100*time.Millisecond, func(w *os.File, killed <-chan struct{}) {
+		w.WriteString("a/vx.project.ts\n")
+		<-killed
+	})
+	if !ch.overran || ch.overranDiscovery || ch.lastStep != "a/vx.project.ts" {
+		t.Errorf("a silent step: overran %v, discovery %v, step %q; want the step's file stopped", ch.overran, ch.overranDiscovery, ch.lastStep)
+	}
+}

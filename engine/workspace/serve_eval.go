@@ -36,6 +36,13 @@ func ServeEval(ctx context.Context, stdin io.Reader, stdout, console, steps io.W
 		getenv: func(string) string { return "" }, skip: setOf(req.Skip),
 		timeout: req.Timeout, memoryLimit: req.MemoryLimit,
 		step: func(file string) { fmt.Fprintln(steps, file) },
+		discovery: func(start bool) {
+			if start {
+				fmt.Fprintln(steps, discoveryMark)
+			} else {
+				fmt.Fprintln(steps, ConfigFileName)
+			}
+		},
 	})
 	w := bufio.NewWriter(stdout)
 	enc := gob.NewEncoder(w)
@@ -74,12 +81,14 @@ type evalSetup struct {
 	timeout                 time.Duration
 	memoryLimit             uint64
 	step                    func(file string)
+	// discovery, when set, is called as the search for project folders starts and ends.
+	discovery func(start bool)
 }
 
 // evalInProcess evaluates and resolves the workspace in this process. On an error it answers
 // the names of the secrets met before it, for masking.
 func evalInProcess(ctx context.Context, s evalSetup) (*loaded, []string, error) {
-	b := &build{root: s.root, cacheDir: s.cacheDir, getenv: s.getenv, skip: s.skip}
+	b := &build{root: s.root, cacheDir: s.cacheDir, getenv: s.getenv, skip: s.skip, discovery: s.discovery}
 	b.sess = config.NewSession(config.Options{
 		Root: s.root, CacheDir: s.cacheDir, Console: s.console, Version: s.version,
 		Timeout: s.timeout, MemoryLimit: s.memoryLimit, Step: s.step,
