@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,8 +40,9 @@ type Isolation struct {
 	Timeout time.Duration
 	// MemoryLimit bounds the child's memory, in bytes; zero means config.DefaultMemoryLimit.
 	MemoryLimit uint64
-	// noCgroup leaves the memory cgroup out even where one can be made (tests of the other way).
-	noCgroup bool
+	// noCgroup leaves the memory cgroup out even where one can be made, and unjoinable hands the
+	// child a cgroup it cannot join (tests of the other way).
+	noCgroup, unjoinable bool
 }
 
 // stepSlack is how long past its timeout a step may run before the parent kills the child: the
@@ -83,7 +85,8 @@ type evalRequest struct {
 	// "" when there is none.
 	Cgroup string
 	// AddressSpace, when not zero, is how far past its address space at start the child lets the
-	// kernel grow it (RLIMIT_AS), set before anything else.
+	// kernel grow it (RLIMIT_AS), set before anything else when it has no cgroup to join (none
+	// was made, or joining it failed).
 	AddressSpace uint64
 }
 
@@ -154,7 +157,11 @@ func (l *Loader) evalIsolated(ctx context.Context, root, cacheDir string, skip m
 	if cg != nil {
 		defer cg.remove()
 		req.Cgroup = cg.procsFile()
-	} else if !raceEnabled {
+	}
+	if iso.unjoinable {
+		req.Cgroup = filepath.Join(os.TempDir(), "vx-no-such-cgroup", "cgroup.procs")
+	}
+	if !raceEnabled {
 		req.AddressSpace = req.MemoryLimit
 	}
 	ch := &evalChild{iso: iso, reply: cappedBuffer{limit: int(req.MemoryLimit / maxReplyShare)}, stderr: headTail{limit: 4 << 10}}

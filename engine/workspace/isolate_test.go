@@ -119,18 +119,15 @@ func TestIsolatedStepDeadlineStopsNativeCode(t *testing.T) {
 }
 
 // A child that passes the memory bound is stopped by the kernel — by its memory cgroup where one
-// can be made, else by its RLIMIT_AS — and the error names the bound.
+// can be made and joined, else by its RLIMIT_AS — and the error names the bound.
 func TestIsolatedMemoryBoundStopsTheChild(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the kernel's bounds are Linux's")
 	}
 	src := "const big = Array.from({ length: 2 ** 25 })\nexport default { projects: [] }\n"
-	for _, noCgroup := range []bool{false, true} {
-		name := "cgroup"
-		if noCgroup {
-			name = "rlimit"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, way := range []string{"cgroup", "rlimit", "unjoinable"} {
+		noCgroup := way != "cgroup"
+		t.Run(way, func(t *testing.T) {
 			if !noCgroup {
 				if cg := newMemoryCgroup(1 << 30); cg == nil {
 					t.Skip("no memory cgroup can be made here")
@@ -143,7 +140,7 @@ func TestIsolatedMemoryBoundStopsTheChild(t *testing.T) {
 			}
 			root := testkit.TempTree(t, map[string]string{"vx.workspace.ts": src})
 			iso := isolation(t)
-			iso.MemoryLimit, iso.Timeout, iso.noCgroup = 256<<20, time.Minute, noCgroup
+			iso.MemoryLimit, iso.Timeout, iso.noCgroup, iso.unjoinable = 256<<20, time.Minute, noCgroup, way == "unjoinable"
 			_, err := NewLoader(Options{Dir: root, Isolate: iso}).Load(context.Background())
 			if err == nil || err.Error() != "vx.workspace.ts: config evaluation used more than 256 MiB and was stopped" {
 				t.Fatalf("err = %v, want the 256 MiB bound named", err)
