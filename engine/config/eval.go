@@ -1,8 +1,10 @@
-// Package config evaluates vx's TypeScript config in process, with no Node or Bun: esbuild's Go API
-// bundles vx.workspace.ts or the vx.project.ts files (with their local, JSON and node_modules
-// imports and vx's built-in modules), goja runs the bundle, and the exported values come back as Go
-// values with the TypeScript position of every object key. Bundles are cached by the content hash
-// of every file they were built from.
+// Package config evaluates vx's TypeScript config with no Node or Bun: esbuild's Go API bundles
+// vx.workspace.ts or the vx.project.ts files (with their local, JSON and node_modules imports and
+// vx's built-in modules), goja runs the bundle, and the exported values come back as Go values with
+// the TypeScript position of every object key. Bundles are cached by the content hash of every file
+// they were built from. A Session runs in the process that makes it, under the bounds it samples
+// itself; vx makes it in a child process whose bounds the kernel holds (engine/workspace's
+// Isolation), and Options.Step tells that child's parent where each step begins and ends.
 package config
 
 import (

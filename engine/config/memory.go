@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultMemoryLimit bounds how far the Go heap may grow while one config evaluation runs: goja
-// has no allocation limit of its own, and a config that builds a huge value would otherwise take
-// the machine's memory (and `vx mcp` with it) before the timeout stops it.
+// has no allocation limit of its own. The sampling here interrupts a config at its position where
+// it can; native code that allocates within one call passes it unseen, which is why vx also runs
+// the evaluation in a child process under the same bound held by the kernel.
 const DefaultMemoryLimit = 1 << 30
 
 // heapMetric is the Go heap's size: its live objects and the dead ones not yet swept. Reading it
