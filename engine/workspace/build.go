@@ -54,13 +54,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.discovery != nil {
-		b.discovery(true)
-	}
-	dirs, err := b.findProjects(globs)
-	if b.discovery != nil {
-		b.discovery(false)
-	}
+	dirs, err := b.discover(globs)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +202,15 @@ func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error)
 		}
 	}
 	return nil
+}
+
+// discover finds the project folders, telling b.discovery as the search starts and ends.
+func (b *build) discover(globs []string) ([]*projectDir, error) {
+	if b.discovery != nil {
+		b.discovery(true)
+		defer b.discovery(false)
+	}
+	return b.findProjects(globs)
 }
 
 // reader returns a reader of one config file that records the secret names it meets.
