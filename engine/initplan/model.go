@@ -49,6 +49,9 @@ type project struct {
 	// ifScript; nil without one.
 	scripts map[string]string
 	tasks   map[string]*taskSpec
+	// sourceTasks names the tasks the source config declares (Nx targets), translated or not: a
+	// dependency on one vx did not translate is an edge lost, which vx init must name.
+	sourceTasks map[string]bool
 }
 
 // isRoot reports whether the project is the workspace folder itself, which vx gives no template.
@@ -79,6 +82,12 @@ type builder struct {
 	ifScript map[string]bool
 	// nxGlobal holds the Nx inputs ("{workspaceRoot}/…") that became globalInputs.
 	nxGlobal map[string]bool
+	// nxNames holds the Nx projects' names, nxTargetNames every target name of the workspace
+	// (sorted), for reading dependsOn as Nx reads it; nxPlugins is true when nx.json lists
+	// plugins, which infer targets vx does not see.
+	nxNames       map[string]bool
+	nxTargetNames []string
+	nxPlugins     bool
 	// plain holds the specs no project config shaped: a package script with the workspace's
 	// defaults only (Nx targetDefaults). Among specs shared equally, a plain one is the template.
 	plain map[*taskSpec]bool
@@ -233,7 +242,9 @@ func (b *builder) pruneDependsOn() {
 			case strings.Contains(d, "#"):
 				proj, task, _ := strings.Cut(d, "#")
 				if q := b.projectByName(proj); q == nil || q.tasks[task] == nil {
-					b.noteItem("dependsOn dropped, the project named has no such task", id+" → "+d)
+					if q == nil || !b.lostEdge(q, owner, id, d, task) {
+						b.noteItem("dependsOn dropped, the project named has no such task", id+" → "+d)
+					}
 					continue
 				}
 				kept = append(kept, d)
@@ -244,8 +255,12 @@ func (b *builder) pruneDependsOn() {
 					kept = append(kept, d)
 				}
 			default:
-				if owner.tasks[d] == nil || d == id[strings.LastIndexByte(id, '#')+1:] {
+				if owner.tasks[d] == nil {
+					b.lostEdge(owner, owner, id, d, d)
 					continue // as the source tool does: a task the project lacks is no dependency
+				}
+				if d == id[strings.LastIndexByte(id, '#')+1:] {
+					continue
 				}
 				kept = append(kept, d)
 			}
@@ -262,6 +277,27 @@ func (b *builder) pruneDependsOn() {
 		t := b.fixed[name]
 		t.DependsOn = prune(nil, name, t.DependsOn)
 	}
+}
+
+// lostEdge records a todo when task, which q lacks, is a dependency the source tool has and vx
+// cannot keep: a target of q's source config that vx did not translate, or, where nx.json lists
+// plugins, one a plugin may infer. It reports whether it did; a task neither declares is no
+// dependency for the source tool either.
+func (b *builder) lostEdge(q, owner *project, id, ref, task string) bool {
+	file, key := q.source, "dependsOn"
+	if owner != nil {
+		file = owner.source
+		key = "targets." + id[strings.LastIndexByte(id, '#')+1:] + ".dependsOn"
+	}
+	switch {
+	case q.sourceTasks[task]:
+		b.todo(file, key, "%s depends on %s, a target vx did not translate (see its todo): until vx.project.ts declares it, vx runs %s without it", id, ref, id)
+	case b.nxPlugins:
+		b.todo(file, key, "%s depends on %s, which no config declares: if a plugin of nx.json infers it, declare it in vx.project.ts, or vx runs %s without it", id, ref, id)
+	default:
+		return false
+	}
+	return true
 }
 
 // plan factors the projects' tasks into workspace templates and project overrides and renders them.

@@ -102,6 +102,8 @@ type nxProject struct {
 	namedInputs map[string][]json.RawMessage
 	// namedInputsFile says where each named input is defined.
 	namedInputsFile map[string]string
+	// targets are the project's targets before their target defaults are laid under them.
+	targets map[string]nxTarget
 }
 
 // fromNx translates nx.json and every project.json (and package.json nx blocks): run-commands and
@@ -114,28 +116,9 @@ func (b *builder) fromNx() error {
 	}
 	b.sources = append(b.sources, "nx.json")
 
-	dirs := map[string]bool{}
-	projectJSONs := 0
-	err := filepath.WalkDir(r.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // an unreadable folder holds no project we can read
-		}
-		name := d.Name()
-		if d.IsDir() && p != r.root && (nxSkipDirs[name] || strings.HasPrefix(name, ".")) {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && name == "project.json" {
-			rel, _ := filepath.Rel(r.root, filepath.Dir(p))
-			dirs[filepath.ToSlash(rel)] = true
-			projectJSONs++
-		}
-		return nil
-	})
+	dirs, projectJSONs, err := b.nxProjectDirs()
 	if err != nil {
-		return fmt.Errorf("look for project.json files: %w", err)
-	}
-	for dir := range r.packages {
-		dirs[dir] = true
+		return err
 	}
 	if r.rootPkg != nil && r.rootPkg.Nx != nil {
 		dirs["."] = true // the root package.json with an nx block is the root project
@@ -179,12 +162,71 @@ func (b *builder) fromNx() error {
 		}
 	}
 
+	b.nxIndex(projects, len(nx.Plugins) > 0)
 	for _, np := range projects {
 		b.nxTargets(np, &nx, cacheable)
 	}
 	b.note("Nx infers project dependencies from imports; vx reads package.json dependencies and dependsOn: declare dependsOn in vx.project.ts where a project imports another without a package.json dependency")
 	b.pruneDependsOn()
 	return nil
+}
+
+// nxProjectDirs finds the Nx project folders: those of every project.json and every workspace
+// package, less what .nxignore ignores (as Nx's workspace walker leaves those files unread). A
+// package it ignores is no project of the plan either.
+func (b *builder) nxProjectDirs() (dirs map[string]bool, projectJSONs int, err error) {
+	r := b.repo
+	ignore, err := readIgnoreFile(r.root, ".nxignore")
+	if err != nil {
+		return nil, 0, err
+	}
+	dirs = map[string]bool{}
+	err = filepath.WalkDir(r.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable folder holds no project we can read
+		}
+		name := d.Name()
+		rel, _ := filepath.Rel(r.root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && p != r.root && (nxSkipDirs[name] || strings.HasPrefix(name, ".") || ignore.ignored(rel, true)) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && name == "project.json" && !ignore.ignored(rel, false) {
+			dirs[path.Dir(rel)] = true
+			projectJSONs++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("look for project.json files: %w", err)
+	}
+	for _, dir := range slices.Sorted(maps.Keys(r.packages)) {
+		if ignore.ignored(path.Join(dir, "package.json"), false) && !dirs[dir] {
+			delete(r.packages, dir)
+			b.noteItem("workspace packages .nxignore leaves out are no projects (as Nx reads them)", dir)
+			continue
+		}
+		dirs[dir] = true
+	}
+	return dirs, projectJSONs, nil
+}
+
+// nxIndex gathers what resolving a dependsOn entry needs before any target is translated: the
+// projects' Nx names, each project's targets and every target name of the workspace.
+func (b *builder) nxIndex(projects []*nxProject, plugins bool) {
+	b.nxNames = map[string]bool{}
+	b.nxPlugins = plugins
+	names := map[string]bool{}
+	for _, np := range projects {
+		b.nxNames[np.name] = true
+		np.targets = b.nxTargetMap(np)
+		np.sourceTasks = map[string]bool{}
+		for name := range np.targets {
+			np.sourceTasks[name] = true
+			names[name] = true
+		}
+	}
+	b.nxTargetNames = slices.Sorted(maps.Keys(names))
 }
 
 // readNxProject reads a project's project.json, package.json and its nx block.
@@ -272,8 +314,9 @@ func (b *builder) readNxProject(dir string, nx *nxJSON) (*nxProject, error) {
 	return np, nil
 }
 
-// nxTargets translates the targets of one project.
-func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool) {
+// nxTargetMap lists the targets Nx gives a project from its configuration: its package.json
+// scripts (nx:run-script) with its project.json and nx block targets laid over them.
+func (b *builder) nxTargetMap(np *nxProject) map[string]nxTarget {
 	targets := map[string]nxTarget{}
 	included := np.config.IncludedScripts
 	for name, cmd := range np.scripts {
@@ -294,13 +337,15 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 	for name, t := range np.config.Targets {
 		targets[name] = t.over(targets[name])
 	}
+	return targets
+}
 
-	for _, name := range slices.Sorted(maps.Keys(targets)) {
-		t := targets[name]
+// nxTargets translates the targets of one project.
+func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool) {
+	for _, name := range slices.Sorted(maps.Keys(np.targets)) {
+		t := np.targets[name]
 		key := "targets." + name
-		if def, ok := nx.TargetDefaults[t.Executor]; ok && t.Executor != "" {
-			t = t.over(def)
-		} else if def, ok := nx.TargetDefaults[name]; ok {
+		if def, ok := nxTargetDefault(nx.TargetDefaults, name, t.Executor); ok {
 			t = t.over(def)
 		}
 		opts := map[string]json.RawMessage{}
@@ -328,7 +373,7 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 			spec.Persistent = true
 			b.noteItem(notePersistent, np.name+"#"+name)
 		}
-		spec.DependsOn = b.nxDependsOn(np.file, key+".dependsOn", t.DependsOn)
+		spec.DependsOn = b.nxDependsOn(np, np.file, key+".dependsOn", t.DependsOn)
 		inputs := t.Inputs
 		if inputs == nil {
 			// Nx's inputs when a target names none (DEFAULT_INPUTS of its task hasher): the project's
@@ -388,7 +433,10 @@ func (b *builder) nxCommand(np *nxProject, key, executor string, t nxTarget, opt
 		}
 		spec.Command, script = b.repo.run(name), np.scripts[name]
 	case "nx:noop":
-		return "", false
+		// A target that only gathers its dependsOn (a "test:all"): a task that does nothing keeps
+		// the edges through it.
+		spec.Command = "true"
+		b.noteItem(noteNxNoop, np.name+"#"+key[len("targets."):])
 	case "":
 		b.projectTodo(np.project, np.file, key, "the target names no executor or command (a plugin may infer it): declare its command in vx.project.ts")
 		return "", false
@@ -484,54 +532,6 @@ func nxEnv(opts map[string]json.RawMessage) map[string]string {
 		return nil
 	}
 	return env
-}
-
-// nxDependsOn translates Nx dependsOn entries: "^build", "build", "app:build", and the object forms.
-func (b *builder) nxDependsOn(file, key string, entries []json.RawMessage) []string {
-	var out []string
-	for _, e := range entries {
-		var s string
-		if json.Unmarshal(e, &s) == nil {
-			switch {
-			case strings.Contains(s, "*"):
-				b.todo(file, key, "%q: vx dependsOn names tasks; list them", s)
-			case strings.Contains(s, ":") && !strings.HasPrefix(s, "^"):
-				p, t, _ := strings.Cut(s, ":")
-				out = addUnique(out, p+"#"+t)
-			default:
-				out = addUnique(out, s)
-			}
-			continue
-		}
-		var obj struct {
-			Target       string          `json:"target"`
-			Projects     json.RawMessage `json:"projects"`
-			Dependencies bool            `json:"dependencies"`
-		}
-		if json.Unmarshal(e, &obj) != nil || obj.Target == "" {
-			b.todo(file, key, "an entry vx cannot read: %s", string(e))
-			continue
-		}
-		var projects []string
-		var single string
-		switch {
-		case obj.Dependencies:
-			out = addUnique(out, "^"+obj.Target)
-		case len(obj.Projects) == 0 || string(obj.Projects) == `"self"`:
-			out = addUnique(out, obj.Target)
-		case string(obj.Projects) == `"dependencies"`:
-			out = addUnique(out, "^"+obj.Target)
-		case json.Unmarshal(obj.Projects, &projects) == nil:
-			for _, p := range projects {
-				out = addUnique(out, p+"#"+obj.Target)
-			}
-		case json.Unmarshal(obj.Projects, &single) == nil && !strings.ContainsAny(single, "*:"):
-			out = addUnique(out, single+"#"+obj.Target)
-		default:
-			b.todo(file, key, "projects %s: vx dependsOn names projects; list them", string(obj.Projects))
-		}
-	}
-	return out
 }
 
 // nxInputSet is what a target's Nx inputs come to.
@@ -879,6 +879,7 @@ func (b *builder) nxDefaultOutputs(np *nxProject, name, key string, t nxTarget, 
 }
 
 const (
+	noteNxNoop                = "nx:noop targets became tasks whose command is `true`: they run only what they depend on"
 	noteNxDefaultOutputs      = "targets naming no outputs got those of Nx's default outputs (dist/{projectRoot}, {projectRoot}/dist, /build, /public) that git ignores"
 	noteNxDefaultOutputLeft   = "Nx default outputs left out because git does not ignore them (a restore must never overwrite tracked files; declare outputs if the target writes there)"
 	noteNxDefaultOutputAbsent = "Nx default outputs outside the project left out: nothing is there yet and the command does not name it (declare outputs if the target writes there)"
