@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -43,10 +44,14 @@ func affectedSince(ctx context.Context, ws *graph.Workspace, ref string) (map[st
 
 // changedProjects answers the projects holding one of the changed files (the file's deepest
 // project), each with the reason naming the file and base. A change to the workspace config or
-// the root package.json touches every project.
+// the root package.json touches every project; a file in vx's own state folders touches none.
 func changedProjects(ws *graph.Workspace, files []string, base string) map[string]string {
 	out := map[string]string{}
+	state := stateFolders(ws)
 	for _, f := range files {
+		if inFolders(f, state) {
+			continue // the cache, the run history: vx's writing, never the user's change
+		}
 		if f == ConfigFileName || f == "package.json" {
 			for _, p := range ws.Projects {
 				if _, ok := out[p.Name]; !ok {
@@ -62,6 +67,30 @@ func changedProjects(ws *graph.Workspace, files []string, base string) map[strin
 		}
 	}
 	return out
+}
+
+// stateFolders lists vx's state folders inside the workspace, relative to its root: the default
+// .vx, and the state folder the workspace uses ($VX_CACHE_DIR) when it lies inside the root.
+func stateFolders(ws *graph.Workspace) []string {
+	folders := []string{".vx"}
+	if ws.CacheDir == "" {
+		return folders
+	}
+	rel, err := filepath.Rel(ws.Root, ws.CacheDir)
+	if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+		folders = append(folders, filepath.ToSlash(rel))
+	}
+	return folders
+}
+
+// inFolders reports whether the slash path file is one of folders or lies inside one.
+func inFolders(file string, folders []string) bool {
+	for _, d := range folders {
+		if file == d || strings.HasPrefix(file, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // owner is the project whose folder holds the file (the deepest one).
