@@ -34,6 +34,9 @@ const (
 	StatusKept = "kept"
 	// StatusReplaced is an existing file that --force overwrites with the planned text.
 	StatusReplaced = "replaced"
+	// StatusUpdated is an existing file vx init adds lines to, --force or not (.gitignore gets
+	// .vx/).
+	StatusUpdated = "updated"
 )
 
 // Options say how to plan.
@@ -83,8 +86,11 @@ type File struct {
 	Path string `json:"path"`
 	// Text is the planned content (for a kept file: what --force would write).
 	Text string `json:"text"`
-	// Status is new, kept or replaced.
+	// Status is new, kept, replaced or updated.
 	Status string `json:"status"`
+	// addsLines is true for a file vx init adds to, keeping what it holds (.gitignore): it is
+	// written whatever --force says.
+	addsLines bool
 }
 
 // Todo is something vx init could not translate: where it is and what to do about it.
@@ -150,6 +156,10 @@ func Init(opts Options) (*Plan, error) {
 	}
 	plan := b.plan()
 	plan.Dry = opts.Dry
+	if f, ok := stateIgnoreFile(r); ok {
+		plan.Files = append(plan.Files, f)
+		plan.Notes = append(plan.Notes, ".gitignore: .vx/ added (vx's state folder: the cache and the run history, never committed, and never a change --affected counts)")
+	}
 	if err := settle(root, plan, opts); err != nil {
 		return nil, err
 	}
@@ -203,6 +213,8 @@ func settle(root string, plan *Plan, opts Options) error {
 			f.Status = StatusNew
 		case err != nil:
 			return fmt.Errorf("vx init: read %s: %w", f.Path, err)
+		case f.addsLines:
+			f.Status = StatusUpdated
 		case string(old) == f.Text || !opts.Force:
 			f.Status = StatusKept
 		default:
@@ -234,6 +246,7 @@ func next(root string, r *repo, plan *Plan, dry bool) []string {
 	install := installStep(r)
 	if install != "" {
 		cmds = append(cmds, install)
+		cmds = append(cmds, unpublishedSteps(r)...)
 	}
 	if dry {
 		cmds = append(cmds, "vx init")
@@ -243,12 +256,6 @@ func next(root string, r *repo, plan *Plan, dry bool) []string {
 		cmds = append(cmds, "vx run "+t)
 	}
 	cmds = append(cmds, "vx lock")
-	if ignored, endsInNewline := gitignores(root, ".vx"); !ignored && endsInNewline {
-		cmds = append(cmds, "echo .vx/ >> .gitignore")
-	} else if !ignored {
-		// echo would glue .vx/ onto the last line.
-		cmds = append(cmds, `printf '\n.vx/\n' >> .gitignore`)
-	}
 	paths := make([]string, 0, len(plan.Files)+1)
 	for _, f := range plan.Files {
 		paths = append(paths, f.Path)
@@ -277,20 +284,27 @@ func firstTask(plan *Plan) string {
 	return first
 }
 
-// gitignores reports whether the root .gitignore names the folder, and whether a line appended to
-// the file starts a line of its own: there is no file, or it is empty or ends in a newline.
-func gitignores(root, folder string) (ignored, endsInNewline bool) {
-	data, err := os.ReadFile(filepath.Join(root, ".gitignore"))
-	if err != nil {
-		return false, true
+// stateIgnoreFile plans the root .gitignore with .vx/ added, so that vx's state folder is never
+// committed nor counted as a change; false when .gitignore names it already or git ignores it by
+// another rule. The line goes on a line of its own, after what the file holds.
+func stateIgnoreFile(r *repo) (File, bool) {
+	data, err := os.ReadFile(filepath.Join(r.root, ".gitignore"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		data = nil
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.Trim(line, "/") == folder {
-			return true, true
+		if strings.Trim(strings.TrimSpace(line), "/") == ".vx" {
+			return File{}, false
 		}
 	}
-	return false, len(data) == 0 || data[len(data)-1] == '\n'
+	if r.gitIgnored([]string{".vx"})[".vx"] {
+		return File{}, false
+	}
+	text := string(data)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n" // .vx/ glued onto the last line would ignore nothing
+	}
+	return File{Path: ".gitignore", Text: text + ".vx/\n", addsLines: true}, true
 }
 
 // writeFileAtomic writes data to a temp file beside path and renames it over path, so a reader sees

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -95,8 +96,10 @@ func TestInitTurboPlan(t *testing.T) {
 	}
 	// Turborepo runs a task only where the package has the script: ifScript says so, and no
 	// package needs a vx.project.ts to leave a task out.
-	if len(p.Files) != 1 {
-		t.Errorf("files beside vx.workspace.ts: %+v", p.Files[1:])
+	for _, f := range p.Files[1:] {
+		if f.Path != ".gitignore" {
+			t.Errorf("a file beside vx.workspace.ts: %+v", f)
+		}
 	}
 }
 
@@ -197,7 +200,7 @@ func TestInitEmptyFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Mode != ModeScripts || len(p.Projects) != 0 || len(p.Files) != 1 {
+	if p.Mode != ModeScripts || len(p.Projects) != 0 || len(p.Files) != 2 || p.Files[1].Path != ".gitignore" || p.Files[1].Text != ".vx/\n" {
 		t.Fatalf("plan: %+v", p)
 	}
 }
@@ -357,5 +360,57 @@ func TestInitTurboPackageConfig(t *testing.T) {
 	}
 	if !slices.ContainsFunc(p.Todos, func(td Todo) bool { return td.Key == "pipeline.build.env" }) {
 		t.Errorf("no todo for the NEXT_PUBLIC_* wildcard: %+v", p.Todos)
+	}
+}
+
+// TestInitIgnoresStateFolder: vx init adds .vx/ to the root .gitignore itself, keeping what the
+// file holds and with no --force, says so in a note, and lists the file to commit; run again, or
+// where git ignores .vx by another rule, it leaves .gitignore alone.
+func TestInitIgnoresStateFolder(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		".gitignore":              "node_modules/\ndist",
+		"package.json":            `{"name": "r", "workspaces": ["packages/*"]}`,
+		"packages/a/package.json": `{"name": "a", "scripts": {"build": "tsc"}}`,
+	})
+	p, err := Init(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := p.Files[len(p.Files)-1]
+	if last.Path != ".gitignore" || last.Status != StatusUpdated {
+		t.Errorf("the plan's last file: %+v", last)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); string(data) != "node_modules/\ndist\n.vx/\n" {
+		t.Errorf(".gitignore after vx init: %q", data)
+	}
+	if !hasNote(p, ".gitignore: .vx/ added") || !strings.Contains(strings.Join(p.Next, "\n"), " .gitignore vx.lock") {
+		t.Errorf("notes %q, next %q", p.Notes, p.Next)
+	}
+	if strings.Contains(strings.Join(p.Next, "\n"), ">> .gitignore") {
+		t.Errorf("next still asks to edit .gitignore: %q", p.Next)
+	}
+
+	again, err := Init(Options{Dir: dir, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range again.Files {
+		if f.Path == ".gitignore" {
+			t.Errorf("a second vx init plans .gitignore again: %+v", f)
+		}
+	}
+
+	byRule := writeFiles(t, map[string]string{".gitignore": ".*\n", "package.json": `{"name": "r"}`})
+	if out, err := exec.Command("git", "-C", byRule, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	p, err = Init(Options{Dir: byRule, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Files {
+		if f.Path == ".gitignore" {
+			t.Errorf("git ignores .vx by '.*', yet vx init plans .gitignore: %+v", f)
+		}
 	}
 }

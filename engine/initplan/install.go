@@ -22,21 +22,40 @@ func installStep(r *repo) string {
 			return ""
 		}
 	}
+	return addDev(r) + vxPackages
+}
+
+// addDev is the package manager's command that adds root dev dependencies, up to the packages.
+func addDev(r *repo) string {
 	switch r.pm {
 	case "pnpm":
 		if exists(filepath.Join(r.root, "pnpm-workspace.yaml")) {
-			return "pnpm add -D -w " + vxPackages // pnpm refuses a root dependency without -w
+			return "pnpm add -D -w " // pnpm refuses a root dependency without -w
 		}
-		return "pnpm add -D " + vxPackages
+		return "pnpm add -D "
 	case "yarn":
 		if len(r.globs) > 0 && yarnClassic(r) {
-			return "yarn add -D -W " + vxPackages // Yarn 1 refuses a workspace root dependency without -W
+			return "yarn add -D -W " // Yarn 1 refuses a workspace root dependency without -W
 		}
-		return "yarn add -D " + vxPackages
+		return "yarn add -D "
 	case "bun":
-		return "bun add -d " + vxPackages
+		return "bun add -d "
 	}
-	return "npm install -D " + vxPackages
+	return "npm install -D "
+}
+
+// unpublishedSteps say, as shell comments after the install step, how to get vx before its
+// packages are on the npm registry (where the install step fails): its packages built for this
+// machine's platform (as Node names it, as @vzn/vx's optionalDependencies pick it) in a clone of
+// vx by npm/build.sh and added from its npm/dist, or its programs installed with go install. Each
+// indented line, its "#" taken away, is a shell command as written.
+func unpublishedSteps(r *repo) []string {
+	return []string{
+		"# before @vzn/vx is on the npm registry, build its packages for this platform in a clone of vx and add them from there:",
+		`#   p=$(node -p "process.platform+'-'+process.arch"); bash npm/build.sh --platforms $p   # in the clone`,
+		"#   d=/path/to/vx/npm/dist; " + addDev(r) + "$d/vzn-vx-[0-9]*.tgz $d/vzn-vx-mcp-*.tgz $d/vzn-vx-$p-*.tgz",
+		"# or, without the packages: go install github.com/vzn/vx/cmd/...@latest (in a clone of vx: go install ./cmd/vx ./cmd/vx-sandbox)",
+	}
 }
 
 // yarnClassic reports whether the repository uses Yarn 1: packageManager says yarn@1, or says no

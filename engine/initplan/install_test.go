@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +41,10 @@ func TestInstallStepUsesTheRepositorysPackageManager(t *testing.T) {
 				t.Errorf("install step %q, want %q", got, c.want)
 			}
 			if c.want != "" {
+				// Before the packages are published, the same command adds them from npm/dist.
+				if add := unpublishedSteps(r)[2]; !strings.Contains(add, "; "+strings.TrimSuffix(c.want, vxPackages)+"$d/vzn-vx-[0-9]*.tgz ") {
+					t.Errorf("the step adding the packages from npm/dist: %q, want %q's command", add, c.want)
+				}
 				if got := installedFiles(r); !slices.Equal(got, c.wantAdd) {
 					t.Errorf("files to commit %v, want %v", got, c.wantAdd)
 				}
