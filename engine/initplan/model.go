@@ -238,6 +238,9 @@ func (b *builder) pruneDependsOn() {
 		for _, d := range deps {
 			switch {
 			case strings.HasPrefix(d, "^"):
+				if owner != nil {
+					b.lostUpstream(owner, id, d[1:])
+				}
 				kept = append(kept, d)
 			case strings.Contains(d, "#"):
 				proj, task, _ := strings.Cut(d, "#")
@@ -298,6 +301,36 @@ func (b *builder) lostEdge(q, owner *project, id, ref, task string) bool {
 		return false
 	}
 	return true
+}
+
+// lostUpstream records a todo for each project owner depends on whose task, which a ^task
+// dependency reaches, is a target of its source config vx did not translate: vx passes through
+// that project to its own dependencies, and the edge to it is lost.
+func (b *builder) lostUpstream(owner *project, id, task string) {
+	for _, q := range b.projectDeps(owner) {
+		if q.tasks[task] == nil && q.sourceTasks[task] {
+			key := "targets." + id[strings.LastIndexByte(id, '#')+1:] + ".dependsOn"
+			b.todo(owner.source, key, "%s depends on %s#%s (through ^%s), a target vx did not translate (see its todo): until vx.project.ts declares it, vx runs %s without it", id, q.name, task, task, id)
+		}
+	}
+}
+
+// projectDeps lists the projects p depends on as vx reads them: its package.json dependencies
+// that are projects of the workspace, and its own dependsOn.
+func (b *builder) projectDeps(p *project) []*project {
+	names := slices.Clone(p.dependsOn)
+	if pkg := b.repo.packages[p.dir]; pkg != nil {
+		for _, m := range []map[string]string{pkg.Dependencies, pkg.DevDependencies, pkg.PeerDependencies, pkg.OptionalDependencies} {
+			names = addUnique(names, slices.Sorted(maps.Keys(m))...)
+		}
+	}
+	var out []*project
+	for _, name := range names {
+		if q := b.projectByName(name); q != nil && q != p && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // plan factors the projects' tasks into workspace templates and project overrides and renders them.

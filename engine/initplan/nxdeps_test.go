@@ -124,16 +124,17 @@ func TestInitNxColonTargets(t *testing.T) {
 }
 
 // TestInitNxLostEdgeIsTodo: a dependency on a target vx cannot translate (an executor it has no
-// equivalent of), or on one a plugin may infer, is a todo naming the edge, never dropped silently.
+// equivalent of), named or reached through ^, or on one a plugin may infer, is a todo naming the
+// edge, never dropped silently.
 func TestInitNxLostEdgeIsTodo(t *testing.T) {
 	files := map[string]string{
 		"package.json":              `{"name": "root", "workspaces": ["packages/*"]}`,
 		"nx.json":                   `{"plugins": ["@nx/vite/plugin"]}`,
 		"packages/api/package.json": `{"name": "api"}`,
-		"packages/app/package.json": `{"name": "app"}`,
+		"packages/app/package.json": `{"name": "app", "dependencies": {"api": "*"}}`,
 		"packages/api/project.json": `{"name": "api", "targets": {"deploy:prod": {"executor": "@acme/deploy:run"}}}`,
 		"packages/app/project.json": `{"name": "app", "targets": {
-			"ship": {"command": "echo ship", "dependsOn": ["api:deploy:prod", "test:vite"]}}}`,
+			"ship": {"command": "echo ship", "dependsOn": ["api:deploy:prod", "test:vite", "^deploy:prod"]}}}`,
 	}
 	p, _ := planFiles(t, writeFiles(t, files))
 	var msgs []string
@@ -144,6 +145,7 @@ func TestInitNxLostEdgeIsTodo(t *testing.T) {
 	for _, want := range []string{
 		"packages/app/project.json targets.ship.dependsOn: app#ship depends on api#deploy:prod, a target vx did not translate",
 		"packages/app/project.json targets.ship.dependsOn: app#ship depends on test:vite, which no config declares: if a plugin of nx.json infers it",
+		"packages/app/project.json targets.ship.dependsOn: app#ship depends on api#deploy:prod (through ^deploy:prod), a target vx did not translate",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("todos lack %q:\n%s", want, all)
