@@ -345,6 +345,10 @@ func (b *builder) nxTargets(np *nxProject, nx *nxJSON, cacheable map[string]bool
 	for _, name := range slices.Sorted(maps.Keys(np.targets)) {
 		t := np.targets[name]
 		key := "targets." + name
+		if !vxTaskName(name) {
+			b.projectTodo(np.project, np.file, key, "the target name %q has a character vx task names cannot hold (#, ^, a space or a control character): rename it, or declare the task under another name in vx.project.ts", name)
+			continue
+		}
 		if def, ok := nxTargetDefault(nx.TargetDefaults, name, t.Executor); ok {
 			t = t.over(def)
 		}

@@ -70,9 +70,13 @@ func (b *builder) nxReadDependency(e json.RawMessage) (nxDependency, string) {
 		Target       string          `json:"target"`
 		Projects     json.RawMessage `json:"projects"`
 		Dependencies bool            `json:"dependencies"`
+		Params       string          `json:"params"`
 	}
 	if json.Unmarshal(e, &obj) != nil || obj.Target == "" {
 		return nxDependency{}, "an entry vx cannot read: " + string(e)
+	}
+	if obj.Params == "forward" {
+		b.noteItem("dependsOn params: forward is not translated (vx passes arguments after -- to the tasks named, not to what they depend on)", string(e))
 	}
 	d := nxDependency{target: obj.Target, dependencies: obj.Dependencies}
 	var one string
@@ -103,6 +107,13 @@ func (b *builder) nxReadDependency(e json.RawMessage) (nxDependency, string) {
 	return d, ""
 }
 
+// vxTaskName reports whether vx's config loader takes name as a task name: not empty, and no
+// space, tab, newline, control character, # or ^.
+func vxTaskName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "#^ \t\n") &&
+		!strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+}
+
 // nxIsGlob reports whether Nx reads a target name as a pattern (isGlobPattern).
 func nxIsGlob(s string) bool { return strings.ContainsAny(s, "*|{}()[") }
 
@@ -125,8 +136,8 @@ func (b *builder) nxDependsOn(np *nxProject, file, key string, entries []json.Ra
 			}
 		}
 		for _, t := range targets {
-			if strings.ContainsAny(t, "#^ \t\n") {
-				b.todo(file, key, "%s: the target %q has a character vx task names cannot hold (#, ^ or a space): rename it", string(e), t)
+			if !vxTaskName(t) {
+				b.todo(file, key, "%s: the target %q has a character vx task names cannot hold (#, ^, a space or a control character): rename it", string(e), t)
 				continue
 			}
 			switch {

@@ -153,6 +153,42 @@ func TestInitNxLostEdgeIsTodo(t *testing.T) {
 	}
 }
 
+// TestInitNxTargetNamesVxRefuses: a target whose name vx cannot hold (a space, #) is a todo, not
+// a config that fails to load, and an edge to it is a todo too; params: forward is noted.
+func TestInitNxTargetNamesVxRefuses(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"package.json":              `{"name": "root", "workspaces": ["packages/*"]}`,
+		"nx.json":                   `{}`,
+		"packages/app/package.json": `{"name": "app"}`,
+		"packages/app/project.json": `{"name": "app", "targets": {
+			"run e2e": {"command": "echo e2e"},
+			"a#b": {"command": "echo ab"},
+			"ci": {"command": "echo ci", "dependsOn": ["run e2e", {"target": "build", "params": "forward"}]},
+			"build": {"command": "echo build"}}}`,
+	})
+	p, edges := initEdges(t, dir)
+	if got := edges["app#ci"]; !slices.Equal(got, []string{"app#build"}) {
+		t.Errorf("app#ci depends on %v, want app#build", got)
+	}
+	var msgs []string
+	for _, td := range p.Todos {
+		msgs = append(msgs, td.Key+": "+td.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		`targets.run e2e: the target name "run e2e" has a character vx task names cannot hold`,
+		`targets.a#b: the target name "a#b" has a character`,
+		`targets.ci.dependsOn: "run e2e": the target "run e2e" has a character vx task names cannot hold`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("todos lack %q:\n%s", want, all)
+		}
+	}
+	if !hasNote(p, "dependsOn params: forward is not translated") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+}
+
 // TestNxReadTargetString: the part before the first colon is a project only when one has that
 // name; a quoted part keeps its colons.
 func TestNxReadTargetString(t *testing.T) {
