@@ -163,7 +163,7 @@ func Init(opts Options) (*Plan, error) {
 	if err := settle(root, plan, opts); err != nil {
 		return nil, err
 	}
-	plan.Next = next(root, r, plan, opts.Dry)
+	plan.Next = next(r, plan, opts.Dry)
 	return plan, nil
 }
 
@@ -241,7 +241,7 @@ func settle(root string, plan *Plan, opts Options) error {
 
 // next lists the commands that follow the plan: first, where the repository's package.json does
 // not list it yet, the one that adds vx to its dev dependencies.
-func next(root string, r *repo, plan *Plan, dry bool) []string {
+func next(r *repo, plan *Plan, dry bool) []string {
 	var cmds []string
 	install := installStep(r)
 	if install != "" {
