@@ -217,17 +217,6 @@ func (s *Store) PutEntry(ctx context.Context, e Entry) error {
 	return nil
 }
 
-// TouchEntry sets an entry's last use.
-func (s *Store) TouchEntry(ctx context.Context, hash string, at time.Time) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	if _, err := s.db.ExecContext(ctx, `UPDATE cache_entries SET last_used_ms = ? WHERE hash = ?`, ms(at), hash); err != nil {
-		return fmt.Errorf("touch cache entry %s: %w", short(hash), err)
-	}
-	return nil
-}
-
 // DeleteEntries removes cache entries (not their blobs, nor any run history).
 func (s *Store) DeleteEntries(ctx context.Context, hashes []string) error {
 	if err := s.writable(); err != nil {

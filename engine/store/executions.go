@@ -43,65 +43,18 @@ type Execution struct {
 	RestoredFiles *int
 }
 
-// RecordExecution stores one task's execution, and its key's outcome.
-func (s *Store) RecordExecution(ctx context.Context, e Execution) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("record %s: %w", e.TaskID, err)
-	}
-	defer tx.Rollback()
-	if err := insertExecution(ctx, queryExecer{tx, insertExecutionSQL}, e); err != nil {
-		return err
-	}
-	if err := recordOutcomes(ctx, tx, []Execution{e}); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record %s: %w", e.TaskID, err)
-	}
-	return nil
-}
-
-// executionColumns are the executions table's columns, written once: insertExecution writes
+// executionColumns are the executions table's columns, written once: insertExecutions writes
 // them and scanExec reads them in this order (versioned last: columns an older index lacks,
 // read as their zero), and listedColumns is the part a window's listing reads.
 var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
 	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
 	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files"}
 
-var (
-	insertExecutionSQL = "INSERT OR REPLACE INTO executions (" + strings.Join(executionColumns, ", ") +
-		") VALUES (" + strings.Repeat("?, ", len(executionColumns)-1) + "?)"
-	execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
-)
+var execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
 
 // listedColumns are the columns of a Listed execution, as Snapshot.Listed scans them.
 const listedColumns = `run_id, task_id, status, exit_code, duration_ms, hash, blocked_by, timed_out,
 	nullif(sandbox_violations, '[]'), nullif(not_ready, '[]')`
-
-type execer interface {
-	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
-}
-
-type queryExecer struct {
-	q     querier
-	query string
-}
-
-// ExecContext runs the query with args.
-func (q queryExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
-	return q.q.ExecContext(ctx, q.query, args...)
-}
-
-func insertExecution(ctx context.Context, q execer, e Execution) error {
-	if _, err := q.ExecContext(ctx, executionArgs(e)...); err != nil {
-		return fmt.Errorf("record %s: %w", e.TaskID, err)
-	}
-	return nil
-}
 
 // executionArgs are the values of e's row, in the order of executionColumns.
 func executionArgs(e Execution) []any {

@@ -90,7 +90,7 @@ func TestOutcomesAcrossWrites(t *testing.T) {
 	if got, err := st.FlakyTasks(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("before a failure: %v (%v), want none", got, err)
 	}
-	if err := st.RecordExecution(ctx, exec(begin(2), "a#test", "k1", StatusFailed)); err != nil {
+	if err := st.Record(ctx, Batch{Executions: []Execution{exec(begin(2), "a#test", "k1", StatusFailed)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := st.FlakyTasks(ctx); err != nil || strings.Join(got, " ") != "a#test" {

@@ -17,17 +17,6 @@ type ManifestRow struct {
 // insertManifestSQL keeps a key's first manifest: the same key is the same manifest.
 const insertManifestSQL = `INSERT OR IGNORE INTO manifests (hash, task_id, manifest) VALUES (?, ?, ?)`
 
-// PutManifest keeps the manifest a cache key was computed from.
-func (s *Store) PutManifest(ctx context.Context, hash, taskID string, manifest []byte) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	if _, err := s.db.ExecContext(ctx, insertManifestSQL, hash, taskID, string(manifest)); err != nil {
-		return fmt.Errorf("record manifest of %s: %w", taskID, err)
-	}
-	return nil
-}
-
 // Manifest answers the manifest of a cache key; ok is false when none was kept.
 func (s *Store) Manifest(ctx context.Context, hash string) ([]byte, bool, error) {
 	if s.db == nil || hash == "" {

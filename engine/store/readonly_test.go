@@ -29,7 +29,7 @@ func recordHistory(t *testing.T, dir string) {
 	exit := 0
 	for _, err := range []error{
 		st.BeginRun(ctx, Run{ID: id, Started: start, PID: os.Getpid(), Host: "h"}),
-		st.RecordExecution(ctx, Execution{RunID: id, TaskID: "app#build", Project: "app", Task: "build", Status: "miss", ExitCode: &exit, Started: start, Hash: "abc"}),
+		st.Record(ctx, Batch{Executions: []Execution{Execution{RunID: id, TaskID: "app#build", Project: "app", Task: "build", Status: "miss", ExitCode: &exit, Started: start, Hash: "abc"}}}),
 		st.FinishRun(ctx, id, "ok", 0, start.Add(time.Second)),
 		st.Close(),
 	} {

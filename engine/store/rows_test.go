@@ -21,8 +21,8 @@ func TestDamagedListColumnNamed(t *testing.T) {
 	if err := st.BeginRun(ctx, Run{ID: id, Started: time.UnixMilli(1_800_000_000_000), PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RecordExecution(ctx, Execution{RunID: id, TaskID: "app#build", Project: "app", Task: "build", Status: "miss",
-		SandboxViolations: []string{"wrote /etc/x"}}); err != nil {
+	if err := st.Record(ctx, Batch{Executions: []Execution{Execution{RunID: id, TaskID: "app#build", Project: "app", Task: "build", Status: "miss",
+		SandboxViolations: []string{"wrote /etc/x"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Executions(ctx, id)

@@ -91,9 +91,6 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 // Empty reports whether the store is a read-only view of an absent index.
 func (s *Store) Empty() bool { return s.db == nil }
 
-// Now is the store's clock.
-func (s *Store) Now() time.Time { return s.now() }
-
 // IndexPath is the index file of a state folder.
 func IndexPath(dir string) string { return filepath.Join(dir, IndexFile) }
 

@@ -20,7 +20,7 @@ func TestWaitedKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := Execution{RunID: run.ID, TaskID: "a#build", Project: "a", Task: "build", Status: "hit", Waited: 1500 * time.Millisecond}
-	if err := st.RecordExecution(ctx, e); err != nil {
+	if err := st.Record(ctx, Batch{Executions: []Execution{e}}); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := st.Execution(ctx, run.ID, "a#build")

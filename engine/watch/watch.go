@@ -192,9 +192,6 @@ func (w *Watcher) Folders() int {
 	return w.snap.Dirs()
 }
 
-// Root answers the workspace root the watcher watches.
-func (w *Watcher) Root() string { return w.opts.Root }
-
 // Snapshot answers the file state as it is now: every event queued before the call is read and
 // the mirror brought up to date first. It fails when the watcher cannot vouch for it — still
 // taking its first look, a folder it could not watch, events it missed and is scanning again for —

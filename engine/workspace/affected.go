@@ -14,16 +14,11 @@ import (
 	"github.com/vzn/vx/engine/vxerr"
 )
 
-// Affected returns the projects touched by the files changed since the merge-base of HEAD with ref
-// (default: the default branch, else HEAD), plus uncommitted and untracked files, and every project
-// that depends on one of them, each with the reason. A change to the workspace config or the root
-// package.json affects every project.
-func Affected(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, error) {
-	out, _, err := affectedSince(ctx, ws, ref)
-	return out, err
-}
-
-// affectedSince is Affected, and the base it compared with (the ref, the default branch or HEAD).
+// affectedSince answers the projects touched by the files changed since the merge-base of HEAD
+// with ref (default: the default branch, else HEAD), plus uncommitted and untracked files, and
+// every project that depends on one of them, each with the reason, and the base it compared with
+// (the ref, the default branch or HEAD). A change to the workspace config or the root package.json
+// affects every project.
 func affectedSince(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, string, error) {
 	asker := gitAsker{noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)}
 	files, base, err := changedFiles(ctx, ws.Root, ref, "", asker)
@@ -104,13 +99,6 @@ func owner(ws *graph.Workspace, file string) *graph.Project {
 		}
 	}
 	return best
-}
-
-// ChangedFiles lists the files (relative to root, slash-separated) changed since the merge-base
-// of HEAD with ref, plus uncommitted and untracked ones, and names the base it compared with.
-func ChangedFiles(ctx context.Context, root, ref string) ([]string, string, error) {
-	return changedFiles(ctx, root, ref, "", gitAsker{
-		noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)})
 }
 
 // gitAsker holds the refusals a git question answers with, each naming the flag that asked it.

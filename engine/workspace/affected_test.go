@@ -60,7 +60,7 @@ func TestAffectedLeavesStateFolders(t *testing.T) {
 	writeState(t, ws, ".vx/runs.db")
 	writeState(t, ws, "state/cas/cd/cdef01")
 
-	got, err := Affected(context.Background(), ws, "HEAD")
+	got, _, err := affectedSince(context.Background(), ws, "HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestAffectedLeavesStateFolders(t *testing.T) {
 
 	writeState(t, ws, "src/other.ts")
 	writeState(t, ws, ".vxrc-not-state/x") // beside .vx, not inside it: the root project's file
-	got, err = Affected(context.Background(), ws, "HEAD")
+	got, _, err = affectedSince(context.Background(), ws, "HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
