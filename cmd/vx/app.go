@@ -132,23 +132,93 @@ func (a *app) setUp(cmd *cobra.Command) error {
 
 // execute runs the command line and returns the exit status. Errors are printed here, once, masked.
 func (a *app) execute(ctx context.Context, args []string) int {
+	out := &countingWriter{w: a.stdout}
+	a.stdout = out
 	root := a.rootCommand(ctx, args)
 	root.SetArgs(args)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return vxerr.ExitOK
 	}
 	err = hinted(root, err)
-	if msg, ok := a.message(err); ok {
-		fmt.Fprintf(a.stderr, "%s %s\n", a.paint(a.stderr, ansiRed, "vx:"), msg)
-	}
+	code := vxerr.ExitCode(err)
 	var c vxerr.Coder
 	if !errors.As(err, &c) && isCobraUsage(err) {
-		return vxerr.ExitUsage
+		code = vxerr.ExitUsage
 	}
-	return vxerr.ExitCode(err)
+	if msg, ok := a.message(err); ok {
+		fmt.Fprintf(a.stderr, "%s %s\n", a.paint(a.stderr, ansiRed, "vx:"), msg)
+		if out.n == 0 && a.wantsJSONError(cmd, args) {
+			a.writeErrorDoc(msg, code)
+		}
+	}
+	return code
+}
+
+// errorDoc is the document vx prints on stdout under --format json when a verb fails before it
+// printed its own: the message it ends on (secrets masked, as on stderr) and its exit status.
+type errorDoc struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// writeErrorDoc prints the error document on one line.
+func (a *app) writeErrorDoc(msg string, code int) {
+	line, err := json.Marshal(errorDoc{Error: msg, ExitCode: code})
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(a.stdout, "%s\n", line)
+}
+
+// wantsJSONError reports whether the failure of cmd is owed a JSON error document: --format
+// json was asked for (read from args too, for a line whose flags cobra could not parse) and cmd
+// answers JSON. vx mcp's stdout is the JSON-RPC stream, and a run whose events go to
+// --events-fd tells its reader the error on that stream, where the reader looks for it.
+func (a *app) wantsJSONError(cmd *cobra.Command, args []string) bool {
+	if a.format != "json" && formatArg(args) != "json" {
+		return false
+	}
+	if cmd == nil || cmd.Name() == "mcp" {
+		return false
+	}
+	if f := cmd.Flags().Lookup("events-fd"); f != nil && f.Changed {
+		return false
+	}
+	if f := cmd.Annotations[formatsAnnotation]; f != "" && !slices.Contains(strings.Split(f, ","), "json") {
+		return false
+	}
+	return true
+}
+
+// formatArg is the value of the last --format in args, before any "--".
+func formatArg(args []string) string {
+	format := ""
+	for i, arg := range args {
+		switch {
+		case arg == "--":
+			return format
+		case arg == "--format" && i+1 < len(args):
+			format = args[i+1]
+		case strings.HasPrefix(arg, "--format="):
+			format = strings.TrimPrefix(arg, "--format=")
+		}
+	}
+	return format
+}
+
+// countingWriter counts the bytes written through it: whether a verb printed anything on stdout.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // message is the message vx ends on for err, secrets masked; ok is false for a failure that the

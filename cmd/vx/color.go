@@ -41,6 +41,9 @@ func (a *app) colorOn(w io.Writer) bool {
 	case a.color == "always":
 		return true
 	}
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
+	}
 	return isTerminal(w) && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb"
 }
 
