@@ -59,6 +59,9 @@ func (a *app) lastCmd() *cobra.Command {
 			defer st.Close()
 			switch {
 			case logTask != "":
+				if err := a.checkTaskID(ctx, logTask); err != nil {
+					return err
+				}
 				doc, err := history.Log(ctx, st, logTask, runID, a.secretsMasker(ctx))
 				if err != nil {
 					return err

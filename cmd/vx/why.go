@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
+	"github.com/vzn/vx/engine/vxerr"
 )
 
 func (a *app) whyCmd() *cobra.Command {
@@ -19,6 +23,9 @@ func (a *app) whyCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := a.checkTaskID(ctx, args[0]); err != nil {
+				return err
+			}
 			st, err := a.openState(ctx)
 			if err != nil {
 				return err
@@ -115,4 +122,64 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// checkTaskID refuses a half task id (a task name, a project name, "#build", "app#") where a
+// project#task is needed, naming the workspace's tasks it could mean. It loads the config only
+// for such an id; a config that does not load leaves the plain refusal.
+func (a *app) checkTaskID(ctx context.Context, id string) error {
+	if _, _, ok := graph.SplitTaskID(id); ok {
+		return nil
+	}
+	var ids []string
+	if ws, err := a.load(ctx); err == nil {
+		ids = ws.TaskIDs()
+	}
+	if hint := taskIDHint(id, ids); hint != "" {
+		return &vxerr.UsageError{Msg: hint}
+	}
+	return vxerr.Usagef("task id %q: want project#task", id)
+}
+
+// maxCandidates is how many task ids a refusal names before it counts the rest.
+const maxCandidates = 12
+
+// taskIDHint says what the half task id id is and which of ids (sorted) it could mean:
+// `"build" is a task name; say which: app#build, lib#build`; "" when it could mean none.
+func taskIDHint(id string, ids []string) string {
+	project, task, hasHash := strings.Cut(id, "#")
+	var kinds []string
+	var matches []string
+	add := func(kind string, match func(p, t string) bool) {
+		found := false
+		for _, c := range ids {
+			p, t, _ := strings.Cut(c, "#")
+			if match(p, t) && !slices.Contains(matches, c) {
+				matches = append(matches, c)
+				found = true
+			}
+		}
+		if found {
+			kinds = append(kinds, kind)
+		}
+	}
+	switch {
+	case !hasHash:
+		add("a task name", func(_, t string) bool { return t == id })
+		add("a project", func(p, _ string) bool { return p == id })
+	case project == "" && task != "":
+		add("a task name with no project", func(_, t string) bool { return t == task })
+	case project != "" && task == "":
+		add("a project with no task", func(p, _ string) bool { return p == project })
+	}
+	if len(matches) == 0 {
+		return ""
+	}
+	slices.Sort(matches)
+	shown := matches
+	more := ""
+	if len(shown) > maxCandidates {
+		shown, more = shown[:maxCandidates], fmt.Sprintf(" and %d more", len(matches)-maxCandidates)
+	}
+	return fmt.Sprintf("%q is %s; say which: %s%s", id, strings.Join(kinds, " and "), strings.Join(logtext.EscapeAll(shown), ", "), more)
 }
