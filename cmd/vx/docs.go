@@ -11,10 +11,16 @@ import (
 func (a *app) docsCmd() *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "docs QUERY...",
-		Short: "Search the reference manual (offline): the sections holding every word, best first",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "docs [QUERY...]",
+		Short: "Search the reference manual (offline): the sections holding every word, best first; its contents with no query",
 		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				contents, err := docsearch.ManualContents()
+				if err != nil {
+					return err
+				}
+				return a.emit(contents, contents.WriteText)
+			}
 			res, err := docsearch.Search(strings.Join(args, " "), limit)
 			if err != nil {
 				return err

@@ -37,6 +37,10 @@ const (
 	headingWeight  = 10
 	ancestorWeight = 3
 	exactBonus     = 0.5
+	// chapterWeight lifts a page's own introduction (its top "#" section) whose heading holds
+	// every word of the query above the page's sections and the other pages' sections that only
+	// share a word with it: `vx docs cache` answers "The cache" first.
+	chapterWeight = 20
 )
 
 // Section is one section of the manual: a heading and the text up to the next heading.
@@ -69,6 +73,7 @@ type Result struct {
 // entry is one section with the lower-cased text a search scans. Lower-casing is ASCII-only so
 // that offsets in the lower-cased text are offsets in the original, where camelCase is seen.
 type entry struct {
+	level                     int
 	title, lowerTitle         string
 	ancestors, lowerAncestors string // the enclosing headings, one per line
 	body, lowerBody           string
@@ -80,6 +85,10 @@ type entry struct {
 type Index struct {
 	sections []Section
 	entries  []entry
+	// order holds the pages in the order the manual's front page links them (index.md first),
+	// then the pages it does not link, by name; summaries holds what its table says each covers.
+	order     []string
+	summaries map[string]string
 }
 
 // manual is the embedded manual's index, built on first use.
@@ -106,21 +115,25 @@ func New(fsys fs.FS, dir string) (*Index, error) {
 	}
 	sort.Strings(names)
 	idx := &Index{}
+	pages := map[string]string{}
 	for _, name := range names {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("index the manual: %w", err)
 		}
+		pages[name] = string(data)
 		for _, ps := range splitSections(path.Join(dir, name), string(data)) {
 			anc := strings.Join(ps.ancestors, "\n")
 			idx.sections = append(idx.sections, ps.Section)
 			idx.entries = append(idx.entries, entry{
+				level: ps.Level,
 				title: ps.Title, lowerTitle: lowerASCII(ps.Title),
 				ancestors: anc, lowerAncestors: lowerASCII(anc),
 				body: ps.body, lowerBody: lowerASCII(ps.body),
 			})
 		}
 	}
+	idx.order, idx.summaries = pageOrder(names, pages, dir)
 	return idx, nil
 }
 
@@ -148,28 +161,7 @@ func (idx *Index) Search(query string, limit int) (*Result, error) {
 	}
 	var found []scored
 	for i := range idx.entries {
-		e := &idx.entries[i]
-		total := 0.0
-		for _, w := range words {
-			inTitle, exactTitle := occurrences(e.title, e.lowerTitle, w)
-			inAnc, _ := occurrences(e.ancestors, e.lowerAncestors, w)
-			inBody, exactBody := occurrences(e.body, e.lowerBody, w)
-			if inTitle+inAnc+inBody == 0 {
-				total = -1
-				break
-			}
-			total += math.Log2(1 + float64(inBody))
-			if inTitle > 0 {
-				total += headingWeight
-			}
-			if inAnc > 0 {
-				total += ancestorWeight
-			}
-			if exactTitle || exactBody {
-				total += exactBonus
-			}
-		}
-		if total >= 0 {
+		if total := idx.entries[i].score(words); total >= 0 {
 			found = append(found, scored{i, total})
 		}
 	}
@@ -179,6 +171,36 @@ func (idx *Index) Search(query string, limit int) (*Result, error) {
 		res.Sections = append(res.Sections, idx.sections[f.section])
 	}
 	return res, nil
+}
+
+// score ranks e for the query words, higher first; it is negative when a word is nowhere in e.
+func (e *entry) score(words []string) float64 {
+	total := 0.0
+	allInTitle := true
+	for _, w := range words {
+		inTitle, exactTitle := occurrences(e.title, e.lowerTitle, w)
+		inAnc, _ := occurrences(e.ancestors, e.lowerAncestors, w)
+		inBody, exactBody := occurrences(e.body, e.lowerBody, w)
+		if inTitle+inAnc+inBody == 0 {
+			return -1
+		}
+		total += math.Log2(1 + float64(inBody))
+		if inTitle > 0 {
+			total += headingWeight
+		} else {
+			allInTitle = false
+		}
+		if inAnc > 0 {
+			total += ancestorWeight
+		}
+		if exactTitle || exactBody {
+			total += exactBonus
+		}
+	}
+	if e.level == 1 && allInTitle {
+		total += chapterWeight
+	}
+	return total
 }
 
 // occurrences counts where word begins a word of text (lower is text lower-cased): at the start, after

@@ -1,6 +1,8 @@
 package docsearch
 
 import (
+	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"testing"
@@ -164,5 +166,88 @@ func TestManualLinks(t *testing.T) {
 				t.Errorf("%s links to a missing heading %s", s.URL, m[0])
 			}
 		}
+	}
+}
+
+// chapterFS is a manual whose front page describes two of its three pages, and whose cache page's
+// sections mention the cache far more often than its introduction does.
+func chapterFS() fstest.MapFS {
+	return fstest.MapFS{
+		"index.md": {Data: []byte("# The manual\n\n## Contents\n\n| page | what it covers |\n| --- | --- |\n" +
+			"| [Running](run.md) | how tasks *run* |\n| [The cache](cache.md) | keys and `hits` |\n\n## Conventions\n\nWords.\n")},
+		"cache.md": {Data: []byte("# The cache\n\nWhat vx keeps.\n\n## The cache key\n\nThe cache key: cache, cache, cache.\n\n" +
+			"### Inputs\n\nA cache input.\n\n## Where the cache lives\n\nThe cache lives in .vx/cache, a cache folder.\n")},
+		"run.md":   {Data: []byte("# Running\n\nA run restores from the cache, the cache, the cache.\n\n## Workers\n\nThe cache again.\n")},
+		"extra.md": {Data: []byte("# Extra\n\n## Notes\n\nNothing.\n")},
+	}
+}
+
+func TestSearchChapterFirst(t *testing.T) {
+	idx, err := New(chapterFS(), "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ query, want string }{
+		// the page's own introduction first, though its sections mention the word more
+		{"cache", "The cache | The cache key | Where the cache lives | Inputs | Running | Contents | Workers"},
+		{"CACHE", "The cache | The cache key | Where the cache lives | Inputs | Running | Contents | Workers"},
+		// a word the introduction's heading lacks: no lift, the section with both words leads
+		{"cache key", "The cache key | Inputs | Contents"},
+	} {
+		r, err := idx.Search(tc.query, DefaultLimit)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.query, err)
+		}
+		if got := titles(r); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestContents(t *testing.T) {
+	idx, err := New(chapterFS(), "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range idx.Contents().Pages {
+		var hs []string
+		for _, h := range p.Sections {
+			hs = append(hs, h.Title+" "+h.URL)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s [%s] {%s}", p.Title, p.File, p.URL, p.Summary, strings.Join(hs, ", ")))
+	}
+	want := []string{
+		"The manual docs/index.md docs/index.md#the-manual [] {Contents docs/index.md#contents, Conventions docs/index.md#conventions}",
+		"Running docs/run.md docs/run.md#running [how tasks run] {Workers docs/run.md#workers}",
+		"The cache docs/cache.md docs/cache.md#the-cache [keys and hits] {The cache key docs/cache.md#the-cache-key, Where the cache lives docs/cache.md#where-the-cache-lives}",
+		"Extra docs/extra.md docs/extra.md#extra [] {Notes docs/extra.md#notes}",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("contents\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestManualContents checks that the embedded manual's contents list every page, the front page
+// first, each with its title and a summary for every page the front page links.
+func TestManualContents(t *testing.T) {
+	c, err := ManualContents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := fs.Glob(docs.FS, "*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Pages) != len(names) || c.Pages[0].File != "docs/index.md" {
+		t.Fatalf("%d pages, want %d, index.md first", len(c.Pages), len(names))
+	}
+	for _, p := range c.Pages {
+		if p.Title == "" || len(p.Sections) == 0 {
+			t.Errorf("%s: title %q, %d sections", p.File, p.Title, len(p.Sections))
+		}
+	}
+	if c.Pages[1].File != "docs/getting-started.md" || c.Pages[1].Summary == "" {
+		t.Errorf("second page %s, summary %q", c.Pages[1].File, c.Pages[1].Summary)
 	}
 }
