@@ -46,6 +46,8 @@ type Document struct {
 	Lock         Section           `json:"lock"`
 	// RemoteCache is the shared remote cache: its settings (token ***) and the last server check.
 	RemoteCache Section `json:"remoteCache"`
+	// Supervisor is the program each task of a run is started under.
+	Supervisor Supervisor `json:"supervisor"`
 	// Watcher is what the file watcher of vx mcp and vx watch needs against what the OS allows
 	// (inotify watches, open files for kqueue), with the fix when too low, and whether one runs.
 	Watcher Section `json:"watcher"`
@@ -116,6 +118,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 		Git:          gitStatus(ctx, opts.Root),
 		ConfigErrors: []ConfigError{},
 		Plugins:      []graph.Plugin{},
+		Supervisor:   hostSupervisor(opts.Getenv),
 	}
 	if ws := opts.Workspace; ws != nil {
 		doc.Projects, doc.Tasks = len(ws.Projects), ws.TaskCount()
@@ -245,6 +248,7 @@ func (d *Document) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "workers    %d (%s)\n", d.Workers.Value, d.Workers.Source)
 	fmt.Fprintf(&b, "memory     %d MiB (%s)\n", d.MemoryBudget.Value>>20, d.MemoryBudget.Source)
+	fmt.Fprintf(&b, "supervisor %s\n", d.Supervisor.Note)
 	for _, s := range []struct {
 		name string
 		sec  Section
@@ -290,7 +294,7 @@ type SandboxReport struct {
 	Verdict string `json:"verdict"`
 	// Host is the verdict in parts: Landlock ABI, user namespaces, what is enforced and why not.
 	Host sandbox.Verdict `json:"host"`
-	// Helper is the supervisor program tasks run under: vx-sandbox next to vx, or vx itself.
+	// Helper is the supervisor tasks run under, as Supervisor.Note says it.
 	Helper         string `json:"helper"`
 	TasksDeclaring int    `json:"tasksDeclaring"`
 	// TasksRequiring counts the tasks whose sandbox is required: where Enforced is false, a run
@@ -312,17 +316,16 @@ func (s SandboxReport) Summary() string {
 	return line
 }
 
-// Sandbox reports the sandbox verdict for this host and the tasks that declare one.
-func Sandbox(_ context.Context, ws *graph.Workspace) (any, error) {
+// Sandbox reports the sandbox verdict for this host and the tasks that declare one, with the
+// supervisor of a run whose environment getenv reads.
+func Sandbox(getenv func(string) string) func(context.Context, *graph.Workspace) (any, error) {
+	return func(_ context.Context, ws *graph.Workspace) (any, error) { return sandboxReport(ws, getenv), nil }
+}
+
+func sandboxReport(ws *graph.Workspace, getenv func(string) string) SandboxReport {
 	v := sandbox.Probe()
-	r := SandboxReport{Enforced: v.Enforced.Filesystem, Verdict: v.Summary(), Host: v, Helper: sandbox.HelperFor(""),
+	r := SandboxReport{Enforced: v.Enforced.Filesystem, Verdict: v.Summary(), Host: v, Helper: hostSupervisor(getenv).Note,
 		Agents: ws.MCP != nil && ws.MCP.Sandbox}
-	switch {
-	case runtime.GOOS != "linux":
-		r.Helper = "none: tasks are not supervised on " + runtime.GOOS
-	case r.Helper == "":
-		r.Helper = "vx __supervise (no " + sandbox.HelperName + " next to vx: each task pays a start of vx)"
-	}
 	for _, id := range ws.TaskIDs() {
 		if t, _ := ws.Task(id); t.Sandbox != nil {
 			r.TasksDeclaring++
@@ -331,7 +334,7 @@ func Sandbox(_ context.Context, ws *graph.Workspace) (any, error) {
 			}
 		}
 	}
-	return r, nil
+	return r
 }
 
 // Answer answers `vx info` for the workspace a loader finds: the one function the CLI verb and
@@ -349,7 +352,7 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 		Sections: map[string]func(context.Context, *graph.Workspace) (any, error){
 			"cache":      cache,
 			"flakyTasks": flaky,
-			"sandbox":    Sandbox,
+			"sandbox":    Sandbox(getenv),
 			"lock":       lock.InfoSection,
 			"remoteCache": func(_ context.Context, ws *graph.Workspace) (any, error) {
 				return remote.ReportOf(ws.RemoteCache, getenv, workspace.CacheDir(root, getenv)), nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -169,5 +170,36 @@ func TestWorkersRefusesBadEnv(t *testing.T) {
 	s, err := Workers(0, env(map[string]string{"VX_CONCURRENCY": "5"}))
 	if err != nil || s.Value != 5 {
 		t.Fatalf("VX_CONCURRENCY=5: %+v %v", s, err)
+	}
+}
+
+// TestSupervisorNamed checks that the text answer names the supervisor a run uses: the program
+// VX_SANDBOX_HELPER names, vx itself without vx-sandbox next to vx, none off Linux.
+func TestSupervisorNamed(t *testing.T) {
+	helper := filepath.Join(t.TempDir(), "my-supervisor")
+	for _, tc := range []struct {
+		goos   string
+		getenv func(string) string
+		kind   string
+		want   string
+	}{
+		{"linux", env(map[string]string{"VX_SANDBOX_HELPER": helper}), "helper", "supervisor " + helper + " (VX_SANDBOX_HELPER)\n"},
+		{"linux", env(nil), "vx", "supervisor vx itself (vx __supervise: no vx-sandbox next to vx, so each task pays a start of vx)\n"},
+		{"darwin", env(nil), "none", "supervisor none: tasks are not supervised on darwin"},
+	} {
+		s := SupervisorFor(tc.goos, tc.getenv)
+		var b bytes.Buffer
+		if err := (&Document{Supervisor: s}).WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if s.Kind != tc.kind || !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: kind %q, text\n%s\nwant a line %q", tc.goos, s.Kind, b.String(), tc.want)
+		}
+	}
+	dir := testkit.TempTree(t, map[string]string{"vx.workspace.ts": workspaceTS, "packages/a/index.js": ""})
+	doc := answer(t, dir, env(map[string]string{"VX_SANDBOX_HELPER": helper}), 0)
+	if runtime.GOOS == "linux" && (doc.Supervisor.Program != helper ||
+		doc.Sandbox.Value.(SandboxReport).Helper != doc.Supervisor.Note) {
+		t.Errorf("the answer's supervisor %+v, sandbox helper %+v", doc.Supervisor, doc.Sandbox.Value)
 	}
 }
