@@ -29,6 +29,28 @@ func (a *app) openState(ctx context.Context) (*store.Store, error) {
 	return st, nil
 }
 
+// taskLog answers the task's log in the run, masked with the secrets of the config when it
+// loads; a passing task the config does not cache has no log for that reason.
+func (a *app) taskLog(ctx context.Context, st *store.Store, taskID, runID string) (*history.TaskLog, error) {
+	ws, err := a.load(ctx)
+	var m *mask.Masker
+	if err != nil {
+		ws = nil
+	} else {
+		m = mask.New(ws.Secrets...)
+	}
+	doc, err := history.Log(ctx, st, taskID, runID, m)
+	if err != nil {
+		return nil, err
+	}
+	if ws != nil {
+		if t, ok := ws.Task(taskID); ok && !t.Cache {
+			doc.Uncached()
+		}
+	}
+	return doc, nil
+}
+
 // secretsMasker masks the secrets of the environment's tasks when the config loads; a log is
 // masked when stored, so a config that does not load costs nothing but this second pass.
 func (a *app) secretsMasker(ctx context.Context) *mask.Masker {
@@ -62,11 +84,15 @@ func (a *app) lastCmd() *cobra.Command {
 				if err := a.checkTaskID(ctx, logTask); err != nil {
 					return err
 				}
-				doc, err := history.Log(ctx, st, logTask, runID, a.secretsMasker(ctx))
+				doc, err := a.taskLog(ctx, st, logTask, runID)
 				if err != nil {
 					return err
 				}
 				return a.emit(doc, func(w io.Writer) error {
+					if doc.NoLog != "" {
+						_, err := fmt.Fprintf(w, "no log of %s in run %s (%s): %s\n", logtext.Escape(doc.TaskID), doc.RunID, doc.Status, doc.NoLog)
+						return err
+					}
 					out := doc.Output
 					if full {
 						out = doc.Whole()

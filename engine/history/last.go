@@ -153,6 +153,8 @@ type TaskLog struct {
 	// Source is "failure" (the log of a failed run), "cache" (the cache entry's log, as a hit
 	// replays it), or null when vx kept none (an uncached pass, a skip, a pruned entry).
 	Source *string `json:"source"`
+	// NoLog says, when Source is null, why there is no log; "" when there is one.
+	NoLog string `json:"noLog,omitempty"`
 	// Text is the output (empty when there is no log), how long the whole is and how much was cut.
 	logtext.Text
 	// whole is the output uncut, for a person who asks for all of it (`vx last --log --full`).
@@ -207,10 +209,12 @@ func logExecution(ctx context.Context, st *store.Store, taskID, runID string) (s
 func readLog(st *store.Store, e store.Execution, m *mask.Masker) (*TaskLog, error) {
 	out := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status}
 	if e.LogBlob == "" || e.LogSource == "" {
+		out.NoLog = noLogReason(e)
 		return out, nil
 	}
 	data, err := st.CAS().Get(e.LogBlob)
 	if errors.Is(err, store.ErrMissing) {
+		out.NoLog = "its log is no longer in the cache: vx cache prune removed it"
 		return out, nil
 	}
 	if err != nil {
@@ -221,6 +225,36 @@ func readLog(st *store.Store, e store.Execution, m *mask.Masker) (*TaskLog, erro
 	out.whole = plainMasked(string(data), m)
 	out.Text = logtext.Cut(out.whole)
 	return out, nil
+}
+
+// noLogReason says why the execution e recorded no log.
+func noLogReason(e store.Execution) string {
+	switch e.Status {
+	case store.StatusMiss:
+		return "it passed and no cache entry was stored for it: vx keeps a task's log with its cache entry, or when it fails"
+	case store.StatusHit:
+		return "the cache entry it was restored from holds no log"
+	case store.StatusBlocked:
+		if e.BlockedBy != "" {
+			return "it did not run: " + e.BlockedBy + ", which it depends on, failed"
+		}
+		return "it did not run: a task it depends on failed"
+	case store.StatusSkipped:
+		return "it did not run: the run stopped before it started (--bail, or the run was cancelled)"
+	}
+	return "the run recorded no log of it"
+}
+
+// UncachedNoLog is the reason a passing task that is not cached (cache: false) has no log.
+const UncachedNoLog = "the task is not cached (cache: false), and vx keeps a task's log only with its cache entry, or when it fails"
+
+// Uncached gives the reason of a task that is not cached (cache: false) to a log that is absent
+// because the task passed: a caller that knows the task's config says it, which the history
+// cannot.
+func (l *TaskLog) Uncached() {
+	if l.Source == nil && l.Status == store.StatusMiss {
+		l.NoLog = UncachedNoLog
+	}
 }
 
 // plainMasked is what a task printed as plain text, masked before and after the escapes go.
