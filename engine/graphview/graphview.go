@@ -54,7 +54,10 @@ type Project struct {
 
 // Node is one task of the graph.
 type Node struct {
-	ID      string `json:"id"`
+	ID string `json:"id"`
+	// Label is the id as a box shows it: whole, or shortened in its project's name, never in
+	// its #task (see shortLabel).
+	Label   string `json:"label"`
 	Project string `json:"project"`
 	Task    string `json:"task"`
 	Command string `json:"command"`
@@ -155,7 +158,7 @@ func Build(ctx context.Context, ws *graph.Workspace, req runner.Request, title s
 // node answers a planned task's node, not yet laid out.
 func node(ctx context.Context, ws *graph.Workspace, planned *history.Planned, pt runner.PlanTask, s history.TaskStats) (Node, error) {
 	t, _ := ws.Task(pt.TaskID)
-	n := Node{ID: pt.TaskID, Project: t.Project, Task: t.Name, Command: pt.Command, Inputs: t.Inputs, Outputs: nonNil(t.Outputs),
+	n := Node{ID: pt.TaskID, Label: shortLabel(pt.TaskID, maxLabelChars), Project: t.Project, Task: t.Name, Command: pt.Command, Inputs: t.Inputs, Outputs: nonNil(t.Outputs),
 		Cache: pt.Cache, Cacheable: pt.Cacheable && !t.Persistent, Persistent: t.Persistent, Requested: pt.Requested,
 		Hash: pt.Hash, DependsOn: pt.DependsOn, P50Ms: pt.P50Ms, P99Ms: s.P99Ms, HitRate: s.HitRate,
 		LastStatus: s.LastStatus, Executions: s.Executions, Affected: pt.Affected}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vzn/vx/engine/store"
 )
@@ -21,6 +22,29 @@ const (
 	strokeNoCache  = "#707070"
 	strokeCritical = "#c62828"
 )
+
+// maxLabelChars is the longest label a box of the page holds.
+const maxLabelChars = 30
+
+// shortLabel is id in at most max characters where it can be: a longer id loses the end of its
+// project's name, marked "…", and keeps its "#task" whole, so that `@scope/a-long-package#build`
+// reads `@scope/a-long-pa…#build`. A task name too long to leave a character of the project
+// keeps all of it, after "…": a task is never cut.
+func shortLabel(id string, max int) string {
+	runes := []rune(id)
+	if len(runes) <= max {
+		return id
+	}
+	project, task, ok := strings.Cut(id, "#")
+	if !ok {
+		return string(runes[:max-1]) + "…"
+	}
+	keep := max - 1 - 1 - utf8.RuneCountInString(task) // "…" and "#"
+	if keep < 1 {
+		return "…#" + task
+	}
+	return string([]rune(project)[:keep]) + "…#" + task
+}
 
 // label is a node's text: its id, and its p50 when it has one.
 func (n *Node) label() (id, p50 string) {
@@ -113,9 +137,73 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s -> %s%s;\n", dotID(e.From), dotID(e.To), suffix)
 	}
+	b.WriteString(dotLegend())
 	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// legendEntry is a line of a picture's legend: a colour class (hit, miss, nocache, critical)
+// or an edge kind, and what it means.
+type legendEntry struct{ class, meaning string }
+
+// legend is what a graph's colours, outlines and edge styles mean, in every picture of it.
+var legend = []legendEntry{
+	{"hit", "would hit: restored from the cache"},
+	{"miss", "would run: no cache entry for its key"},
+	{"nocache", "never cached (cache: false, persistent): always runs"},
+	{"critical", "red outline and arrows: the critical path, predicted to end last"},
+	{EdgeUpstream, "solid arrow: depends on a task of another project (^task)"},
+	{EdgeDependsOn, "dashed arrow: depends on a task of its own project"},
+}
+
+// dotLegend is the legend as one DOT node: a table whose swatches are the nodes' colours; its
+// id has no "#", so no task's id is it.
+func dotLegend() string {
+	var b strings.Builder
+	b.WriteString(`  legend [shape=plaintext, style="", label=<<table border="0" cellborder="1" cellspacing="2" cellpadding="3">` +
+		`<tr><td colspan="2"><b>legend</b></td></tr>`)
+	for _, e := range legend {
+		swatch := `<td border="0">  </td>`
+		switch e.class {
+		case "hit", "miss", "nocache":
+			fill, stroke := colours(e.class)
+			swatch = fmt.Sprintf(`<td bgcolor="%s" color="%s">  </td>`, fill, stroke)
+		case "critical":
+			swatch = fmt.Sprintf(`<td bgcolor="#ffffff" color="%s">  </td>`, strokeCritical)
+		case EdgeUpstream:
+			swatch = `<td border="0">──</td>`
+		case EdgeDependsOn:
+			swatch = `<td border="0">- -</td>`
+		}
+		fmt.Fprintf(&b, `<tr>%s<td border="0" align="left">%s</td></tr>`, swatch, htmlText(e.meaning))
+	}
+	b.WriteString("</table>>];\n")
+	return b.String()
+}
+
+// htmlText escapes s for a DOT HTML label.
+func htmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// mermaidLegend is the legend as a Mermaid subgraph of nodes in the nodes' classes (ids
+// legend_*, which no task's n0, n1, … is), with no edge, so that the graph's links keep their
+// numbers.
+func mermaidLegend(b *strings.Builder) {
+	b.WriteString("  subgraph legend [legend]\n")
+	for _, e := range legend {
+		fmt.Fprintf(b, "    legend_%s[\"%s\"]\n", mermaidClassID(e.class), mermaidText(e.meaning))
+	}
+	b.WriteString("  end\n")
+}
+
+// mermaidClassID is a legend entry's name in a Mermaid id: "^" is "upstream".
+func mermaidClassID(class string) string {
+	if class == EdgeUpstream {
+		return "upstream"
+	}
+	return class
 }
 
 // dotID quotes s as a DOT string: backslashes and quotes escaped, line breaks as \n.
@@ -146,6 +234,7 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 			classes["critical"] = append(classes["critical"], ids[n.ID])
 		}
 	}
+	mermaidLegend(&b)
 	var critical []string
 	for k, e := range g.Edges {
 		arrow := "-->"
@@ -166,6 +255,7 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 		if len(classes[c]) > 0 {
 			fmt.Fprintf(&b, "  class %s %s\n", strings.Join(classes[c], ","), c)
 		}
+		fmt.Fprintf(&b, "  class legend_%s %s\n", c, c)
 	}
 	if len(critical) > 0 {
 		fmt.Fprintf(&b, "  linkStyle %s stroke:%s,stroke-width:3px\n", strings.Join(critical, ","), strokeCritical)

@@ -163,10 +163,14 @@
   document.getElementById('zoomout').addEventListener('click', function () { view.zoom(1.4, 0.5, 0.5); });
   document.getElementById('fit').addEventListener('click', function () { view.fit(); });
 
+  // legend shows each entry's swatch: [text, fill, stroke], or [text, null, stroke, 'solid' or
+  // 'dashed'] for a line standing for an edge style.
   function legend(entries) {
     var box = document.getElementById('legend');
     entries.forEach(function (e) {
-      box.appendChild(html('span', { style: '--f:' + e[1] + ';--s:' + e[2] }, e[0]));
+      var attrs = { style: '--f:' + (e[1] || 'none') + ';--s:' + e[2] };
+      if (e[3]) attrs['class'] = 'line ' + e[3];
+      box.appendChild(html('span', attrs, e[0]));
     });
   }
   function fillTags(tags) {
@@ -221,8 +225,8 @@
         transform: 'translate(' + n.x + ',' + n.y + ')' }, nodeLayer);
       svgEl('title', {}, el).textContent = n.id + ' — ' + n.command;
       svgEl('rect', { 'class': 'box', width: n.w, height: n.h, rx: 6 }, el);
-      var label = n.id.length > 30 ? n.id.slice(0, 29) + '…' : n.id;
-      svgEl('text', { x: 8, y: 16 }, el).textContent = label;
+      // vx shortens a long id in its project's name and keeps its #task whole.
+      svgEl('text', { x: 8, y: 16 }, el).textContent = n.label || n.id;
       var sub = (n.p50Ms !== null ? 'p50 ' + ms(n.p50Ms) + ' · ' : '') + (n.cacheable ? n.cache : 'always runs');
       svgEl('text', { 'class': 'sub', x: 8, y: 31 }, el).textContent = sub;
       if (n.p50Ms) svgEl('rect', { 'class': 'p50', x: 0, y: n.h - 4, height: 4, rx: 2,
@@ -283,7 +287,8 @@
       ms(g.wallMs) + ' on ' + g.workers + ' workers · critical path ' + g.criticalPath.length + ' tasks';
     legend([['would hit', 'var(--hit)', 'var(--hit-stroke)'], ['would run', 'var(--miss)', 'var(--miss-stroke)'],
       ['never cached', 'var(--nocache)', 'var(--nocache-stroke)'], ['critical path', '#fff', 'var(--critical)'],
-      ['p50 (bar)', 'var(--ink)', 'var(--ink)']]);
+      ['p50 (bar)', 'var(--ink)', 'var(--ink)'], ['needs a task of another project (^)', null, '#9aa5b1', 'solid'],
+      ['needs a task of its own project', null, '#9aa5b1', 'dashed']]);
     fillTags(Object.keys(tags).sort());
     fillProjects(g.projects.map(function (p) { return p.name; }));
 
