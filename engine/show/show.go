@@ -243,8 +243,14 @@ func (d *Document) WriteText(w io.Writer) error {
 			} else {
 				line("inputs", strings.Join(t.Inputs, ", "))
 			}
-			if len(t.Outputs) > 0 {
+			switch o := t.Origins["outputs"]; {
+			case len(t.Outputs) > 0:
 				line("outputs", strings.Join(t.Outputs, ", "))
+			case o == "" || o == "default":
+				// No origin to name: say where "none" comes from.
+				fmt.Fprintf(&b, "      %-10s %s   (%s)\n", "outputs:", "none", "default: none declared; a hit restores no files")
+			default:
+				line("outputs", "none")
 			}
 			if len(t.Env) > 0 {
 				line("env", strings.Join(t.Env, ", "))
