@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -111,7 +109,9 @@ func checkJSON(before map[string]any, text []byte, key string, entry map[string]
 }
 
 // setServer edits the syntax tree of old: the last member vx of the last member key of the root
-// object gets entry as its value, or is added; comments stay where they were.
+// object gets entry as its value, or is added; comments stay where they were. What vx writes
+// follows the file's own style (styleOf): its indentation, its colon and comma spacing, and
+// objects a member a line where the file writes them so.
 func setServer(old []byte, key string, entry map[string]any) ([]byte, error) {
 	v, err := hujson.Parse(bytes.Clone(old))
 	if err != nil {
@@ -122,25 +122,29 @@ func setServer(old []byte, key string, entry map[string]any) ([]byte, error) {
 	if !ok {
 		return nil, errors.New("want a JSON object")
 	}
-	value, err := inline(entry)
-	if err != nil {
-		return nil, err
-	}
+	style := styleOf(old, root)
+	value := normalize(entry)
+	wrapped := map[string]any{"vx": value}
+	rootIndent := memberIndent(root, style.unit)
 	i := lastMember(root, key)
 	switch {
 	case i < 0:
-		err = addMember(root, key, []byte(`{"vx": `+string(value)+`}`))
+		err = addMember(root, key, style.render(wrapped, rootIndent, style.expandedIn(root)), style, rootIndent)
 	case isNull(root.Members[i].Value):
-		err = setValue(&root.Members[i].Value, []byte(`{"vx": `+string(value)+`}`))
+		indent := ownIndent(root.Members[i], rootIndent)
+		err = setValue(&root.Members[i].Value, []byte(style.render(wrapped, indent, style.expandedIn(root))))
 	default:
 		servers, isObject := root.Members[i].Value.Value.(*hujson.Object)
 		if !isObject {
 			return nil, fmt.Errorf("%s is not an object", key)
 		}
+		indent := memberIndent(servers, ownIndent(root.Members[i], rootIndent)+style.unit)
+		text := style.render(value, indent, style.expandedIn(servers))
 		if j := lastMember(servers, "vx"); j >= 0 {
-			err = setValue(&servers.Members[j].Value, value)
+			text = style.render(value, ownIndent(servers.Members[j], indent), style.expandedIn(servers))
+			err = setValue(&servers.Members[j].Value, []byte(text))
 		} else {
-			err = addMember(servers, "vx", value)
+			err = addMember(servers, "vx", text, style, indent)
 		}
 	}
 	if err != nil {
@@ -178,20 +182,27 @@ func setValue(v *hujson.Value, value []byte) error {
 	return nil
 }
 
-// addMember appends the member name: value to obj. The comment that ended the old last member's
-// line stays on that line (after the comma it now needs), and the new member goes on a line of its
-// own, indented as that member is; in an object written on one line it follows on that line.
-func addMember(obj *hujson.Object, name string, value []byte) error {
-	parsed, err := hujson.Parse(value)
+// addMember appends the member name: value to obj, its colon spaced as style says. The comment
+// that ended the old last member's line stays on that line (after the comma it now needs), and
+// the new member goes on a line of its own at indent; in an object written on one line it
+// follows on that line. In an empty object of a file written a member a line, it goes on a line
+// of its own, and the closing brace on the next.
+func addMember(obj *hujson.Object, name, value string, style jsonStyle, indent string) error {
+	parsed, err := hujson.Parse([]byte(value))
 	if err != nil {
 		return err
 	}
+	beforeColon, afterColon, _ := strings.Cut(style.colon, ":")
 	member := hujson.ObjectMember{
-		Name:  hujson.Value{Value: hujson.String(name)},
-		Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: parsed.Value},
+		Name:  hujson.Value{Value: hujson.String(name), AfterExtra: hujson.Extra(beforeColon)},
+		Value: hujson.Value{BeforeExtra: hujson.Extra(afterColon), Value: parsed.Value},
 	}
 	n := len(obj.Members)
 	if n == 0 {
+		if style.expanded && blank(string(obj.AfterExtra)) {
+			member.Name.BeforeExtra = hujson.Extra("\n" + indent)
+			obj.AfterExtra = hujson.Extra("\n" + strings.TrimSuffix(indent, style.unit))
+		}
 		obj.Members = append(obj.Members, member)
 		return nil
 	}
@@ -201,10 +212,10 @@ func addMember(obj *hujson.Object, name string, value []byte) error {
 	case cut < 0:
 		// One line: the comment stays before the comma, the new member follows.
 		obj.Members[n-1].Value.AfterExtra = hujson.Extra(tail)
-		member.Name.BeforeExtra = hujson.Extra(" ")
+		member.Name.BeforeExtra = hujson.Extra(strings.TrimPrefix(style.comma, ","))
 		obj.AfterExtra = nil
 	default:
-		member.Name.BeforeExtra = hujson.Extra(tail[:cut] + "\n" + indentOf(obj))
+		member.Name.BeforeExtra = hujson.Extra(tail[:cut] + "\n" + indent)
 		obj.AfterExtra = hujson.Extra(tail[cut:])
 	}
 	obj.Members = append(obj.Members, member)
@@ -235,45 +246,22 @@ func lineEnd(extra string) int {
 	return -1
 }
 
-// indentOf is the indentation of obj's last member: what follows the last newline before its name,
-// two spaces where it has none.
-func indentOf(obj *hujson.Object) string {
-	prev := string(obj.Members[len(obj.Members)-1].Name.BeforeExtra)
-	if i := strings.LastIndex(prev, "\n"); i >= 0 {
-		return prev[i+1:]
+// memberIndent is the indentation of obj's members: what follows the last newline before its
+// last member's name; fallback where it has none.
+func memberIndent(obj *hujson.Object, fallback string) string {
+	if len(obj.Members) == 0 {
+		return fallback
 	}
-	return "  "
+	return ownIndent(obj.Members[len(obj.Members)-1], fallback)
 }
 
-// inline is entry on one line, its keys in the order type, command, args, then the rest sorted.
-func inline(entry map[string]any) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	var keys, rest []string
-	for _, k := range []string{"type", "command", "args"} {
-		if _, ok := entry[k]; ok {
-			keys = append(keys, k)
-		}
+// ownIndent is the indentation of the line m's name is on; fallback where m follows another
+// member on its line.
+func ownIndent(m hujson.ObjectMember, fallback string) string {
+	if indent, ok := lineIndent(string(m.Name.BeforeExtra)); ok {
+		return indent
 	}
-	for k := range entry {
-		if !slices.Contains(keys, k) {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	keys = append(keys, rest...)
-	for i, k := range keys {
-		val, err := json.Marshal(entry[k])
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: %s", k, val)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return fallback
 }
 
 // formatted is data as hujson formats it (nil when it does not parse).

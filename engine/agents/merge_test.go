@@ -18,7 +18,7 @@ func TestJSONKeepsCommentsAfterMembers(t *testing.T) {
 			"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"}, // a\n    \"b\": {\"command\": \"b\"}, /* b */\n    \"vx\": {\"command\": \"vx\", \"args\": [\"mcp\"]}\n    // trailing note\n  } // servers\n}\n"},
 		{"after the last root member",
 			"{\n  \"theme\": \"dark\" // mine\n}\n",
-			"{\n  \"theme\": \"dark\", // mine\n  \"mcpServers\": {\"vx\": {\"command\": \"vx\", \"args\": [\"mcp\"]}}\n}\n"},
+			"{\n  \"theme\": \"dark\", // mine\n  \"mcpServers\": {\n    \"vx\": {\n      \"command\": \"vx\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"},
 		{"on one line",
 			`{"mcpServers": {"db": {"command": "db"} /* db */}}`,
 			`{"mcpServers": {"db": {"command": "db"} /* db */, "vx": {"command": "vx", "args": ["mcp"]}}}`},
@@ -79,5 +79,45 @@ func TestJSONParsedBack(t *testing.T) {
 	changed := []byte(`{"mcpServers": {"vx": {"command": "vx", "args": ["mcp"]}}}`)
 	if err := checkJSON(before, changed, "mcpServers", server(nil)); err == nil {
 		t.Errorf("an edit that drops a server passed the check")
+	}
+}
+
+// TestJSONKeepsTheFileStyle: the member vx adds or replaces is written as the file writes its
+// own: its indentation (spaces of any width, or tabs), its colon and comma spacing, objects and
+// arrays a member a line or on one line as the file has them.
+func TestJSONKeepsTheFileStyle(t *testing.T) {
+	for _, c := range []struct{ name, old, want string }{
+		{"four spaces, as JSON.stringify(doc, null, 4)",
+			"{\n    \"mcpServers\": {\n        \"db\": {\n            \"command\": \"db\",\n            \"args\": [\n                \"serve\"\n            ]\n        }\n    }\n}\n",
+			"{\n    \"mcpServers\": {\n        \"db\": {\n            \"command\": \"db\",\n            \"args\": [\n                \"serve\"\n            ]\n        },\n        \"vx\": {\n            \"command\": \"vx\",\n            \"args\": [\n                \"mcp\"\n            ]\n        }\n    }\n}\n"},
+		{"tabs, no server yet",
+			"{\n\t\"theme\": \"dark\",\n\t\"mcpServers\": {}\n}\n",
+			"{\n\t\"theme\": \"dark\",\n\t\"mcpServers\": {\n\t\t\"vx\": {\n\t\t\t\"command\": \"vx\",\n\t\t\t\"args\": [\n\t\t\t\t\"mcp\"\n\t\t\t]\n\t\t}\n\t}\n}\n"},
+		{"two spaces, no colon space, arrays on one line",
+			"{\n  \"theme\":\"dark\",\n  \"tags\":[\"a\", \"b\"]\n}\n",
+			"{\n  \"theme\":\"dark\",\n  \"tags\":[\"a\", \"b\"],\n  \"mcpServers\":{\n    \"vx\":{\n      \"command\":\"vx\",\n      \"args\":[\"mcp\"]\n    }\n  }\n}\n"},
+		{"spaced colons, vx replaced where it is",
+			"{\n   \"mcpServers\" : {\n      \"vx\" : {\n         \"command\" : \"old\"\n      }\n   }\n}\n",
+			"{\n   \"mcpServers\" : {\n      \"vx\" : {\n         \"command\" : \"vx\",\n         \"args\" : [\n            \"mcp\"\n         ]\n      }\n   }\n}\n"},
+		{"minified",
+			`{"theme":"dark","mcpServers":{"db":{"command":"db"}}}`,
+			`{"theme":"dark","mcpServers":{"db":{"command":"db"},"vx":{"command":"vx","args":["mcp"]}}}`},
+	} {
+		got, err := jsonServer("mcpServers", server(nil))([]byte(c.old))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, c.want)
+		}
+		if again, err := jsonServer("mcpServers", server(nil))(got); err != nil || string(again) != string(got) {
+			t.Errorf("%s: a second merge changed the file (%v):\n%s", c.name, err, again)
+		}
+		if node, err := exec.LookPath("node"); err == nil {
+			out, err := exec.Command(node, "-e", "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1]).mcpServers.vx))", string(got)).Output()
+			if err != nil || string(out) != `{"command":"vx","args":["mcp"]}` {
+				t.Errorf("%s: JSON.parse reads mcpServers.vx as %s (%v)", c.name, out, err)
+			}
+		}
 	}
 }
