@@ -1,7 +1,8 @@
 // Package agents plans and writes what `vx init --agents` and `vx agents` give each coding agent
 // host: its MCP config for `vx mcp`, merged into the file the host reads with every other server
-// and key kept, and an agent guide (a section of AGENTS.md, pointers to it in CLAUDE.md and
-// GEMINI.md, a Claude Code skill). Writing twice changes nothing the second time.
+// and key kept, and an agent guide (a section of AGENTS.md, pointers to it in CLAUDE.md, or
+// .claude/CLAUDE.md where the guide is there, and GEMINI.md, a Claude Code skill). Writing twice
+// changes nothing the second time.
 package agents
 
 import (
@@ -121,7 +122,15 @@ func Write(opts Options) (*Plan, error) {
 	add("AGENTS.md", markedSection(agentsSection(opts.Tasks)))
 	for _, name := range hosts {
 		for _, f := range hostByName(name).files {
-			add(f.path, f.edit(opts))
+			if f.pick == nil {
+				add(f.path, f.edit(opts))
+				continue
+			}
+			path, e, err := f.pick(opts.Root)
+			if err != nil {
+				return nil, fmt.Errorf("vx agents: %w", err)
+			}
+			add(path, e)
 		}
 	}
 	for _, path := range order {

@@ -1,15 +1,46 @@
 package agents
 
+import "bytes"
+
 // host is one agent host: the files vx writes for it.
 type host struct {
 	name  string
 	files []hostFile
 }
 
-// hostFile is one file a host reads and how vx's part is put into it.
+// hostFile is one file a host reads and how vx's part is put into it. pick, when set, chooses
+// the file and its edit from what the workspace already has, in place of path and edit.
 type hostFile struct {
 	path string
 	edit func(Options) edit
+	pick func(root string) (path string, e edit, err error)
+}
+
+// The two files Claude Code reads as a project's guide.
+const (
+	claudeRootGuide   = "CLAUDE.md"
+	claudeFolderGuide = ".claude/CLAUDE.md"
+)
+
+// claudeGuide picks the guide vx's pointer to AGENTS.md goes into: of CLAUDE.md and
+// .claude/CLAUDE.md (Claude Code reads both), the one that already holds vx's section, else
+// the one that exists, else CLAUDE.md (also when both exist). Claude Code resolves an @import
+// from the file that holds it, so the pointer in .claude/CLAUDE.md names ../AGENTS.md. A link
+// on the way to either is refused, as every file vx agents reads.
+func claudeGuide(root string) (string, edit, error) {
+	atRoot, err := readFile(root, claudeRootGuide)
+	if err != nil {
+		return "", nil, err
+	}
+	inFolder, err := readFile(root, claudeFolderGuide)
+	if err != nil {
+		return "", nil, err
+	}
+	folder := inFolder.exists && (!atRoot.exists || bytes.Contains(inFolder.data, []byte(beginMarker)) && !bytes.Contains(atRoot.data, []byte(beginMarker)))
+	if folder {
+		return claudeFolderGuide, markedSection(pointer("@../AGENTS.md")), nil
+	}
+	return claudeRootGuide, markedSection(pointer("@AGENTS.md")), nil
 }
 
 // server is the MCP server entry every host gets: vx mcp, started in the folder the host opened.
@@ -24,25 +55,25 @@ func server(extra map[string]any) map[string]any {
 // hosts lists every host in the order they are planned.
 var hosts = []host{
 	{name: "claude", files: []hostFile{
-		{".mcp.json", func(Options) edit { return jsonServer("mcpServers", server(nil)) }},
-		{"CLAUDE.md", func(Options) edit { return markedSection(pointer("@AGENTS.md")) }},
-		{".claude/skills/vx/SKILL.md", func(o Options) edit { return whole(skill(o.Tasks)) }},
+		{path: ".mcp.json", edit: func(Options) edit { return jsonServer("mcpServers", server(nil)) }},
+		{pick: claudeGuide},
+		{path: ".claude/skills/vx/SKILL.md", edit: func(o Options) edit { return whole(skill(o.Tasks)) }},
 	}},
 	{name: "cursor", files: []hostFile{
-		{".cursor/mcp.json", func(Options) edit { return jsonServer("mcpServers", server(nil)) }},
+		{path: ".cursor/mcp.json", edit: func(Options) edit { return jsonServer("mcpServers", server(nil)) }},
 	}},
 	{name: "vscode", files: []hostFile{
-		{".vscode/mcp.json", func(Options) edit { return jsonServer("servers", server(map[string]any{"type": "stdio"})) }},
+		{path: ".vscode/mcp.json", edit: func(Options) edit { return jsonServer("servers", server(map[string]any{"type": "stdio"})) }},
 	}},
 	{name: "continue", files: []hostFile{
-		{".continue/mcpServers/vx.yaml", func(Options) edit { return whole(continueYAML) }},
+		{path: ".continue/mcpServers/vx.yaml", edit: func(Options) edit { return whole(continueYAML) }},
 	}},
 	{name: "gemini", files: []hostFile{
-		{".gemini/settings.json", func(Options) edit { return jsonServer("mcpServers", server(nil)) }},
-		{"GEMINI.md", func(Options) edit { return markedSection(pointer("@./AGENTS.md")) }},
+		{path: ".gemini/settings.json", edit: func(Options) edit { return jsonServer("mcpServers", server(nil)) }},
+		{path: "GEMINI.md", edit: func(Options) edit { return markedSection(pointer("@./AGENTS.md")) }},
 	}},
 	{name: "codex", files: []hostFile{
-		{".codex/config.toml", func(Options) edit { return tomlServer(codexTable) }},
+		{path: ".codex/config.toml", edit: func(Options) edit { return tomlServer(codexTable) }},
 	}},
 }
 
