@@ -10,10 +10,10 @@ import (
 func TestShortLabelKeepsTheTask(t *testing.T) {
 	for _, tc := range []struct{ id, want string }{
 		{"app#build", "app#build"},
-		{"@scope/exactly-thirty-chars#ab", "@scope/exactly-thirty-chars#ab"},
-		{"@scope/a-very-long-package-name-indeed#build", "@scope/a-very-long-pack…#build"},
-		{"@scope/a-very-long-package-name-indeed#test:clean-post", "@scope/a-very…#test:clean-post"},
-		{"@é/ünïcödé-package-name-that-is-long#build", "@é/ünïcödé-package-name…#build"},
+		{"@scope/exactly-28-chars#abcd", "@scope/exactly-28-chars#abcd"},
+		{"@scope/a-very-long-package-name-indeed#build", "@scope/a-very-long-pa…#build"},
+		{"@scope/a-very-long-package-name-indeed#test:clean-post", "@scope/a-ve…#test:clean-post"},
+		{"@é/ünïcödé-package-name-that-is-long#build", "@é/ünïcödé-package-na…#build"},
 		{"app#a-task-name-longer-than-any-box-holds", "…#a-task-name-longer-than-any-box-holds"},
 	} {
 		got := shortLabel(tc.id, maxLabelChars)

@@ -24,12 +24,12 @@ const (
 )
 
 // maxLabelChars is the longest label a box of the page holds.
-const maxLabelChars = 30
+const maxLabelChars = 28
 
 // shortLabel is id in at most max characters where it can be: a longer id loses the end of its
-// project's name, marked "…", and keeps its "#task" whole, so that `@scope/a-long-package#build`
-// reads `@scope/a-long-pa…#build`. A task name too long to leave a character of the project
-// keeps all of it, after "…": a task is never cut.
+// project's name, marked "…", and keeps its "#task" whole (in 28 characters,
+// `@scope/a-very-long-package#build` reads `@scope/a-very-long-pa…#build`). A task name too long
+// to leave a character of the project keeps all of it, after "…": a task is never cut.
 func shortLabel(id string, max int) string {
 	runes := []rune(id)
 	if len(runes) <= max {
