@@ -148,13 +148,14 @@ const maxCandidates = 12
 // `"build" is a task name; say which: app#build, lib#build`; "" when it could mean none.
 func taskIDHint(id string, ids []string) string {
 	project, task, hasHash := strings.Cut(id, "#")
-	var kinds []string
-	var matches []string
+	var kinds, matches []string
+	seen := map[string]bool{}
 	add := func(kind string, match func(p, t string) bool) {
 		found := false
 		for _, c := range ids {
 			p, t, _ := strings.Cut(c, "#")
-			if match(p, t) && !slices.Contains(matches, c) {
+			if match(p, t) && !seen[c] {
+				seen[c] = true
 				matches = append(matches, c)
 				found = true
 			}
