@@ -41,7 +41,7 @@ func mermaidScript(t *testing.T) string {
 }
 
 // Mermaid itself parses the flowchart vx graph writes, and draws a node per task and an edge per
-// dependency.
+// dependency, besides the legend's nodes.
 func TestMermaidParses(t *testing.T) {
 	ctx := browser(t)
 	script := mermaidScript(t)
@@ -71,7 +71,8 @@ window.result = (async () => {
   document.getElementById('out').innerHTML = svg;
   // A label with a raw quote, as an unescaped one would be: the parser must refuse it.
   const refuses = await mermaid.parse('flowchart RL\n  n0["a"b"]').then(() => false, () => true);
-  return { refuses, type: parsed.diagramType, nodes: document.querySelectorAll('#out g.node').length,
+  return { refuses, type: parsed.diagramType, nodes: document.querySelectorAll('#out g.node:not([id*="legend_"])').length,
+    legend: document.querySelectorAll('#out g.node[id*="legend_"]').length,
     edges: document.querySelectorAll('#out .edgePaths path, #out path.flowchart-link').length };
 })().catch(e => ({ error: String(e && e.message || e) }));
 window.result.then(r => { window.done = r; document.body.setAttribute('data-ready', 'true'); });
@@ -86,6 +87,9 @@ window.result.then(r => { window.done = r; document.body.setAttribute('data-read
 			}
 			if got["type"] != "flowchart-v2" || int(got["nodes"].(float64)) != len(g.Tasks) || int(got["edges"].(float64)) != len(g.Edges) {
 				t.Errorf("Mermaid reads %v; want a flowchart of %d nodes and %d edges", got, len(g.Tasks), len(g.Edges))
+			}
+			if got["legend"] == nil || got["legend"].(float64) == 0 {
+				t.Errorf("Mermaid draws no legend node: %v", got)
 			}
 			if strings.Contains(text.String(), "#build") {
 				t.Error("a task id's # is left raw in a label")
