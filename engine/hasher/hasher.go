@@ -30,6 +30,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -83,6 +84,10 @@ type Manifest struct {
 	// DepFiles maps each project the task's project depends on, transitively, to a digest of its
 	// git-visible files, when the task's inputs name `^default` (graph.DependencyDefault).
 	DepFiles map[string]string `json:"depFiles,omitempty"`
+
+	// Inputs is what the hasher saw of every input file it keyed, and of the folders holding
+	// them, for Recheck after the task ran; it is never part of the key.
+	Inputs *InputStats `json:"-"`
 
 	// salted maps "env\x00NAME" and "exec\x00NAME" to the salted digest of a secret value that
 	// the stored form shows in place of the key digest.
@@ -213,8 +218,10 @@ type Hasher struct {
 	// nested maps each project folder to the set of the folders of the projects inside it.
 	nested map[string]map[string]bool
 
-	// throughDigests memoises projectDigest until a task writes files.
+	// throughDigests memoises projectDigest until a task writes files, throughSeen what it saw
+	// of the files behind each digest.
 	throughDigests map[string]string
+	throughSeen    map[string][]seenFile
 
 	lockOnce sync.Once
 	lock     *lockfile.Lockfile
@@ -230,6 +237,7 @@ type Hasher struct {
 	salt         []byte
 	globalOnce   sync.Once
 	global       map[string]string
+	globalSeen   []seenFile
 	globalErr    error
 
 	// counters for benchmarks and the debug output
@@ -383,7 +391,7 @@ func (h *Hasher) Invalidate(projectDir string) {
 	defer h.mu.Unlock()
 	h.rootStale = true
 	h.tainted = true
-	h.throughDigests = nil
+	h.throughDigests, h.throughSeen = nil, nil
 	// The folders holding projectDir are its own and those above it: a look-up each, not a pass
 	// over every listing (a pass a restored task made a full run quadratic).
 	for dir := projectDir; ; dir = path.Dir(dir) {
@@ -403,6 +411,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		Version: CacheVersion, TaskID: t.ID, Command: t.Command, Scripts: t.Scripts,
 		Env: map[string]string{}, ExecEnv: map[string]string{}, Outputs: nonNil(t.Outputs),
 		Sandbox: t.Sandbox, Files: map[string]string{}, Deps: map[string]string{},
+		Inputs: &InputStats{},
 	}
 	if err := h.putPackages(m, p); err != nil {
 		return nil, fmt.Errorf("hash %s: %w", t.ID, err)
@@ -412,6 +421,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		return nil, fmt.Errorf("hash %s: %w", t.ID, err)
 	}
 	m.Global = global
+	m.Inputs.add(h.globalSeenFiles()...)
 	// The workspace's env (Turborepo's globalEnv) enters every task's key as the task's own does.
 	var globalEnv []string
 	if h.opts.Workspace != nil {
@@ -440,7 +450,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		m.Deps[d] = k
 	}
 	for _, name := range t.Through {
-		digest, err := h.projectDigest(ctx, name)
+		digest, err := h.projectDigest(ctx, name, m.Inputs)
 		if err != nil {
 			return nil, fmt.Errorf("hash %s: %w", t.ID, err)
 		}
@@ -451,7 +461,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 	}
 	depGlobs, _ := t.DependencyInputs()
 	for _, name := range t.DependencyFiles {
-		digest, err := h.projectInputsDigest(ctx, name, depGlobs)
+		digest, err := h.projectInputsDigest(ctx, name, depGlobs, m.Inputs)
 		if err != nil {
 			return nil, fmt.Errorf("hash %s: %w", t.ID, err)
 		}
@@ -472,7 +482,8 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		if !outside {
 			rootRel = joinRel(p.Dir, rel)
 		}
-		sum, err := h.FileHash(rootRel)
+		sum, info, err := h.fileHash(rootRel)
+		m.Inputs.add(seenOf(rel, rootRel, info, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue // listed by git but deleted from the work tree, or a nested repository
 		}
@@ -481,6 +492,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		}
 		m.Files[rel] = sum
 	}
+	m.Inputs.statDirs(h.opts.Root, p.Dir)
 	if h.opts.Debug != nil {
 		h.debug(m)
 	}
@@ -521,14 +533,14 @@ func (h *Hasher) putSecret(m *Manifest, kind, name, value string) {
 
 // projectDigest hashes the files of a project (its default inputs: what git would show, less
 // node_modules and nested projects) into one digest, kept until a task writes files.
-func (h *Hasher) projectDigest(ctx context.Context, name string) (string, error) {
-	return h.projectInputsDigest(ctx, name, nil)
+func (h *Hasher) projectDigest(ctx context.Context, name string, seen *InputStats) (string, error) {
+	return h.projectInputsDigest(ctx, name, nil, seen)
 }
 
 // projectInputsDigest is projectDigest of the project's files that globs match (nil: every
 // git-visible file), for `^GLOB` dependency inputs; each project and globs is digested once per
-// run.
-func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []string) (string, error) {
+// run. What it saw of the files is added to seen (nil: nowhere).
+func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []string, seen *InputStats) (string, error) {
 	ws := h.opts.Workspace
 	if ws == nil {
 		return "", fmt.Errorf("project %s: no workspace", name)
@@ -539,21 +551,25 @@ func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []s
 	}
 	h.mu.Lock()
 	digest, ok := h.throughDigests[memo]
+	files := h.throughSeen[memo]
 	h.mu.Unlock()
 	if ok {
+		seen.add(files...)
 		return digest, nil
 	}
 	p, ok := ws.Project(name)
 	if !ok {
 		return "", fmt.Errorf("no project %s", name)
 	}
-	files, err := h.Inputs(ctx, p, &graph.Task{ID: name + "#", Inputs: globs})
+	listed, err := h.Inputs(ctx, p, &graph.Task{ID: name + "#", Inputs: globs})
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.New()
-	for _, rel := range files {
-		fh, err := h.FileHash(joinRel(p.Dir, rel))
+	for _, rel := range listed {
+		rootRel := joinRel(p.Dir, rel)
+		fh, info, err := h.fileHash(rootRel)
+		files = append(files, seenOf(pathglob.RootPrefix+rootRel, rootRel, info, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue
 		}
@@ -565,10 +581,11 @@ func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []s
 	digest = hex.EncodeToString(sum.Sum(nil))
 	h.mu.Lock()
 	if h.throughDigests == nil {
-		h.throughDigests = map[string]string{}
+		h.throughDigests, h.throughSeen = map[string]string{}, map[string][]seenFile{}
 	}
-	h.throughDigests[memo] = digest
+	h.throughDigests[memo], h.throughSeen[memo] = digest, files
 	h.mu.Unlock()
+	seen.add(files...)
 	return digest, nil
 }
 
@@ -650,7 +667,8 @@ func (h *Hasher) globalFiles(ctx context.Context) (map[string]string, error) {
 		}
 		h.global = map[string]string{}
 		for _, rel := range files {
-			sum, err := h.FileHash(rel)
+			sum, info, err := h.fileHash(rel)
+			h.globalSeen = append(h.globalSeen, seenOf(pathglob.RootPrefix+rel, rel, info, err))
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 				continue
 			}
@@ -724,11 +742,19 @@ func joinRel(dir, rel string) string {
 
 // FileHash answers the SHA-256 of a file (root-relative, forward slashes), through the stat cache.
 func (h *Hasher) FileHash(rel string) (string, error) {
+	sum, _, err := h.fileHash(rel)
+	return sum, err
+}
+
+// fileHash is FileHash that also answers what the file stat'ed as when it was hashed (the zero
+// Info when the lstat failed).
+func (h *Hasher) fileHash(rel string) (string, filestate.Info, error) {
 	fi, err := h.source().Lstat(rel)
 	if err != nil {
-		return "", err
+		return "", filestate.Info{}, err
 	}
-	return h.FileHashOf(rel, fi)
+	sum, err := h.FileHashOf(rel, fi)
+	return sum, filestate.InfoOf(fi), err
 }
 
 // FileHashOf is FileHash for a file the caller has just lstat'ed (fi), which it does not stat

@@ -182,6 +182,8 @@ type runState struct {
 	handed *handedKeys
 	// commands counts the task commands started.
 	commands atomic.Int64
+	// inputsChanged are the tasks whose inputs changed while they ran, for the summary.
+	inputsChanged changedInputs
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -399,6 +401,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 	}
 	sum := summary.Summarize(run.Recorded(), recorded)
 	sum.RemoteCache = remoteRun
+	r.inputsChanged.fill(sum)
 	r.event(runout.EndEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)

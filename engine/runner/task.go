@@ -9,6 +9,7 @@ import (
 
 	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -31,6 +32,9 @@ type attempt struct {
 	o      outcome
 	// lockEnd is when the task's lock was taken after a wait, cmdStart when its command started.
 	lockEnd, cmdStart time.Time
+	// inputs is what the key was made from (hasher.Recheck compares it after the command ran);
+	// nil until the key is made here.
+	inputs *hasher.InputStats
 }
 
 // execute runs one task (or restores it from the cache) and answers its outcome; report tells the
@@ -123,6 +127,7 @@ func (a *attempt) key(depKeys map[string]string) (string, bool) {
 		return "", false
 	}
 	a.e.Hash, a.o.key, a.o.manifest = key, key, data
+	a.inputs = m.Inputs
 	return key, true
 }
 
@@ -265,7 +270,10 @@ func (a *attempt) run(key string) outcome {
 	r.undeclared.Note(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
-		if t.Cache {
+		// Checked for a task that is not cached too: what depends on it holds its key.
+		if a.inputsMoved() {
+			a.keepFailureLog(log) // kept for vx last --log, never as a cache entry
+		} else if t.Cache {
 			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
 				r.display.Notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
 			} else {
@@ -277,6 +285,43 @@ func (a *attempt) run(key string) outcome {
 	}
 	a.o.exec = a.e
 	return a.o
+}
+
+// inputsMoved reports whether the outputs the command made are not what the key describes: an
+// input the key was made from changed while the command ran (or could not be looked at again), or
+// the task ran on the outputs of a task for which that holds (its key holds that task's). Such
+// outputs are not cached, locally or remotely. It says which files moved, on the run's output and
+// in the task's row of the summary.
+func (a *attempt) inputsMoved() bool {
+	if deps, files := a.r.inputsChanged.fromDeps(a.n); len(deps) > 0 {
+		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: it ran on the outputs of %s, whose inputs changed while it ran (%s)",
+			a.t.ID, strings.Join(deps, ", "), nameFiles(files)))
+		return true
+	}
+	if a.inputs == nil {
+		return false // a command runs only under a key made here (execute)
+	}
+	moved, err := a.r.hasher.Recheck(a.ctx, a.p, a.t, a.inputs)
+	switch {
+	case err != nil:
+		a.r.inputsChanged.put(a.t.ID, a.p.Dir, nil)
+		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: its inputs could not be checked after it ran: %v", a.t.ID, err))
+		return true
+	case len(moved) == 0:
+		return false
+	}
+	a.r.inputsChanged.put(a.t.ID, a.p.Dir, moved)
+	a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: %s changed while it ran", a.t.ID, nameFiles(moved)))
+	return true
+}
+
+// nameFiles names files for a one-line message: the first few, and how many more.
+func nameFiles(files []string) string {
+	const shown = 5
+	if len(files) <= shown {
+		return strings.Join(files, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(files[:shown], ", "), len(files)-shown)
 }
 
 // keepFailureLog stores what a task that did not pass printed, for vx last --log and getFailures;

@@ -54,6 +54,10 @@ type TaskResult struct {
 	TimedOut  bool    `json:"timedOut"`
 	// SandboxViolations lists what the task did outside its declared sandbox.
 	SandboxViolations []string `json:"sandboxViolations"`
+	// InputsChangedDuringRun lists the input files (as its inputs name them) that changed while
+	// the task's command ran, whose outputs were then not cached; absent for every other task.
+	// Only the run that saw it says so: the index does not keep it.
+	InputsChangedDuringRun []string `json:"inputsChangedDuringRun,omitempty"`
 	// NotReady lists, for a skipped task, the tasks it still waited for when the run stopped.
 	NotReady     []string `json:"notReady"`
 	PeakRssBytes int64    `json:"peakRssBytes"`

@@ -1,0 +1,68 @@
+package hasher
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/vzn/vx/engine/graph"
+)
+
+// TestRecheck: after a key is made, Recheck names each input that was edited, removed or added
+// in the inputs' folders, or outside them through a "//" glob, and nothing when none moved; a file
+// that is not an input (an output, one the globs do not match) moves nothing.
+func TestRecheck(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, root, "packages/a/src/in.txt", "v2")
+	write(t, root, "packages/a/src/sub/deep.txt", "d")
+	write(t, root, "packages/a/README.md", "r")
+	write(t, root, "config/rules.json", "{}")
+	age(t, root)
+	p := &graph.Project{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")}
+	task := &graph.Task{ID: "a#build", Inputs: []string{"src/**", "//config/**"}, Outputs: []string{"dist/**"}}
+	ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx"), Projects: []*graph.Project{p}}
+	ws.Index()
+	// Each case keys the files as the cases before it left them.
+	recheck := func(t *testing.T, edit func()) []string {
+		t.Helper()
+		h := New(Options{Workspace: ws})
+		m, err := h.Manifest(ctx, p, task, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Inputs.Len() < 3 {
+			t.Fatalf("the key's stats hold %d files, want every input", m.Inputs.Len())
+		}
+		edit()
+		h.Invalidate(p.Dir) // as the runner does once a command ran
+		moved, err := h.Recheck(ctx, p, task, m.Inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return moved
+	}
+	for _, tc := range []struct {
+		name string
+		edit func()
+		want []string
+	}{
+		{"nothing", func() {}, nil},
+		{"an output and a file no glob matches", func() {
+			write(t, root, "packages/a/dist/out.txt", "o")
+			write(t, root, "packages/a/notes.txt", "n")
+		}, nil},
+		{"an edit", func() { write(t, root, "packages/a/src/in.txt", "v3") }, []string{"src/in.txt"}},
+		{"an edit outside the project", func() { write(t, root, "config/rules.json", "{ }") }, []string{"//config/rules.json"}},
+		{"a new file", func() { write(t, root, "packages/a/src/sub/new.txt", "n") }, []string{"src/sub/new.txt"}},
+		{"a removed file", func() { os.Remove(filepath.Join(root, "packages/a/src/sub/deep.txt")) }, []string{"src/sub/deep.txt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := recheck(t, tc.edit); !slices.Equal(got, tc.want) {
+				t.Fatalf("Recheck = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
