@@ -1,7 +1,8 @@
 // Package watchloop is vx watch: it runs a selection, then, each time the files git shows change
 // (debounced), runs again the selected tasks whose keys moved, in dependency order, through the
 // runner vx run uses (cache, history, sandbox, memory budget). An edit during a run that moves a
-// task of it stops that run and starts again; a persistent task starts once and keeps running,
+// task of it stops that run and starts again; a task whose inputs changed while its command ran
+// runs again, whatever its key says; a persistent task starts once and keeps running,
 // restarted when its own key moves only if it says interruptible: true. An edited config is
 // loaded again before the next run.
 package watchloop
@@ -367,7 +368,11 @@ func (l *loop) finished(ctx context.Context, res cycleResult) {
 	l.current = nil
 	if res.sum != nil {
 		for _, t := range res.sum.Tasks {
-			if t.Status != store.StatusCancelled && t.Status != store.StatusSkipped {
+			switch {
+			case len(t.InputsChangedDuringRun) > 0:
+				// Its outputs may be of files it no longer has, whatever its key says now.
+				delete(l.lastKeys, t.TaskID)
+			case t.Status != store.StatusCancelled && t.Status != store.StatusSkipped:
 				l.lastKeys[t.TaskID] = c.keys[t.TaskID]
 			}
 		}
