@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
@@ -184,6 +185,9 @@ type runState struct {
 	commands atomic.Int64
 	// inputsChanged are the tasks whose inputs changed while they ran, for the summary.
 	inputsChanged changedInputs
+	// executor runs each command that misses: on this machine (executor.Local, through
+	// Options.Exec).
+	executor executor.Executor
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -320,7 +324,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	masker := mask.New(secrets...)
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
-		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg}
+		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec}}
 	r.sandbox = taskenv.NewSandboxes(opts.Workspace, opts.Sandbox, r.display.Notice)
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (taskenv.Sandboxes.Effective), so such a run hashes every task.

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -239,39 +241,26 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	return a.o
 }
 
-// run runs the task's command (a miss), then stores its outputs and log.
+// run runs the task's command (a miss) through the run's executor, then stores its outputs and
+// log.
 func (a *attempt) run(key string) outcome {
 	r, t, p := a.r, a.t, a.p
-	runCtx, cancel := a.ctx, context.CancelFunc(func() {})
-	if t.Timeout > 0 {
-		runCtx, cancel = context.WithTimeout(a.ctx, t.Timeout)
+	var box *taskenv.Box
+	res, runErr := r.executor.Run(a.ctx, a.command(&box))
+	var refused *executor.Refusal
+	if errors.As(runErr, &refused) {
+		return a.fail(store.StatusFailed, refused.Message)
 	}
-	defer cancel()
-	out := r.display.TaskWriter(t.ID)
-	spec := proc.Spec{
-		Shell: t.Command, Dir: p.AbsDir, Env: r.taskEnv(t), Stdout: out, Stderr: out, Grace: r.opts.Grace,
-	}
-	box, refusal := r.sandbox.Start(p, t, &spec)
-	if refusal != "" {
-		return a.fail(store.StatusFailed, refusal)
-	}
-	// From its start the command may write anywhere: later keys ask the file system, not the
-	// watcher's file state (which it leaves behind).
-	r.hasher.Invalidate(p.Dir)
-	a.cmdStart = r.opts.Now()
-	r.commands.Add(1)
-	res, runErr := r.opts.Exec(runCtx, spec)
 	a.commandSpan(res)
-	out.Flush()
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(p.Dir)
-	log := a.judge(res, runErr, runCtx, r.masker.Bytes(out.Log()))
-	log = a.confine(box, out.Log(), log)
+	log := a.judge(res, runErr, r.masker.Bytes(res.Log))
+	log = a.confine(box, res.Log, log)
 	r.undeclared.Note(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
 		// Checked for a task that is not cached too: what depends on it holds its key.
-		if a.inputsMoved() {
+		if a.inputsMoved(res.Inputs) {
 			a.keepFailureLog(log) // kept for vx last --log, never as a cache entry
 		} else if t.Cache {
 			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
@@ -287,31 +276,74 @@ func (a *attempt) run(key string) outcome {
 	return a.o
 }
 
+// command is the task's command as the executor runs it; box receives the sandbox the command
+// was confined in on this machine.
+func (a *attempt) command(box **taskenv.Box) executor.Task {
+	r, t, p := a.r, a.t, a.p
+	return executor.Task{
+		ID: t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
+		Sandbox: r.sandbox.Effective(t), Inputs: t.Inputs, Outputs: t.Outputs, Timeout: t.Timeout, Grace: r.opts.Grace,
+		Output: taskLog{r.display.TaskWriter(t.ID)},
+		Confine: func(spec *proc.Spec) error {
+			b, refusal := r.sandbox.Start(p, t, spec)
+			if refusal != "" {
+				return &executor.Refusal{Message: refusal}
+			}
+			*box = b
+			return nil
+		},
+		Started: func() {
+			// From its start the command may write anywhere: later keys ask the file system,
+			// not the watcher's file state (which it leaves behind).
+			r.hasher.Invalidate(p.Dir)
+			a.cmdStart = r.opts.Now()
+			r.commands.Add(1)
+		},
+		CheckInputs: a.checkInputs,
+	}
+}
+
+// taskLog is a task's output on the display as the executor writes it and reads its log.
+type taskLog struct{ *runout.TaskOutput }
+
+// Log ends the task's output on the display and answers the log it kept.
+func (l taskLog) Log() []byte {
+	l.Flush()
+	return l.TaskOutput.Log()
+}
+
+// checkInputs answers the inputs of the task that moved since its key was made from them.
+func (a *attempt) checkInputs(ctx context.Context) ([]string, error) {
+	if a.inputs == nil {
+		return nil, nil // a command runs only under a key made here (execute)
+	}
+	return a.r.hasher.Recheck(ctx, a.p, a.t, a.inputs)
+}
+
 // inputsMoved reports whether the outputs the command made are not what the key describes: an
-// input the key was made from changed while the command ran (or could not be looked at again), or
-// the task ran on the outputs of a task for which that holds (its key holds that task's). Such
-// outputs are not cached, locally or remotely. It says which files moved, on the run's output and
-// in the task's row of the summary.
-func (a *attempt) inputsMoved() bool {
+// input the key was made from changed while the command ran (or could not be looked at again:
+// verdict, the executor's, is that of checkInputs), or the task ran on the outputs of a task for
+// which that holds (its key holds that task's). Such outputs are not cached, locally or remotely.
+// It says which files moved, on the run's output and in the task's row of the summary.
+func (a *attempt) inputsMoved(verdict executor.InputCheck) bool {
 	if deps, files := a.r.inputsChanged.fromDeps(a.n); len(deps) > 0 {
 		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: it ran on the outputs of %s, whose inputs changed while it ran (%s)",
 			a.t.ID, strings.Join(deps, ", "), nameFiles(files)))
 		return true
 	}
-	if a.inputs == nil {
-		return false // a command runs only under a key made here (execute)
+	if !verdict.Checked {
+		verdict.Changed, verdict.Err = a.checkInputs(a.ctx)
 	}
-	moved, err := a.r.hasher.Recheck(a.ctx, a.p, a.t, a.inputs)
 	switch {
-	case err != nil:
+	case verdict.Err != nil:
 		a.r.inputsChanged.put(a.t.ID, a.p.Dir, nil)
-		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: its inputs could not be checked after it ran: %v", a.t.ID, err))
+		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: its inputs could not be checked after it ran: %v", a.t.ID, verdict.Err))
 		return true
-	case len(moved) == 0:
+	case len(verdict.Changed) == 0:
 		return false
 	}
-	a.r.inputsChanged.put(a.t.ID, a.p.Dir, moved)
-	a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: %s changed while it ran", a.t.ID, nameFiles(moved)))
+	a.r.inputsChanged.put(a.t.ID, a.p.Dir, verdict.Changed)
+	a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: %s changed while it ran", a.t.ID, nameFiles(verdict.Changed)))
 	return true
 }
 
@@ -337,13 +369,13 @@ func (a *attempt) keepFailureLog(log []byte) {
 
 // judge sets the row from the command's result: its measures and its status. It answers the log,
 // with vx's own message about the result added.
-func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, log []byte) []byte {
+func (a *attempt) judge(res executor.Result, runErr error, log []byte) []byte {
 	e := &a.e
-	e.Duration, a.o.timing.measuredFrom = res.Wall, a.cmdStart
+	e.Duration, a.o.timing.measuredFrom = res.Usage.Wall, a.cmdStart
 	if e.Duration == 0 {
 		e.Duration, a.o.timing.measuredFrom = a.r.opts.Now().Sub(a.start), a.start
 	}
-	e.UserCPU, e.SysCPU, e.PeakRSSBytes = res.UserCPU, res.SysCPU, res.PeakRSSBytes
+	e.UserCPU, e.SysCPU, e.PeakRSSBytes = res.Usage.UserCPU, res.Usage.SysCPU, res.Usage.PeakRSSBytes
 	if res.Signal == "" && runErr == nil {
 		e.ExitCode = intPtr(res.ExitCode)
 	}
@@ -355,7 +387,7 @@ func (a *attempt) judge(res proc.Result, runErr error, runCtx context.Context, l
 		e.Status = store.StatusFailed
 	case res.Cancelled && a.ctx.Err() != nil:
 		e.Status = store.StatusCancelled
-	case res.Cancelled && errors.Is(runCtx.Err(), context.DeadlineExceeded):
+	case res.Cancelled && res.TimedOut:
 		e.Status, e.TimedOut = store.StatusTimedOut, true
 		msg := fmt.Sprintf("vx: %s timed out after %s\n", a.t.ID, a.t.Timeout)
 		log = append(log, msg...)
@@ -390,12 +422,12 @@ func (a *attempt) confine(box *taskenv.Box, raw, log []byte) []byte {
 
 // commandSpan marks the command's span for a profile: from its start for the wall time the
 // process measured, the duration its row says (or until now, when it measured none).
-func (a *attempt) commandSpan(res proc.Result) {
+func (a *attempt) commandSpan(res executor.Result) {
 	if !span.Enabled(a.ctx) {
 		return
 	}
-	end := a.cmdStart.Add(res.Wall)
-	if res.Wall == 0 {
+	end := a.cmdStart.Add(res.Usage.Wall)
+	if res.Usage.Wall == 0 {
 		end = a.r.opts.Now()
 	}
 	span.Record(a.ctx, "command", a.cmdStart, end)
