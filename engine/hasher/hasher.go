@@ -492,7 +492,6 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		}
 		m.Files[rel] = sum
 	}
-	m.Inputs.statDirs(h.opts.Root, p.Dir)
 	if h.opts.Debug != nil {
 		h.debug(m)
 	}

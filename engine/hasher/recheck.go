@@ -57,9 +57,18 @@ func (s *InputStats) Len() int {
 	return len(s.files)
 }
 
-// statDirs records the lstat of every folder holding an input: for a file of the project at
-// projectDir, the folders from its own up to the project's; for another, up to the root. It
-// asks the file system, never a watcher's snapshot, whose folders' own stamps are not kept.
+// StatFolders records in s (a manifest's Inputs, of a task of project p) the lstat of every
+// folder holding an input: for a file of p, the folders from its own up to p's; for another, up
+// to the root. It asks the file system, never a watcher's snapshot, whose folders' own stamps are
+// not kept. A run calls it when it makes the key of a task it may run (a plan has no use for it);
+// without it, Recheck compares the files alone.
+func (h *Hasher) StatFolders(p *graph.Project, s *InputStats) {
+	if s != nil {
+		s.statDirs(h.opts.Root, p.Dir)
+	}
+}
+
+// statDirs is StatFolders for the workspace at root and the project folder projectDir.
 func (s *InputStats) statDirs(root, projectDir string) {
 	s.dirs = map[string]filestate.Info{}
 	for _, f := range s.files {

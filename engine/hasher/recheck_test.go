@@ -2,6 +2,7 @@ package hasher
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ func TestRecheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		h.StatFolders(p, m.Inputs)
 		if m.Inputs.Len() < 3 {
 			t.Fatalf("the key's stats hold %d files, want every input", m.Inputs.Len())
 		}
@@ -62,6 +64,34 @@ func TestRecheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := recheck(t, tc.edit); !slices.Equal(got, tc.want) {
 				t.Fatalf("Recheck = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkRecheck is the check made after a task ran, on a project of files inputs none of
+// which moved: an lstat per file and per folder.
+func BenchmarkRecheck(b *testing.B) {
+	for _, files := range []int{3, 100} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
+			ctx := context.Background()
+			root := b.TempDir()
+			for i := range files {
+				write(b, root, fmt.Sprintf("p/src/d%d/f%d.ts", i%10, i), "x")
+			}
+			p := &graph.Project{Name: "p", Dir: "p", AbsDir: filepath.Join(root, "p")}
+			task := &graph.Task{ID: "p#build", Outputs: []string{"dist/**"}}
+			h := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
+			m, err := h.Manifest(ctx, p, task, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h.StatFolders(p, m.Inputs)
+			b.ResetTimer()
+			for range b.N {
+				if moved, err := h.Recheck(ctx, p, task, m.Inputs); err != nil || len(moved) > 0 {
+					b.Fatalf("Recheck = %q, %v", moved, err)
+				}
 			}
 		})
 	}

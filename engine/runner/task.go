@@ -128,6 +128,7 @@ func (a *attempt) key(depKeys map[string]string) (string, bool) {
 		a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
 		return "", false
 	}
+	a.r.hasher.StatFolders(a.p, m.Inputs) // before the command: a file it adds moves one
 	a.e.Hash, a.o.key, a.o.manifest = key, key, data
 	a.inputs = m.Inputs
 	return key, true
