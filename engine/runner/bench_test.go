@@ -131,3 +131,23 @@ func BenchmarkBareSpawn(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFullMiss200 is a run of 200 cached tasks that all miss (--force): each is keyed, runs
+// a small command, has its inputs checked again after it ran, and has its outputs archived and
+// stored. ms/task is the cost of one such task.
+func BenchmarkFullMiss200(b *testing.B) {
+	ws := generate(b, 200)
+	ids := ws.TaskIDs()
+	opts := Options{Workspace: ws, TaskIDs: ids, Requested: ids, Output: io.Discard, Force: true}
+	if s, err := Run(context.Background(), opts); err != nil || s.Totals.Misses != 200 {
+		b.Fatalf("warm-up run: %v %+v", err, s.Totals)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := Run(context.Background(), opts)
+		if err != nil || s.Totals.Misses != 200 {
+			b.Fatalf("run: %v %+v", err, s.Totals)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/200/1e6, "ms/task")
+}
