@@ -16,10 +16,10 @@ import (
 // budget is the answer budget of the workspace: mcp({ answerChars }), or the default when the
 // config does not load (the tools that need it answer its error themselves).
 func (d *Deps) budget(ctx context.Context) int {
-	if d.Loader == nil {
+	if d.loader() == nil {
 		return graph.DefaultAnswerChars
 	}
-	ws, err := d.Loader.LoadConfig(ctx)
+	ws, err := d.loader().LoadConfig(ctx)
 	if err != nil {
 		return graph.DefaultAnswerChars
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -59,8 +60,7 @@ func busyHistory(t *testing.T, n, runs int) *Deps {
 			t.Fatal(err)
 		}
 	}
-	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir})}
-	t.Cleanup(func() { d.Close() })
+	d := testDeps(t, session.Options{Loader: workspace.NewLoader(workspace.Options{Dir: dir})})
 	return d
 }
 

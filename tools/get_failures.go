@@ -58,13 +58,13 @@ func (d *Deps) getFailures() tool.Tool {
 			return nil, err
 		}
 		defer release()
-		root, err := d.Loader.Root()
+		root, err := d.loader().Root()
 		if err != nil {
 			return nil, refusal(err)
 		}
 		// The config gives each project's folder and the secrets; history does not need it, so
 		// a config that does not load costs only the project-relative paths.
-		ws, _ := d.Loader.Load(ctx)
+		ws, _ := d.loader().Load(ctx)
 		failed, err := history.FailedTasks(ctx, st, args.RunID, d.secretsMasker())
 		if err != nil {
 			return nil, historyError(err, "the failures of the run")

@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/internal/jsonquote"
 )
@@ -109,7 +109,7 @@ func (d *Deps) logPage(call *tool.Call, question string, log *history.LogEnds, b
 
 // nextLogPage answers the page of the whole output that cursor begins: the engine reads the
 // stored log from the cursor's offset on (history.ReadStoredLogPage), so a page costs what its
-// own bytes cost, never a scan of the whole. The index is asked once per log (pagedLogs).
+// own bytes cost, never a scan of the whole. The index is asked once per log (session.LogPages).
 func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, question, taskID, cursor string) (json.RawMessage, error) {
 	pos, err := decodeLogCursor(question, cursor)
 	if err != nil {
@@ -118,11 +118,12 @@ func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, question, taskI
 	if err := checkTaskID("taskId", taskID); err != nil {
 		return nil, err
 	}
-	log, ok := d.pagedLogs.get(taskID, pos)
+	key := session.LogKey{TaskID: taskID, RunID: pos.RunID, Blob: pos.Blob}
+	log, ok := d.Session.Logs().Get(key)
 	if !ok {
-		log, err = taskQuery(ctx, d, taskID, "the log of", func(st *store.Store) (pagedLog, error) {
+		log, err = taskQuery(ctx, d, taskID, "the log of", func(st *store.Store) (session.LogPage, error) {
 			status, source, err := history.CheckLog(ctx, st, taskID, *pos)
-			return pagedLog{status: status, source: source, cas: st.CAS()}, err
+			return session.LogPage{Status: status, Source: source, CAS: st.CAS()}, err
 		})
 		if errors.Is(err, history.ErrStaleLog) {
 			return nil, logCursorStale
@@ -130,10 +131,10 @@ func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, question, taskI
 		if err != nil {
 			return nil, err
 		}
-		d.pagedLogs.put(taskID, pos, log)
+		d.Session.Logs().Put(key, log)
 	}
 	budget := d.budget(ctx)
-	page := &logPage{RunID: pos.RunID, TaskID: taskID, Status: log.status, Source: &log.source}
+	page := &logPage{RunID: pos.RunID, TaskID: taskID, Status: log.Status, Source: &log.Source}
 	page.OutputBytes = pos.Whole
 	page.Offset = new(pos.Out)
 	base, err := json.Marshal(page)
@@ -153,9 +154,9 @@ func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, question, taskI
 	}()
 	m := d.secretsMasker()
 	for {
-		p, err := history.ReadStoredLogPage(log.cas, *pos, m, room, scratch, text)
+		p, err := history.ReadStoredLogPage(log.CAS, *pos, m, room, scratch, text)
 		if errors.Is(err, history.ErrStaleLog) {
-			d.pagedLogs.forget(taskID, pos)
+			d.Session.Logs().Forget(key)
 			return nil, logCursorStale
 		}
 		if err != nil {
@@ -169,47 +170,6 @@ func (d *Deps) nextLogPage(ctx context.Context, call *tool.Call, question, taskI
 		}
 		room -= len(js) - budget + 16
 	}
-}
-
-// pagedLogs remembers what the index said of the logs this server pages: their execution's status
-// and the log's source, and the blob store that keeps them. A recorded execution's log never
-// changes, so a page after the first asks the index no more (a 32 MiB log is 852 pages); a log
-// whose blob is gone (pruned) is forgotten and its cursors are stale. It keeps a few dozen logs.
-type pagedLogs struct {
-	mu    sync.Mutex
-	known map[pagedLogKey]pagedLog
-}
-
-type pagedLogKey struct{ taskID, runID, blob string }
-
-type pagedLog struct {
-	status store.Status
-	source string
-	cas    *store.CAS
-}
-
-const pagedLogsKept = 64
-
-func (p *pagedLogs) get(taskID string, pos *history.LogPos) (pagedLog, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	log, ok := p.known[pagedLogKey{taskID, pos.RunID, pos.Blob}]
-	return log, ok
-}
-
-func (p *pagedLogs) put(taskID string, pos *history.LogPos, log pagedLog) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.known == nil || len(p.known) >= pagedLogsKept {
-		p.known = map[pagedLogKey]pagedLog{}
-	}
-	p.known[pagedLogKey{taskID, pos.RunID, pos.Blob}] = log
-}
-
-func (p *pagedLogs) forget(taskID string, pos *history.LogPos) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.known, pagedLogKey{taskID, pos.RunID, pos.Blob})
 }
 
 // logCursorStale refuses a cursor whose log is gone.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -49,8 +50,7 @@ func logWorkspace(t testing.TB, log string) (*Deps, string) {
 	if err := st.FinishRun(ctx, id, store.RunFailed, 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir})}
-	t.Cleanup(func() { d.Close() })
+	d := testDeps(t, session.Options{Loader: workspace.NewLoader(workspace.Options{Dir: dir})})
 	return d, dir
 }
 

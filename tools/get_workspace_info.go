@@ -26,7 +26,7 @@ func (d *Deps) getWorkspaceInfo() tool.Tool {
 		OutputTypes: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[any](): {Type: "object"}},
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getWorkspaceInfoArgs) (*info.Document, error) {
-		doc, err := info.Answer(ctx, d.Loader, d.Version, 0, d.getenv)
+		doc, err := info.Answer(ctx, d.loader(), d.Version, 0, d.getenv)
 		if err != nil {
 			return nil, err
 		}

@@ -18,14 +18,14 @@ import (
 
 // openState answers the workspace's state folder open for reading, and the release the caller
 // calls once done with it: where there is no index it answers as an empty one and creates
-// nothing; an index of another version is refused by name. The open is kept across calls (see
-// store.Reader), so that a question costs its own queries, not an open of the index.
+// nothing; an index of another version is refused by name. The session keeps the open across
+// calls (session.Session.Reader).
 func (d *Deps) openState(ctx context.Context) (*store.Store, func(), error) {
-	root, err := d.Loader.Root()
+	root, err := d.loader().Root()
 	if err != nil {
 		return nil, nil, refusal(err)
 	}
-	st, release, err := d.stateReader(workspace.CacheDir(root, d.getenv)).Acquire(ctx)
+	st, release, err := d.Session.Reader(workspace.CacheDir(root, d.getenv)).Acquire(ctx)
 	if err != nil {
 		var ve *store.VersionError
 		if errors.As(err, &ve) {
@@ -36,39 +36,12 @@ func (d *Deps) openState(ctx context.Context) (*store.Store, func(), error) {
 	return st, release, nil
 }
 
-// stateReader answers the reader of the state folder dir, made on first use.
-func (d *Deps) stateReader(dir string) *store.Reader {
-	d.stateMu.Lock()
-	defer d.stateMu.Unlock()
-	if d.state == nil || d.stateDir != dir {
-		if d.state != nil {
-			d.state.Close()
-		}
-		d.state, d.stateDir = store.NewReader(dir), dir
-	}
-	return d.state
-}
-
-// Close ends the `vx run` child kept for the next runTasks call, and closes what the tools keep
-// open between calls (the state folder's reader), once the calls at work are done with it.
-func (d *Deps) Close() error {
-	d.closeSpare()
-	d.stateMu.Lock()
-	defer d.stateMu.Unlock()
-	if d.state == nil {
-		return nil
-	}
-	err := d.state.Close()
-	d.state = nil
-	return err
-}
-
 // secretsMasker masks the secrets of the workspace's tasks as of the last load of the config that
 // succeeded: every tools/call loads it first (the server's lister does), so this is the config as
 // it is now, or, while it does not load, as it last did. Logs were masked when stored; this second
 // pass covers a secret whose value changed since.
 func (d *Deps) secretsMasker() *mask.Masker {
-	return d.Loader.Masker()
+	return d.loader().Masker()
 }
 
 // historyError turns an engine error into a tool's: one the agent caused (a run id that names no

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
@@ -60,32 +62,9 @@ export default defineWorkspace({
 
 	// The watcher answers nothing until the gate opens, as one still taking its first look.
 	gate, askedAfter := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	d := &Deps{Loader: loader, Getenv: getenv, Environ: []string{}, Memo: runner.NewMemo()}
-	defer d.Close()
-	defer d.Memo.Close()
-	d.Files = func(ctx context.Context, ws *graph.Workspace) filestate.Source {
-		select {
-		case <-gate:
-		default:
-			return nil
-		}
-		once.Do(func() { close(askedAfter) })
-		snap, err := svc.Snapshot(ctx)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		return snap
-	}
-	d.FilesReady = func(ctx context.Context) error {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return svc.Watcher().WaitReady(ctx)
-	}
+	d := testDeps(t, session.Options{Loader: loader, Environ: []string{}, Memo: true,
+		Watcher: &gatedWatcher{svc: svc, gate: gate, askedAfter: askedAfter}})
+	defer d.Session.Close()
 
 	raw, _ := json.Marshal(map[string]any{"tasks": []string{"build"}})
 	out, err := d.planTasks().Call(ctx, &tool.Call{Args: raw})
@@ -123,3 +102,35 @@ export default defineWorkspace({
 		}
 	}
 }
+
+// gatedWatcher is the watcher of svc that answers nothing until gate is closed, as one still
+// taking its first look; askedAfter is closed on the first snapshot asked for after.
+type gatedWatcher struct {
+	svc        *watch.Service
+	gate       chan struct{}
+	askedAfter chan struct{}
+	once       sync.Once
+}
+
+func (g *gatedWatcher) Update(ws *graph.Workspace) {}
+
+func (g *gatedWatcher) Snapshot(ctx context.Context) (*filestate.Snapshot, error) {
+	select {
+	case <-g.gate:
+	default:
+		return nil, errors.New("not yet")
+	}
+	g.once.Do(func() { close(g.askedAfter) })
+	return g.svc.Snapshot(ctx)
+}
+
+func (g *gatedWatcher) WaitHashed(ctx context.Context) error {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.svc.Watcher().WaitReady(ctx)
+}
+
+func (g *gatedWatcher) Close() error { return nil }

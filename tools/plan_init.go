@@ -25,7 +25,7 @@ func (d *Deps) planInit() tool.Tool {
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args planInitArgs) (*initplan.Plan, error) {
-		root, err := d.Loader.Root()
+		root, err := d.loader().Root()
 		if err != nil {
 			return nil, err
 		}
@@ -46,7 +46,7 @@ func (d *Deps) planInit() tool.Tool {
 // planAgents adds to plan the files `vx init --agents` would write for hosts, unwritten.
 func (d *Deps) planAgents(ctx context.Context, root string, hosts []string, plan *initplan.Plan) error {
 	opts := agents.Options{Root: root, Hosts: hosts, Dry: true}
-	if ws, err := d.Loader.Load(ctx); err == nil {
+	if ws, err := d.loader().Load(ctx); err == nil {
 		opts.DeclaresMCP = ws.MCP != nil
 		for _, p := range ws.Projects {
 			for name := range p.Tasks {

@@ -90,7 +90,7 @@ func (d *Deps) planTasks() tool.Tool {
 		}
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
-		req := runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args, Files: d.files(ctx, ws), Memo: d.Memo}
+		req := runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args, Files: d.files(ctx, ws), Memo: d.Session.Memo()}
 		plan, err := runner.PlanDocument(ctx, ws, req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -102,11 +102,12 @@ func (d *Deps) planTasks() tool.Tool {
 				// error): the call failed.
 				return nil, fmt.Errorf("plan: %w", err)
 			}
-			return &PlanAnswer{ExitCode: coder.Code(), Error: d.Loader.Masker().String(tool.OneLine(err.Error()))}, nil
+			return &PlanAnswer{ExitCode: coder.Code(), Error: d.loader().Masker().String(tool.OneLine(err.Error()))}, nil
 		}
-		if req.Files == nil && d.FilesReady != nil {
-			// The watcher still takes its first look: the plan kept nothing for the next call.
-			d.planAhead(ctx, req, d.FilesReady)
+		if req.Files == nil {
+			// The watcher still takes its first look (or none runs): the plan kept nothing for
+			// the next call.
+			d.planAhead(ctx, req, d.Session.FilesReady)
 		}
 		ans := &PlanAnswer{ExitCode: vxerr.ExitOK, Plan: plan, Counts: planCounts(plan), Graph: planGraphHint(&args.taskSelectionArgs)}
 		call.Window(ctx, args.Cursor, planTaskLists(ans, args.Filter == nil && args.Affected == nil)...)
@@ -122,12 +123,12 @@ func (d *Deps) planTasks() tool.Tool {
 // where 15 ms after one kept). It does nothing without a memo, or while another background plan is
 // under way.
 func (d *Deps) planAhead(ctx context.Context, req runner.Request, ready func(context.Context) error) {
-	d.Memo.Refresh(ctx, ready, func(ctx context.Context) {
+	d.Session.Memo().Refresh(ctx, ready, func(ctx context.Context) {
 		ws, err := d.load(ctx)
 		if err != nil {
 			return
 		}
-		req.Getenv, req.Files, req.Memo = d.getenv, d.files(ctx, ws), d.Memo
+		req.Getenv, req.Files, req.Memo = d.getenv, d.files(ctx, ws), d.Session.Memo()
 		_, _ = runner.PlanDocument(ctx, ws, req)
 	})
 }

@@ -32,7 +32,7 @@ func (d *Deps) pruneCache() tool.Tool {
 			return nil, tool.Refusef("argument %q pages a dry run's list: a prune that removes cannot be asked again", "cursor")
 		}
 		// As vx cache prune: the state folder of the workspace root, config not needed.
-		res, err := prune.Run(ctx, d.Loader.Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize,
+		res, err := prune.Run(ctx, d.loader().Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize,
 			DryRun: dryRun, Getenv: d.getenv})
 		var value *prune.ValueError
 		if errors.As(err, &value) {

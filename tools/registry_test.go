@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/session"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -74,4 +75,13 @@ func TestEverySchemaIsPortable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testDeps answers the tools' dependencies over a session opened with opts, closed when the test
+// ends.
+func testDeps(t testing.TB, opts session.Options) *Deps {
+	t.Helper()
+	d := &Deps{Session: session.Open(opts)}
+	t.Cleanup(func() { d.Session.Close() })
+	return d
 }

@@ -24,21 +24,12 @@ import (
 	"github.com/vzn/vx/proc"
 )
 
-// runGrace is how long the `vx run` child of a cancelled call has, after SIGTERM, to stop its tasks
-// (it gives each task proc.DefaultGrace) and record the run as cancelled, before it and every
-// process it started get SIGKILL.
-const runGrace = proc.DefaultGrace + time.Second
-
 // eventsDrain bounds how long the events of a finished child are still read: past it, a process
 // that escaped the sweep and holds the pipe cannot keep the call open.
 const eventsDrain = time.Second
 
 // sweepTimeout bounds the sweep of a call's leftover processes.
 const sweepTimeout = 5 * time.Second
-
-// stderrTail is how much of the child's stderr is kept, for the message of a child that wrote no
-// error event.
-const stderrTail = 64 << 10
 
 // callMarkerPrefix starts the name of the variable put in the environment of the `vx run` child of
 // each runTasks call, completed by a token unique to the call. vx run hands its environment to
@@ -223,15 +214,7 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if !ok || snap == nil {
 		return nil
 	}
-	environ := d.environ()
-	vars := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	getenv := func(k string) string { return vars[k] }
-	opts, err := runner.Prepare(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: getenv, Files: snap, Memo: d.Memo})
+	opts, err := runner.Prepare(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Files: snap, Memo: d.Session.Memo()})
 	if err != nil || len(opts.TaskIDs) == 0 {
 		return nil
 	}
@@ -239,7 +222,7 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if err != nil {
 		return nil
 	}
-	h.Stamp = d.Memo.HandoffStamp(opts.Workspace, opts.TaskIDs, environ)
+	h.Stamp = d.Session.Memo().HandoffStamp(opts.Workspace, opts.TaskIDs, d.Session.Environ())
 	// Where every task is a hit whose outputs are in place, the child needs no file state to
 	// run them: it asks the watcher for one should it need it after all.
 	if args.Force || len(h.Intact) < len(opts.TaskIDs) {
@@ -255,7 +238,7 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 // file state: the plan starts at once, and a call after this one waits for it rather than making
 // the same plan beside it; else it waits for the watcher (FilesReady).
 func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs, watched bool) {
-	ready := d.FilesReady
+	ready := d.Session.FilesReady
 	if watched {
 		ready = nil
 	}
@@ -264,7 +247,7 @@ func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs, watched bool
 
 // mayHandOff reports whether a call of args may hand its child anything (see handoff).
 func (d *Deps) mayHandOff(args *runTasksArgs) bool {
-	return d.Memo != nil && len(args.Args) == 0 && !args.sandbox
+	return d.Session.Memo() != nil && len(args.Args) == 0 && !args.sandbox
 }
 
 // childArgs is the `vx run` command line for args, the call's selection first (the child
@@ -304,7 +287,7 @@ func (args *runTasksArgs) childArgs(handsOff bool) []string {
 
 // answer turns what the child printed, and the message it ended on, into the tool's answer.
 func (d *Deps) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, error) {
-	msg = d.Loader.Masker().String(msg)
+	msg = d.loader().Masker().String(msg)
 	if res.Signal != "" {
 		return nil, fmt.Errorf("runTasks: vx run ended by a signal (%s) before it answered; every process it started was stopped", res.Signal)
 	}
@@ -368,26 +351,4 @@ func taskMessage(ev runner.Event) string {
 		status = "blocked by " + ev.BlockedBy
 	}
 	return fmt.Sprintf("%s %s, %d/%d", ev.TaskID, status, ev.Done, ev.Total)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-// Bytes returns the last max bytes written.
-func (t *tailBuffer) Bytes() []byte {
-	if len(t.buf) > t.max {
-		return t.buf[len(t.buf)-t.max:]
-	}
-	return t.buf
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/handoff"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -23,9 +24,8 @@ func fakeVX(t *testing.T, script string) *Deps {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\norder=$(cat <&5)\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
-		Environ: []string{"PATH=" + os.Getenv("PATH"), "FROM_ENVIRON=the server's"}}
-	t.Cleanup(func() { d.Close() })
+	d := testDeps(t, session.Options{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "FROM_ENVIRON=the server's"}})
 	return d
 }
 
@@ -75,8 +75,8 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe, Spare: true,
-		Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	d := testDeps(t, session.Options{Loader: workspace.NewLoader(workspace.Options{Dir: dir}), Exe: exe, KeepChild: true,
+		Environ: []string{"PATH=" + os.Getenv("PATH")}})
 	root := t.TempDir()
 	run := func() {
 		t.Helper()
@@ -109,9 +109,7 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 					pids = append(pids, pid)
 				}
 			}
-			d.spares.mu.Lock()
-			kept := d.spares.child != nil
-			d.spares.mu.Unlock()
+			kept := d.Session.KeptChild() != nil
 			if len(pids) == started && kept {
 				return pids[started-1]
 			}
@@ -132,10 +130,7 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	d.spares.mu.Lock()
-	dead := d.spares.child
-	d.spares.mu.Unlock()
-	<-dead.done
+	<-d.Session.KeptChild().Done()
 	run()
 	if got := lastOrdered(); got == "ordered "+kept || strings.Count(strings.Join(lines(), "\n"), "ordered ") != 3 {
 		t.Fatalf("after the kept child died, the call ordered %q: %q", got, lines())
@@ -154,7 +149,7 @@ echo '{"runId":"r","ok":true,"exitCode":0,"status":"ok","tasks":[]}'
 	}
 
 	kept = waitKept(7)
-	if err := d.Close(); err != nil {
+	if err := d.Session.Close(); err != nil {
 		t.Fatal(err)
 	}
 	pid, _ = strconv.Atoi(kept)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/workspace"
@@ -90,7 +91,7 @@ func TestRunAnswerIsASummaryFirst(t *testing.T) {
 // summary, and the child's message (or a sentence saying there was none) stands; an object that
 // is not a summary is an error.
 func TestRunAnswerOfWhatTheChildPrinted(t *testing.T) {
-	d := &Deps{Loader: workspace.NewLoader(workspace.Options{Dir: t.TempDir()})}
+	d := testDeps(t, session.Options{Loader: workspace.NewLoader(workspace.Options{Dir: t.TempDir()})})
 	doc, _ := json.Marshal(runSummary(3, 1))
 	for _, tc := range []struct {
 		name, stdout, msg string

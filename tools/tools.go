@@ -3,90 +3,47 @@ package tools
 import (
 	"context"
 	"io"
-	"os"
-	"sync"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/runner"
-	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/workspace"
 )
 
-// Deps are the dependencies the tools of one server share: the workspace loader (one per server,
-// so an edited config is seen on the next call), the process's environment and the vx executable
-// that runTasks starts, where children's stray output goes, and vx's version.
+// Deps are the dependencies the tools of one server share: the session, which keeps what the
+// server keeps between calls (the workspace loader, the watcher, the plan memo, the state folder's
+// reader, the log pages, the child started ahead), where children's stray output goes, and vx's
+// version.
 type Deps struct {
-	Loader *workspace.Loader
-	// Exe is the path of the running vx binary.
-	Exe string
-	// Getenv reads the server's environment; nil means os.Getenv.
-	Getenv func(string) string
-	// Environ is the server's environment as a list, which the `vx run` child of runTasks starts
-	// from; nil means os.Environ().
-	Environ []string
-	// Stderr receives what must not reach the reply stream.
+	// Session is what the server keeps between calls; its Close is the server's.
+	Session *session.Session
+	// Stderr receives what must not reach the reply stream; nil discards it.
 	Stderr io.Writer
 	// Version is vx's version.
 	Version string
-	// Files answers the file state of the workspace as loaded for a call, from the server's
-	// watcher; nil (or a nil answer) scans.
-	Files func(ctx context.Context, ws *graph.Workspace) filestate.Source
-	// FilesReady waits until Files answers the watcher's file state, its first look's files
-	// hashed: nil then, else why it will not (no watcher, a limit too low) or ctx's error. nil
-	// means Files never waits.
-	FilesReady func(ctx context.Context) error
-	// Memo keeps the server's last plan for the next planTasks (runner.Memo); nil for none.
-	Memo *runner.Memo
-	// Load loads the workspace for a call in place of Loader.Load (the server's watcher answers
-	// the last one while none of its files changed); nil means Loader.Load.
-	Load func(ctx context.Context) (*graph.Workspace, error)
-	// Spare makes runTasks keep a `vx run` child started ahead of the next call (runChild), which
-	// Close ends.
-	Spare bool
+}
 
-	// stateMu guards state, the state folder's reader the history tools share (openState), and
-	// stateDir, the folder it reads; Close closes it.
-	stateMu  sync.Mutex
-	state    *store.Reader
-	stateDir string
-	// pagedLogs is what the index said of the logs getTaskLog pages.
-	pagedLogs pagedLogs
-	// spares is the child kept for the next runTasks call.
-	spares spares
+// loader is the session's workspace loader; nil without a session.
+func (d *Deps) loader() *workspace.Loader {
+	if d.Session == nil {
+		return nil
+	}
+	return d.Session.Loader()
 }
 
 // files answers the file state a call on ws plans with: the watcher's, else nil (a scan).
 func (d *Deps) files(ctx context.Context, ws *graph.Workspace) filestate.Source {
-	if d.Files == nil {
-		return nil
-	}
-	return d.Files(ctx, ws)
+	return d.Session.Files(ctx, ws)
 }
 
-func (d *Deps) getenv(k string) string {
-	if d.Getenv == nil {
-		return os.Getenv(k)
-	}
-	return d.Getenv(k)
-}
+func (d *Deps) getenv(k string) string { return d.Session.Getenv(k) }
 
-func (d *Deps) environ() []string {
-	if d.Environ == nil {
-		return os.Environ()
-	}
-	return d.Environ
-}
-
-// load evaluates the workspace for one call; a config that does not load refuses the call with the
-// config's own error (file:line:col), and the server goes on.
+// load evaluates the workspace for one call (the session's last one while none of its sources
+// changed); a config that does not load refuses the call with the config's own error
+// (file:line:col), and the server goes on.
 func (d *Deps) load(ctx context.Context) (*graph.Workspace, error) {
-	load := d.Loader.Load
-	if d.Load != nil {
-		load = d.Load
-	}
-	ws, err := load(ctx)
+	ws, err := d.Session.Load(ctx)
 	if err != nil {
 		return nil, &tool.Refusal{Msg: err.Error()}
 	}
@@ -121,7 +78,7 @@ func All(deps *Deps) *tool.Registry {
 // lister hides runTasks where the workspace's mcp({ run: false }) says nothing may run. A config
 // that does not load hides nothing: each tool then answers the config's error.
 func (d *Deps) lister(ctx context.Context, all []tool.Tool) []tool.Tool {
-	ws, err := d.Loader.LoadConfig(ctx)
+	ws, err := d.loader().LoadConfig(ctx)
 	if err == nil && ws.MCP == nil {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/actor"
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/tools"
 )
@@ -41,14 +41,12 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				return err
 			}
 			loader := a.workspaceLoader()
-			deps := &tools.Deps{Loader: loader, Exe: exe, Getenv: a.getenv, Environ: os.Environ(), Stderr: a.stderr, Version: version,
-				Spare: true}
-			defer deps.Close()
-			// The file watcher starts after the initialize reply, with the tools.
-			files := newWatchedFiles()
-			defer files.close()
-			deps.Files, deps.FilesReady, deps.Memo, deps.Load = files.source, files.ready, runner.NewMemo(), files.loader(loader)
-			defer deps.Memo.Close()
+			// What the server keeps between calls; the file watcher starts after the initialize
+			// reply, with the tools.
+			sess := session.Open(session.Options{Loader: loader, Exe: exe, Environ: os.Environ(), Memo: true, KeepChild: true,
+				Stderr: a.stderr})
+			defer sess.Close()
+			deps := &tools.Deps{Session: sess, Stderr: a.stderr, Version: version}
 			registry := tools.All(deps) // its tools are built on first use
 			// Once the first request is answered (initialize, from process start alone), evaluate
 			// the config and build the tools while the client's handshake goes on; the first tool
@@ -65,7 +63,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 					warm.Go(func() {
 						_ = registry.List(cmd.Context())
 						ws, _ := loader.Load(cmd.Context())
-						files.start(loader, a.getenv, ws, func(msg string) { a.log.Warn().Msg(msg) })
+						sess.StartWatcher(ws, func(msg string) { a.log.Warn().Msg(msg) })
 					})
 				},
 				Mask:          func(s string) string { return loader.Masker().String(s) },

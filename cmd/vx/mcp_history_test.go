@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vzn/vx/actor/tool"
+	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/tools"
@@ -775,11 +776,12 @@ func benchmarkTools(b *testing.B, calls []benchCall) {
 		}
 		return os.Getenv(k)
 	}
-	deps := &tools.Deps{
+	sess := session.Open(session.Options{
 		Loader: workspace.NewLoader(workspace.Options{Dir: dir, Getenv: getenv, Console: io.Discard, Version: version}),
-		Exe:    os.Args[0], Getenv: getenv, Stderr: io.Discard, Version: version,
-	}
-	defer deps.Close()
+		Exe:    os.Args[0], Environ: append(os.Environ(), "DEPLOY_TOKEN="+historySecret),
+	})
+	defer sess.Close()
+	deps := &tools.Deps{Session: sess, Stderr: io.Discard, Version: version}
 	reg := tools.All(deps)
 	for _, c := range calls {
 		t, ok := reg.Lookup(ctx, c.tool)
