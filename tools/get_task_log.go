@@ -87,8 +87,8 @@ func (d *Deps) logPage(call *tool.Call, question string, log *history.LogEnds, b
 		page.OutputBytes = log.Ends.Len
 		cut = func(limit int) (logtext.Text, bool) { return logtext.CutEnds(log.Ends, limit) }
 	} else if log.Blob == "" || len(whole) <= utf8.UTFMax*budget && utf8.RuneCountInString(whole) <= budget {
-		// A JSON string takes at least a character per rune: a longer output cannot fit, and is
-		// not encoded whole only to learn that (32 MiB of it take a tenth of a second).
+		// A JSON string takes at least a character per rune: a longer output cannot fit, and is not
+		// encoded whole only to learn that (docs/performance.md, "Answers and records").
 		if js, err := json.Marshal(page); err != nil || len(js) <= budget || log.Blob == "" {
 			return js, err
 		}

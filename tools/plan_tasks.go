@@ -116,12 +116,12 @@ func (d *Deps) planTasks() tool.Tool {
 }
 
 // planAhead plans req's selection and arguments in the background through the server's memo
-// (runner.Memo.Refresh), once ready answers (FilesReady: the watcher vouches for the file state;
-// nil: at once), loading the workspace then: the next call finds the memo knowing the keys, what
-// the cache holds and the estimates, and the loader the workspace, as they are. A plan made before
-// the watcher's first look kept none of it (1,000 packages: the planTasks after it took 70 ms,
-// where 15 ms after one kept). It does nothing without a memo, or while another background plan is
-// under way.
+// (runner.Memo.Refresh), once ready answers (session.Session.FilesReady: the watcher vouches for
+// the file state; nil: at once), loading the workspace then: the next call finds the memo knowing
+// the keys, what the cache holds and the estimates, and the loader the workspace, as they are. A
+// plan made before the watcher's first look keeps none of it (figures: docs/performance.md, "The
+// server's shortcuts: memo, hand-off, child started ahead"). It does nothing without a memo, or
+// while another background plan is under way.
 func (d *Deps) planAhead(ctx context.Context, req runner.Request, ready func(context.Context) error) {
 	d.Session.Memo().Refresh(ctx, ready, func(ctx context.Context) {
 		ws, err := d.load(ctx)

@@ -201,7 +201,7 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 }
 
 // handoff makes the keys of the call's selection from the watcher's file state, through the
-// server's memo (a millisecond or two once it planned the workspace), for the child to take with
+// server's memo (which makes again only what moved since its last plan), for the child to take with
 // that file state (handoff.Handoff); nil, and the child asks the watcher and hashes as any vx run,
 // where there is no watcher's file state, the selection is refused (the child says why), or the
 // keys would not be the child's: arguments after -- and --sandbox-agent enter keys a plan leaves
@@ -234,9 +234,10 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 // refreshMemo plans the call's selection again in the background once its run wrote the index
 // (planAhead), as planTasks would: the next call's hand-off then finds the memo knowing what the
 // cache holds, and hands that to its child too, where it would otherwise look it up on the call's
-// path (some 3 ms of an all-hit run of 300 tasks). watched says that the call had the watcher's
-// file state: the plan starts at once, and a call after this one waits for it rather than making
-// the same plan beside it; else it waits for the watcher (FilesReady).
+// path (figures: docs/performance.md, "The server's shortcuts: memo, hand-off, child started
+// ahead"). watched says that the call had the watcher's file state: the plan starts at once, and a
+// call after this one waits for it rather than making the same plan beside it; else it waits for
+// the watcher (session.Session.FilesReady).
 func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs, watched bool) {
 	ready := d.Session.FilesReady
 	if watched {
@@ -292,8 +293,8 @@ func (d *Deps) answer(res proc.Result, stdout []byte, msg string) (*RunAnswer, e
 		return nil, fmt.Errorf("runTasks: vx run ended by a signal (%s) before it answered; every process it started was stopped", res.Signal)
 	}
 	ans := &RunAnswer{ExitCode: res.ExitCode}
-	// The summary is decoded once (a full hit of 1,000 tasks prints some 600 kB of it): what is
-	// not a JSON object is no summary, and the message stands instead.
+	// The summary is decoded once (it grows with the tasks; see docs/performance.md, "Answers and
+	// records"): what is not a JSON object is no summary, and the message stands instead.
 	doc := bytes.TrimSpace(stdout)
 	var sum summary.Summary
 	var syntax *json.SyntaxError

@@ -403,9 +403,10 @@ func short(h string) string {
 }
 
 // shortLivedGC lets a vx run's heap grow to four times what is live before the collector runs (as
-// esbuild's command does), under a soft limit of 1 GiB: a run is one short process, and a full hit
-// of 1,000 tasks took 7% less time with it (0.26 s against 0.28 s, 96 MB against 78 MB at its
-// peak). $GOGC or $GOMEMLIMIT, when set, win. vx mcp keeps Go's defaults: it lives for a session.
+// esbuild's command does), under a soft limit of 1 GiB: a run is one short process, which trades a
+// higher peak for fewer collections (figures: docs/performance.md, "Process start and config
+// evaluation"). $GOGC or $GOMEMLIMIT, when set, win. vx mcp keeps Go's defaults: it lives for a
+// session.
 func shortLivedGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(300)

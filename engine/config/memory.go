@@ -96,11 +96,12 @@ func (w *watch) allows(more float64) bool {
 }
 
 // nextStepMayPass reports whether one more instruction could take the heap past the limit. goja
-// cannot interrupt an instruction while it runs, and one instruction allocates at most about
-// twice what the evaluation made so far (`s = s + s` copies the largest string there is twice),
-// so the growth is stopped at a third of the limit: past that, a concatenation that doubles a
-// string would pass the limit in one step, between two samples (a doubling loop reached 2.1 GB
-// under the 1 GiB bound when only the growth itself was checked).
+// cannot interrupt an instruction while it runs, and one instruction allocates at most about twice
+// what the evaluation made so far (`s = s + s` copies the largest string there is twice), so the
+// growth is stopped at a third of the limit: past that, a concatenation that doubles a string would
+// pass the limit in one step, between two samples, where a check of the growth alone lets a
+// doubling loop pass the bound twice over (docs/performance.md, "Process start and config
+// evaluation").
 func (w *watch) nextStepMayPass() bool {
 	now := heapBytes()
 	return now > w.start && 3*float64(now-w.start) > float64(w.limit)
@@ -132,10 +133,10 @@ const (
 )
 
 // amplifiers are the built-ins that make a value many times larger than their arguments in one
-// native call — `'ab'.repeat(2**25).split("")` takes 3 GB inside split — and the estimate of their
-// result's size. goja interrupts JavaScript only between instructions, never inside a built-in,
-// so these are checked before they run: one whose result would pass the memory limit interrupts
-// the evaluation instead of running.
+// native call — `'ab'.repeat(2**25).split("")` takes gigabytes inside split — and the estimate of
+// their result's size. goja interrupts JavaScript only between instructions, never inside a
+// built-in, so these are checked before they run: one whose result would pass the memory limit
+// interrupts the evaluation instead of running.
 var amplifiers = []struct {
 	proto, method string
 	estimate      func(call goja.FunctionCall) float64

@@ -17,11 +17,12 @@ import (
 
 // Most vx.project.ts files are one import of @vzn/vx/config and one `export default
 // defineProject({...})` of plain literals. Bundling costs esbuild a parse, a resolution and a link
-// per file (about 0.3 ms each here, most of a 500-project cold load), so such a file is run as it
-// stands instead: its import and export are overwritten in place — same length, same lines — by a
-// function wrapper, and goja runs the result. Positions then need no source map. Anything else —
-// TypeScript syntax, another import, a second export — fails the checks or goja's parse and goes
-// through esbuild as before, so the fast path never answers differently, only sooner.
+// per file (figures: docs/performance.md, "Process start and config evaluation"), so such a file is
+// run as it stands instead: its import and export are overwritten in place — same length, same
+// lines — by a function wrapper, and goja runs the result. Positions then need no source map.
+// Anything else — TypeScript syntax, another import, a second export — fails the checks or goja's
+// parse and goes through esbuild as before, so the fast path never answers differently, only
+// sooner.
 
 // simpleImport matches the one import a simple config may have, at the very start of the file.
 var simpleImport = sync.OnceValue(func() *regexp.Regexp {

@@ -54,17 +54,17 @@ type Known struct {
 	Intact map[string]IntactHit
 }
 
-// A Handoff is what vx mcp hands the `vx run` child of a runTasks call: the file state its
-// watcher knew and what it knew of the call's tasks (Known), which it planned from that state
-// (its memo makes that a few milliseconds). The child takes that file state as its own, and, when
+// A Handoff is what vx mcp hands the `vx run` child of a runTasks call: the file state its watcher
+// knew and what it knew of the call's tasks (Known), which it planned from that state (through its
+// memo, which makes again only what moved). The child takes that file state as its own, and, when
 // the stamp of its own workspace, selection and environment is the one the keys were made with,
 // what is known as its own instead of hashing the tasks' files again; the same files, config and
 // environment give the same keys.
 //
-// Where every task is a hit whose outputs are in place (Intact), the server leaves the file
-// state out (Files nil: a large workspace's file state is megabytes that the child would read and
-// decode to find what Intact says), and the child asks the watcher for it only should it need it
-// after all.
+// Where every task is a hit whose outputs are in place (Intact), the server leaves the file state
+// out (Files nil: the child would read and decode all of it to find what Intact says; see
+// docs/performance.md, "The server's shortcuts: memo, hand-off, child started ahead"), and the
+// child asks the watcher for it only should it need it after all.
 type Handoff struct {
 	// Key is the secret of the child's order (Order.Key): the child takes a hand-off only when it
 	// carries its order's key.

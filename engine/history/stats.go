@@ -357,10 +357,11 @@ func Stats(taskID string, execs []store.Execution) TaskStats {
 	return a.stats(taskID, flaky)
 }
 
-// CountsForDuration is the one definition of which executions a task's duration statistics
-// (p50, p99: the plan's predictions, the history's statistics, the scheduler's priorities) are
-// taken from: those that ran the command and passed, a miss. A hit ran nothing, and a failure
-// or a timeout stopped anywhere: counting them made a 5 s build's p50 read 72 ms.
+// CountsForDuration is the one definition of which executions a task's duration statistics (p50,
+// p99: the plan's predictions, the history's statistics, the scheduler's priorities) are taken
+// from: those that ran the command and passed, a miss. A hit ran nothing, and a failure or a
+// timeout stopped anywhere: counting them would make a build's p50 the few milliseconds of its
+// hits.
 func CountsForDuration(status store.Status) bool { return status == store.StatusMiss }
 
 // percentile is the nearest-rank percentile in milliseconds.

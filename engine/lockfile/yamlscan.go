@@ -6,13 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// The YAML library reads a 5 MB pnpm-lock.yaml in about half a second; lockfile writers use a small,
-// regular part of YAML (block mappings and sequences, one-line scalars, one-line flow collections),
-// which this file reads in a few tens of milliseconds. It is a scanner of that subset only: on
-// anything else — block scalars, anchors, tags, multi-line scalars, explicit keys, escapes,
-// unusual characters — it answers errNotSubset and the caller decodes the file with the YAML
-// library instead. Where it answers, it answers what the library would (FuzzRead checks this), so
-// the fallback is never a second meaning.
+// The YAML library is slow on a large pnpm-lock.yaml (figures: docs/performance.md, "Answers and
+// records"); lockfile writers use a small, regular part of YAML (block mappings and sequences,
+// one-line scalars, one-line flow collections), which this file reads without it. It is a scanner
+// of that subset only: on anything else — block scalars, anchors, tags, multi-line scalars,
+// explicit keys, escapes, unusual characters — it answers errNotSubset and the caller decodes the
+// file with the YAML library instead. Where it answers, it answers what the library would (FuzzRead
+// checks this), so the fallback is never a second meaning.
 
 // errNotSubset reports YAML outside the scanned subset.
 var errNotSubset = errors.New("YAML outside the scanned subset")

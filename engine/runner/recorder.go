@@ -8,9 +8,9 @@ import (
 )
 
 // recorder commits a run's finished executions to the index on a goroutine of its own, so that the
-// scheduler hands a batch over and goes on starting tasks rather than waiting on the commit (a
-// thousand hits took some 60 ms of commits). Batches handed over while a commit is under way are
-// merged into the next one: the busier the run, the fewer and larger its commits.
+// scheduler hands a batch over and goes on starting tasks rather than waiting on the commit
+// (figures: docs/performance.md, "Answers and records"). Batches handed over while a commit is
+// under way are merged into the next one: the busier the run, the fewer and larger its commits.
 type recorder struct {
 	st *store.Store
 	// ctx outlives the run's cancellation: what finished is recorded all the same.

@@ -28,12 +28,12 @@ const runGrace = proc.DefaultGrace + time.Second
 // no error event.
 const stderrTail = 64 << 10
 
-// A Child is a `vx run` child of the server: `vx __await-run 5` (handoff.AwaitRunArg), which
-// loads its workspace and then waits for its order (handoff.Order: the `vx run` command line and
-// the call's marker) on descriptor 5; it writes its events to 3 and reads a hand-off from 4 when
-// its order says --handoff-fd 4. A call starts one and orders it at once, or takes the one the
-// session started ahead (KeepChild), which has started and loaded its config already (see
-// "The child started ahead" in docs/performance.md).
+// A Child is a `vx run` child of the server: `vx __await-run 5` (handoff.AwaitRunArg), which loads
+// its workspace and then waits for its order (handoff.Order: the `vx run` command line and the
+// call's marker) on descriptor 5; it writes its events to 3 and reads a hand-off from 4 when its
+// order says --handoff-fd 4. A call starts one and orders it at once, or takes the one the session
+// started ahead (KeepChild), which has started and loaded its config already (figures:
+// docs/performance.md, "The server's shortcuts: memo, hand-off, child started ahead").
 type Child struct {
 	root string
 	// Key is the secret this child's hand-off carries (handoff.Order.Key): it goes down the

@@ -112,13 +112,12 @@ func dsn(path string, mode openMode) string {
 	q := fmt.Sprintf("_busy_timeout=%d", busyTimeout.Milliseconds())
 	switch mode {
 	case forWriting:
-		// temp_store: a statement that needs a journal (the trigger layouts before 8 fired on
-		// every recorded execution) keeps it by default in a temporary file (some 3,500 writes
-		// to record 1,000 hits); a writer's own queries are small, so its temporary storage stays
-		// in memory.
-		// wal_autocheckpoint: an all-hit run of 300 tasks adds some 800 pages to the WAL, so at
-		// SQLite's default of 1,000 nearly every run ended copying the WAL into the index and
-		// syncing both (10–30 ms after its last task); at 8,000 (32 MiB) one run in ten does.
+		// temp_store: a statement that needs a journal (the trigger layouts before 8 fired on every
+		// recorded execution) keeps it by default in a temporary file; a writer's own queries are
+		// small, so its temporary storage stays in memory.
+		// wal_autocheckpoint: at SQLite's default of 1,000 pages nearly every all-hit run ends
+		// copying the WAL into the index and syncing both; at 8,000 (32 MiB) a run does so only
+		// every few runs (figures: docs/performance.md, "Answers and records").
 		// journal_size_limit keeps the WAL file to 64 MiB once a checkpoint has emptied it.
 		q += "&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=temp_store(memory)" +
 			"&_pragma=wal_autocheckpoint(8000)&_pragma=journal_size_limit(67108864)"

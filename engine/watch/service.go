@@ -70,11 +70,12 @@ func Serve(root, stateDir string, ws *graph.Workspace, log func(string)) (*Servi
 	return s, nil
 }
 
-// holdIndex keeps the index open read-only for the service's life: while a connection is open,
-// a run's close of its own is not the last one, which checkpoints the write-ahead log into the
-// index and removes it (some 10 ms of a full hit's 90 at 300 tasks); the log is checkpointed as
-// it grows instead, by whichever run's commit crosses SQLite's threshold. An index replaced
-// since (reset by another vx version, removed) is let go and the new one held.
+// holdIndex keeps the index open read-only for the service's life: while a connection is open, a
+// run's close of its own is not the last one, which checkpoints the write-ahead log into the index
+// and removes it (figures: docs/performance.md, "The server's shortcuts: memo, hand-off, child
+// started ahead"); the log is checkpointed as it grows instead, by whichever run's commit crosses
+// SQLite's threshold. An index replaced since (reset by another vx version, removed) is let go and
+// the new one held.
 func (s *Service) holdIndex() {
 	ino := inodeOf(store.IndexPath(s.stateDir))
 	s.mu.Lock()

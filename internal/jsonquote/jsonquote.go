@@ -1,9 +1,9 @@
 // Package jsonquote writes strings as JSON string literals, byte for byte as encoding/json's
 // Encoder does with SetEscapeHTML(false) (quote, backslash and control characters escaped, U+2028
 // and U+2029 escaped, invalid UTF-8 as \ufffd), but eight bytes at a time where nothing needs
-// escaping. A page of a long log is some 40 kB of plain text, quoted once in its
-// tool answer and again as the answer's text content; encoding/json looks at every byte of it
-// through a table, which was a tenth of the time of paging a 32 MiB log.
+// escaping. A page of a long log is quoted once in its tool answer and again as the answer's text
+// content, where encoding/json looks at every byte of it through a table (figures:
+// docs/performance.md, "Answers and records").
 package jsonquote
 
 import "unicode/utf8"
