@@ -48,7 +48,7 @@ func startPrefetch(read func() (map[string]store.Entry, error)) *Prefetch {
 }
 
 // KnownEntries answers a prefetch already done: entries, read by another process of the same
-// index while it stamped as it still does (runner.HandedIndex); those of the keys unlisted came
+// index while it stamped as it still does (handoff.Index); those of the keys unlisted came
 // without their output listing, for hits whose outputs are in place (Options.Intact), and are
 // read again for any other.
 func KnownEntries(entries map[string]store.Entry, unlisted map[string]bool) *Prefetch {

@@ -105,7 +105,7 @@ func (o *outputSet) check(files []store.OutputFile) (listed map[string]store.Out
 // would change nothing: the listing is the task's, every file it lists is in place as archived
 // and no other file lies under the task's outputs, as tree (the outputs' stats and folders) and
 // hashes (their contents) see them. vx mcp asks it of its watcher's file state for the hits it
-// hands its runTasks child, which then restores nothing of those (runner.Handoff's Intact).
+// hands its runTasks child, which then restores nothing of those (handoff.Known's Intact).
 func Intact(ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, tree FileTree, hashes FileHasher) bool {
 	o, err := newOutputSet(ws, p, t)
 	if err != nil {
