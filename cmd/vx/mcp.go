@@ -62,8 +62,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				AfterFirstFrame: func() {
 					warm.Go(func() {
 						_ = registry.List(cmd.Context())
-						ws, _ := loader.Load(cmd.Context())
-						sess.StartWatcher(ws, func(msg string) { a.log.Warn().Msg(msg) })
+						sess.StartWatcher(cmd.Context(), func(msg string) { a.log.Warn().Msg(msg) })
 					})
 				},
 				Mask:          func(s string) string { return loader.Masker().String(s) },

@@ -263,10 +263,3 @@ func (t *tailBuffer) Bytes() []byte {
 	}
 	return t.buf
 }
-
-// KeptChild answers the child kept for the next call, nil for none; it stays kept.
-func (s *Session) KeptChild() *Child {
-	s.child.mu.Lock()
-	defer s.child.mu.Unlock()
-	return s.child.kept
-}

@@ -58,11 +58,12 @@ func (f *files) init(w Watcher) {
 	}
 }
 
-// StartWatcher starts watching the workspace the loader finds (ws is its load, nil when it did
-// not load); a failure is said to log and leaves every call to scan. It starts nothing after
-// Close, nor a second watcher.
-func (s *Session) StartWatcher(ws *graph.Workspace, log func(string)) {
+// StartWatcher loads the workspace and starts watching it (the workspace's outputs and state
+// folder as that load says, its root whether or not the config loads); a failure is said to log
+// and leaves every call to scan. It starts nothing after Close, nor a second watcher.
+func (s *Session) StartWatcher(ctx context.Context, log func(string)) {
 	f := &s.files
+	ws, _ := s.loader.Load(ctx)
 	root, err := s.loader.Root()
 	f.mu.Lock()
 	defer f.mu.Unlock()

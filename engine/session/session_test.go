@@ -52,7 +52,7 @@ export default defineWorkspace({
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.StartWatcher(ws, func(msg string) { t.Log(msg) })
+	s.StartWatcher(ctx, func(msg string) { t.Log(msg) })
 	if err := s.FilesReady(ctx); err != nil {
 		t.Fatalf("the watcher is not ready: %v", err)
 	}
@@ -90,7 +90,13 @@ export default defineWorkspace({
 
 	// The child started ahead.
 	s.KeepChild(ws.Root)
-	for s.KeptChild() == nil {
+	for {
+		s.child.mu.Lock()
+		c := s.child.kept
+		s.child.mu.Unlock()
+		if c != nil {
+			break
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	pid := waitPid(t, pids)
@@ -104,7 +110,7 @@ export default defineWorkspace({
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("the child started ahead (%d) is left after Close: %v", pid, err)
 	}
-	s.StartWatcher(ws, func(msg string) { t.Log(msg) })
+	s.StartWatcher(ctx, func(msg string) { t.Log(msg) })
 	if err := s.FilesReady(ctx); !errors.Is(err, ErrNoWatcher) {
 		t.Fatalf("a watcher after Close: %v", err)
 	}
