@@ -191,7 +191,8 @@ type logCursor struct {
 // this page as omitted.
 func withLogCursor[S ~string | ~[]byte](page *logPage, call *tool.Call, question string, output S, verbatim bool, pos *history.LogPos, omitted int) (json.RawMessage, error) {
 	// The page's fields but its output are small: marshal them without it, then write the
-	// output (some 40 kB) in its place, quoted once, into one buffer with room for it all.
+	// output (up to the answer budget) in its place, quoted once, into one buffer with room for
+	// it all.
 	page.Output = ""
 	small, err := json.Marshal(page)
 	if err != nil {

@@ -65,8 +65,9 @@ func (w Window) where(alias string) (string, []any) {
 
 // The queries below read the window through the executions_by_run index (narrowed to a project,
 // by the range of its task ids, which it holds too) and look table rows up only for the
-// executions they answer whole: the pure-Go SQLite spends about a microsecond looking a row up, and a tenth to a third of
-// one on each column it hands over, which over a window of 80,000 executions is the answer's time.
+// executions they answer whole: in the pure-Go SQLite, looking a row up and handing its columns
+// over is most of an answer's time over a large window (figures: docs/performance.md, "Answers and
+// records").
 
 // StatusCounts answers, for each run of the window, its executions counted by status.
 func (sn *Snapshot) StatusCounts(ctx context.Context, w Window) (map[string]map[Status]int, error) {
