@@ -88,13 +88,13 @@ func (f *files) markStarted() {
 	}
 }
 
-// ErrNoWatcher is FilesReady's answer where no watcher started: every call scans.
-var ErrNoWatcher = errors.New("no file watcher")
+// errNoWatcher is FilesReady's answer where no watcher started: every call scans.
+var errNoWatcher = errors.New("no file watcher")
 
 // FilesReady waits until Files answers the watcher's file state as it will stay until a file
 // changes: nil once its first look is done and the files it left unhashed are hashed (a plan kept
 // against an earlier snapshot would make the keys of every folder hashed since again), else why it
-// never will (ErrNoWatcher, a limit too low) or ctx's error.
+// never will (errNoWatcher, a limit too low) or ctx's error.
 func (s *Session) FilesReady(ctx context.Context) error {
 	f := &s.files
 	select {
@@ -104,7 +104,7 @@ func (s *Session) FilesReady(ctx context.Context) error {
 	}
 	w := f.watcher()
 	if w == nil {
-		return ErrNoWatcher
+		return errNoWatcher
 	}
 	return w.WaitHashed(ctx)
 }

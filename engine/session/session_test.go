@@ -111,7 +111,7 @@ export default defineWorkspace({
 		t.Fatalf("the child started ahead (%d) is left after Close: %v", pid, err)
 	}
 	s.StartWatcher(ctx, func(msg string) { t.Log(msg) })
-	if err := s.FilesReady(ctx); !errors.Is(err, ErrNoWatcher) {
+	if err := s.FilesReady(ctx); !errors.Is(err, errNoWatcher) {
 		t.Fatalf("a watcher after Close: %v", err)
 	}
 }
