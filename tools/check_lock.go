@@ -5,7 +5,7 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
-	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/configlock"
 )
 
 type checkLockArgs struct {
@@ -20,12 +20,12 @@ func (d *Deps) checkLock() tool.Tool {
 		Description: "Is the config lock current? vx lock --check --format json: upToDate, audited and notAudited tasks, and each drift (task, field, locked, current) in problems; exitCode 1 on drift. Call it after editing vx config or package scripts.",
 		Paged:       true,
 		Annotations: readOnly,
-	}, func(ctx context.Context, call *tool.Call, args checkLockArgs) (*lock.Report, error) {
+	}, func(ctx context.Context, call *tool.Call, args checkLockArgs) (*configlock.Report, error) {
 		ws, err := d.load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		report, err := lock.Check(ws)
+		report, err := configlock.Check(ws)
 		if err != nil {
 			return nil, err
 		}

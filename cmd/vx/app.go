@@ -20,7 +20,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/mask"
-	"github.com/vzn/vx/engine/span"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/logging"
@@ -79,7 +79,7 @@ func (a *app) workspaceLoader() *workspace.Loader {
 
 // load evaluates and resolves the workspace.
 func (a *app) load(ctx context.Context) (*graph.Workspace, error) {
-	defer span.Start(ctx, "config load").End()
+	defer profilerec.Start(ctx, "config load").End()
 	ws, err := a.workspaceLoader().Load(ctx)
 	if ws != nil {
 		a.masker = mask.New(ws.Secrets...)

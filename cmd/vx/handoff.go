@@ -10,15 +10,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vzn/vx/engine/handoff"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/runner"
-	"github.com/vzn/vx/engine/span"
 )
 
 // readHandoff reads the hand-off vx mcp wrote to r for a run in root and stateDir, and answers
 // it when the run may take it: nil (and the run asks the watcher, or scans) when none came, it is
 // of another workspace, or it is refused (handoffAllowed).
 func (a *app) readHandoff(ctx context.Context, r io.Reader, root, stateDir string) *handoff.Handoff {
-	region := span.StartBackground(ctx, "read the hand-off")
+	region := profilerec.StartBackground(ctx, "read the hand-off")
 	h, err := handoff.Read(r)
 	region.End()
 	switch {

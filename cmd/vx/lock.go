@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -21,11 +21,11 @@ vx lock --check compares the config with it and exits 1 on drift, naming each ta
 			if err != nil {
 				return err
 			}
-			var r *lock.Report
+			var r *configlock.Report
 			if check {
-				r, err = lock.Check(ws)
+				r, err = configlock.Check(ws)
 			} else {
-				r, err = lock.Write(ws)
+				r, err = configlock.Write(ws)
 			}
 			if err != nil {
 				return err

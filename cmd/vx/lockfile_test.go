@@ -71,7 +71,7 @@ func runStatuses(t *testing.T, dir string) (map[string]string, string) {
 // A lockfile edit moves exactly the keys of the projects whose resolved packages changed, and vx
 // why names each package with both versions; the root package.json's own dependencies belong to
 // every project; a lockfile vx cannot parse stands whole for every package, with one warning. For
-// each format, on lockfiles the package managers wrote (engine/lockfile/testdata): app and lib
+// each format, on lockfiles the package managers wrote (engine/depversions/testdata): app and lib
 // depend on different external packages, lib alone on semver, the root on typescript.
 func TestLockfileInTheKey(t *testing.T) {
 	t.Parallel()

@@ -7,10 +7,10 @@ import (
 	"os"
 
 	"github.com/vzn/vx/engine/atomicfile"
+	"github.com/vzn/vx/engine/chrometrace"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/runner"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/summary"
-	"github.com/vzn/vx/engine/tracefile"
 )
 
 // runTrace is the profile `vx run --profile=FILE` records (Chrome trace-event JSON, for
@@ -18,7 +18,7 @@ import (
 // which profiles vx's own Go code.
 type runTrace struct {
 	path string
-	rec  *tracefile.Recorder
+	rec  *chrometrace.Recorder
 }
 
 // startRunTrace answers ctx carrying the recorder of the run's profile when path names a file,
@@ -28,8 +28,8 @@ func startRunTrace(ctx context.Context, path string) (context.Context, *runTrace
 	if path == "" {
 		return ctx, &runTrace{}
 	}
-	rec := tracefile.New(nil)
-	return span.WithRecorder(ctx, rec), &runTrace{path: path, rec: rec}
+	rec := chrometrace.New(nil)
+	return profilerec.WithRecorder(ctx, rec), &runTrace{path: path, rec: rec}
 }
 
 // write writes the profile of the run sum summarises, run with opts.
@@ -37,7 +37,7 @@ func (p *runTrace) write(sum *summary.Summary, opts runner.Options) error {
 	if p.rec == nil {
 		return nil
 	}
-	meta := tracefile.Meta{RunID: sum.RunID, Args: os.Args[1:], Workers: opts.Concurrency, MemoryBudget: opts.MemoryBudget}
+	meta := chrometrace.Meta{RunID: sum.RunID, Args: os.Args[1:], Workers: opts.Concurrency, MemoryBudget: opts.MemoryBudget}
 	if err := atomicfile.Write(p.path, func(w io.Writer) error { return p.rec.Write(w, meta) }, atomicfile.Perm(0o644)); err != nil {
 		return fmt.Errorf("write the profile %s: %w", p.path, err)
 	}

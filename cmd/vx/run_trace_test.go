@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vzn/vx/engine/chrometrace"
 	"github.com/vzn/vx/engine/summary"
-	"github.com/vzn/vx/engine/tracefile"
 )
 
 // profileWorkspace has n projects of three tasks each (build after its dependencies' builds,
@@ -84,25 +84,25 @@ func TestRunProfile(t *testing.T) {
 
 func checkProfile(t *testing.T, pass string, data []byte, sum *summary.Summary, workers int) {
 	t.Helper()
-	var tr tracefile.Trace
+	var tr chrometrace.Trace
 	if err := json.Unmarshal(data, &tr); err != nil {
 		t.Fatalf("%s: the profile is not trace-event JSON: %v", pass, err)
 	}
 	if err := tr.Check(); err != nil {
 		t.Errorf("%s: %v", pass, err)
 	}
-	tasks := map[string]tracefile.Event{}
+	tasks := map[string]chrometrace.Event{}
 	threads := map[int]string{}
 	phases := map[string]bool{}
 	lastCounter := map[string]float64{}
 	for _, e := range tr.TraceEvents {
 		switch {
-		case e.Ph == "X" && e.Cat == tracefile.CatTask:
+		case e.Ph == "X" && e.Cat == chrometrace.CatTask:
 			if _, dup := tasks[e.Name]; dup {
 				t.Errorf("%s: two complete events for %s", pass, e.Name)
 			}
 			tasks[e.Name] = e
-		case e.Ph == "X" && e.Cat == tracefile.CatPhase:
+		case e.Ph == "X" && e.Cat == chrometrace.CatPhase:
 			phases[e.Name] = true
 		case e.Ph == "M" && e.Name == "thread_name":
 			threads[e.Tid] = e.Args["name"].(string)

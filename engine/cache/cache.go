@@ -57,8 +57,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/remote"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -196,7 +196,7 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	}
 	// A point lookup is never worth interrupting, and a cancellable context costs a goroutine in
 	// database/sql and another in the SQLite driver for every query.
-	region := span.Start(ctx, "cache lookup")
+	region := profilerec.Start(ctx, "cache lookup")
 	entry, found, listed := c.prefetch.entry(key)
 	files, intact := c.isIntact(t.ID, entry, found)
 	if !found || !listed && !intact {
@@ -208,7 +208,7 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 		err = fmt.Errorf("read the cache entry of %s: %w", t.ID, err)
 	}
 	if found {
-		region := span.Start(ctx, "restore")
+		region := profilerec.Start(ctx, "restore")
 		log, changed, ok := c.restore(ctx, p, t, entry, intact)
 		region.End()
 		hit.Changed = changed
@@ -221,14 +221,14 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	if c.remote == nil || ctx.Err() != nil {
 		return hit, false, err
 	}
-	region = span.Start(ctx, "remote lookup")
+	region = profilerec.Start(ctx, "remote lookup")
 	m, found := c.remote.fetch(ctx, key)
 	region.End()
 	if !found {
 		return hit, false, err
 	}
 	entry = m.Entry(key, t, c.now())
-	region = span.Start(ctx, "restore")
+	region = profilerec.Start(ctx, "restore")
 	log, changed, rerr := c.restoreRemote(ctx, p, t, entry)
 	region.End()
 	hit.Changed = hit.Changed || changed
@@ -271,7 +271,7 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 		return "", fmt.Errorf("task %s: no project %s", t.ID, t.Project)
 	}
 	dbctx := context.WithoutCancel(ctx)
-	region := span.Start(ctx, "archive")
+	region := profilerec.Start(ctx, "archive")
 	defer region.End()
 	archive, files, err := c.archive(p, t)
 	if err != nil {

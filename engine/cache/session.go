@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/remote"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -113,7 +113,7 @@ func (s *session) upload(ctx context.Context, key string, m remote.Meta) {
 		if s.isDown() || s.ctx.Err() != nil {
 			return
 		}
-		defer span.StartBackground(ctx, "upload").End()
+		defer profilerec.StartBackground(ctx, "upload").End()
 		if err := s.backend.Store(s.ctx, key, m, s.cas); err != nil {
 			if s.ctx.Err() == nil {
 				s.fail(err)

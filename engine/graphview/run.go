@@ -10,9 +10,9 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/runlanes"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
-	"github.com/vzn/vx/engine/timeline"
 )
 
 // logExcerptBytes bounds the log excerpt a run's page keeps of each failed task (its head and
@@ -82,7 +82,7 @@ func RunTimeline(ctx context.Context, st *store.Store, runID string, m *mask.Mas
 	}
 	r := &Run{Kind: "run", RunID: sum.RunID, Status: sum.Status, OK: sum.OK, ExitCode: sum.ExitCode, StartedAt: sum.StartedAt,
 		Requested: sum.Requested, Totals: sum.Totals, SpanMs: sum.Totals.WallMs, Tasks: make([]Bar, 0, len(sum.Tasks))}
-	var spans []timeline.Span
+	var spans []runlanes.Span
 	var ran []int
 	for _, t := range sum.Tasks {
 		b := Bar{TaskResult: t, Lane: -1, StartMs: max(0, started[t.TaskID].Sub(sum.StartedAt).Milliseconds()), DependsOn: []string{}}
@@ -96,20 +96,20 @@ func RunTimeline(ctx context.Context, st *store.Store, runID string, m *mask.Mas
 		}
 		if startedWork(t.Status) {
 			ran = append(ran, len(r.Tasks))
-			spans = append(spans, timeline.Span{ID: t.TaskID, Start: started[t.TaskID],
+			spans = append(spans, runlanes.Span{ID: t.TaskID, Start: started[t.TaskID],
 				End: started[t.TaskID].Add(time.Duration(t.DurationMs) * time.Millisecond)})
 		}
 		r.SpanMs = max(r.SpanMs, b.StartMs+b.DurationMs)
 		r.Tasks = append(r.Tasks, b)
 	}
-	lanes, n := timeline.Lanes(spans)
+	lanes, n := runlanes.Lanes(spans)
 	r.Lanes = n
 	deps := map[string][]string{}
 	for k, i := range ran {
 		r.Tasks[i].Lane = lanes[k]
 		deps[r.Tasks[i].TaskID] = r.Tasks[i].DependsOn
 	}
-	r.CriticalPath = timeline.CriticalPath(spans, func(id string) []string { return deps[id] })
+	r.CriticalPath = runlanes.CriticalPath(spans, func(id string) []string { return deps[id] })
 	onPath := map[string]bool{}
 	for _, id := range r.CriticalPath {
 		onPath[id] = true

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
-	"github.com/vzn/vx/engine/lock"
 )
 
 // Stamp answers the digest of what a task's key is made of besides its files and its
@@ -19,14 +19,14 @@ import (
 // with the same stamp and the same files make the same keys.
 func Stamp(ws *graph.Workspace, ids []string, environ []string) string {
 	type taskStamp struct {
-		ID              string           `json:"id"`
-		Config          lock.Fingerprint `json:"config"`
-		Dir             string           `json:"dir"`
-		Through         []string         `json:"through"`
-		DependencyFiles []string         `json:"dependencyFiles"`
-		DependencyGlobs []string         `json:"dependencyGlobs"`
-		EnvMode         string           `json:"envMode"`
-		PassThroughEnv  []string         `json:"passThroughEnv"`
+		ID              string                 `json:"id"`
+		Config          configlock.Fingerprint `json:"config"`
+		Dir             string                 `json:"dir"`
+		Through         []string               `json:"through"`
+		DependencyFiles []string               `json:"dependencyFiles"`
+		DependencyGlobs []string               `json:"dependencyGlobs"`
+		EnvMode         string                 `json:"envMode"`
+		PassThroughEnv  []string               `json:"passThroughEnv"`
 	}
 	h := sha256.New()
 	enc := json.NewEncoder(h)
@@ -45,7 +45,7 @@ func Stamp(ws *graph.Workspace, ids []string, environ []string) string {
 			_ = enc.Encode(id)
 			continue
 		}
-		ts := taskStamp{ID: id, Config: lock.FingerprintOf(t), Through: t.Through, DependencyFiles: t.DependencyFiles,
+		ts := taskStamp{ID: id, Config: configlock.FingerprintOf(t), Through: t.Through, DependencyFiles: t.DependencyFiles,
 			EnvMode: t.EnvMode, PassThroughEnv: t.PassThroughEnv}
 		ts.DependencyGlobs, _ = t.DependencyInputs()
 		if p, ok := ws.Project(t.Project); ok {

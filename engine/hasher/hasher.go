@@ -26,9 +26,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vzn/vx/engine/depversions"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/store"
@@ -186,7 +186,7 @@ type Options struct {
 	Files filestate.Source
 	// Lockfile is the workspace's lockfile as a hasher of a long-lived process read it (Lockfile),
 	// while the watcher saw no file of the root change; nil reads it.
-	Lockfile *lockfile.Lockfile
+	Lockfile *depversions.Lockfile
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -224,10 +224,10 @@ type Hasher struct {
 	throughSeen    map[string][]seenFile
 
 	lockOnce sync.Once
-	lock     *lockfile.Lockfile
+	lock     *depversions.Lockfile
 	lockErr  error
 	// lockRead is lock once read without an error, for Lockfile (under mu).
-	lockRead *lockfile.Lockfile
+	lockRead *depversions.Lockfile
 
 	globalGlobs []string
 	// secretNames and secretValues are every secret of the workspace, by variable and by value.
@@ -596,11 +596,11 @@ func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
 			h.lock = h.opts.Lockfile
 			return
 		}
-		file := lockfile.Find(h.opts.Root)
+		file := depversions.Find(h.opts.Root)
 		if file == "" {
 			return
 		}
-		h.lock, h.lockErr = lockfile.Read(h.opts.Root, file)
+		h.lock, h.lockErr = depversions.Read(h.opts.Root, file)
 		if h.lockErr == nil {
 			h.mu.Lock()
 			h.lockRead = h.lock
@@ -639,7 +639,7 @@ func (h *Hasher) putPackages(m *Manifest, p *graph.Project) error {
 }
 
 // Lockfile answers the lockfile the hasher read (nil when it read none, or none is there).
-func (h *Hasher) Lockfile() *lockfile.Lockfile {
+func (h *Hasher) Lockfile() *depversions.Lockfile {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.lockRead

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/remote"
 )
 
@@ -26,11 +26,11 @@ func attentionOf(d *Document) []string {
 	if f, ok := d.FlakyTasks.Value.(FlakyReport); ok && f.Count > 0 {
 		out = append(out, fmt.Sprintf("%d flaky task(s) (one cache key both passed and failed): %s", f.Count, named(f.Tasks, f.Count)))
 	}
-	if l, ok := d.Lock.Value.(lock.Status); ok {
+	if l, ok := d.Lock.Value.(configlock.Status); ok {
 		switch l.State {
-		case lock.StateDrift:
+		case configlock.StateDrift:
 			out = append(out, fmt.Sprintf("%s has drifted: %d problem(s), %d task(s) not audited (vx lock --check lists them)", l.File, l.Problems, l.NotAudited))
-		case lock.StateUnreadable:
+		case configlock.StateUnreadable:
 			out = append(out, fmt.Sprintf("%s is unreadable: %s", l.File, firstLine(l.Error)))
 		}
 	}

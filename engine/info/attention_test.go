@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vzn/vx/engine/lock"
+	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/internal/testkit"
 )
@@ -54,7 +54,7 @@ func TestAttentionCountsFlakyTasks(t *testing.T) {
 		t.Errorf("attention: %q", got)
 	}
 	doc = &Document{Sandbox: Section{Known: true, Value: SandboxReport{Verdict: "no Landlock", TasksRequiring: 2}},
-		Lock: Section{Known: true, Value: lock.Status{File: "vx.lock", State: lock.StateUpToDate}}}
+		Lock: Section{Known: true, Value: configlock.Status{File: "vx.lock", State: configlock.StateUpToDate}}}
 	if got := attentionOf(doc); len(got) != 1 || !strings.HasPrefix(got[0], "2 task(s) require a sandbox this host does not enforce") {
 		t.Errorf("attention: %q", got)
 	}
@@ -67,11 +67,11 @@ func writeLock(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := lock.Marshal(lock.Of(ws))
+	data, err := configlock.Marshal(configlock.Of(ws))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, lock.FileName), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, configlock.FileName), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

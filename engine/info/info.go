@@ -13,9 +13,9 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/lock"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/vxerr"
@@ -268,7 +268,7 @@ func summarize(v any) string {
 	switch x := v.(type) {
 	case interface{ Summary() string }:
 		return x.Summary()
-	case lock.Status:
+	case configlock.Status:
 		if x.Error != "" {
 			return fmt.Sprintf("%s %s: %s", x.File, x.State, x.Error)
 		}
@@ -353,7 +353,7 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 			"cache":      cache,
 			"flakyTasks": flaky,
 			"sandbox":    Sandbox(getenv),
-			"lock":       lock.InfoSection,
+			"lock":       configlock.InfoSection,
 			"remoteCache": func(_ context.Context, ws *graph.Workspace) (any, error) {
 				return remote.ReportOf(ws.RemoteCache, getenv, workspace.CacheDir(root, getenv)), nil
 			},

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vzn/vx/engine/depversions"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
-	"github.com/vzn/vx/engine/lockfile"
 	"github.com/vzn/vx/engine/pathglob"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/store"
@@ -40,7 +40,7 @@ type Memo struct {
 	// verdicts say, by task id, which entries' outputs were in place (see intact).
 	verdicts map[string]intactVerdict
 	// lock is the lockfile the last plan read, reused while no file of the root changed.
-	lock  *lockfile.Lockfile
+	lock  *depversions.Lockfile
 	index *store.Store
 	// indexIno is the inode of the index file the held store opened.
 	indexIno uint64
@@ -115,7 +115,7 @@ type memoView struct {
 	keys    map[string]string
 	hits    map[string]bool
 	entries map[string]store.Entry
-	lock    *lockfile.Lockfile
+	lock    *depversions.Lockfile
 	runs    map[string][]store.CommandRun
 	// queried is what this plan read of the history, each task's (none read as nil), for the
 	// next.
@@ -150,7 +150,7 @@ func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
 }
 
 // lockfile answers the lockfile the plan may take as read, nil to read it.
-func (v *memoView) lockfile() *lockfile.Lockfile {
+func (v *memoView) lockfile() *depversions.Lockfile {
 	if v == nil {
 		return nil
 	}
@@ -168,7 +168,7 @@ func containsRoot(dirs []string) bool {
 
 // store keeps a plan's keys, hits with their entries (not those of a forced plan, which looked up
 // nothing) and estimates for the next.
-func (v *memoView) store(nodes []*node, hits map[*node]bool, entries map[string]store.Entry, force bool, lock *lockfile.Lockfile) {
+func (v *memoView) store(nodes []*node, hits map[*node]bool, entries map[string]store.Entry, force bool, lock *depversions.Lockfile) {
 	if v == nil {
 		return
 	}
@@ -193,7 +193,7 @@ func (v *memoView) store(nodes []*node, hits map[*node]bool, entries map[string]
 
 // storeKeys keeps a plan's keys for the next, leaving what the memo knew of the cache and the
 // history as it was.
-func (v *memoView) storeKeys(nodes []*node, lock *lockfile.Lockfile) {
+func (v *memoView) storeKeys(nodes []*node, lock *depversions.Lockfile) {
 	if v == nil {
 		return
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/runout"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 )
@@ -130,7 +130,7 @@ func (s *scheduler) start(n *node) {
 		// Whatever happens to the worker, the loop hears of the task: a panic is re-raised at Wait.
 		o := outcome{n: n, panicked: true}
 		defer func() { s.results <- o }()
-		o = s.r.execute(span.WithTask(taskCtx, n.task.ID), n, depKeys, report)
+		o = s.r.execute(profilerec.WithTask(taskCtx, n.task.ID), n, depKeys, report)
 		o.timing.ended = s.r.opts.Now()
 	})
 }
@@ -271,7 +271,7 @@ func (s *scheduler) traceTask(n *node, e store.Execution) {
 	if from.IsZero() {
 		from = e.Started
 	}
-	span.RecordTask(s.ctx, span.Task{ID: e.TaskID, Status: string(e.Status), CacheSource: e.CacheSource, Key: e.Hash,
+	profilerec.RecordTask(s.ctx, profilerec.Task{ID: e.TaskID, Status: string(e.Status), CacheSource: e.CacheSource, Key: e.Hash,
 		Start: n.timing.started, End: n.timing.ended, MeasuredFrom: from, Duration: e.Duration, ReservedBytes: e.ReservedBytes})
 }
 

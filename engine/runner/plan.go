@@ -16,8 +16,8 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/resources"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -55,7 +55,7 @@ type Request struct {
 // it to none: then the options hold no task and say why, NothingAffected), a worker count that
 // is not a positive number, a memory budget that is not a size. vx run and vx run --dry both start here.
 func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions, error) {
-	defer span.Start(ctx, "select").End()
+	defer profilerec.Start(ctx, "select").End()
 	getenv := req.Getenv
 	if getenv == nil {
 		getenv = os.Getenv

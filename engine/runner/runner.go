@@ -26,13 +26,13 @@ import (
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runout"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/taskenv"
-	"github.com/vzn/vx/engine/tasklock"
+	"github.com/vzn/vx/engine/taskmutex"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/proc"
 )
@@ -176,7 +176,7 @@ type runState struct {
 	cache     *cache.Cache
 	remoteCfg cache.RemoteConfig
 	// locks hold each task for this process while it runs it (one process at a time per task).
-	locks *tasklock.Locks
+	locks *taskmutex.Locks
 	// undeclared are the misses to look at for outputs nobody declared, once the tasks are done.
 	undeclared taskenv.Undeclared
 	// handed are the keys the run was handed (Options.Known), nil for none.
@@ -211,7 +211,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	st := opts.Store
 	if st == nil {
 		// The index survives a cancelled run: its writes are not tied to the run's context.
-		region := span.Start(ctx, "open index")
+		region := profilerec.Start(ctx, "open index")
 		st, err = store.Open(context.WithoutCancel(ctx), opts.Workspace.CacheDir, store.Options{ResetOtherVersion: true, Now: opts.Now})
 		region.End()
 		if err != nil {
@@ -256,12 +256,12 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 		Intact: r.handed.intactFunc()}); err != nil {
 		return nil, err
 	}
-	region := span.Start(ctx, "run tasks")
+	region := profilerec.Start(ctx, "run tasks")
 	execs, recErr := r.schedule(ctx, nodes)
 	region.End()
 	r.undeclared.Check(ctx, r.opts.Workspace, r.display.Notice)
 	// The uploads still in flight end here, bounded: the run is not done before them.
-	region = span.Start(ctx, "close cache")
+	region = profilerec.Start(ctx, "close cache")
 	remoteRun := r.cache.Close()
 	region.End()
 	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)
@@ -298,7 +298,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	var prefetch sync.WaitGroup
 	if opts.Known == nil || len(opts.Known.Keys) == 0 || opts.Sandbox.Agent {
 		prefetch.Go(func() {
-			defer span.StartBackground(ctx, "git listing").End()
+			defer profilerec.StartBackground(ctx, "git listing").End()
 			h.Prefetch(ctx)
 		})
 	}
@@ -307,7 +307,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 			prefetch.Wait()
 		}
 	}()
-	region := span.Start(ctx, "read index")
+	region := profilerec.Start(ctx, "read index")
 	err = loadFileState(ctx, dbctx, h, st, opts.Files, &prefetch)
 	if err == nil {
 		_, err = memoEstimates(dbctx, st, opts.Workspace, nodes, knownRunsView(known))
@@ -324,7 +324,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	masker := mask.New(secrets...)
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
-		locks:   tasklock.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec}}
+		locks:   taskmutex.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec}}
 	r.sandbox = taskenv.NewSandboxes(opts.Workspace, opts.Sandbox, r.display.Notice)
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (taskenv.Sandboxes.Effective), so such a run hashes every task.
@@ -343,7 +343,7 @@ func loadFileState(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store
 		return nil
 	}
 	prefetch.Go(func() {
-		defer span.StartBackground(ctx, "git listing").End()
+		defer profilerec.StartBackground(ctx, "git listing").End()
 		h.Prefetch(ctx)
 	})
 	stats, err := st.FileStats(dbctx)
@@ -375,7 +375,7 @@ func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]st
 // finishRun records the end of the run and answers its summary, as the index now holds it.
 func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store.Execution, cancelled bool,
 	remoteRun *summary.RemoteCacheRun, recErr error) (*summary.Summary, error) {
-	defer span.Start(dbctx, "record run").End()
+	defer profilerec.Start(dbctx, "record run").End()
 	run.Finished = r.opts.Now()
 	run.Status = store.RunOK
 	for _, e := range execs {

@@ -11,12 +11,12 @@ import (
 	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/runout"
-	"github.com/vzn/vx/engine/span"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/taskenv"
-	"github.com/vzn/vx/engine/tasklock"
+	"github.com/vzn/vx/engine/taskmutex"
 	"github.com/vzn/vx/proc"
 )
 
@@ -111,7 +111,7 @@ func (a *attempt) fail(status store.Status, msg string) outcome {
 
 // key computes the task's cache key from its manifest; false when the attempt ended there.
 func (a *attempt) key(depKeys map[string]string) (string, bool) {
-	region := span.Start(a.ctx, "hash")
+	region := profilerec.Start(a.ctx, "hash")
 	m, err := a.r.hasher.Manifest(a.ctx, a.p, a.t, depKeys)
 	region.End()
 	if err != nil {
@@ -165,9 +165,9 @@ func (a *attempt) wrongKey(made, handed string) {
 // lock takes the task's lock, waiting (lockWait) while another process holds it, for at most the
 // task's timeout; false when the attempt ended there. A persistent task another process runs is
 // skipped at once: it is that process's server.
-func (a *attempt) lock() (*tasklock.Lock, bool) {
+func (a *attempt) lock() (*taskmutex.Lock, bool) {
 	lk, err := a.r.locks.TryLock(a.t.ID)
-	var held *tasklock.HeldError
+	var held *taskmutex.HeldError
 	if !errors.As(err, &held) {
 		if err != nil {
 			a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
@@ -190,7 +190,7 @@ func (a *attempt) lock() (*tasklock.Lock, bool) {
 	lk, err = a.r.locks.Lock(waitCtx, a.t.ID, nil)
 	a.lockEnd = a.r.opts.Now()
 	a.o.waited = a.lockEnd.Sub(began)
-	span.Record(a.ctx, "lock wait", began, a.lockEnd)
+	profilerec.Record(a.ctx, "lock wait", began, a.lockEnd)
 	switch {
 	case err == nil:
 		a.report(step{n: a.n, to: running})
@@ -424,14 +424,14 @@ func (a *attempt) confine(box *taskenv.Box, raw, log []byte) []byte {
 // commandSpan marks the command's span for a profile: from its start for the wall time the
 // process measured, the duration its row says (or until now, when it measured none).
 func (a *attempt) commandSpan(res executor.Result) {
-	if !span.Enabled(a.ctx) {
+	if !profilerec.Enabled(a.ctx) {
 		return
 	}
 	end := a.cmdStart.Add(res.Usage.Wall)
 	if res.Usage.Wall == 0 {
 		end = a.r.opts.Now()
 	}
-	span.Record(a.ctx, "command", a.cmdStart, end)
+	profilerec.Record(a.ctx, "command", a.cmdStart, end)
 }
 
 func intPtr(i int) *int { return &i }

@@ -12,7 +12,7 @@ import (
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
-	"github.com/vzn/vx/engine/tasklock"
+	"github.com/vzn/vx/engine/taskmutex"
 )
 
 // signalWriter keeps what is written and closes seen once it holds every one of want.
@@ -52,9 +52,9 @@ func (w *signalWriter) String() string {
 
 // holdTask takes a task's lock as another vx process would (a lock file opened apart from the
 // run's): the run under test finds it held by this process's pid.
-func holdTask(t *testing.T, f *fixture, id string) *tasklock.Lock {
+func holdTask(t *testing.T, f *fixture, id string) *taskmutex.Lock {
 	t.Helper()
-	lk, err := tasklock.New(f.ws.CacheDir, f.ws.Root).TryLock(id)
+	lk, err := taskmutex.New(f.ws.CacheDir, f.ws.Root).TryLock(id)
 	if err != nil {
 		t.Fatalf("hold %s: %v", id, err)
 	}
@@ -94,7 +94,7 @@ func TestWaitsForTaskRunningElsewhere(t *testing.T) {
 	lk := holdTask(t, f, "p#build")
 	deploy := holdTask(t, f, "p#deploy")
 
-	// The holder is this process: the kernel names no pid to it (engine/tasklock's tests see one).
+	// The holder is this process: the kernel names no pid to it (engine/taskmutex's tests see one).
 	out := newSignalWriter("p#deploy | vx: waiting for another process, which runs this task",
 		"p#build | vx: waiting for another process, which runs this task")
 	done := runAsync(t, f, ids, out, func(o *Options) { o.Terminal = true })
@@ -172,7 +172,7 @@ func TestLockIsPerTaskAndWorkspace(t *testing.T) {
 	p := f.project("p")
 	f.task(p, "build", "echo built", nil)
 	f.task(p, "other", "echo other", nil)
-	other, err := tasklock.New(f.ws.CacheDir, f.ws.Root+"-elsewhere").TryLock("p#build")
+	other, err := taskmutex.New(f.ws.CacheDir, f.ws.Root+"-elsewhere").TryLock("p#build")
 	if err != nil {
 		t.Fatal(err)
 	}
