@@ -1,7 +1,7 @@
 // Command vx-sandbox is the supervisor vx starts each task under when it lies next to the vx
 // executable: `vx-sandbox __supervise [--sandbox POLICY] [--report-fd N] -- PROGRAM [ARGS…]`
 // (see proc.Supervisor and proc/sandbox). It is vx's own `vx __supervise` without the rest of vx,
-// so that a task does not pay for vx's start (its package initialisation, its 30 MB binary).
+// so that a task does not pay for vx's start (its package initialisation, its much larger binary).
 package main
 
 import (
