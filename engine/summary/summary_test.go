@@ -1,0 +1,89 @@
+package summary
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vzn/vx/engine/store"
+)
+
+// A run's rows become one summary: each task's row as the index kept it, the totals by status
+// (a timeout counted as failed), the time hits saved, the remote hits, and the run's outcome.
+func TestSummarize(t *testing.T) {
+	start := time.Date(2026, 12, 7, 5, 0, 0, 0, time.FixedZone("x", 3600))
+	run := store.Run{ID: "r1", Status: store.RunFailed, ExitCode: 1, Started: start, Finished: start.Add(2500 * time.Millisecond),
+		Requested: []string{"build"}, MemoryBudget: 1 << 30, MemorySource: "default"}
+	zero, restored := 0, 3
+	execs := []store.Execution{
+		{TaskID: "a#build", Status: store.StatusHit, Hash: "k1", CacheSource: CacheSourceLocal, Saved: 700 * time.Millisecond,
+			Duration: 20 * time.Millisecond, UserCPU: time.Second, RestoredFiles: &restored},
+		{TaskID: "b#build", Status: store.StatusHit, Hash: "k2", CacheSource: CacheSourceRemote, Saved: 300 * time.Millisecond},
+		{TaskID: "c#build", Status: store.StatusMiss, Hash: "k3", ExitCode: &zero, Duration: 2 * time.Second,
+			UserCPU: 3 * time.Second, SysCPU: time.Second, PeakRSSBytes: 5 << 20, Waited: 40 * time.Millisecond},
+		{TaskID: "d#build", Status: store.StatusTimedOut, Hash: "k4", TimedOut: true, Duration: time.Second},
+		{TaskID: "e#build", Status: store.StatusBlocked, BlockedBy: "d#build"},
+		{TaskID: "f#build", Status: store.StatusSkipped, NotReady: []string{"e#build"}},
+		{TaskID: "g#build", Status: store.StatusCancelled},
+	}
+	s := Summarize(run, execs)
+	want := Totals{Tasks: 7, Hits: 2, Misses: 1, Failed: 1, Blocked: 1, Skipped: 1, Cancelled: 1, WallMs: 2500,
+		SavedMs: 1000, RemoteHits: 1}
+	if s.Totals != want {
+		t.Errorf("totals %+v, want %+v", s.Totals, want)
+	}
+	if s.OK || s.ExitCode != 1 || s.Status != store.RunFailed || s.RunID != "r1" || !s.StartedAt.Equal(start) || s.StartedAt.Location() != time.UTC {
+		t.Errorf("run: ok %v exit %d status %q id %q started %v", s.OK, s.ExitCode, s.Status, s.RunID, s.StartedAt)
+	}
+	if s.Memory != (Memory{BudgetBytes: 1 << 30, Source: "default"}) {
+		t.Errorf("memory %+v", s.Memory)
+	}
+	hit, miss, blocked := s.Tasks[0], s.Tasks[2], s.Tasks[4]
+	if hit.CacheSource == nil || *hit.CacheSource != CacheSourceLocal || hit.SavedMs != 700 || hit.CPUParallelism != 0 ||
+		hit.RestoredFiles == nil || *hit.RestoredFiles != 3 {
+		t.Errorf("hit row %+v: a hit's parallelism is 0 (a restore), its source and saving kept", hit)
+	}
+	if miss.CacheSource != nil || miss.CPUParallelism != 2 || miss.PeakRssBytes != 5<<20 || miss.WaitedMs != 40 ||
+		miss.ExitCode == nil || *miss.ExitCode != 0 {
+		t.Errorf("miss row %+v: 4 s of CPU over 2 s is a parallelism of 2", miss)
+	}
+	if blocked.BlockedBy == nil || *blocked.BlockedBy != "d#build" || blocked.Hash != "" {
+		t.Errorf("blocked row %+v", blocked)
+	}
+	// Lists are [] rather than null in the document, so that an agent reads one shape.
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, frag := range []string{`"sandboxViolations":[]`, `"notReady":["e#build"]`, `"requested":["build"]`} {
+		if !strings.Contains(string(js), frag) {
+			t.Errorf("the document lacks %s: %s", frag, js)
+		}
+	}
+	if strings.Contains(string(js), "null,\"notReady\"") || strings.Contains(string(js), `"inputsChangedDuringRun"`) {
+		t.Errorf("the document holds a null list or an empty inputsChangedDuringRun: %s", js)
+	}
+}
+
+// A run's row alone says its outcome: a failure with no exit status recorded exits 1, a run
+// still running has no exit status and no wall time yet.
+func TestOutcome(t *testing.T) {
+	start := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		run  store.Run
+		ok   bool
+		exit int
+		wall int64
+	}{
+		{store.Run{Status: store.RunOK, Started: start, Finished: start.Add(time.Second)}, true, 0, 1000},
+		{store.Run{Status: store.RunFailed, ExitCode: 2, Started: start, Finished: start.Add(time.Second)}, false, 2, 1000},
+		{store.Run{Status: store.RunCancelled, Started: start, Finished: start.Add(time.Second)}, false, 1, 1000},
+		{store.Run{Status: store.RunRunning, Started: start}, false, 0, 0},
+	} {
+		ok, exit, wall := Outcome(tc.run)
+		if ok != tc.ok || exit != tc.exit || wall != tc.wall {
+			t.Errorf("Outcome(%s) = %v %d %d, want %v %d %d", tc.run.Status, ok, exit, wall, tc.ok, tc.exit, tc.wall)
+		}
+	}
+}
