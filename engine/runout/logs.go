@@ -30,16 +30,16 @@ const (
 	OrderGrouped = "grouped"
 )
 
-// LogModes are the --output-logs values; LogOrders the --log-order values (auto is stream).
+// logModes are the --output-logs values; logOrders the --log-order values (auto is stream).
 var (
-	LogModes  = []string{LogsFull, LogsNewOnly, LogsErrorsOnly, LogsHashOnly, LogsNone}
-	LogOrders = []string{"auto", OrderStream, OrderGrouped}
+	logModes  = []string{LogsFull, LogsNewOnly, LogsErrorsOnly, LogsHashOnly, LogsNone}
+	logOrders = []string{"auto", OrderStream, OrderGrouped}
 )
 
 // LogOptions say which task output a run shows, in what order, and whether in colour. The zero
 // value shows all of it as it comes, without colour.
 type LogOptions struct {
-	// Show is one of LogModes; "" is LogsFull.
+	// Show is an --output-logs value (full, new-only, errors-only, hash-only, none); "" is LogsFull.
 	Show string
 	// Grouped holds each task's output until it ends, then shows it together (a persistent
 	// task's streams: it does not end while it serves).
@@ -50,10 +50,10 @@ type LogOptions struct {
 
 // CheckLogOptions refuses an --output-logs or --log-order value that is none of the words.
 func CheckLogOptions(show, order string) error {
-	if show != "" && !slices.Contains(LogModes, show) {
+	if show != "" && !slices.Contains(logModes, show) {
 		return vxerr.Usagef("--output-logs=%s: want full, new-only, errors-only, hash-only or none", show)
 	}
-	if order != "" && !slices.Contains(LogOrders, order) {
+	if order != "" && !slices.Contains(logOrders, order) {
 		return vxerr.Usagef("--log-order=%s: want stream, grouped or auto", order)
 	}
 	return nil

@@ -228,7 +228,7 @@ func (b *Box) readPaths(env []string) []string {
 			break
 		}
 	}
-	paths = append(paths, sandbox.SystemReadDirs...)
+	paths = append(paths, sandbox.SystemReadDirs()...)
 	return append(paths, pathReadDirs(env)...)
 }
 
@@ -276,7 +276,7 @@ func broadFolder(dir, home string) bool {
 	case home != "" && (home == dir || strings.HasPrefix(home, dir+sep)):
 		return true
 	}
-	return filepath.Dir(dir) == sep && !slices.Contains(sandbox.SystemReadDirs, dir)
+	return filepath.Dir(dir) == sep && !slices.Contains(sandbox.SystemReadDirs(), dir)
 }
 
 // entriesOf are the paths of the entries of dir that keep answers true for; none when dir cannot
@@ -499,7 +499,7 @@ func (b *Box) mayWrite(path string) bool {
 
 // mayRead reports whether the sandbox lets a task that narrows its reads read the absolute path.
 func (b *Box) mayRead(path string) bool {
-	for _, r := range slices.Concat(b.reads, b.writes, sandbox.Devices) {
+	for _, r := range slices.Concat(b.reads, b.writes, sandbox.Devices()) {
 		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
 			return true
 		}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/proc"
@@ -68,13 +69,13 @@ func Args(p Policy) []string {
 	return []string{policyFlag, string(data)}
 }
 
-// Devices are the device files every sandboxed task may write (and use ioctls on): the null and
+// devices are the device files every sandboxed task may write (and use ioctls on): the null and
 // zero sinks, the terminal.
-var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
-// SystemReadDirs are the folders a task that narrows its reads may still read and execute from:
+// systemReadDirs are the folders a task that narrows its reads may still read and execute from:
 // the system's toolchains, libraries and configuration.
-var SystemReadDirs = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+var systemReadDirs = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 	"/nix", "/snap", "/proc", "/sys", "/dev", "/run", "/var/lib", "/usr/local"}
 
 // Main is the supervisor program's main, given what follows proc.SuperviseArg on its command line:
@@ -193,3 +194,11 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// Devices answers the device files every sandboxed task may write (see devices); the list is the
+// caller's.
+func Devices() []string { return slices.Clone(devices) }
+
+// SystemReadDirs answers the folders a task that narrows its reads may still read and execute from
+// (see systemReadDirs); the list is the caller's.
+func SystemReadDirs() []string { return slices.Clone(systemReadDirs) }

@@ -51,7 +51,7 @@ func restrict(p Policy) error {
 		}
 	}
 	add(handled, p.Write)
-	add(deviceRights|readRights, Devices)
+	add(deviceRights|readRights, devices)
 	if p.NarrowRead {
 		add(readRights, p.Read)
 	}

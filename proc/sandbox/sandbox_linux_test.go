@@ -61,7 +61,7 @@ func TestRestrictReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := Policy{Write: []string{t.TempDir()}, NarrowRead: true, Read: append([]string{readable}, SystemReadDirs...), Network: true}
+	p := Policy{Write: []string{t.TempDir()}, NarrowRead: true, Read: append([]string{readable}, systemReadDirs...), Network: true}
 	out, code := run(t, p, v, `cat "`+readable+`/f.txt" && if cat "`+hidden+`/f.txt"; then exit 3; fi`)
 	if code != 0 || !strings.Contains(out, "Permission denied") {
 		t.Errorf("exit %d:\n%s", code, out)
