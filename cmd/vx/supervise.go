@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/proc"
 	"github.com/vzn/vx/proc/sandbox"
 )
@@ -43,7 +43,7 @@ func taskSupervisor(getenv func(string) string) *proc.Supervisor {
 // supervisedExec runs each task of a run under a supervisor of its own where the system has them
 // (Linux); elsewhere the task's process group is all there is. A task the runner gave a supervisor
 // of its own (a sandboxed one) keeps it.
-func supervisedExec(sup *proc.Supervisor) runner.ExecFunc {
+func supervisedExec(sup *proc.Supervisor) executor.ExecFunc {
 	if runtime.GOOS != "linux" {
 		return proc.Run
 	}

@@ -24,6 +24,14 @@ type Executor interface {
 	Run(ctx context.Context, t Task) (Result, error)
 }
 
+// ExecFunc starts one child process and waits for it; proc.Run is the real one, and the
+// runner's callers pass another to supervise each child (vx run under a supervisor of its own).
+type ExecFunc func(ctx context.Context, spec proc.Spec) (proc.Result, error)
+
+// Spec is the local process spec that Task.Confine readies: proc's, so that the runner's sandbox
+// hook names the spec through the executor that runs it.
+type Spec = proc.Spec
+
 // Task is everything an executor needs to run one task's command, resolved by the runner: the
 // same value whether the command runs here or elsewhere.
 type Task struct {
@@ -54,7 +62,7 @@ type Task struct {
 	// Confine, when set, makes a local process spec run under the task's sandbox (the runner's
 	// enforcement of Sandbox on this machine); a *Refusal from it ends the run before anything
 	// starts.
-	Confine func(spec *proc.Spec) error
+	Confine func(spec *Spec) error
 	// Started, when set, is called just before the command starts: from then on the task may
 	// write anywhere it is allowed to.
 	Started func()

@@ -13,7 +13,7 @@ import (
 // Task.Output). Its outputs stay where the command wrote them, in Task.Dir.
 type Local struct {
 	// Exec starts one child and waits for it; nil means proc.Run.
-	Exec func(ctx context.Context, spec proc.Spec) (proc.Result, error)
+	Exec ExecFunc
 }
 
 // Run prepares the process (Task.Confine), starts it under Task.Timeout, and, once it passed,

@@ -34,11 +34,7 @@ import (
 	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/taskmutex"
 	"github.com/vzn/vx/engine/vxerr"
-	"github.com/vzn/vx/proc"
 )
-
-// ExecFunc starts one child process and waits for it; proc.Run is the real one.
-type ExecFunc func(ctx context.Context, spec proc.Spec) (proc.Result, error)
 
 // Options configure a run.
 type Options struct {
@@ -74,8 +70,8 @@ type Options struct {
 	Args []string
 	// Grace is the delay between SIGTERM and SIGKILL of a task's group; 0 means proc's default.
 	Grace time.Duration
-	// Exec runs a child; nil means proc.Run.
-	Exec ExecFunc
+	// Exec runs a child; nil means proc.Run (see executor.Local).
+	Exec executor.ExecFunc
 	// Store is the state folder to use; nil opens Workspace.CacheDir for the run.
 	Store *store.Store
 	// Notice receives one-line messages for the user (an index reset); nil drops them.
@@ -119,9 +115,6 @@ func (o *Options) fill() error {
 	}
 	if o.Output == nil {
 		o.Output = io.Discard
-	}
-	if o.Exec == nil {
-		o.Exec = proc.Run
 	}
 	if o.Concurrency <= 0 {
 		n, _, err := resources.Workers(0, o.Getenv)

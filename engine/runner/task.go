@@ -17,7 +17,6 @@ import (
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/taskmutex"
-	"github.com/vzn/vx/proc"
 )
 
 // attempt is one task's execution on its worker, from its key to its outcome: e is its row as it
@@ -285,7 +284,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		ID: t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
 		Sandbox: r.sandbox.Effective(t), Inputs: t.Inputs, Outputs: t.Outputs, Timeout: t.Timeout, Grace: r.opts.Grace,
 		Output: taskLog{r.display.TaskWriter(t.ID)},
-		Confine: func(spec *proc.Spec) error {
+		Confine: func(spec *executor.Spec) error {
 			b, refusal := r.sandbox.Start(p, t, spec)
 			if refusal != "" {
 				return &executor.Refusal{Message: refusal}
