@@ -25,7 +25,6 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
-	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runout"
@@ -158,10 +157,14 @@ type taskTiming struct {
 }
 
 type runState struct {
-	opts    Options
-	st      *store.Store
-	hasher  *hasher.Hasher
-	masker  *mask.Masker
+	opts   Options
+	st     *store.Store
+	hasher *hasher.Hasher
+	// masker masks the run's secrets out of what it shows and keeps (taskenv.Masker's).
+	masker interface {
+		String(s string) string
+		Bytes(b []byte) []byte
+	}
 	display *runout.Display
 	runID   string
 	sandbox *taskenv.Sandboxes
@@ -310,11 +313,14 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
-	secrets, err := runSecrets(opts, nodes, remoteCfg)
+	tasks := make([]*graph.Task, len(nodes))
+	for i, n := range nodes {
+		tasks[i] = n.task
+	}
+	masker, err := taskenv.Masker(opts.Workspace, tasks, opts.Environ, opts.Getenv, remoteCfg.Secrets())
 	if err != nil {
 		return nil, nil, err
 	}
-	masker := mask.New(secrets...)
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   taskmutex.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec}}
@@ -345,24 +351,6 @@ func loadFileState(ctx, dbctx context.Context, h *hasher.Hasher, st *store.Store
 	}
 	h.SetStats(stats)
 	return nil
-}
-
-// runSecrets are the values every output of the run masks: the workspace's secrets, those the
-// tasks read and the credentials they are given, the remote cache's credentials. A secret too short
-// to mask is refused, naming it.
-func runSecrets(opts Options, nodes []*node, remoteCfg cache.RemoteConfig) ([]string, error) {
-	secrets := append([]string(nil), opts.Workspace.Secrets...)
-	creds := taskenv.Credentials(opts.Workspace, opts.Environ)
-	for _, n := range nodes {
-		for _, name := range n.task.SecretNames() {
-			if err := mask.Check(name, opts.Getenv(name)); err != nil {
-				return nil, fmt.Errorf("%s: %w", n.task.ID, err)
-			}
-			secrets = append(secrets, opts.Getenv(name))
-		}
-		secrets = append(secrets, taskenv.CredentialValues(opts.Workspace, n.task, creds)...)
-	}
-	return append(secrets, remoteCfg.Secrets()...), nil
 }
 
 // finishRun records the end of the run and answers its summary, as the index now holds it.

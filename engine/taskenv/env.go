@@ -1,6 +1,7 @@
 package taskenv
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sort"
@@ -235,4 +236,23 @@ func CredentialValues(ws *graph.Workspace, t *graph.Task, creds []string) []stri
 		}
 	}
 	return vals
+}
+
+// Masker answers the masker of every value a run of tasks masks in what it shows: the workspace's
+// secrets, those the tasks read (through getenv) and the credentials of environ they are given,
+// then extra (the remote cache's credentials). A secret too short to mask is refused, naming
+// its task.
+func Masker(ws *graph.Workspace, tasks []*graph.Task, environ []string, getenv func(string) string, extra []string) (*mask.Masker, error) {
+	secrets := append([]string(nil), ws.Secrets...)
+	creds := Credentials(ws, environ)
+	for _, t := range tasks {
+		for _, name := range t.SecretNames() {
+			if err := mask.Check(name, getenv(name)); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.ID, err)
+			}
+			secrets = append(secrets, getenv(name))
+		}
+		secrets = append(secrets, CredentialValues(ws, t, creds)...)
+	}
+	return mask.New(append(secrets, extra...)...), nil
 }
