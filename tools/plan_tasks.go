@@ -116,7 +116,7 @@ func (d *Deps) planTasks() tool.Tool {
 }
 
 // planAhead plans req's selection and arguments in the background through the server's memo
-// (runner.Memo.Refresh), once ready answers (session.Session.FilesReady: the watcher vouches for
+// (planmemo.Memo.Refresh), once ready answers (session.Session.FilesReady: the watcher vouches for
 // the file state; nil: at once), loading the workspace then: the next call finds the memo knowing
 // the keys, what the cache holds and the estimates, and the loader the workspace, as they are. A
 // plan made before the watcher's first look keeps none of it (figures: docs/performance.md, "The

@@ -17,6 +17,7 @@ import (
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
+	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
@@ -104,7 +105,7 @@ func (h *handoffWorkspace) keys(t *testing.T) map[string]string {
 // selection (planTasks): its memo then knows the entries of the hits and the tasks' recent runs.
 func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *handoff.Index) {
 	t.Helper()
-	memo := runner.NewMemo()
+	memo := planmemo.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
 	opts, err := runner.Prepare(context.Background(), h.ws, req)
@@ -320,7 +321,7 @@ func TestRunTakesTheHandedIndex(t *testing.T) {
 // leaves out.
 func (h *handoffWorkspace) handedPlan(t *testing.T) *handoff.Handoff {
 	t.Helper()
-	memo := runner.NewMemo()
+	memo := planmemo.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
 	for range 2 { // a plan, then the hand-off

@@ -44,20 +44,22 @@ func reserve(nodes []*node, peaks map[string]int64, taskMemory int64) {
 // executions that ran its command, in one query a task — and sets every node's priority (from the
 // p50 of those that passed) and reservation (the largest peak RSS of them all). It answers the p50s.
 func estimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node) (map[string]int64, error) {
-	return memoEstimates(ctx, st, ws, nodes, nil)
+	return memoEstimates(ctx, st, ws, nodes, knownRuns(nil).recentRuns)
 }
 
-// memoEstimates is estimates with the history read through a plan's memo (nil: from st).
-func memoEstimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node, memo *memoView) (map[string]int64, error) {
+// memoEstimates is estimates with the history read through recent (a plan's memo, the runs a
+// vx mcp handed, or st alone).
+func memoEstimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node,
+	recent func(ctx context.Context, st *store.Store, ids []string) (map[string][]store.CommandRun, error)) (map[string]int64, error) {
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {
 		ids[i] = n.task.ID
 	}
-	recent, err := memo.recentRuns(ctx, st, ids)
+	runs, err := recent(ctx, st, ids)
 	if err != nil {
 		return nil, err
 	}
-	p50s, peaks := resources.Estimates(recent)
+	p50s, peaks := resources.Estimates(runs)
 	tm, err := resources.TaskMemory(ws)
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ type Request struct {
 	// Files is the file state as a watcher knows it; nil scans (see Options.Files).
 	Files filestate.Source
 	// Memo is a long-lived process's memo of its plans (see Memo); nil for none.
-	Memo *Memo
+	Memo PlanMemo
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
@@ -181,7 +181,7 @@ type PlanOptions struct {
 	Affected map[string]string
 	// KeepManifests keeps every task's manifest in the plan (Plan.Manifests).
 	KeepManifests bool
-	Memo          *Memo
+	Memo          PlanMemo
 }
 
 // DryRun predicts a run: each task's key (exact: keys depend on inputs, never on outputs), whether it
@@ -202,7 +202,11 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	defer k.close()
-	p50s, err := memoEstimates(k.dbctx, k.st, o.Workspace, k.nodes, k.memo)
+	recent := knownRuns(nil).recentRuns
+	if k.memo != nil {
+		recent = k.memo.RecentRuns
+	}
+	p50s, err := memoEstimates(k.dbctx, k.st, o.Workspace, k.nodes, recent)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +214,9 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	k.memo.store(k.nodes, hits, entries, o.Force, k.h.Lockfile())
+	if k.memo != nil {
+		k.memo.Keep(keyedTasks(k.nodes, hits), entries, o.Force, k.h)
+	}
 	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
 	cost := planTasks(plan, opts, k.nodes, hits, p50s)
 	plan.WallMs, plan.CriticalPath = simulate(k.nodes, cost, o.Concurrency, o.MemoryBudget)
@@ -240,14 +246,35 @@ func PlanKeys(ctx context.Context, opts PlanOptions) (*handoff.Handoff, error) {
 	if _, _, _, err := planKeys(ctx, k.dbctx, k.keyer, k.nodes, k.workers, true); err != nil {
 		return nil, err
 	}
-	k.memo.storeKeys(k.nodes, k.h.Lockfile())
 	h := &handoff.Handoff{Root: opts.Workspace.Root, StateDir: opts.Workspace.CacheDir, Known: handoff.Known{Keys: make(map[string]string, len(k.nodes))}}
 	for _, n := range k.nodes {
 		h.Keys[n.task.ID] = n.key
 	}
-	h.Index = k.memo.handedIndex(k.dbctx, k.st, k.nodes)
-	h.Intact = k.memo.intact(k.nodes, h.Index, k.h)
+	if k.memo != nil {
+		tasks := keyedTasks(k.nodes, nil)
+		k.memo.KeepKeys(tasks, k.h)
+		h.Index = k.memo.HandedIndex(k.dbctx, k.st, tasks)
+		h.Intact = k.memo.Intact(tasks, h.Index, k.h)
+	}
 	return h, nil
+}
+
+// openPlanIndex answers the store a plan of opts reads: Options.Store, else the state folder's
+// index read-only (the memo's, held open, where there is one), which release lets go of.
+func openPlanIndex(ctx context.Context, opts PlanOptions) (st *store.Store, release func(), err error) {
+	if opts.Store != nil {
+		return opts.Store, func() {}, nil
+	}
+	dir := opts.Workspace.CacheDir
+	if opts.Memo != nil {
+		st, release, err = opts.Memo.OpenIndex(ctx, dir)
+	} else if st, err = store.OpenReadOnly(ctx, dir); err == nil {
+		release = func() { st.Close() }
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the state folder: %w", err)
+	}
+	return st, release, nil
 }
 
 // keying is what a plan computes its keys with: the tasks' nodes, the memo's view, the index
@@ -269,20 +296,22 @@ func startKeying(ctx context.Context, opts PlanOptions) (k *keying, err error) {
 		return nil, err
 	}
 	// A background plan reads what this one would; the view is taken once it did.
-	opts.Memo.awaitRefresh(ctx)
-	memo := opts.Memo.view(o.Workspace, o.Files)
-	st := o.Store
-	release := func() {}
-	if st == nil {
-		if st, release, err = opts.Memo.openIndex(ctx, o.Workspace.CacheDir); err != nil {
-			return nil, fmt.Errorf("open the state folder: %w", err)
-		}
+	var memo MemoView
+	if opts.Memo != nil {
+		memo = opts.Memo.View(ctx, o.Workspace, o.Files)
+	}
+	st, release, err := openPlanIndex(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
 	dbctx := context.WithoutCancel(ctx)
-	h := hasher.New(hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files,
-		Lockfile: memo.lockfile()})
+	hopts := hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files}
+	if memo != nil {
+		hopts = memo.HasherOptions(hopts)
+	}
+	h := hasher.New(hopts)
 	// The workspace's listing (a git call) is taken while the index is read.
 	var prefetch sync.WaitGroup
 	k = &keying{nodes: nodes, dbctx: dbctx, workers: o.Concurrency, close: func() { prefetch.Wait(); release() }}
@@ -382,14 +411,16 @@ func nonNil(s []string) []string {
 type keyer struct {
 	h    *hasher.Hasher
 	st   *store.Store
-	memo *memoView
+	memo MemoView
 }
 
 // key answers n's key: the memo's when nothing it is made of moved, else its manifest's.
 // The manifest's data is answered too, nil where the memo answered.
 func (k keyer) key(ctx context.Context, n *node, depKeys map[string]string) (string, []byte, error) {
-	if key, ok := k.memo.key(n, depKeys); ok {
-		return key, nil, nil
+	if k.memo != nil {
+		if key, ok := k.memo.Key(KeyedTask{Task: n.task, Project: n.project}, depKeys); ok {
+			return key, nil, nil
+		}
 	}
 	m, err := k.h.Manifest(ctx, n.project, n.task, depKeys)
 	if err != nil {
@@ -400,8 +431,10 @@ func (k keyer) key(ctx context.Context, n *node, depKeys map[string]string) (str
 
 // hit reports whether key's entry is in the cache whole, and answers the entry when it is.
 func (k keyer) hit(dbctx context.Context, key string) (bool, store.Entry) {
-	if hit, e, ok := k.memo.hit(key); ok {
-		return hit, e
+	if k.memo != nil {
+		if hit, e, ok := k.memo.Hit(key); ok {
+			return hit, e
+		}
 	}
 	e, ok, err := k.st.Entry(dbctx, key)
 	if err == nil && ok && k.st.CAS().Has(e.LogBlob) && (e.OutputsBlob == "" || k.st.CAS().Has(e.OutputsBlob)) {

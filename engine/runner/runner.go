@@ -306,7 +306,11 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	region := profilerec.Start(ctx, "read index")
 	err = loadFileState(ctx, dbctx, h, st, opts.Files, &prefetch)
 	if err == nil {
-		_, err = memoEstimates(dbctx, st, opts.Workspace, nodes, knownRunsView(known))
+		var handed knownRuns
+		if known != nil {
+			handed = knownRuns(known.Runs)
+		}
+		_, err = memoEstimates(dbctx, st, opts.Workspace, nodes, handed.recentRuns)
 	}
 	region.End()
 	if err != nil {

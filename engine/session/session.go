@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -31,7 +31,7 @@ type Options struct {
 	// Environ is the server's environment as a list: the children start from it, and Getenv reads
 	// it. nil means os.Environ() at Open.
 	Environ []string
-	// Memo keeps the last plan for the next call (runner.Memo).
+	// Memo keeps the last plan for the next call (planmemo.Memo).
 	Memo bool
 	// KeepChild keeps a `vx run` child started ahead of the next runTasks call (KeepChild).
 	KeepChild bool
@@ -48,7 +48,7 @@ type Session struct {
 	environ []string
 	vars    map[string]string
 	stderr  io.Writer
-	memo    *runner.Memo
+	memo    *planmemo.Memo
 
 	files  files
 	reader reader
@@ -78,7 +78,7 @@ func Open(opts Options) *Session {
 	}
 	s := &Session{loader: opts.Loader, exe: opts.Exe, environ: environ, vars: vars, stderr: stderr}
 	if opts.Memo {
-		s.memo = runner.NewMemo()
+		s.memo = planmemo.NewMemo()
 	}
 	s.files.init(opts.Watcher)
 	s.child.keep = opts.KeepChild
@@ -89,7 +89,7 @@ func Open(opts Options) *Session {
 func (s *Session) Loader() *workspace.Loader { return s.loader }
 
 // Memo answers the session's plan memo; nil when it keeps none.
-func (s *Session) Memo() *runner.Memo { return s.memo }
+func (s *Session) Memo() *planmemo.Memo { return s.memo }
 
 // Environ answers the server's environment as a list, which the children start from.
 func (s *Session) Environ() []string { return s.environ }

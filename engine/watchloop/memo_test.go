@@ -15,6 +15,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
+	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
@@ -94,7 +95,7 @@ func planKeys(t *testing.T, ws *graph.Workspace, req runner.Request) *handoff.Ha
 }
 
 // memoRequest answers req over the watcher's file state as it is now, through memo.
-func memoRequest(t *testing.T, svc *watch.Service, req runner.Request, memo *runner.Memo) runner.Request {
+func memoRequest(t *testing.T, svc *watch.Service, req runner.Request, memo *planmemo.Memo) runner.Request {
 	t.Helper()
 	snap, err := svc.Snapshot(context.Background())
 	if err != nil {
@@ -111,7 +112,7 @@ func memoRequest(t *testing.T, svc *watch.Service, req runner.Request, memo *run
 func TestMemoRefreshAfterARun(t *testing.T) {
 	_, _, ws, svc := watchedMemoWorkspace(t)
 	ctx := context.Background()
-	memo := runner.NewMemo()
+	memo := planmemo.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
 	withMemo := func() runner.Request { return memoRequest(t, svc, req, memo) }
@@ -148,7 +149,7 @@ func TestMemoRefreshAfterARun(t *testing.T) {
 func TestMemoNeverStale(t *testing.T) {
 	root, loader, ws, svc := watchedMemoWorkspace(t)
 	ctx := context.Background()
-	memo := runner.NewMemo()
+	memo := planmemo.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test", "lint"}}, Getenv: func(string) string { return "" }}
 	var handed int
@@ -285,7 +286,7 @@ func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner
 func TestMemoHandsTheIndexAfterAnEditUndone(t *testing.T) {
 	root, _, ws, svc := watchedMemoWorkspace(t)
 	ctx := context.Background()
-	memo := runner.NewMemo()
+	memo := planmemo.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
 	opts, err := runner.Prepare(ctx, ws, req)
@@ -335,7 +336,7 @@ func TestMemoVouchesOnlyForOutputsInPlace(t *testing.T) {
 		"cat src/*.js > dist/out.js && mkdir -p dist/deep && cp dist/out.js dist/deep/copy.js'", 1)
 	root, _, ws, svc := watchedWorkspaceOf(t, files)
 	ctx := context.Background()
-	memo := runner.NewMemo()
+	memo := planmemo.NewMemo()
 	defer memo.Close()
 	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: func(string) string { return "" }}
 	opts, err := runner.Prepare(ctx, ws, req)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
@@ -61,7 +62,7 @@ func Watch(ctx context.Context, opts Options) error {
 	if opts.Status == nil {
 		opts.Status = func(string) {}
 	}
-	l := &loop{opts: opts, lastKeys: map[string]string{}, servers: map[string]*server{}, memo: runner.NewMemo(),
+	l := &loop{opts: opts, lastKeys: map[string]string{}, servers: map[string]*server{}, memo: planmemo.NewMemo(),
 		cycleDone: make(chan cycleResult, 1), serverDone: make(chan serverResult, 8)}
 	if err := l.reload(ctx); err != nil {
 		return err
@@ -117,7 +118,7 @@ type loop struct {
 	wg         sync.WaitGroup
 	runs       int
 	// memo keeps the last plan's keys for the next.
-	memo *runner.Memo
+	memo *planmemo.Memo
 }
 
 // reload loads the workspace and selects the tasks again.

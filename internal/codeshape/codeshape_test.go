@@ -21,9 +21,9 @@ const (
 )
 
 // runnerDirs are the folders held to engine/runner's limits: the scheduler, and the packages that
-// came out of it (what a task runs in, what a run shows, what it may use), which keep its rules.
+// came out of it (what a task runs in, what a run shows, what it may use, what a plan keeps for the next), which keep its rules.
 func runnerDirs() []string {
-	return []string{"engine/runner", "engine/taskenv", "engine/runout", "engine/resources"}
+	return []string{"engine/runner", "engine/taskenv", "engine/runout", "engine/resources", "engine/planmemo"}
 }
 
 // inRunnerDirs reports whether the module-relative file rel lies in one of runnerDirs.

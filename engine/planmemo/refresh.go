@@ -1,4 +1,4 @@
-package runner
+package planmemo
 
 import (
 	"context"
@@ -18,11 +18,11 @@ type refresh struct {
 type refreshKey struct{}
 
 // Refresh runs plan in the background, unless one runs already or the memo is closed: a plan
-// through the memo (PlanDocument, DryRun, PlanKeys with Memo set to m), made once a run wrote the
-// index, so that what the cache holds and the history's estimates are read while the agent is
-// busy elsewhere, not by its next call. Every plan through the memo waits for it first (it is
-// the work that plan would do); Close stops it and waits for it. A panic in plan ends plan only:
-// the next call's plan meets it again where it is reported.
+// through the memo (runner.PlanDocument, DryRun, PlanKeys with Memo set to m), made once a run
+// wrote the index, so that what the cache holds and the history's estimates are read while the
+// agent is busy elsewhere, not by its next call. Every plan through the memo waits for it first
+// (it is the work that plan would do); Close stops it and waits for it. A panic in plan ends plan
+// only: the next call's plan meets it again where it is reported.
 //
 // ready, when not nil, is waited for first: the server's watcher taking its first look, before
 // which a plan cannot be kept (it has no snapshot to keep it against). While it waits, plans

@@ -1,4 +1,4 @@
-package runner
+package planmemo
 
 import (
 	"io/fs"
@@ -10,6 +10,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/pathglob"
+	"github.com/vzn/vx/engine/runner"
 )
 
 // intactVerdict is the memo's word that a task's local entry would restore nothing
@@ -87,39 +88,39 @@ func outputDirs(snap *filestate.Snapshot, bases []string) (dirs []outputDir, ok 
 	return dirs, true
 }
 
-// intact answers, by task id, the tasks of nodes whose handed entry (index's, for the task's key)
+// Intact answers, by task id, the tasks of nodes whose handed entry (index's, for the task's key)
 // would restore nothing in the plan's snapshot: from the memo's verdicts where they hold, else
 // asked of cache.Intact (hashes answering the outputs' contents) and kept for the next plan. Nil
 // without a snapshot or an index.
-func (v *memoView) intact(nodes []*node, index *handoff.Index, hashes cache.FileHasher) map[string]handoff.IntactHit {
-	if v == nil || v.snap == nil || index == nil {
+func (v *memoView) Intact(nodes []runner.KeyedTask, index *handoff.Index, hashes cache.FileHasher) map[string]handoff.IntactHit {
+	if v.snap == nil || index == nil {
 		return nil
 	}
 	out := make(map[string]handoff.IntactHit, len(nodes))
 	made := map[string]intactVerdict{}
 	for _, n := range nodes {
-		e, ok := index.Entries[n.key]
-		if !n.task.Cache || !ok {
+		e, ok := index.Entries[n.Key]
+		if !n.Task.Cache || !ok {
 			continue
 		}
-		if verdict, ok := v.verdicts[n.task.ID]; ok && verdict.holds(v.ws, n.key, e.OutputsBlob, v.snap) {
-			out[n.task.ID] = handoff.IntactHit{Blob: e.OutputsBlob, Files: len(e.Outputs), Seen: verdict.seen}
+		if verdict, ok := v.verdicts[n.Task.ID]; ok && verdict.holds(v.ws, n.Key, e.OutputsBlob, v.snap) {
+			out[n.Task.ID] = handoff.IntactHit{Blob: e.OutputsBlob, Files: len(e.Outputs), Seen: verdict.seen}
 			continue
 		}
-		set, err := pathglob.NewSet(n.project.Dir, n.task.Outputs)
+		set, err := pathglob.NewSet(n.Project.Dir, n.Task.Outputs)
 		if err != nil {
 			continue
 		}
 		dirs, ok := outputDirs(v.snap, set.Bases())
-		if !ok || !cache.Intact(v.ws, n.project, n.task, e.Outputs, v.snap, hashes) {
+		if !ok || !cache.Intact(v.ws, n.Project, n.Task, e.Outputs, v.snap, hashes) {
 			continue
 		}
 		seen, err := handoff.OutputsSeen(handoff.SnapshotTree(v.snap), set.Bases())
 		if err != nil {
 			continue
 		}
-		out[n.task.ID] = handoff.IntactHit{Blob: e.OutputsBlob, Files: len(e.Outputs), Seen: seen}
-		made[n.task.ID] = intactVerdict{ws: v.ws, key: n.key, blob: e.OutputsBlob, dirs: dirs, seen: seen}
+		out[n.Task.ID] = handoff.IntactHit{Blob: e.OutputsBlob, Files: len(e.Outputs), Seen: seen}
+		made[n.Task.ID] = intactVerdict{ws: v.ws, key: n.Key, blob: e.OutputsBlob, dirs: dirs, seen: seen}
 	}
 	v.m.keepVerdicts(v.ws, made)
 	return out
