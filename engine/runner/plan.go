@@ -45,7 +45,7 @@ type Request struct {
 	Args []string
 	// Files is the file state as a watcher knows it; nil scans (see Options.Files).
 	Files filestate.Source
-	// Memo is a long-lived process's memo of its plans (see Memo); nil for none.
+	// Memo is a long-lived process's memo of its plans (see PlanMemo); nil for none.
 	Memo PlanMemo
 }
 
