@@ -46,6 +46,9 @@ func (d *Deps) getTaskLog() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
+		if ws, err := d.load(ctx); err == nil {
+			log.Uncached(ws)
+		}
 		return d.logPage(call, args.question(), log, budget)
 	})
 }
@@ -67,6 +70,8 @@ type logPage struct {
 	TaskID string       `json:"taskId"`
 	Status store.Status `json:"status"`
 	Source *string      `json:"source"`
+	// NoLog says, when Source is null, why there is no log (history.Log's noLog).
+	NoLog string `json:"noLog,omitempty"`
 	logtext.Text
 	// Offset is, on a page of the whole output (asked with a cursor), the byte offset in the whole
 	// where its output starts.
@@ -79,7 +84,7 @@ type logPage struct {
 // long log read by its ends only (log.Ends) is cut from them as the whole would be.
 func (d *Deps) logPage(call *tool.Call, question string, log *history.LogEnds, budget int) (json.RawMessage, error) {
 	whole := log.Whole()
-	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source,
+	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source, NoLog: log.NoLog,
 		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
 	pos := history.StartLog(log)
 	var cut func(limit int) (logtext.Text, bool)

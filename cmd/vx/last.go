@@ -43,11 +43,7 @@ func (a *app) taskLog(ctx context.Context, st *store.Store, taskID, runID string
 	if err != nil {
 		return nil, err
 	}
-	if ws != nil {
-		if t, ok := ws.Task(taskID); ok && !t.Cache {
-			doc.Uncached()
-		}
-	}
+	doc.Uncached(ws)
 	return doc, nil
 }
 

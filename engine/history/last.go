@@ -214,7 +214,7 @@ func readLog(st *store.Store, e store.Execution, m *mask.Masker) (*TaskLog, erro
 	}
 	data, err := st.CAS().Get(e.LogBlob)
 	if errors.Is(err, store.ErrMissing) {
-		out.NoLog = "its log is no longer in the cache: vx cache prune removed it"
+		out.NoLog = prunedNoLog
 		return out, nil
 	}
 	if err != nil {
@@ -226,6 +226,9 @@ func readLog(st *store.Store, e store.Execution, m *mask.Masker) (*TaskLog, erro
 	out.Text = logtext.Cut(out.whole)
 	return out, nil
 }
+
+// prunedNoLog is the reason a log the index names has no blob.
+const prunedNoLog = "its log is no longer in the cache: vx cache prune removed it"
 
 // noLogReason says why the execution e recorded no log.
 func noLogReason(e store.Execution) string {
@@ -249,10 +252,13 @@ func noLogReason(e store.Execution) string {
 const UncachedNoLog = "the task is not cached (cache: false), and vx keeps a task's log only with its cache entry, or when it fails"
 
 // Uncached gives the reason of a task that is not cached (cache: false) to a log that is absent
-// because the task passed: a caller that knows the task's config says it, which the history
-// cannot.
-func (l *TaskLog) Uncached() {
-	if l.Source == nil && l.Status == store.StatusMiss {
+// because the task passed, where ws (the workspace as loaded now; nil when its config does not
+// load) says so of the task: the history alone cannot. vx last --log and getTaskLog both ask it.
+func (l *TaskLog) Uncached(ws *graph.Workspace) {
+	if ws == nil || l.Source != nil || l.Status != store.StatusMiss {
+		return
+	}
+	if t, ok := ws.Task(l.TaskID); ok && !t.Cache {
 		l.NoLog = UncachedNoLog
 	}
 }

@@ -45,7 +45,7 @@ func ReadLogEnds(ctx context.Context, st *store.Store, taskID, runID string, m *
 		ends, err := readEnds(st.CAS(), blob, keep)
 		switch {
 		case errors.Is(err, store.ErrMissing):
-			return &LogEnds{TaskLog: &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status}}, nil
+			return &LogEnds{TaskLog: &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status, NoLog: prunedNoLog}}, nil
 		case err != nil:
 			return nil, fmt.Errorf("log of %s: %w", e.TaskID, err)
 		case ends != nil:
