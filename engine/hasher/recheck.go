@@ -241,3 +241,16 @@ func (h *Hasher) relistOthers(ctx context.Context, t *graph.Task, deps []string,
 	}
 	return nil
 }
+
+// RootedInput answers the root-relative ("//"-prefixed) form of an input file name as a task of
+// the project folder dir (root-relative, "." for the root) names it, as Recheck answers it: a
+// name that is root-relative already is answered as it is.
+func RootedInput(dir, name string) string {
+	if strings.HasPrefix(name, pathglob.RootPrefix) {
+		return name
+	}
+	if dir == "." || dir == "" {
+		return pathglob.RootPrefix + name
+	}
+	return pathglob.RootPrefix + dir + "/" + name
+}

@@ -3,10 +3,9 @@ package runner
 import (
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
-	"github.com/vzn/vx/engine/pathglob"
+	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/summary"
 )
 
@@ -29,11 +28,7 @@ type changedInputs struct {
 func (c *changedInputs) put(id, dir string, files []string) {
 	rooted := make([]string, len(files))
 	for i, f := range files {
-		if strings.HasPrefix(f, pathglob.RootPrefix) {
-			rooted[i] = f
-		} else {
-			rooted[i] = pathglob.RootPrefix + joinDir(dir, f)
-		}
+		rooted[i] = hasher.RootedInput(dir, f)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -74,12 +69,4 @@ func (c *changedInputs) fill(sum *summary.Summary) {
 			sum.Tasks[i].InputsChangedDuringRun = files
 		}
 	}
-}
-
-// joinDir joins a project folder (root-relative, "." for the root) and a path in it.
-func joinDir(dir, rel string) string {
-	if dir == "." || dir == "" {
-		return rel
-	}
-	return dir + "/" + rel
 }
