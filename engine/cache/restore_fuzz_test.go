@@ -167,3 +167,15 @@ func checkRestore(t *testing.T, raw []byte, listHeaders bool) {
 		})
 	}
 }
+
+// extractOutputs restores a cache entry's outputs — the files it lists and the archive (tar.zst)
+// holding them — for task t of project p, with every check a hit makes: only paths the task
+// declares as outputs, beneath the workspace and never through a symlink, no more bytes than the
+// listing says, each file's hash checked; then stale files under the output globs are removed.
+// An error wrapping errBadEntry means the entry itself is wrong.
+func extractOutputs(ctx context.Context, ws *graph.Workspace, p *graph.Project, t *graph.Task, files []store.OutputFile, archive []byte) error {
+	blob := func() ([]byte, error) { return archive, nil }
+	j := newJournal(ws.CacheDir, ws.Root, t.ID)
+	_, err := extract(ctx, ws, p, t, files, blob, func(string, store.OutputFile) bool { return false }, j, nil)
+	return err
+}

@@ -3,13 +3,10 @@ package hasher
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
@@ -180,40 +177,6 @@ func nestedDirs(dirs []string) map[string]map[string]bool {
 		add(outer, sorted[lo:hi])
 	}
 	return out
-}
-
-// GlobFiles answers the regular files and symlinks under dir matched by globs (relative, sorted),
-// never descending through a symlinked folder; outputs are collected with it.
-func GlobFiles(dir string, globs []string) ([]string, error) {
-	set := map[string]bool{}
-	fsys := os.DirFS(dir)
-	for _, g := range globs {
-		if strings.HasPrefix(g, "!") {
-			continue
-		}
-		matches, err := doublestar.Glob(fsys, strings.TrimPrefix(g, "./"), doublestar.WithFilesOnly(), doublestar.WithNoFollow())
-		if err != nil {
-			return nil, fmt.Errorf("glob %q: %w", g, err)
-		}
-		for _, m := range matches {
-			set[m] = true
-		}
-	}
-	for _, g := range globs {
-		if neg, ok := strings.CutPrefix(g, "!"); ok {
-			for f := range set {
-				if ok, _ := doublestar.Match(strings.TrimPrefix(neg, "./"), f); ok {
-					delete(set, f)
-				}
-			}
-		}
-	}
-	out := make([]string, 0, len(set))
-	for f := range set {
-		out = append(out, f)
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // projectFiles answers the git-visible files of a project, relative to its folder, sorted. The

@@ -2,7 +2,7 @@ package history
 
 import "time"
 
-// P50 is the nearest-rank median of durations in milliseconds, as P50s computes it; 0 for none.
+// P50 is the nearest-rank median of durations in milliseconds, as the plan computes it; 0 for none.
 func P50(durations []time.Duration) int64 {
 	if len(durations) == 0 {
 		return 0

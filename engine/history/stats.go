@@ -377,28 +377,9 @@ func percentile(ds []time.Duration, p int) int64 {
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
-// P50Window is how many of a task's last executions P50s looks at.
+// P50Window is how many of a task's last executions that ran its command the plan and the
+// scheduler estimate from.
 const P50Window = 50
-
-// P50s answers, for each task id, the median duration of those of its last P50Window executions
-// that count for durations (CountsForDuration), for planning. Tasks with none are absent.
-func P50s(ctx context.Context, st *store.Store, taskIDs []string) (map[string]int64, error) {
-	out := map[string]int64{}
-	if st.Empty() {
-		return out, nil
-	}
-	// store.RecentDurations reads two columns of the executions CountsForDuration keeps.
-	recent, err := st.RecentDurations(ctx, taskIDs, P50Window)
-	if err != nil {
-		return nil, err
-	}
-	for id, timed := range recent {
-		if len(timed) > 0 {
-			out[id] = percentile(timed, 50)
-		}
-	}
-	return out, nil
-}
 
 // FlakyTasks answers the tasks of which one cache key both passed and failed, sorted.
 func FlakyTasks(ctx context.Context, st *store.Store) ([]string, error) {

@@ -40,15 +40,10 @@ func reserve(nodes []*node, peaks map[string]int64, taskMemory int64) {
 	}
 }
 
-// estimates reads what the scheduler plans from, for the nodes — each task's last resources.EstimateWindow
-// executions that ran its command, in one query a task — and sets every node's priority (from the
-// p50 of those that passed) and reservation (the largest peak RSS of them all). It answers the p50s.
-func estimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node) (map[string]int64, error) {
-	return memoEstimates(ctx, st, ws, nodes, knownRuns(nil).recentRuns)
-}
-
-// memoEstimates is estimates with the history read through recent (a plan's memo, the runs a
-// vx mcp handed, or st alone).
+// memoEstimates reads what the scheduler plans from, for the nodes — each task's last
+// resources.EstimateWindow executions that ran its command, through recent (a plan's memo, the
+// runs a vx mcp handed, or st alone) — and sets every node's priority (from the p50 of those that
+// passed) and reservation (the largest peak RSS of them all). It answers the p50s.
 func memoEstimates(ctx context.Context, st *store.Store, ws *graph.Workspace, nodes []*node,
 	recent func(ctx context.Context, st *store.Store, ids []string) (map[string][]store.CommandRun, error)) (map[string]int64, error) {
 	ids := make([]string, len(nodes))

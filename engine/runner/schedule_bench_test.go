@@ -28,7 +28,7 @@ func BenchmarkEstimates500(b *testing.B) {
 	nodes, _ := buildNodes(ws, ids)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := estimates(ctx, st, ws, nodes); err != nil {
+		if _, err := memoEstimates(ctx, st, ws, nodes, knownRuns(nil).recentRuns); err != nil {
 			b.Fatal(err)
 		}
 	}

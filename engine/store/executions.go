@@ -269,42 +269,6 @@ func (s *Store) ExecutionLog(ctx context.Context, runID, taskID string) (status 
 	return Status(st), blob, source, true, nil
 }
 
-// RecentDurations answers, for each task id, the durations of the executions that ran its command
-// (miss or failed) among its last n executions, newest first. It reads two columns through the
-// task index, one prepared query a task, so a dry run's p50 predictions stay cheap on a long
-// history.
-func (s *Store) RecentDurations(ctx context.Context, taskIDs []string, n int) (map[string][]time.Duration, error) {
-	out := make(map[string][]time.Duration, len(taskIDs))
-	if s.db == nil || len(taskIDs) == 0 {
-		return out, nil
-	}
-	// The one definition of a timed execution (history.CountsForDuration): the command ran and passed.
-	stmt, err := s.prepared(ctx, `SELECT status, duration_ms FROM executions WHERE task_id = ? AND status = ? ORDER BY run_id DESC, ord DESC LIMIT ?`)
-	if err != nil {
-		return nil, fmt.Errorf("read recent durations: %w", err)
-	}
-	for _, id := range taskIDs {
-		rows, err := stmt.QueryContext(ctx, id, string(StatusMiss), n)
-		if err != nil {
-			return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
-		}
-		for rows.Next() {
-			var status string
-			var ms int64
-			if err := rows.Scan(&status, &ms); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
-			}
-			out[id] = append(out[id], time.Duration(ms)*time.Millisecond)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read recent durations of %s: %w", id, err)
-		}
-	}
-	return out, nil
-}
-
 // waitedMs is a wait in whole milliseconds, rounded up: a task that waited at all says so, though
 // the other process ended within the millisecond.
 func waitedMs(d time.Duration) int64 {

@@ -1,14 +1,16 @@
-package history
+package resources
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/store"
 )
 
-// The plan's p50 and the history's take the same executions: those that ran and passed.
+// The plan's p50 (the executions the scheduler reads back from the index) and the history's take
+// the same executions: those that ran the command and passed.
 func TestP50CountsOnlyPassedRuns(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, t.TempDir(), store.Options{})
@@ -30,23 +32,26 @@ func TestP50CountsOnlyPassedRuns(t *testing.T) {
 		if err := st.BeginRun(ctx, store.Run{ID: id, Started: now}); err != nil {
 			t.Fatal(err)
 		}
-		x := exec(id, "build", e.status, "k", e.d)
+		code := 0
+		x := store.Execution{RunID: id, TaskID: "p#build", Project: "p", Task: "build", Status: e.status, Hash: "k",
+			Duration: e.d, ExitCode: &code, Started: now}
 		if err := st.Record(ctx, store.Batch{Executions: []store.Execution{x}}); err != nil {
 			t.Fatal(err)
 		}
 		execs = append([]store.Execution{x}, execs...)
 	}
-	p50s, err := P50s(ctx, st, []string{"p#build", "p#never"})
+	recent, err := st.RecentCommandRuns(ctx, []string{"p#build", "p#never"}, EstimateWindow)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p50s, _ := Estimates(recent)
 	if p50s["p#build"] != 4000 {
 		t.Errorf("plan p50 = %d ms, want 4000 (the failures, the timeout and the hit do not count)", p50s["p#build"])
 	}
 	if _, ok := p50s["p#never"]; ok {
 		t.Error("a task that never ran has a p50")
 	}
-	s := Stats("p#build", execs)
+	s := history.Stats("p#build", execs)
 	if s.P50Ms == nil || *s.P50Ms != 4000 || *s.P99Ms != 5000 {
 		t.Errorf("history p50 %v p99 %v, want 4000 and 5000", s.P50Ms, s.P99Ms)
 	}
