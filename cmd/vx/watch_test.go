@@ -632,3 +632,142 @@ func TestRunBesideAFloodedWatcher(t *testing.T) {
 		}
 	}
 }
+
+// startWatch starts vx watch args in dir with env added, and reads its status lines; the process
+// is killed at the test's end unless stopWatch ended it.
+func startWatch(t *testing.T, dir string, env []string, args ...string) *watcher {
+	t.Helper()
+	cmd := vxCommand(t, dir, append([]string{"watch"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		defer close(w.lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "vx watch: "); ok {
+				w.lines <- line
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return w
+}
+
+// stopWatch sends Ctrl-C and waits for vx watch to exit 0.
+func stopWatch(t *testing.T, w *watcher) {
+	t.Helper()
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for range w.lines {
+	}
+	if err := w.cmd.Wait(); err != nil {
+		t.Fatalf("vx watch after Ctrl-C: %v", err)
+	}
+}
+
+// tshyLikeWorkspace: one package whose build does what tshy does beside its sources — it writes
+// src/package.json and .tshy-build/ (neither ignored by git), then waits for $LOG/go, then
+// removes both and writes dist/. Each start is logged to $LOG/started; a stopped build removes
+// its temporary files, as a tool that cleans up on SIGTERM does.
+func tshyLikeWorkspace() map[string]string {
+	return map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  passThroughEnv: ['LOG'],
+  tasks: { build: { command: 'sh build.sh', outputs: ['dist/**'] } },
+})
+`,
+		".gitignore":                "dist/\n.vx/\n",
+		"packages/lib/package.json": `{"name": "lib"}`,
+		"packages/lib/src/index.js": "export const lib = 1\n",
+		"packages/lib/build.sh": `trap 'rm -rf .tshy-build src/package.json; exit 143' TERM
+mkdir -p .tshy-build && echo tmp > .tshy-build/x
+echo '{"type": "module"}' > src/package.json
+echo started >> "$LOG/started"
+while [ ! -e "$LOG/go" ]; do sleep 0.05; done
+rm -rf .tshy-build src/package.json
+mkdir -p dist && cat src/index.js > dist/index.js
+`,
+	}
+}
+
+// waitLines waits until file holds n lines.
+func waitLines(t *testing.T, file string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(file)
+		if strings.Count(string(data), "\n") >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never held %d lines", file, n)
+}
+
+// TestWatchBesideAToolThatWritesIntoItsSources: the files a build creates beside its sources and
+// removes before it ends never stop or repeat its run — vx watch settles after one run — while a
+// real edit of a source during the run still stops it and runs it again.
+func TestWatchBesideAToolThatWritesIntoItsSources(t *testing.T) {
+	dir := writeWorkspace(t, tshyLikeWorkspace())
+	gitInit(t, dir)
+	log := t.TempDir()
+	w := startWatch(t, dir, []string{"LOG=" + log}, "build", "--debounce", "200ms")
+	lib := filepath.Join(dir, "packages/lib")
+	edit := func(text string) { testkit.WriteTree(t, lib, map[string]string{"src/index.js": text}) }
+
+	// The build's temporary files settle during its run: no task of it moved.
+	m := w.next(t, `^(.*: no task of run 1 moved: after it|.*stopping run 1 to start again)$`)
+	if strings.Contains(m[1], "stopping") {
+		t.Fatalf("the build's own temporary files stopped its run: %s", m[1])
+	}
+	testkit.WriteTree(t, log, map[string]string{"go": ""})
+	w.next(t, `^run 1 \(first run\) re-ran lib#build: 1 miss`)
+	w.next(t, `: no task's key moved after run 1; watching`)
+
+	// Settled: the next run is the one a real edit starts.
+	edit("export const lib = 2\n")
+	m = w.next(t, `^run (\d+) \((.*)\): `)
+	if m[1] != "2" || !strings.Contains(m[2], "packages/lib/src/index.js") {
+		t.Fatalf("after the first run, run %s started on %q; want run 2 on the edit of src/index.js; it said:\n%s", m[1], m[2], strings.Join(w.seen, "\n"))
+	}
+	w.next(t, `^run 2 \(.*\) re-ran lib#build: 1 miss`)
+
+	// A real edit of a source while the build runs stops it and runs it again.
+	if err := os.Remove(filepath.Join(log, "go")); err != nil {
+		t.Fatal(err)
+	}
+	edit("export const lib = 3\n")
+	w.next(t, `^run 3 \(.*packages/lib/src/index.js`)
+	waitLines(t, filepath.Join(log, "started"), 3)
+	edit("export const lib = 4\n")
+	w.next(t, `lib#build moved: stopping run 3 to start again`)
+	w.next(t, `^run 4 \(`)
+	testkit.WriteTree(t, log, map[string]string{"go": ""})
+	w.next(t, `^run 4 \(.*\) re-ran lib#build: 1 miss`)
+	if out, _ := os.ReadFile(filepath.Join(lib, "dist/index.js")); string(out) != "export const lib = 4\n" {
+		t.Fatalf("dist/index.js after the edit during the run: %q", out)
+	}
+
+	// Ctrl-C leaves no file the build had not left itself: here, none.
+	stopWatch(t, w)
+	for _, rel := range []string{"src/package.json", ".tshy-build"} {
+		if _, err := os.Lstat(filepath.Join(lib, rel)); err == nil {
+			t.Errorf("%s is left after Ctrl-C", rel)
+		}
+	}
+}

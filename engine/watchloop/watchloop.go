@@ -1,8 +1,10 @@
 // Package watchloop is vx watch: it runs a selection, then, each time the files git shows change
 // (debounced), runs again the selected tasks whose keys moved, in dependency order, through the
 // runner vx run uses (cache, history, sandbox, memory budget). An edit during a run that moves a
-// task of it stops that run and starts again; a task whose inputs changed while its command ran
-// runs again, whatever its key says; a persistent task starts once and keeps running,
+// task of it stops that run and starts again; files created since the run started (a build
+// tool's temporary files beside its sources) move no key until it ended, and then only if they
+// are still there; a task whose inputs changed while its command ran runs again, whatever its
+// key says. A persistent task starts once and keeps running,
 // restarted when its own key moves only if it says interruptible: true. An edited config is
 // loaded again before the next run.
 package watchloop
@@ -214,8 +216,25 @@ func (l *loop) files(ctx context.Context) filestate.Source {
 
 // keys answers every selected task's key as the files are now (a plan: nothing run).
 func (l *loop) keys(ctx context.Context) (map[string]string, error) {
+	return l.keysOver(ctx, l.files(ctx), l.memo)
+}
+
+// keysDuring answers the keys as the files are now but for those created since run c started:
+// what its tasks create and remove during their run never moves a key (see withoutCreated).
+// Without the run's or the present file state it answers keys: every file counts.
+func (l *loop) keysDuring(ctx context.Context, c *cycle) (map[string]string, error) {
+	now := l.files(ctx)
+	if now == nil || c.start == nil {
+		return l.keys(ctx)
+	}
+	// The memo keeps a watcher's snapshots' keys; this state is none.
+	return l.keysOver(ctx, withoutCreated{now: now, start: c.start}, nil)
+}
+
+// keysOver answers every selected task's key over files (nil scans), through memo (nil: none).
+func (l *loop) keysOver(ctx context.Context, files filestate.Source, memo *planmemo.Memo) (map[string]string, error) {
 	po := l.plan
-	po.Files, po.Memo = l.files(ctx), l.memo
+	po.Files, po.Memo = files, memo
 	plan, err := runner.DryRun(ctx, po)
 	if err != nil {
 		return nil, err
@@ -264,21 +283,13 @@ func (l *loop) changed(ctx context.Context, c watch.Change) {
 		}
 		what += ": config loaded again"
 	}
+	if cur := l.current; cur != nil {
+		l.changedDuring(ctx, cur, what)
+		return
+	}
 	keys, err := l.keys(ctx)
 	if err != nil {
 		l.opts.Status(fmt.Sprintf("%s: %v; watching", what, err))
-		return
-	}
-	if cur := l.current; cur != nil {
-		l.again, l.againOn = true, what
-		for _, id := range cur.tasks {
-			if keys[id] != cur.keys[id] {
-				l.opts.Status(fmt.Sprintf("%s: %s moved: stopping run %d to start again", what, id, cur.n))
-				cur.cancel()
-				return
-			}
-		}
-		l.opts.Status(fmt.Sprintf("%s: no task of run %d moved: after it", what, cur.n))
 		return
 	}
 	moved := l.moved(keys)
@@ -293,6 +304,26 @@ func (l *loop) changed(ctx context.Context, c watch.Change) {
 	l.startCycleWith(ctx, moved, keys, what)
 }
 
+// changedDuring answers an edit settled during run cur: it stops cur when the key of a task of it
+// differs from the key cur runs it with, files cur's tasks created since it started left out;
+// otherwise the keys are looked at again, every file counting, once cur ended.
+func (l *loop) changedDuring(ctx context.Context, cur *cycle, what string) {
+	keys, err := l.keysDuring(ctx, cur)
+	if err != nil {
+		l.opts.Status(fmt.Sprintf("%s: %v; watching", what, err))
+		return
+	}
+	l.again, l.againOn = true, what
+	for _, id := range cur.tasks {
+		if keys[id] != cur.keys[id] {
+			l.opts.Status(fmt.Sprintf("%s: %s moved: stopping run %d to start again", what, id, cur.n))
+			cur.cancel()
+			return
+		}
+	}
+	l.opts.Status(fmt.Sprintf("%s: no task of run %d moved: after it", what, cur.n))
+}
+
 // cycle is one run of watch.
 type cycle struct {
 	n       int
@@ -301,6 +332,8 @@ type cycle struct {
 	cancel  context.CancelFunc
 	started time.Time
 	trigger string
+	// start is the file state the run started with; nil when it scanned.
+	start filestate.Source
 }
 
 type cycleResult struct {
@@ -330,6 +363,7 @@ func (l *loop) startCycleWith(ctx context.Context, ids []string, keys map[string
 	c := &cycle{n: l.runs, tasks: l.closure(ids), keys: keys, cancel: cancel, started: time.Now(), trigger: trigger}
 	l.current = c
 	opts := l.runOptions(ctx, c.tasks)
+	c.start = opts.Files
 	l.opts.Status(fmt.Sprintf("run %d (%s): %s", c.n, trigger, names(ids)))
 	l.wg.Go(func() {
 		defer cancel()
@@ -396,6 +430,7 @@ func (l *loop) finished(ctx context.Context, res cycleResult) {
 			l.startCycleWith(ctx, moved, keys, l.againOn)
 			return
 		}
+		l.opts.Status(fmt.Sprintf("%s: no task's key moved after run %d; watching", l.againOn, c.n))
 	}
 	l.afterCycle(ctx)
 }
