@@ -742,7 +742,7 @@ func TestWatchBesideAToolThatWritesIntoItsSources(t *testing.T) {
 	// Settled: the next run is the one a real edit starts.
 	edit("export const lib = 2\n")
 	m = w.next(t, `^run (\d+) \((.*)\): `)
-	if m[1] != "2" || !strings.Contains(m[2], "packages/lib/src/index.js") {
+	if m[1] != "2" || !strings.HasPrefix(m[2], "packages/lib/src/index.js") {
 		t.Fatalf("after the first run, run %s started on %q; want run 2 on the edit of src/index.js; it said:\n%s", m[1], m[2], strings.Join(w.seen, "\n"))
 	}
 	w.next(t, `^run 2 \(.*\) re-ran lib#build: 1 miss`)
@@ -752,7 +752,7 @@ func TestWatchBesideAToolThatWritesIntoItsSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	edit("export const lib = 3\n")
-	w.next(t, `^run 3 \(.*packages/lib/src/index.js`)
+	w.next(t, `^run 3 \(packages/lib/src/index.js[,) ]`)
 	waitLines(t, filepath.Join(log, "started"), 3)
 	edit("export const lib = 4\n")
 	w.next(t, `lib#build moved: stopping run 3 to start again`)
@@ -770,4 +770,51 @@ func TestWatchBesideAToolThatWritesIntoItsSources(t *testing.T) {
 			t.Errorf("%s is left after Ctrl-C", rel)
 		}
 	}
+}
+
+// TestWatchNamesTheSourceNotTheEditorsFiles: a save that changes an editor's files beside the
+// source — vim's swap file .index.js.swp, written on the save too, with its probe 4913 and backup
+// index.js~; emacs' lock .#index.js, removed on the save — starts a run named after index.js
+// alone. An editor's file that changed alone is named.
+func TestWatchNamesTheSourceNotTheEditorsFiles(t *testing.T) {
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({ projects: ['packages/*'],
+  tasks: { build: { command: 'mkdir -p dist && cat src/*.js > dist/out.js', inputs: ['src/**'], outputs: ['dist/**'] } } })
+`,
+		".gitignore":              "dist/\n.vx/\n",
+		"packages/a/package.json": `{"name": "a"}`,
+		"packages/a/src/index.js": "export const a = 1\n",
+	})
+	gitInit(t, dir)
+	w := startWatch(t, dir, nil, "build", "--debounce", "300ms")
+	w.next(t, `^run 1 \(first run\) re-ran a#build: 1 miss`)
+	src := filepath.Join(dir, "packages/a/src")
+	at := func(name string) string { return filepath.Join(src, name) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// vim opens the file (its swap file), then saves it (backupcopy=no): the swap file written
+	// again, a probe, the old file kept as a backup until the new one is written.
+	must(os.WriteFile(at(".index.js.swp"), []byte("b0VIM 9.0\n"), 0o644))
+	w.next(t, `^run 2 \(packages/a/src/\.index\.js\.swp changed\): a#build$`)
+	must(os.WriteFile(at(".index.js.swp"), []byte("b0VIM 9.0 saved\n"), 0o644))
+	must(os.WriteFile(at("4913"), nil, 0o644))
+	must(os.Remove(at("4913")))
+	must(os.Rename(at("index.js"), at("index.js~")))
+	must(os.WriteFile(at("index.js"), []byte("export const a = 2\n"), 0o644))
+	must(os.Remove(at("index.js~")))
+	w.next(t, `^run 3 \(packages/a/src/index\.js changed\): a#build$`)
+
+	// emacs locks the file while it is modified and unlocks it on the save.
+	must(os.Symlink("vx@localhost.4242:1700000000", at(".#index.js")))
+	w.next(t, `^run 4 \(packages/a/src/\.#index\.js changed\): a#build$`)
+	must(os.WriteFile(at("index.js"), []byte("export const a = 3\n"), 0o644))
+	must(os.Remove(at(".#index.js")))
+	w.next(t, `^run 5 \(packages/a/src/index\.js changed\): a#build$`)
+	stopWatch(t, w)
 }

@@ -257,22 +257,11 @@ func (l *loop) moved(keys map[string]string) []string {
 	return out
 }
 
-// describe names a change in a few words: its first paths.
-func describe(c watch.Change) string {
-	switch {
-	case len(c.Paths) == 0:
-		return "the workspace was scanned again"
-	case len(c.Paths) <= 3:
-		return strings.Join(c.Paths, ", ") + " changed"
-	}
-	return fmt.Sprintf("%s and %d more files changed", strings.Join(c.Paths[:2], ", "), len(c.Paths)-2)
-}
-
 // changed answers a settled edit: the config loaded again where it changed, the keys planned,
 // and what moved run (now, or after the run in progress, which it stops when it moves a task of
 // it).
 func (l *loop) changed(ctx context.Context, c watch.Change) {
-	what := describe(c)
+	what := describe(c, l.exists(ctx))
 	if ws, err := l.opts.Loader.Load(ctx); err != nil {
 		l.opts.Status(fmt.Sprintf("%s: the config does not load: %v; watching", what, err))
 		return
