@@ -124,7 +124,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.all, "all", false, "run every task of the selected projects, except persistent tasks and tasks marked all: false")
 	f.BoolVar(&rf.force, "force", false, "run every task even when its cache entry would hit (the run is still recorded and cached)")
 	f.BoolVar(&rf.bail, "bail", false, "start no new task after the first failure")
-	f.StringVar(&rf.memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
+	memoryBudgetFlag(f, &rf.memoryBudget)
 	f.StringVar(&rf.summarize, "summarize", "", "also write the run summary (JSON) to `FILE` (default .vx/runs/<runId>.json)")
 	f.Lookup("summarize").NoOptDefVal = summarizeDefault
 	f.StringVar(&rf.dry, "dry", "", "run nothing: answer the plan (each task's predicted cache status, hash, p50; predicted wall time) as `FORMAT`, text (the default) or json")
@@ -137,6 +137,11 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	_ = f.MarkHidden("handoff-fd")
 	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
 	_ = f.MarkHidden("sandbox-agent")
+}
+
+// memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
+func memoryBudgetFlag(f *pflag.FlagSet, budget *string) {
+	f.StringVar(budget, "memory-budget", "", "how much memory the running tasks may reserve together, each its recent peak RSS, as `SIZE` (e.g. 6GiB; default: env VX_MEMORY_BUDGET, else memoryBudget in vx.workspace.ts, else the cgroup's memory limit or the machine's memory)")
 }
 
 // check refuses flag values vx run cannot use, before the workspace loads.

@@ -16,19 +16,24 @@ import (
 	"github.com/vzn/vx/engine/watchloop"
 )
 
-// watchFlags are vx watch's flags.
+// watchFlags are vx watch's flags: vx run's that make sense for a watch, declared by vx run's
+// own code, and --debounce.
 type watchFlags struct {
 	sel          selectFlags
 	all          bool
-	concurrency  int
+	habits       habitFlags
 	memoryBudget string
 	debounce     time.Duration
+	// run is what habits.apply makes of the flags (the worker count, --bail for --continue=never).
+	run runFlags
+	// passArgs are the arguments after `--`, for the tasks named before it.
+	passArgs []string
 }
 
 func (a *app) watchCmd() *cobra.Command {
 	var wf watchFlags
 	cmd := &cobra.Command{
-		Use:   "watch <tasks…> | --all",
+		Use:   "watch <tasks…> | --all [-- ARGS…]",
 		Short: "Run tasks, then run again, on every edit, those whose inputs changed",
 		Long: `Run tasks (as vx run does, with the same cache, history, sandbox and memory budget), then
 watch the workspace's files: after each edit (once the files are quiet for --debounce), run again
@@ -36,15 +41,28 @@ the tasks whose cache keys moved, and what depends on them, in dependency order.
 and vx's state folder are not watched. An edit that moves a task of the run in progress stops
 that run and starts again. A persistent task (a dev server) starts once and keeps running; when
 its key moves, vx watch restarts it only if it says interruptible: true. An edited
-vx.workspace.ts or vx.project.ts is loaded again. Ctrl-C stops everything, as it stops vx run.
+vx.workspace.ts or vx.project.ts is loaded again. Ctrl-C stops everything, as it stops vx run;
+what a stopped task had written and not removed (a build tool's temporary files) is its own and
+stays.
+
+Files a task of the run in progress creates move no key until the run ended: a tool that writes
+temporary files beside its sources and removes them does not make its run start again. vx watch
+names the file an edit changed, not an editor's temporary files beside it.
+
+--concurrency, --continue, --output-logs, --log-order, --memory-budget and the arguments after --
+are vx run's.
 
 While vx watch runs, a vx run of the same workspace asks it for the workspace's file state rather
 than listing and hashing the files itself, and checks the answer against the disk. A folder vx
 watch cannot watch is named, every run scans while it lasts, and vx watch tries again until it
 can.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, wf.passArgs = splitAtDash(cmd, args)
 			if len(args) == 0 && !wf.all {
 				return vxerr.Usagef("vx watch: name the tasks to watch, or --all")
+			}
+			if err := wf.habits.apply(cmd, &wf.run); err != nil {
+				return err
 			}
 			return a.watch(cmd, &wf, args)
 		},
@@ -52,8 +70,8 @@ can.`,
 	wf.sel.register(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&wf.all, "all", false, "watch every task of the selected projects, except tasks marked all: false")
-	f.IntVar(&wf.concurrency, "concurrency", 0, "how many tasks run at once (default: env VX_CONCURRENCY, else the number of CPUs)")
-	f.StringVar(&wf.memoryBudget, "memory-budget", "", "how much memory the running tasks may reserve together, as `SIZE` (as vx run's)")
+	wf.habits.register(cmd)
+	memoryBudgetFlag(f, &wf.memoryBudget)
 	f.DurationVar(&wf.debounce, "debounce", watchloop.DefaultDebounce, "how long the files must stay quiet after an edit before a run")
 	cmd.SetUsageFunc(leafUsage)
 	return cmd
@@ -74,7 +92,7 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 		so.Filters = append([]string{p.Name}, so.Filters...)
 	}
 	so.Tasks, so.All = args, wf.all
-	req := runner.Request{SelectOptions: so, Concurrency: wf.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv}
+	req := runner.Request{SelectOptions: so, Concurrency: wf.run.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv, Args: wf.passArgs}
 	if _, err := runner.Prepare(ctx, ws, req); err != nil {
 		return err
 	}
@@ -97,6 +115,7 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 		Service: svc,
 		Configure: func(o *runner.Options) {
 			o.Output, o.Terminal, o.Args = a.stderr, isTerminal(a.stderr), os.Args[1:]
+			o.Bail, o.Logs = wf.run.bail, wf.habits.logOptions(a.colorOn(a.stderr))
 			o.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 			o.Exec = supervisedExec(sup)
 			o.Sandbox = taskenv.SandboxOptions{Supervisor: sup}

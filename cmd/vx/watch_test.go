@@ -64,6 +64,9 @@ type watcher struct {
 	cmd   *exec.Cmd
 	lines chan string
 	seen  []string
+	// other holds the lines of stderr that are not status lines (the tasks' output), closed
+	// with lines; nil for a watcher that drops them.
+	other chan string
 }
 
 // next waits for a status line matching pattern and answers it with its submatches.
@@ -646,13 +649,19 @@ func startWatch(t *testing.T, dir string, env []string, args ...string) *watcher
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w := &watcher{cmd: cmd, lines: make(chan string, 1024)}
+	w := &watcher{cmd: cmd, lines: make(chan string, 1024), other: make(chan string, 4096)}
 	go func() {
 		defer close(w.lines)
+		defer close(w.other)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if line, ok := strings.CutPrefix(sc.Text(), "vx watch: "); ok {
 				w.lines <- line
+				continue
+			}
+			select {
+			case w.other <- sc.Text():
+			default:
 			}
 		}
 	}()
@@ -817,4 +826,63 @@ export default defineWorkspace({ projects: ['packages/*'],
 	must(os.Remove(at(".#index.js")))
 	w.next(t, `^run 5 \(packages/a/src/index\.js changed\): a#build$`)
 	stopWatch(t, w)
+}
+
+// TestWatchTakesRunsFlags: vx watch takes vx run's --concurrency (a share of the CPUs),
+// --output-logs, --log-order and the arguments after --, and refuses their bad values as vx run
+// does.
+func TestWatchTakesRunsFlags(t *testing.T) {
+	build := `if ! mkdir "$LOG/running"; then echo overlap >> "$LOG/overlap"; fi
+echo "LOUD $(basename "$PWD")"
+printf '%s\n' "$@" > "$LOG/args-$(basename "$PWD")"
+sleep 0.2
+rmdir "$LOG/running"
+`
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({ projects: ['packages/*'], passThroughEnv: ['LOG'],
+  tasks: { build: { command: 'sh build.sh' } } })
+`,
+		".gitignore":              ".vx/\n",
+		"packages/a/package.json": `{"name": "a"}`, "packages/a/build.sh": build,
+		"packages/b/package.json": `{"name": "b"}`, "packages/b/build.sh": build,
+	})
+	gitInit(t, dir)
+	for _, bad := range [][]string{{"--concurrency", "0"}, {"--output-logs", "loud"}, {"--log-order", "random"}} {
+		// A vx watch that takes a bad value watches until the test stops it.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := vxCommand(t, dir, append([]string{"watch", "build"}, bad...)...)
+		c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+		c.Dir, c.Env = cmd.Dir, cmd.Env
+		out, err := c.CombinedOutput()
+		stopped := ctx.Err() != nil
+		cancel()
+		if stopped {
+			t.Errorf("vx watch build %s %s watched instead of refusing it", bad[0], bad[1])
+			continue
+		}
+		if err == nil || !strings.Contains(string(out), bad[0]+" "+bad[1]) && !strings.Contains(string(out), bad[0]+"="+bad[1]) {
+			t.Errorf("vx watch build %s %s: %v, said %q; want a refusal naming it", bad[0], bad[1], err, out)
+		}
+	}
+
+	log := t.TempDir()
+	// 1% of the CPUs is one worker on any machine with fewer than 200.
+	w := startWatch(t, dir, []string{"LOG=" + log}, "build", "--concurrency", "1%", "--output-logs", "errors-only",
+		"--log-order", "grouped", "--", "--mode=prod", "two words")
+	w.next(t, `^run 1 \(first run\) re-ran .*: 2 miss`)
+	stopWatch(t, w)
+	if data, err := os.ReadFile(filepath.Join(log, "overlap")); err == nil {
+		t.Errorf("two builds ran at once under --concurrency 1%%: %s", data)
+	}
+	for _, p := range []string{"a", "b"} {
+		if data, _ := os.ReadFile(filepath.Join(log, "args-"+p)); string(data) != "--mode=prod\ntwo words\n" {
+			t.Errorf("%s#build got the arguments %q, want --mode=prod and \"two words\"", p, data)
+		}
+	}
+	for line := range w.other {
+		if strings.Contains(line, "LOUD") {
+			t.Errorf("a passing task's output was shown under --output-logs errors-only: %q", line)
+		}
+	}
 }
