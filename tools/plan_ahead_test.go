@@ -14,6 +14,7 @@ import (
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/session"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
@@ -46,8 +47,8 @@ export default defineWorkspace({
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: getenv}
-	opts, err := runner.Prepare(ctx, ws, req)
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: getenv}
+	opts, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ export default defineWorkspace({
 	if handed == nil || handed.Index == nil {
 		t.Fatalf("the hand-off after the watcher was ready carried no index: %+v", handed)
 	}
-	want, err := runner.PlanDocument(ctx, ws, req)
+	want, err := runrequest.PlanDocument(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -90,8 +91,8 @@ func (d *Deps) planTasks() tool.Tool {
 		}
 		// The filters as given: a tool reads their folders from the workspace root and selects
 		// from the whole workspace, where vx run starts from its working folder.
-		req := runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args, Files: d.files(ctx, ws), Memo: d.Session.Memo()}
-		plan, err := runner.PlanDocument(ctx, ws, req)
+		req := runrequest.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Args: args.Args, Files: d.files(ctx, ws), Memo: d.Session.Memo()}
+		plan, err := runrequest.PlanDocument(ctx, ws, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -122,14 +123,14 @@ func (d *Deps) planTasks() tool.Tool {
 // plan made before the watcher's first look keeps none of it (figures: docs/performance.md, "The
 // server's shortcuts: memo, hand-off, child started ahead"). It does nothing without a memo, or
 // while another background plan is under way.
-func (d *Deps) planAhead(ctx context.Context, req runner.Request, ready func(context.Context) error) {
+func (d *Deps) planAhead(ctx context.Context, req runrequest.Request, ready func(context.Context) error) {
 	d.Session.Memo().Refresh(ctx, ready, func(ctx context.Context) {
 		ws, err := d.load(ctx)
 		if err != nil {
 			return
 		}
 		req.Getenv, req.Files, req.Memo = d.getenv, d.files(ctx, ws), d.Session.Memo()
-		_, _ = runner.PlanDocument(ctx, ws, req)
+		_, _ = runrequest.PlanDocument(ctx, ws, req)
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/workspace"
@@ -214,7 +215,7 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if !ok || snap == nil {
 		return nil
 	}
-	opts, err := runner.Prepare(ctx, ws, runner.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Files: snap, Memo: d.Session.Memo()})
+	opts, err := runrequest.Prepare(ctx, ws, runrequest.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Files: snap, Memo: d.Session.Memo()})
 	if err != nil || len(opts.TaskIDs) == 0 {
 		return nil
 	}
@@ -243,7 +244,7 @@ func (d *Deps) refreshMemo(ctx context.Context, args *runTasksArgs, watched bool
 	if watched {
 		ready = nil
 	}
-	d.planAhead(ctx, runner.Request{SelectOptions: args.selectOptions()}, ready)
+	d.planAhead(ctx, runrequest.Request{SelectOptions: args.selectOptions()}, ready)
 }
 
 // mayHandOff reports whether a call of args may hand its child anything (see handoff).

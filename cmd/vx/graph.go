@@ -13,7 +13,7 @@ import (
 
 	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/graphview"
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -69,7 +69,7 @@ func (a *app) graph(cmd *cobra.Command, sel *selectFlags, args []string, out str
 		so.Filters = append([]string{p.Name}, so.Filters...) // as vx run does in a project's folder
 	}
 	so.Tasks, so.All = args, len(args) == 0
-	g, err := graphview.Build(ctx, ws, runner.Request{SelectOptions: so, Getenv: a.getenv}, graphTitle(args, sel))
+	g, err := graphview.Build(ctx, ws, runrequest.Request{SelectOptions: so, Getenv: a.getenv}, graphTitle(args, sel))
 	if err != nil {
 		return err
 	}

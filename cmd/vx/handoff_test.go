@@ -19,6 +19,7 @@ import (
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
@@ -69,7 +70,7 @@ func (h *handoffWorkspace) watch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts, err := runner.Prepare(context.Background(), ws, runner.Request{
+	opts, err := runrequest.Prepare(context.Background(), ws, runrequest.Request{
 		SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: getenv, Files: h.snap})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func (h *handoffWorkspace) getenv() func(string) string {
 // keys answers the keys a server would hand over: planned from the snapshot.
 func (h *handoffWorkspace) keys(t *testing.T) map[string]string {
 	t.Helper()
-	opts, err := runner.Prepare(context.Background(), h.ws, runner.Request{
+	opts, err := runrequest.Prepare(context.Background(), h.ws, runrequest.Request{
 		SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap})
 	if err != nil {
 		t.Fatal(err)
@@ -107,15 +108,15 @@ func (h *handoffWorkspace) planned(t *testing.T) (map[string]string, *handoff.In
 	t.Helper()
 	memo := planmemo.NewMemo()
 	defer memo.Close()
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
-	opts, err := runner.Prepare(context.Background(), h.ws, req)
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
+	opts, err := runrequest.Prepare(context.Background(), h.ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runner.DryRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if opts, err = runner.Prepare(context.Background(), h.ws, req); err != nil {
+	if opts, err = runrequest.Prepare(context.Background(), h.ws, req); err != nil {
 		t.Fatal(err)
 	}
 	handed, err := runner.PlanKeys(context.Background(), opts)
@@ -323,9 +324,9 @@ func (h *handoffWorkspace) handedPlan(t *testing.T) *handoff.Handoff {
 	t.Helper()
 	memo := planmemo.NewMemo()
 	defer memo.Close()
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: h.getenv(), Files: h.snap, Memo: memo}
 	for range 2 { // a plan, then the hand-off
-		opts, err := runner.Prepare(context.Background(), h.ws, req)
+		opts, err := runrequest.Prepare(context.Background(), h.ws, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +334,7 @@ func (h *handoffWorkspace) handedPlan(t *testing.T) *handoff.Handoff {
 			t.Fatal(err)
 		}
 	}
-	opts, err := runner.Prepare(context.Background(), h.ws, req)
+	opts, err := runrequest.Prepare(context.Background(), h.ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/runout"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/taskenv"
@@ -195,14 +196,14 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		so.Filters = append([]string{p.Name}, so.Filters...)
 	}
 	so.Tasks, so.All = args, rf.all
-	req := runner.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
+	req := runrequest.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
 	req.Args = rf.passArgs
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
 	}
 	req.Files = fileState.of(ws)
 	if rf.dry != "" {
-		plan, err := runner.PlanDocument(ctx, ws, req)
+		plan, err := runrequest.PlanDocument(ctx, ws, req)
 		if err != nil {
 			return err
 		}
@@ -211,7 +212,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		}
 		return a.emit(plan, plan.WriteText)
 	}
-	prepared, err := runner.Prepare(ctx, ws, req)
+	prepared, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/taskenv"
 	"github.com/vzn/vx/engine/vxerr"
@@ -92,8 +93,8 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 		so.Filters = append([]string{p.Name}, so.Filters...)
 	}
 	so.Tasks, so.All = args, wf.all
-	req := runner.Request{SelectOptions: so, Concurrency: wf.run.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv, Args: wf.passArgs}
-	if _, err := runner.Prepare(ctx, ws, req); err != nil {
+	req := runrequest.Request{SelectOptions: so, Concurrency: wf.run.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv, Args: wf.passArgs}
+	if _, err := runrequest.Prepare(ctx, ws, req); err != nil {
 		return err
 	}
 	status := func(line string) { fmt.Fprintf(a.stderr, "vx watch: %s\n", line) }

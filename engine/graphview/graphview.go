@@ -15,6 +15,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -115,8 +116,8 @@ const (
 // Build plans req's selection of ws as vx run --dry does and answers its graph: each task with
 // its prediction, its statistics and why it would miss, laid out. title says what was selected.
 // It reads the index read-only and creates nothing.
-func Build(ctx context.Context, ws *graph.Workspace, req runner.Request, title string) (*Graph, error) {
-	opts, err := runner.Prepare(ctx, ws, req)
+func Build(ctx context.Context, ws *graph.Workspace, req runrequest.Request, title string) (*Graph, error) {
+	opts, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/graphview"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/internal/testkit"
@@ -120,17 +121,17 @@ func load(t testing.TB, dir string) *graph.Workspace {
 }
 
 // request selects every task, on two workers.
-func request(tasks ...string) runner.Request {
+func request(tasks ...string) runrequest.Request {
 	so := workspace.SelectOptions{Tasks: tasks, All: len(tasks) == 0}
-	return runner.Request{SelectOptions: so, Concurrency: 2, Getenv: func(string) string { return "" }}
+	return runrequest.Request{SelectOptions: so, Concurrency: 2, Getenv: func(string) string { return "" }}
 }
 
 // run runs the request in dir's workspace, as vx run does, and answers its summary.
-func run(t *testing.T, dir string, req runner.Request) *summary.Summary {
+func run(t *testing.T, dir string, req runrequest.Request) *summary.Summary {
 	t.Helper()
 	ctx := context.Background()
 	ws := load(t, dir)
-	prepared, err := runner.Prepare(ctx, ws, req)
+	prepared, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func run(t *testing.T, dir string, req runner.Request) *summary.Summary {
 	return sum
 }
 
-func build(t testing.TB, dir string, req runner.Request) *graphview.Graph {
+func build(t testing.TB, dir string, req runrequest.Request) *graphview.Graph {
 	t.Helper()
 	g, err := graphview.Build(context.Background(), load(t, dir), req, "--all")
 	if err != nil {

@@ -18,7 +18,7 @@ type refresh struct {
 type refreshKey struct{}
 
 // Refresh runs plan in the background, unless one runs already or the memo is closed: a plan
-// through the memo (runner.PlanDocument, DryRun, PlanKeys with Memo set to m), made once a run
+// through the memo (runrequest.PlanDocument, DryRun, PlanKeys with Memo set to m), made once a run
 // wrote the index, so that what the cache holds and the history's estimates are read while the
 // agent is busy elsewhere, not by its next call. Every plan through the memo waits for it first
 // (it is the work that plan would do); Close stops it and waits for it. A panic in plan ends plan

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -12,112 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcegraph/conc/pool"
-	"github.com/vzn/vx/engine/filestate"
-	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
-	"github.com/vzn/vx/engine/profilerec"
-	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/store"
-	"github.com/vzn/vx/engine/vxerr"
-	"github.com/vzn/vx/engine/workspace"
 )
-
-// Request is what vx run is asked, to run or to plan: the selection its task arguments, --all,
-// --filter, --exclude and --affected make, and what a plan depends on besides. The callers resolve
-// the filters: --exclude F is the filter !F, and vx run reads the folders they name from its
-// working folder (and, in a project's folder, selects that project), where the tools read them
-// from the workspace root.
-type Request struct {
-	workspace.SelectOptions
-	// Concurrency is --concurrency; 0 means VX_CONCURRENCY, else the number of CPUs.
-	Concurrency int
-	// MemoryBudget is --memory-budget ("" when not given): see MemoryBudget.
-	MemoryBudget string
-	// Force runs (and predicts) every task as a miss.
-	Force bool
-	// Getenv reads VX_CONCURRENCY, env values and secrets; nil means os.Getenv.
-	Getenv func(string) string
-	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
-	DebugHash io.Writer
-	// Args are the arguments after `--`: appended to the commands of the tasks the selection's
-	// task arguments name (never to what they depend on), so part of those tasks' keys.
-	Args []string
-	// Files is the file state as a watcher knows it; nil scans (see Options.Files).
-	Files filestate.Source
-	// Memo is a long-lived process's memo of its plans (see PlanMemo); nil for none.
-	Memo PlanMemo
-}
-
-// Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
-// adds how the run is shown and recorded, with the affected reasons; or the refusal vx run answers
-// (an error with a vxerr code): a selection it cannot make, no task selected (unless git narrowed
-// it to none: then the options hold no task and say why, NothingAffected), a worker count that
-// is not a positive number, a memory budget that is not a size. vx run and vx run --dry both start here.
-func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (PlanOptions, error) {
-	defer profilerec.Start(ctx, "select").End()
-	getenv := req.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	selection, err := workspace.Select(ctx, ws, req.SelectOptions)
-	if err != nil {
-		return PlanOptions{}, err
-	}
-	if len(selection.TaskIDs) == 0 && selection.NothingAffected == "" {
-		return PlanOptions{}, vxerr.Usagef("no task matches %s", describeSelection(req.SelectOptions))
-	}
-	if len(req.Args) > 0 {
-		if len(req.Tasks) == 0 {
-			return PlanOptions{}, vxerr.Usagef("the arguments after -- go to the tasks named on the command line, and --all names none: name them (vx run test -- %s)",
-				workspace.ShellQuote(req.Args[0]))
-		}
-		ws = workspace.WithArgs(ws, workspace.NamedTasks(selection, req.SelectOptions), req.Args)
-	}
-	workers, _, err := resources.Workers(req.Concurrency, getenv)
-	if err != nil {
-		return PlanOptions{}, err
-	}
-	budget, budgetSource, err := resources.MemoryBudget(req.MemoryBudget, ws, getenv)
-	if err != nil {
-		return PlanOptions{}, err
-	}
-	return PlanOptions{
-		Options: Options{
-			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
-			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
-			MemoryBudget: budget, MemorySource: budgetSource, NothingAffected: selection.NothingAffected, Files: req.Files,
-		},
-		Affected: selection.Affected,
-		Memo:     req.Memo,
-	}, nil
-}
-
-// PlanDocument answers `vx run --dry=json` for req: its plan, or the refusal vx run answers (an
-// error with a vxerr code). vx run --dry and the planTasks tool both answer it.
-func PlanDocument(ctx context.Context, ws *graph.Workspace, req Request) (*Plan, error) {
-	opts, err := Prepare(ctx, ws, req)
-	if err != nil {
-		return nil, err
-	}
-	return DryRun(ctx, opts)
-}
-
-// describeSelection names a selection as vx run's command line would: its tasks or --all, then
-// each --filter and --affected.
-func describeSelection(so workspace.SelectOptions) string {
-	what := strings.Join(so.Tasks, " ")
-	if so.All {
-		what = "--all"
-	}
-	for _, f := range so.Filters {
-		what += " --filter " + f
-	}
-	if so.Affected {
-		what += " --affected"
-	}
-	return what
-}
 
 // Plan is `vx run --dry=json`: what a run would do, with nothing run and nothing written.
 type Plan struct {

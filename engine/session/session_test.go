@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/workspace"
 	"github.com/vzn/vx/internal/testkit"
 )
@@ -68,9 +68,9 @@ export default defineWorkspace({
 	}
 
 	// The memo: a plan through it, then a background plan still under way when the session closes.
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: s.Getenv,
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: s.Getenv,
 		Files: s.Files(ctx, ws), Memo: s.Memo()}
-	if _, err := runner.PlanDocument(ctx, ws, req); err != nil {
+	if _, err := runrequest.PlanDocument(ctx, ws, req); err != nil {
 		t.Fatal(err)
 	}
 	planning := make(chan struct{})

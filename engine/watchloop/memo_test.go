@@ -18,6 +18,7 @@ import (
 	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/watch"
 	"github.com/vzn/vx/engine/workspace"
@@ -81,9 +82,9 @@ func watchedWorkspaceOf(t *testing.T, files map[string]string) (string, *workspa
 }
 
 // planKeys answers the hand-off runner.PlanKeys makes for req.
-func planKeys(t *testing.T, ws *graph.Workspace, req runner.Request) *handoff.Handoff {
+func planKeys(t *testing.T, ws *graph.Workspace, req runrequest.Request) *handoff.Handoff {
 	t.Helper()
-	opts, err := runner.Prepare(context.Background(), ws, req)
+	opts, err := runrequest.Prepare(context.Background(), ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func planKeys(t *testing.T, ws *graph.Workspace, req runner.Request) *handoff.Ha
 }
 
 // memoRequest answers req over the watcher's file state as it is now, through memo.
-func memoRequest(t *testing.T, svc *watch.Service, req runner.Request, memo *planmemo.Memo) runner.Request {
+func memoRequest(t *testing.T, svc *watch.Service, req runrequest.Request, memo *planmemo.Memo) runrequest.Request {
 	t.Helper()
 	snap, err := svc.Snapshot(context.Background())
 	if err != nil {
@@ -114,14 +115,14 @@ func TestMemoRefreshAfterARun(t *testing.T) {
 	ctx := context.Background()
 	memo := planmemo.NewMemo()
 	defer memo.Close()
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
-	withMemo := func() runner.Request { return memoRequest(t, svc, req, memo) }
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
+	withMemo := func() runrequest.Request { return memoRequest(t, svc, req, memo) }
 	plan := func(ctx context.Context) {
-		if _, err := runner.PlanDocument(ctx, ws, withMemo()); err != nil {
+		if _, err := runrequest.PlanDocument(ctx, ws, withMemo()); err != nil {
 			t.Error(err)
 		}
 	}
-	opts, err := runner.Prepare(ctx, ws, req)
+	opts, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestMemoRefreshAfterARun(t *testing.T) {
 		if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
 			t.Fatalf("run: %v %+v", err, sum)
 		}
-		want, err := runner.PlanDocument(ctx, ws, req)
+		want, err := runrequest.PlanDocument(ctx, ws, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestMemoNeverStale(t *testing.T) {
 	ctx := context.Background()
 	memo := planmemo.NewMemo()
 	defer memo.Close()
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test", "lint"}}, Getenv: func(string) string { return "" }}
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test", "lint"}}, Getenv: func(string) string { return "" }}
 	var handed int
 	compare := func(step string) {
 		t.Helper()
@@ -165,7 +166,7 @@ func TestMemoNeverStale(t *testing.T) {
 		}
 		withMemo := req
 		withMemo.Files, withMemo.Memo = snap, memo
-		want, err := runner.PlanDocument(ctx, ws, req)
+		want, err := runrequest.PlanDocument(ctx, ws, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +174,7 @@ func TestMemoNeverStale(t *testing.T) {
 		if checkHandedIndex(t, step+" (before a plan)", ws, withMemo, want) {
 			handed++
 		}
-		got, err := runner.PlanDocument(ctx, ws, withMemo)
+		got, err := runrequest.PlanDocument(ctx, ws, withMemo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +190,7 @@ func TestMemoNeverStale(t *testing.T) {
 	}
 	run := func() {
 		t.Helper()
-		opts, err := runner.Prepare(ctx, ws, req)
+		opts, err := runrequest.Prepare(ctx, ws, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +245,7 @@ func TestMemoNeverStale(t *testing.T) {
 // requires what the memo hands of the index (when it hands it) to be what the index holds: an
 // entry for each hit of want (a scan's plan), each entry the index's, each task's recent command
 // runs the index's. It reports whether the memo handed it.
-func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runner.Request, want *runner.Plan) bool {
+func checkHandedIndex(t *testing.T, step string, ws *graph.Workspace, req runrequest.Request, want *runner.Plan) bool {
 	t.Helper()
 	ctx := context.Background()
 	handed := planKeys(t, ws, req)
@@ -288,20 +289,20 @@ func TestMemoHandsTheIndexAfterAnEditUndone(t *testing.T) {
 	ctx := context.Background()
 	memo := planmemo.NewMemo()
 	defer memo.Close()
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
-	opts, err := runner.Prepare(ctx, ws, req)
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build", "test"}}, Getenv: func(string) string { return "" }}
+	opts, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum, err := runner.Run(ctx, opts.Options); err != nil || !sum.OK {
 		t.Fatalf("run: %v %+v", err, sum)
 	}
-	withMemo := func() runner.Request { return memoRequest(t, svc, req, memo) }
-	want, err := runner.PlanDocument(ctx, ws, req)
+	withMemo := func() runrequest.Request { return memoRequest(t, svc, req, memo) }
+	want, err := runrequest.PlanDocument(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runner.PlanDocument(ctx, ws, withMemo()); err != nil {
+	if _, err := runrequest.PlanDocument(ctx, ws, withMemo()); err != nil {
 		t.Fatal(err)
 	}
 	write := func(text string) {
@@ -309,7 +310,7 @@ func TestMemoHandsTheIndexAfterAnEditUndone(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // a stat's mtime tick
 	}
 	write("c2\n")
-	edited, err := runner.PlanDocument(ctx, ws, withMemo())
+	edited, err := runrequest.PlanDocument(ctx, ws, withMemo())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,8 +339,8 @@ func TestMemoVouchesOnlyForOutputsInPlace(t *testing.T) {
 	ctx := context.Background()
 	memo := planmemo.NewMemo()
 	defer memo.Close()
-	req := runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: func(string) string { return "" }}
-	opts, err := runner.Prepare(ctx, ws, req)
+	req := runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: func(string) string { return "" }}
+	opts, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestMemoVouchesOnlyForOutputsInPlace(t *testing.T) {
 	intact := func() string {
 		t.Helper()
 		r := memoRequest(t, svc, req, memo)
-		if _, err := runner.PlanDocument(ctx, ws, r); err != nil {
+		if _, err := runrequest.PlanDocument(ctx, ws, r); err != nil {
 			t.Fatal(err)
 		}
 		handed := planKeys(t, ws, r)

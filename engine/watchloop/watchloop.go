@@ -22,6 +22,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/planmemo"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/watch"
@@ -33,11 +34,11 @@ type Options struct {
 	// Loader loads the workspace, and again when its config changed.
 	Loader *workspace.Loader
 	// Request is the selection and its settings, as vx run's flags make them.
-	Request runner.Request
+	Request runrequest.Request
 	// Service is the workspace's file watcher.
 	Service *watch.Service
 	// Configure completes each run's options as vx run does (how it is shown, supervised,
-	// sandboxed); nil leaves them as runner.Prepare made them.
+	// sandboxed); nil leaves them as runrequest.Prepare made them.
 	Configure func(*runner.Options)
 	// Report receives each run's summary; nil drops it.
 	Report func(*summary.Summary)
@@ -129,7 +130,7 @@ func (l *loop) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plan, err := runner.Prepare(ctx, ws, l.opts.Request)
+	plan, err := runrequest.Prepare(ctx, ws, l.opts.Request)
 	if err != nil {
 		return err
 	}

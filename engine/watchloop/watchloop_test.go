@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
 	"github.com/vzn/vx/engine/watch"
@@ -71,7 +72,7 @@ export default defineWorkspace({ projects: ['packages/*'], tasks: { build: { com
 	done := make(chan error, 1)
 	go func() {
 		done <- Watch(ctx, Options{Loader: loader, Service: svc, Run: f.run, Debounce: 20 * time.Millisecond,
-			Request: runner.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: func(string) string { return "" }},
+			Request: runrequest.Request{SelectOptions: workspace.SelectOptions{Tasks: []string{"build"}}, Getenv: func(string) string { return "" }},
 			Status: func(line string) {
 				linesMu.Lock()
 				lines = append(lines, line)

@@ -23,7 +23,7 @@ const (
 // runnerDirs are the folders held to engine/runner's limits: the scheduler, and the packages that
 // came out of it (what a task runs in, what a run shows, what it may use, what a plan keeps for the next), which keep its rules.
 func runnerDirs() []string {
-	return []string{"engine/runner", "engine/taskenv", "engine/runout", "engine/resources", "engine/planmemo"}
+	return []string{"engine/runner", "engine/taskenv", "engine/runout", "engine/resources", "engine/planmemo", "engine/runrequest", "engine/executor"}
 }
 
 // inRunnerDirs reports whether the module-relative file rel lies in one of runnerDirs.
