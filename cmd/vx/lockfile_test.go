@@ -81,7 +81,7 @@ func TestLockfileInTheKey(t *testing.T) {
 	} {
 		t.Run(format.dir, func(t *testing.T) {
 			t.Parallel()
-			fixtures := filepath.Join("..", "..", "engine", "lockfile", "testdata", format.dir)
+			fixtures := filepath.Join("..", "..", "engine", "depversions", "testdata", format.dir)
 			dir := t.TempDir()
 			copyTree(t, filepath.Join(fixtures, "base"), dir)
 			ws := "import { defineWorkspace } from '@vzn/vx/config'\n" +
