@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/filestate"
-	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // A hand-off reads back as written, and a cut or altered one reads as none.
@@ -113,14 +113,7 @@ func TestHandedIndexCurrent(t *testing.T) {
 // The stamp moves with a task's config and with the environment, but not with the marker of
 // the call.
 func TestStamp(t *testing.T) {
-	ws := &graph.Workspace{Root: "/ws", CacheDir: "/ws/.vx"}
-	for _, name := range []string{"a", "b"} {
-		p := &graph.Project{Name: name, Dir: "packages/" + name, Tasks: map[string]*graph.Task{}}
-		p.Tasks["build"] = &graph.Task{ID: name + "#build", Project: name, Name: "build", Cache: true,
-			Command: "tsc", Outputs: []string{"dist/**"}, DependsOn: []string{}}
-		ws.Projects = append(ws.Projects, p)
-	}
-	ws.Index()
+	ws := testkit.BuildWorkspace("a", "b")
 	ids := ws.TaskIDs()
 	env := []string{"PATH=/bin", "HOME=/home/u"}
 	base := Stamp(ws, ids, env)

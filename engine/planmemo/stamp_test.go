@@ -3,21 +3,14 @@ package planmemo
 import (
 	"testing"
 
-	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // The memo's stamps are handoff.Stamp's, kept while the workspace, tasks and environment are the
 // same; another loaded workspace (a config changed) is stamped again.
 func TestMemoHandoffStamp(t *testing.T) {
-	ws := &graph.Workspace{Root: "/ws", CacheDir: "/ws/.vx"}
-	for _, name := range []string{"a", "b"} {
-		p := &graph.Project{Name: name, Dir: "packages/" + name, Tasks: map[string]*graph.Task{}}
-		p.Tasks["build"] = &graph.Task{ID: name + "#build", Project: name, Name: "build", Cache: true,
-			Command: "tsc", Outputs: []string{"dist/**"}, DependsOn: []string{}}
-		ws.Projects = append(ws.Projects, p)
-	}
-	ws.Index()
+	ws := testkit.BuildWorkspace("a", "b")
 	ids := ws.TaskIDs()
 	env := []string{"PATH=/bin", "HOME=/home/u"}
 	base := handoff.Stamp(ws, ids, env)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vzn/vx/engine/graph"
 )
 
 // WriteTree lays out files (slash path → text) under root, making folders as needed.
@@ -109,4 +111,19 @@ func CopyFile(t testing.TB, from, to string, mode os.FileMode) {
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BuildWorkspace is a resolved workspace at /ws of one project per name (in packages/NAME), each
+// with a cached `build` task (`tsc`, outputs dist/**), indexed: the fixture of tests that stamp
+// or key a workspace without running anything.
+func BuildWorkspace(names ...string) *graph.Workspace {
+	ws := &graph.Workspace{Root: "/ws", CacheDir: "/ws/.vx"}
+	for _, name := range names {
+		p := &graph.Project{Name: name, Dir: "packages/" + name, Tasks: map[string]*graph.Task{}}
+		p.Tasks["build"] = &graph.Task{ID: name + "#build", Project: name, Name: "build", Cache: true,
+			Command: "tsc", Outputs: []string{"dist/**"}, DependsOn: []string{}}
+		ws.Projects = append(ws.Projects, p)
+	}
+	ws.Index()
+	return ws
 }
