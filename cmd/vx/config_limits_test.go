@@ -185,9 +185,12 @@ func TestConfigLimitsHoldForShowAndRun(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the kernel's bounds are Linux's")
 	}
+	t.Parallel()
 	bin := plainVX(t)
 	for _, name := range []string{"stringify", "flat", "arrayFrom", "json"} {
 		t.Run(name, func(t *testing.T) {
+			// Each attack spends its 5 s bound mostly waiting on the one child it starts.
+			t.Parallel()
 			dir := attackWorkspace(t, name)
 			for _, args := range [][]string{{"show"}, {"run", "build"}} {
 				stderr, peak, err := runVX(t, bin, dir, args...)
@@ -216,6 +219,7 @@ func TestConfigLimitsHoldUnderMCP(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the kernel's bounds are Linux's")
 	}
+	t.Parallel()
 	bin := plainVX(t)
 	g := newPeakGroup(t)
 	if g == nil {
