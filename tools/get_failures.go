@@ -6,6 +6,7 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
+	"github.com/vzn/vx/engine/failloc"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/logtext"
@@ -38,6 +39,10 @@ type FailedTask struct {
 	// OmittedLocations counts the locations left out so the task keeps to its share of the answer.
 	OmittedLocations int `json:"omittedLocations,omitempty"`
 }
+
+// Location is a place in a file that a task's output names (failloc.Location, the parser
+// getFailures and a CI run's annotations share).
+type Location = failloc.Location
 
 // minFailureShare is the least of the answer a failed task gets: past the failures that many
 // shares hold, the rest are behind the cursor.
@@ -87,7 +92,7 @@ func (d *Deps) getFailures() tool.Tool {
 			}
 			// Locations come from the whole output, not only from what the cut keeps.
 			t := FailedTask{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode, TimedOut: f.TimedOut,
-				Locations: newLocator(root, projectDir(ws, f.TaskID)).parseLocations(f.Plain)}
+				Locations: failloc.New(root, projectDir(ws, f.TaskID)).Parse(f.Plain)}
 			out.Failures = append(out.Failures, fitFailure(t, f.Plain, share))
 		}
 		call.Window(ctx, args.Cursor, window.Of("failures", &out.Failures))

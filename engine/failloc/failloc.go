@@ -1,4 +1,7 @@
-package tools
+// Package failloc finds the places in a workspace's files that a failed task's output names (a
+// compiler error, a failed assertion, a stack frame): getFailures answers them, and a CI run's
+// annotations point at them. One parser serves both, so an agent and a reviewer see the same places.
+package failloc
 
 import (
 	"os"
@@ -19,10 +22,10 @@ type Location struct {
 	Col  int `json:"col,omitempty"`
 }
 
-// maxLocations bounds the locations answered for one task: past it the output is noise.
-const maxLocations = 50
+// MaxLocations bounds the locations answered for one task: past it the output is noise.
+const MaxLocations = 50
 
-// The formats parseLocations reads:
+// The formats Parse reads:
 //
 //   - `f:line:col` and `f:line` — tsc --pretty, Go, ESLint's unix format, GCC and Clang, Rust's
 //     `--> f:line:col`, Vitest's `❯ f:line:col`, and stack frames `at fn (f:line:col)` (Node, Bun,
@@ -122,8 +125,8 @@ func lineLocations(line string, add func(file, line, col string) bool) bool {
 	return true
 }
 
-// locator finds the locations an output names that are files of the workspace.
-type locator struct {
+// Locator finds the locations an output names that are files of the workspace.
+type Locator struct {
 	// bases are the folders a relative path is tried against, in order: the task's project
 	// folder, then the workspace root.
 	bases []string
@@ -132,10 +135,10 @@ type locator struct {
 	isFile map[string]bool
 }
 
-// newLocator returns a locator for a task of the project in projectDir ("" when unknown) of the
+// New returns a Locator for a task of the project in projectDir ("" when unknown) of the
 // workspace at root.
-func newLocator(root, projectDir string) *locator {
-	l := &locator{root: filepath.Clean(root), isFile: map[string]bool{}}
+func New(root, projectDir string) *Locator {
+	l := &Locator{root: filepath.Clean(root), isFile: map[string]bool{}}
 	if projectDir != "" {
 		l.bases = append(l.bases, filepath.Clean(projectDir))
 	}
@@ -145,25 +148,43 @@ func newLocator(root, projectDir string) *locator {
 	return l
 }
 
-// parseLocations answers the locations text names, in the order it names them, each once, in the
+// Finding is a Location and the output line that named it, trimmed: what a CI annotation says.
+type Finding struct {
+	Location
+	Message string
+}
+
+// Parse answers the locations text names, in the order it names them, each once, in the
 // formats listed above. A file is kept only when it exists inside the workspace root and
 // not under node_modules (a frame of a dependency is not a place to fix); a relative path is
 // resolved against the project folder, then the workspace root.
-func (l *locator) parseLocations(text string) []Location {
-	out := []Location{}
+func (l *Locator) Parse(text string) []Location {
+	found := l.Findings(text)
+	out := make([]Location, len(found))
+	for i, f := range found {
+		out[i] = f.Location
+	}
+	return out
+}
+
+// Findings answers what Parse answers, each location with the line of text that named it.
+func (l *Locator) Findings(text string) []Finding {
+	out := []Finding{}
 	seen := map[Location]bool{}
+	var current string
 	add := func(file, line, col string) bool {
 		loc, ok := l.resolve(file, line, col)
 		if ok && !seen[loc] {
 			seen[loc] = true
-			out = append(out, loc)
+			out = append(out, Finding{Location: loc, Message: strings.TrimSpace(current)})
 		}
-		return len(out) < maxLocations
+		return len(out) < MaxLocations
 	}
 	text = strings.ReplaceAll(text, "file://", "") // ESM stack frames name file:///abs/f.mjs:1:2
 	stylish := ""
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
+		current = line
 		if line != "" && line[0] != ' ' && !strings.ContainsAny(line, " \t") {
 			if m := stylishFile.FindStringSubmatch(line); m != nil {
 				if _, ok := l.resolve(m[1], "", ""); ok {
@@ -191,7 +212,7 @@ func (l *locator) parseLocations(text string) []Location {
 }
 
 // resolve turns what an output says into a Location of an existing workspace file.
-func (l *locator) resolve(file, line, col string) (Location, bool) {
+func (l *Locator) resolve(file, line, col string) (Location, bool) {
 	file = strings.TrimPrefix(file, "./")
 	if file == "" {
 		return Location{}, false
@@ -226,7 +247,7 @@ func (l *locator) resolve(file, line, col string) (Location, bool) {
 	return Location{}, false
 }
 
-func (l *locator) inWorkspace(path string) bool {
+func (l *Locator) inWorkspace(path string) bool {
 	rel, err := filepath.Rel(l.root, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return false
@@ -239,7 +260,7 @@ func (l *locator) inWorkspace(path string) bool {
 	return true
 }
 
-func (l *locator) exists(path string) bool {
+func (l *Locator) exists(path string) bool {
 	if ok, seen := l.isFile[path]; seen {
 		return ok
 	}

@@ -1,4 +1,4 @@
-package tools
+package failloc
 
 import (
 	"fmt"
@@ -80,9 +80,9 @@ func TestParseLocations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			output := strings.ReplaceAll(tc.output, "/ABS/", project+"/")
-			got := newLocator(root, project).parseLocations(output)
+			got := New(root, project).Parse(output)
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("parseLocations(%q)\n got %+v\nwant %+v", output, got, tc.want)
+				t.Errorf("Parse(%q)\n got %+v\nwant %+v", output, got, tc.want)
 			}
 		})
 	}
@@ -90,7 +90,7 @@ func TestParseLocations(t *testing.T) {
 
 func TestParseLocationsWithoutProject(t *testing.T) {
 	root, _ := locationsWorkspace(t)
-	got := newLocator(root, "").parseLocations("apps/web/main.go:3:1: x\nmain.go:1:1: y\n")
+	got := New(root, "").Parse("apps/web/main.go:3:1: x\nmain.go:1:1: y\n")
 	want := []Location{{File: filepath.Join(root, "apps", "web", "main.go"), Line: 3, Col: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
@@ -103,8 +103,8 @@ func TestParseLocationsBounded(t *testing.T) {
 	for i := 1; i <= 400; i++ {
 		fmt.Fprintf(&b, "main.go:%d:1: y\n", i)
 	}
-	if got := newLocator(root, project).parseLocations(b.String()); len(got) != maxLocations {
-		t.Errorf("%d locations, want at most %d", len(got), maxLocations)
+	if got := New(root, project).Parse(b.String()); len(got) != MaxLocations {
+		t.Errorf("%d locations, want at most %d", len(got), MaxLocations)
 	}
 }
 
@@ -117,8 +117,19 @@ func BenchmarkFailureOutput(b *testing.B) {
 	for b.Loop() {
 		text := logtext.Plain(log)
 		logtext.Cut(text)
-		if locs := newLocator(root, project).parseLocations(text); len(locs) != 2 {
+		if locs := New(root, project).Parse(text); len(locs) != 2 {
 			b.Fatalf("locations: %v", locs)
 		}
+	}
+}
+
+// Findings names each location with the line that named it, which a CI annotation says.
+func TestFindingsCarryTheirLine(t *testing.T) {
+	root, project := locationsWorkspace(t)
+	got := New(root, project).Findings("noise\n  src/index.ts:12:5 - error TS2322: bad\n")
+	want := []Finding{{Location: Location{File: filepath.Join(project, "src", "index.ts"), Line: 12, Col: 5},
+		Message: "src/index.ts:12:5 - error TS2322: bad"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
