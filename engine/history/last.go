@@ -81,6 +81,8 @@ type RunInfo struct {
 	Args      []string       `json:"args"`
 	Requested []string       `json:"requested"`
 	Totals    summary.Totals `json:"totals"`
+	// Tags are the run's key=value labels (vx run --tag); absent for none.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // DefaultLimit is the number of runs answered when no limit is given; MaxLimit the most ever.
@@ -128,7 +130,7 @@ func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
 			}
 			s.Totals.SavedMs = saved[r.ID]
 			out.Runs = append(out.Runs, RunInfo{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode,
-				StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: append([]string{}, r.Args...), Requested: s.Requested, Totals: s.Totals})
+				StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: append([]string{}, r.Args...), Requested: s.Requested, Totals: s.Totals, Tags: r.Tags})
 		}
 		return nil
 	})

@@ -73,6 +73,8 @@ type HistoryRun struct {
 	Tasks []HistoryTask `json:"tasks"`
 	// OmittedTasks counts the run's tasks left out of Tasks.
 	OmittedTasks int `json:"omittedTasks"`
+	// Tags are the run's key=value labels (vx run --tag); absent for none.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // HistoryTask is one task of a recent run, with why it failed or was skipped where that applies.
@@ -176,7 +178,7 @@ func historyRuns(ctx context.Context, sn *store.Snapshot, w store.Window, runs [
 	for _, r := range runs {
 		ok, exitCode, wallMs := summary.Outcome(r)
 		hr := HistoryRun{RunID: r.ID, Status: r.Status, OK: ok, ExitCode: exitCode, StartedAt: r.Started.UTC(),
-			WallMs: wallMs, Counts: counts[r.ID], Tasks: []HistoryTask{}}
+			WallMs: wallMs, Counts: counts[r.ID], Tasks: []HistoryTask{}, Tags: r.Tags}
 		if hr.Counts == nil {
 			hr.Counts = map[store.Status]int{}
 		}
@@ -321,7 +323,8 @@ func (a *taskAcc) stats(taskID string, flaky bool) TaskStats {
 		r := round3(float64(a.hits) / float64(a.consulted))
 		s.HitRate = &r
 	}
-	if a.failed > 0 {
+	// A task that passed only after failed attempts (vx run --retry) failed too: flaky.
+	if a.failed > 0 || flaky {
 		mode := FailureDeterministic
 		switch {
 		case flaky:
@@ -346,6 +349,9 @@ func Stats(taskID string, execs []store.Execution) TaskStats {
 		switch {
 		case store.Passed(e.Status):
 			passKeys[e.Hash] = true
+			if e.FailedAttempts > 0 && e.Hash != "" {
+				failKeys[e.Hash] = true // it failed, then passed, in one run
+			}
 		case store.Failed(e.Status) && e.Hash != "":
 			failKeys[e.Hash] = true
 		}

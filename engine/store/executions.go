@@ -41,6 +41,9 @@ type Execution struct {
 	// RestoredFiles is, for a hit, how many output files it restored (the cache entry's
 	// listing); nil otherwise.
 	RestoredFiles *int
+	// FailedAttempts counts the attempts of the task that failed before this one, in the same run
+	// (vx run --retry): one that passed after them is flaky.
+	FailedAttempts int
 }
 
 // executionColumns are the executions table's columns, written once: insertExecutions writes
@@ -48,7 +51,7 @@ type Execution struct {
 // read as their zero), and listedColumns is the part a window's listing reads.
 var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
 	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
-	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files"}
+	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files", "failed_attempts"}
 
 var execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
 
@@ -69,10 +72,10 @@ func executionArgs(e Execution) []any {
 	}
 	return []any{e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored}
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored, e.FailedAttempts}
 }
 
-// executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 24
+// executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 25
 // values stay far below SQLite's limit of bound values (32,766).
 const executionsPerInsert = 100
 
@@ -119,6 +122,7 @@ var versionedColumns = []struct {
 }{
 	{6, "waited_ms", "0"},         // how long each task waited (migration 6)
 	{7, "restored_files", "NULL"}, // how many files each hit restored (migration 7)
+	{10, "failed_attempts", "0"},  // the attempts that failed before the one recorded (migration 10)
 }
 
 // execColumns are the columns scanExec reads, in an index of s's layout: one older than a
@@ -142,7 +146,7 @@ func scanExec(sc scanner) (Execution, error) {
 	var timedOut int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
-		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored); err != nil {
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored, &e.FailedAttempts); err != nil {
 		return e, err
 	}
 	if exit.Valid {

@@ -8,7 +8,8 @@ import (
 )
 
 // A task is flaky when one of its cache keys both passed and failed: the same inputs gave both
-// verdicts. An execution passed when it hit or ran and succeeded (a miss), failed when it failed or
+// verdicts, in two runs or in two attempts of one run (an execution that passed after failed
+// attempts, vx run --retry). An execution passed when it hit or ran and succeeded (a miss), failed when it failed or
 // timed out; one without a key says nothing. This is the one definition: key_outcomes keeps it for
 // the whole history (Store.FlakyTasks), and Snapshot.FlakyTasks finds it within a window of runs.
 var (
@@ -70,7 +71,7 @@ type outcome struct{ passed, failed bool }
 func outcomesOf(execs []Execution) map[[2]string]outcome {
 	of := map[[2]string]outcome{}
 	for _, e := range execs {
-		p, f := Passed(e.Status), Failed(e.Status)
+		p, f := Passed(e.Status), Failed(e.Status) || e.FailedAttempts > 0
 		if e.Hash == "" || (!p && !f) {
 			continue
 		}
@@ -127,10 +128,18 @@ func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, 
 	// window through the primary key and read every row).
 	cond, args := w.where("e")
 	args = append(args, w.Oldest, w.Newest)
-	rows, err := sn.q.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
-		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE `+cond+` AND +e.status IN `+failedStatuses+`)
+	query := `SELECT DISTINCT f.task_id FROM executions f
+		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE ` + cond + ` AND +e.status IN ` + failedStatuses + `)
 		AND f.hash != '' AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.run_id BETWEEN ? AND ?
-			AND p.hash = f.hash AND +p.status IN `+passedStatuses+`)`, args...)
+			AND p.hash = f.hash AND +p.status IN ` + passedStatuses + `)`
+	if sn.version >= retriesVersion {
+		// A pass after failed attempts of the same key, in one run.
+		wcond, wargs := w.where("r")
+		query += ` UNION SELECT DISTINCT r.task_id FROM executions r WHERE ` + wcond + ` AND r.failed_attempts > 0
+			AND r.hash != '' AND +r.status IN ` + passedStatuses
+		args = append(args, wargs...)
+	}
+	rows, err := sn.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read flaky tasks: %w", err)
 	}
@@ -147,3 +156,6 @@ func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, 
 	}
 	return out, nil
 }
+
+// retriesVersion is the layout that keeps each execution's failed attempts (migration 10).
+const retriesVersion = 10

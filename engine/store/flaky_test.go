@@ -37,10 +37,17 @@ func TestFlakyTasksOneDefinition(t *testing.T) {
 		}
 		execs = append(execs, Execution{RunID: id, TaskID: e.task, Project: e.task[:1], Task: "test", Ord: i, Status: e.status, Hash: e.hash})
 	}
+	// flaky in one run: it passed after a failed attempt (vx run --retry)
+	retried := NewRunID(time.Now().Add(time.Second))
+	if err := st.BeginRun(ctx, Run{ID: retried, Started: time.Now(), PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	execs = append(execs, Execution{RunID: retried, TaskID: "f#test", Project: "f", Task: "test", Status: "miss", Hash: "k6", FailedAttempts: 1},
+		Execution{RunID: retried, TaskID: "g#test", Project: "g", Task: "test", Status: "failed", Hash: "k7", FailedAttempts: 2})
 	if err := st.Record(ctx, Batch{Executions: execs}); err != nil {
 		t.Fatal(err)
 	}
-	const want = "a#test c#test"
+	const want = "a#test c#test f#test"
 	if got, err := st.FlakyTasks(ctx); err != nil || strings.Join(got, " ") != want {
 		t.Errorf("through key_outcomes: %v (%v), want %s", got, err, want)
 	}

@@ -85,6 +85,12 @@ var migrations = []migration{
 	{9, "find a project's executions by its task ids", []string{
 		`DROP INDEX IF EXISTS executions_by_project`,
 	}, nil},
+	// A run's tags (vx run --tag key=value), and how many attempts of each task failed before the
+	// one recorded (vx run --retry, exec.retries): a task that passed after a failure is flaky.
+	{10, "keep a run's tags and each task's failed attempts", []string{
+		`ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '{}'`,
+		`ALTER TABLE executions ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -38,6 +38,9 @@ func (r Run) Recorded() Run {
 	}
 	r.Args = recordedList(r.Args)
 	r.Requested = recordedList(r.Requested)
+	if len(r.Tags) == 0 {
+		r.Tags = nil
+	}
 	return r
 }
 

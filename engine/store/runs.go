@@ -36,6 +36,8 @@ type Run struct {
 	// MemoryBudget is the memory the run's tasks reserved from, MemorySource where it came from.
 	MemoryBudget int64
 	MemorySource string
+	// Tags are the run's key=value labels (vx run --tag), nil for none.
+	Tags map[string]string
 }
 
 // crockford is the alphabet of run ids: sortable as text, no ambiguous letters.
@@ -88,14 +90,18 @@ type openRun struct {
 }
 
 const insertRunSQL = `INSERT INTO runs (id, started_ms, status, pid, host, args, requested, task_count, concurrency,
-		memory_budget, memory_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		memory_budget, memory_source, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertRun writes r's row, as running.
 func insertRun(ctx context.Context, q querier, r Run) error {
 	args, _ := json.Marshal(nonNil(r.Args))
 	req, _ := json.Marshal(nonNil(r.Requested))
+	tags := []byte("{}")
+	if len(r.Tags) > 0 {
+		tags, _ = json.Marshal(r.Tags)
+	}
 	if _, err := q.ExecContext(ctx, insertRunSQL, r.ID, ms(r.Started), RunRunning, r.PID, r.Host, string(args), string(req),
-		r.TaskCount, r.Concurrency, r.MemoryBudget, r.MemorySource); err != nil {
+		r.TaskCount, r.Concurrency, r.MemoryBudget, r.MemorySource, string(tags)); err != nil {
 		return fmt.Errorf("record run %s: %w", r.ID, err)
 	}
 	return nil
@@ -196,12 +202,27 @@ func (s *Store) removeRun(ctx context.Context, id string) error {
 
 const runCols = `id, started_ms, coalesce(finished_ms, 0), status, coalesce(exit_code, 0), pid, host, args, requested, task_count, concurrency, memory_budget, memory_source`
 
+// runColumns are the columns scanRun reads in an index of layout version: one older than the
+// tags' (migration 10) reads none.
+func runColumns(version int) string {
+	if version < retriesVersion {
+		return runCols + `, '{}'`
+	}
+	return runCols + `, tags`
+}
+
 func scanRun(sc scanner) (Run, error) {
 	var r Run
 	var started, finished int64
-	var args, req string
-	if err := sc.Scan(&r.ID, &started, &finished, &r.Status, &r.ExitCode, &r.PID, &r.Host, &args, &req, &r.TaskCount, &r.Concurrency, &r.MemoryBudget, &r.MemorySource); err != nil {
+	var args, req, tags string
+	if err := sc.Scan(&r.ID, &started, &finished, &r.Status, &r.ExitCode, &r.PID, &r.Host, &args, &req, &r.TaskCount, &r.Concurrency, &r.MemoryBudget, &r.MemorySource, &tags); err != nil {
 		return r, err
+	}
+	if err := jsonColumn(tags, "tags", r.ID, &r.Tags); err != nil {
+		return r, err
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
 	}
 	r.Started = time.UnixMilli(started)
 	if finished != 0 {
@@ -228,11 +249,11 @@ func (s *Store) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 	if s.db == nil {
 		return nil, nil
 	}
-	return runs(ctx, s.db, q)
+	return runs(ctx, s.db, s.version, q)
 }
 
-func runs(ctx context.Context, db querier, q RunQuery) ([]Run, error) {
-	query := `SELECT ` + runCols + ` FROM runs`
+func runs(ctx context.Context, db querier, version int, q RunQuery) ([]Run, error) {
+	query := `SELECT ` + runColumns(version) + ` FROM runs`
 	var where []string
 	var args []any
 	if q.Project != "" || q.Task != "" || q.TaskID != "" {
@@ -269,7 +290,7 @@ func (s *Store) RunByID(ctx context.Context, id string) (Run, bool, error) {
 	if s.db == nil {
 		return Run{}, false, nil
 	}
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns(s.version)+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, false, nil
 	}

@@ -12,6 +12,8 @@ import (
 // even while a vx run records more.
 type Snapshot struct {
 	q querier // nil for a read-only store over an absent index
+	// version is the index's layout version.
+	version int
 }
 
 // Snapshot calls fn with a snapshot of the index: a read transaction, ended when fn returns.
@@ -24,7 +26,7 @@ func (s *Store) Snapshot(ctx context.Context, fn func(*Snapshot) error) error {
 		return fmt.Errorf("read %s: %w", IndexPath(s.dir), err)
 	}
 	defer tx.Rollback()
-	return fn(&Snapshot{q: tx})
+	return fn(&Snapshot{q: tx, version: s.version})
 }
 
 // Runs answers recorded runs, newest first, as Store.Runs does.
@@ -32,7 +34,7 @@ func (sn *Snapshot) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 	if sn.q == nil {
 		return nil, nil
 	}
-	return runs(ctx, sn.q, q)
+	return runs(ctx, sn.q, sn.version, q)
 }
 
 // Window is the executions of a stretch of recent runs: of the runs whose id lies between Oldest

@@ -36,6 +36,8 @@ type Summary struct {
 	// NoTasks says why a run ran no task ("nothing affected since main": --affected or a [REF]
 	// filter selected none); such a run has no id and no history. Absent otherwise.
 	NoTasks string `json:"noTasks,omitempty"`
+	// Tags are the run's key=value labels (vx run --tag); absent for none.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // TaskResult is one task of a run summary.
@@ -74,6 +76,10 @@ type TaskResult struct {
 	// RestoredFiles is, for a hit, how many output files it restored (0 for a task whose outputs
 	// hold nothing); absent otherwise.
 	RestoredFiles *int `json:"restoredFiles,omitempty"`
+	// Attempts is how many times the task ran in the run, when more than once (vx run --retry,
+	// exec.retries); absent otherwise. Flaky says it passed after a failed attempt.
+	Attempts int  `json:"attempts,omitempty"`
+	Flaky    bool `json:"flaky,omitempty"`
 }
 
 // Totals count a run's tasks by outcome.
@@ -108,6 +114,7 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 		}
 	}
 	s.OK, s.ExitCode, s.Totals.WallMs = Outcome(run)
+	s.Tags = run.Tags
 	return s
 }
 
@@ -160,6 +167,10 @@ func taskResult(e store.Execution) TaskResult {
 		t.BlockedBy = &b
 	}
 	t.CPUParallelism = cpuParallelism(e)
+	if e.FailedAttempts > 0 {
+		t.Attempts = e.FailedAttempts + 1
+		t.Flaky = store.Passed(e.Status)
+	}
 	return t
 }
 
