@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ type runFlags struct {
 	// passArgs are the arguments after `--`, for the tasks named before it.
 	passArgs []string
 	habits   habitFlags
+	ci       ciFlags // run_ci.go: --retry, --timeout, --tag, --report, --report-file, --agent
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -97,6 +99,9 @@ part of those tasks' cache keys.`,
 			if err := rf.habits.apply(cmd, &rf); err != nil {
 				return err
 			}
+			if err := rf.ci.check(cmd, a.format); err != nil {
+				return err
+			}
 			return a.run(cmd, &rf, args, eventsOut, handoff)
 		},
 	}
@@ -138,6 +143,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	_ = f.MarkHidden("handoff-fd")
 	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
 	_ = f.MarkHidden("sandbox-agent")
+	rf.ci.register(cmd)
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -230,6 +236,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	opts.Exec = supervisedExec(sup)
 	opts.Sandbox = taskenv.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
 	opts.RemoteCache = rf.remoteCache
+	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
 	// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 	// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
 	brokenPipe := make(chan os.Signal, 1)
@@ -251,7 +258,11 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 			return err
 		}
 	}
-	if err := a.emitSummary(sum, eventsOut != nil); err != nil {
+	reportOnStdout, err := a.afterRun(context.WithoutCancel(ctx), &rf.ci, ws, sum, eventsOut != nil)
+	if err != nil {
+		return err
+	}
+	if err := a.emitRunSummary(&rf.ci, sum, eventsOut != nil, reportOnStdout); err != nil {
 		return err
 	}
 	if runErr != nil {

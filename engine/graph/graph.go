@@ -113,7 +113,14 @@ type Task struct {
 	Scripts map[string]string `json:"-"`
 	// Origins says where each field's value was set.
 	Origins Origins `json:"-"`
+	// Retries is exec.retries: how many times a failed run of the command is tried again in
+	// the same run (0 for none). It is not part of the key.
+	Retries int `json:"-"`
 }
+
+// MaxRetries bounds exec.retries and vx run --retry: a task that fails more often is broken,
+// not flaky.
+const MaxRetries = 10
 
 // TaskField describes one field a task may declare in config. TaskFields answers the one list of them:
 // the config reader, the origins, vx show and the lock all go by it.
@@ -358,6 +365,10 @@ type Workspace struct {
 	// TaskMemory is taskMemory, the reservation of a task with no recorded peak.
 	MemoryBudget string `json:"memoryBudget,omitempty"`
 	TaskMemory   string `json:"taskMemory,omitempty"`
+	// RunTimeout is runTimeout: how long a whole run may take (0 for no bound); RunTimeoutSpec
+	// is the value as declared.
+	RunTimeout     time.Duration `json:"-"`
+	RunTimeoutSpec string        `json:"runTimeout,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

@@ -92,6 +92,14 @@ type Options struct {
 	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
 	// nil scans: a git listing, a stat of each file, the index's stat cache.
 	Files filestate.Source
+	// Retry, when set, is how many times a failed command is run again, for every task (vx run
+	// --retry); nil leaves each task its exec.retries.
+	Retry *int
+	// Tags are the run's key=value labels (vx run --tag), recorded with it.
+	Tags map[string]string
+	// RunTimeout bounds the whole run (vx run --timeout, runTimeout): past it the run is
+	// cancelled as a signal cancels it, and its summary says it timed out; 0 for no bound.
+	RunTimeout time.Duration
 	// Known is what a vx mcp handed the run (keys, index entries, hits in place), planned from
 	// Files, the workspace and environment of this run (the hand-off's stamp checked): taken in
 	// place of hashing and reading while the run has written nothing (see handoff.Known); nil
@@ -184,6 +192,8 @@ type runState struct {
 	// executor runs each command that misses: on this machine (executor.Local, through
 	// Options.Exec).
 	executor executor.Executor
+	// timedOut says that the run's timeout ended it (Options.RunTimeout).
+	timedOut bool
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -199,6 +209,8 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, stopTimer := withRunTimeout(ctx, opts.RunTimeout)
+	defer stopTimer()
 	var keys []string
 	var known *handoff.Index
 	if opts.Known != nil {
@@ -240,7 +252,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	host, _ := os.Hostname()
 	run := store.Run{ID: r.runID, Started: started, Status: store.RunRunning, PID: os.Getpid(), Host: host,
 		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency,
-		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource}
+		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource, Tags: opts.Tags}
 	dbctx := context.WithoutCancel(ctx)
 	if err := st.BeginRun(dbctx, run); err != nil {
 		return nil, err
@@ -255,12 +267,32 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	region := profilerec.Start(ctx, "run tasks")
 	execs, recErr := r.schedule(ctx, nodes)
 	region.End()
+	if r.timedOut = runTimedOut(ctx); r.timedOut && opts.Notice != nil {
+		opts.Notice(fmt.Sprintf("the run timed out after %s: what still ran was stopped", opts.RunTimeout))
+	}
 	r.undeclared.Check(ctx, r.opts.Workspace, r.display.Notice)
 	// The uploads still in flight end here, bounded: the run is not done before them.
 	region = profilerec.Start(ctx, "close cache")
 	remoteRun := r.cache.Close()
 	region.End()
 	return r.finishRun(dbctx, run, execs, ctx.Err() != nil, remoteRun, recErr)
+}
+
+// errRunTimedOut is the cause of a run's context that its RunTimeout ended.
+var errRunTimedOut = errors.New("the run's timeout ran out")
+
+// withRunTimeout answers ctx bounded by timeout (none for 0): when it runs out, the run is
+// cancelled as a signal cancels it (each running task's group gets SIGTERM, then its grace).
+func withRunTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, timeout, errRunTimedOut)
+}
+
+// runTimedOut reports whether ctx ended because the run's timeout ran out.
+func runTimedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errRunTimedOut)
 }
 
 // lookedUpTaskIDs answers the ids of the tasks whose key the run looks up in the cache: none
@@ -390,6 +422,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 	}
 	sum := summary.Summarize(run.Recorded(), recorded)
 	sum.RemoteCache = remoteRun
+	sum.TimedOut = cancelled && r.timedOut
 	r.inputsChanged.fill(sum)
 	r.event(runout.EndEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
 	if recErr != nil {

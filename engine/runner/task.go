@@ -241,26 +241,35 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	return a.o
 }
 
-// run runs the task's command (a miss) through the run's executor, then stores its outputs and
-// log.
+// run runs the task's command (a miss) through the run's executor, again after a failure as
+// many times as its retries allow (every attempt's output in its log), then stores its outputs
+// and log.
 func (a *attempt) run(key string) outcome {
 	r, t, p := a.r, a.t, a.p
-	var box *taskenv.Box
-	res, runErr := r.executor.Run(a.ctx, a.command(&box))
-	var refused *executor.Refusal
-	if errors.As(runErr, &refused) {
-		return a.fail(store.StatusFailed, refused.Message)
+	retries := r.retries(t)
+	var earlier []byte // the logs of the attempts that failed, each with vx's line after it
+	var log []byte
+	var inputs executor.InputCheck
+	for {
+		var refusal string
+		log, inputs, refusal = a.runOnce()
+		if refusal != "" {
+			return a.fail(store.StatusFailed, refusal)
+		}
+		if a.e.FailedAttempts >= retries || !store.Failed(a.e.Status) || a.ctx.Err() != nil {
+			break
+		}
+		a.e.FailedAttempts++
+		msg := fmt.Sprintf("vx: %s %s (attempt %d of %d): running it again\n", t.ID, attemptVerdict(a.e), a.e.FailedAttempts, retries+1)
+		r.display.Notice(t.ID, strings.TrimSuffix(msg, "\n"))
+		earlier = append(append(earlier, log...), msg...)
 	}
-	a.commandSpan(res)
-	// Files of the project may have changed: list them again for later tasks.
-	r.hasher.Invalidate(p.Dir)
-	log := a.judge(res, runErr, r.masker.Bytes(res.Log))
-	log = a.confine(box, res.Log, log)
+	log = append(earlier, log...)
 	r.undeclared.Note(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
 		// Checked for a task that is not cached too: what depends on it holds its key.
-		if a.inputsMoved(res.Inputs) {
+		if a.inputsMoved(inputs) {
 			a.keepFailureLog(log) // kept for vx last --log, never as a cache entry
 		} else if t.Cache {
 			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
@@ -274,6 +283,48 @@ func (a *attempt) run(key string) outcome {
 	}
 	a.o.exec = a.e
 	return a.o
+}
+
+// runOnce runs the task's command once and sets the row from its result; it answers the log of
+// the attempt and the executor's check of the inputs after it, or the refusal that kept the
+// command from starting.
+func (a *attempt) runOnce() (log []byte, inputs executor.InputCheck, refusal string) {
+	r := a.r
+	a.e.ExitCode, a.e.TimedOut, a.e.SandboxViolations = nil, false, nil
+	var box *taskenv.Box
+	res, runErr := r.executor.Run(a.ctx, a.command(&box))
+	var refused *executor.Refusal
+	if errors.As(runErr, &refused) {
+		return nil, inputs, refused.Message
+	}
+	a.commandSpan(res)
+	// Files of the project may have changed: list them again for later tasks.
+	r.hasher.Invalidate(a.p.Dir)
+	log = a.judge(res, runErr, r.masker.Bytes(res.Log))
+	return a.confine(box, res.Log, log), res.Inputs, ""
+}
+
+// attemptVerdict says how an attempt that failed ended, for the line before the next.
+func attemptVerdict(e store.Execution) string {
+	switch {
+	case e.TimedOut:
+		return "timed out"
+	case e.ExitCode != nil:
+		return fmt.Sprintf("failed with exit code %d", *e.ExitCode)
+	}
+	return "failed"
+}
+
+// retries is how many times a failed command of t is run again: vx run --retry, else its
+// exec.retries; a persistent task (a server) is never run again.
+func (r *runState) retries(t *graph.Task) int {
+	switch {
+	case t.Persistent:
+		return 0
+	case r.opts.Retry != nil:
+		return *r.opts.Retry
+	}
+	return t.Retries
 }
 
 // command is the task's command as the executor runs it; box receives the sandbox the command

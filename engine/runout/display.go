@@ -34,6 +34,9 @@ type Display struct {
 	running []string
 	waiters []string // tasks waiting for another process that runs them
 	shown   bool     // the status line is on screen
+	// hits and saved count the hits an agent's output leaves for one line at the end.
+	hits  int
+	saved time.Duration
 }
 
 // NewDisplay answers the display of a run of total tasks on w (a terminal when terminal is set),
@@ -132,12 +135,20 @@ func (d *Display) Finished(e store.Execution) {
 		}
 	}
 	d.waiters = remove(d.waiters, e.TaskID)
-	if held, ok := d.held[e.TaskID]; ok {
-		delete(d.held, e.TaskID)
-		if d.logs.showsHeld(e.Status) {
-			d.write(string(held))
-		}
+	held, wasHeld := d.held[e.TaskID]
+	delete(d.held, e.TaskID)
+	if d.logs.Agent {
+		d.agentFinished(e, held)
+		return
 	}
+	if wasHeld && d.logs.showsHeld(e.Status) {
+		d.write(d.fold(e, string(held)))
+	}
+	d.write(d.statusLine(e))
+}
+
+// statusLine is a finished task's line: its id and how it ended.
+func (d *Display) statusLine(e store.Execution) string {
 	var what string
 	switch e.Status {
 	case store.StatusBlocked:
@@ -161,7 +172,7 @@ func (d *Display) Finished(e store.Execution) {
 	if d.logs.Show == LogsHashOnly && e.Hash != "" {
 		what += " " + e.Hash
 	}
-	d.write(fmt.Sprintf("%s: %s\n", d.logs.paint(prefixColor(e.TaskID), logtext.Escape(e.TaskID)), d.logs.paint(statusColor(e.Status), what)))
+	return fmt.Sprintf("%s: %s\n", d.logs.paint(prefixColor(e.TaskID), logtext.Escape(e.TaskID)), d.logs.paint(statusColor(e.Status), what))
 }
 
 func round(t time.Duration) time.Duration {
@@ -198,6 +209,9 @@ func (d *Display) Hit(id string, log []byte) {
 		return
 	}
 	text := d.prefixed(id, log)
+	if d.logs.GitHub {
+		text = groupStart(id) + text + groupEnd
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.write(text)
@@ -228,10 +242,14 @@ func (d *Display) Notice(id, msg string) {
 	d.write(d.prefix(id) + logtext.Escape(d.masker.String(msg)) + "\n")
 }
 
-// Finish clears the status line.
+// Finish clears the status line; an agent's output ends with the line of its hits.
 func (d *Display) Finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.logs.Agent && d.hits > 0 {
+		d.write(fmt.Sprintf("vx: %d %s restored from the cache (saved %s)\n", d.hits, plural(d.hits, "task", "tasks"), round(d.saved)))
+		d.hits = 0
+	}
 	if d.terminal && d.shown {
 		io.WriteString(d.w, "\r\x1b[K")
 		d.shown = false

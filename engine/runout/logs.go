@@ -46,6 +46,12 @@ type LogOptions struct {
 	Grouped bool
 	// Color puts ANSI colours on the task prefixes and status lines.
 	Color bool
+	// GitHub folds each task's output that passed in a `::group::ID` … `::endgroup::` of GitHub
+	// Actions, after holding it until the task ends; a failure's output stays outside any fold.
+	GitHub bool
+	// Agent is the compact output for an agent host (vx run --agent): no task output but each
+	// failure's first and last lines with a pointer to its whole log, the hits one line in all.
+	Agent bool
 }
 
 // CheckLogOptions refuses an --output-logs or --log-order value that is none of the words.
@@ -64,19 +70,19 @@ func (l LogOptions) drops() bool { return l.Show == LogsNone || l.Show == LogsHa
 
 // holds reports whether a task's output waits until the task ends.
 func (l LogOptions) holds(persistent bool) bool {
-	return l.Show == LogsErrorsOnly || l.Grouped && !persistent
+	return l.Show == LogsErrorsOnly || (l.Grouped || l.GitHub || l.Agent) && !persistent
 }
 
 // showsHeld reports whether the output held for a task that ended with status is shown.
 func (l LogOptions) showsHeld(status store.Status) bool {
-	if l.Show == LogsErrorsOnly {
+	if l.Show == LogsErrorsOnly || l.Agent {
 		return status == store.StatusFailed || status == store.StatusTimedOut
 	}
 	return true
 }
 
 // replaysHits reports whether a hit's cached log is shown.
-func (l LogOptions) replaysHits() bool { return l.Show == "" || l.Show == LogsFull }
+func (l LogOptions) replaysHits() bool { return !l.Agent && (l.Show == "" || l.Show == LogsFull) }
 
 // The ANSI colours of a run's lines. Text is escaped (logtext.Escape) before it is coloured, so
 // that a colour is always vx's own.

@@ -38,6 +38,9 @@ type Summary struct {
 	NoTasks string `json:"noTasks,omitempty"`
 	// Tags are the run's key=value labels (vx run --tag); absent for none.
 	Tags map[string]string `json:"tags,omitempty"`
+	// TimedOut says the run was cancelled because its own timeout ran out (vx run --timeout,
+	// runTimeout); only the run that saw it says so.
+	TimedOut bool `json:"timedOut,omitempty"`
 }
 
 // TaskResult is one task of a run summary.

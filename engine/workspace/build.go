@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -180,7 +180,7 @@ func globalInputs(r reader, top map[string]any) ([]string, error) {
 // workspaceEnv reads what the workspace declares for every task's environment and memory: env,
 // passThroughEnv, envMode, memoryBudget and taskMemory.
 func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error) {
-	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory"} {
+	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout"} {
 		v, ok := top[k]
 		if !ok {
 			continue
@@ -196,6 +196,8 @@ func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error)
 			ws.MemoryBudget, err = r.size(k, v)
 		case "taskMemory":
 			ws.TaskMemory, err = r.size(k, v)
+		case "runTimeout":
+			ws.RunTimeout, ws.RunTimeoutSpec, err = r.duration(k, v)
 		}
 		if err != nil {
 			return err

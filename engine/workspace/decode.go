@@ -198,9 +198,9 @@ var fieldCodecs = map[string]fieldCodec{
 		return err
 	}, func(d, s *graph.Task) { d.Env = s.Env }},
 	"exec": {func(r reader, kp string, v any, t *graph.Task) (err error) {
-		t.ExecEnv, err = r.exec(kp, v)
+		t.ExecEnv, t.Retries, err = r.exec(kp, v)
 		return err
-	}, func(d, s *graph.Task) { d.ExecEnv = s.ExecEnv }},
+	}, func(d, s *graph.Task) { d.ExecEnv, d.Retries = s.ExecEnv, s.Retries }},
 	"cache": {func(r reader, kp string, v any, t *graph.Task) (err error) {
 		t.Cache, err = r.boolean(kp, v)
 		return err
@@ -309,17 +309,47 @@ func validDepSpec(d string) bool {
 	return true
 }
 
-func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, error) {
-	m, err := r.object(keyPath, v, "env")
+// exec reads a task's exec: its env and its retries.
+func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, int, error) {
+	m, err := r.object(keyPath, v, "env", "retries")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	retries := 0
+	if rv, ok := m["retries"]; ok {
+		if retries, err = r.retries(join(keyPath, "retries"), rv); err != nil {
+			return nil, 0, err
+		}
 	}
 	out := map[string]graph.EnvValue{}
 	envVal, ok := m["env"]
 	if !ok {
-		return out, nil
+		return out, retries, nil
 	}
-	kp := join(keyPath, "env")
+	env, err := r.execEnv(join(keyPath, "env"), envVal)
+	return env, retries, err
+}
+
+// retries reads exec.retries: a whole number from 0 to graph.MaxRetries.
+func (r reader) retries(keyPath string, v any) (int, error) {
+	var n float64
+	switch x := v.(type) {
+	case int64:
+		n = float64(x)
+	case float64:
+		n = x
+	default:
+		return 0, r.errAt(keyPath, "%s must be a number, not %s", keyPath, jsType(v))
+	}
+	if n != math.Trunc(n) || n < 0 || n > graph.MaxRetries {
+		return 0, r.errAt(keyPath, "%s must be a whole number from 0 to %d, not %v", keyPath, graph.MaxRetries, v)
+	}
+	return int(n), nil
+}
+
+// execEnv reads exec.env: names to values or secrets.
+func (r reader) execEnv(kp string, envVal any) (map[string]graph.EnvValue, error) {
+	out := map[string]graph.EnvValue{}
 	env, ok := envVal.(map[string]any)
 	if !ok {
 		return nil, r.errAt(kp, "%s must be an object of names to values, not %s", kp, jsType(envVal))

@@ -41,6 +41,11 @@ export interface Exec {
    * vx's environment variable `NAME` at run time, and the value never appears anywhere (`***`).
    */
   env?: Record<string, EnvValue>
+  /**
+   * How many times a failed run of the command (a non-zero exit, a timeout) is tried again in the
+   * same `vx run`; a pass after a failure passes the run and marks the task flaky. `--retry` overrides it.
+   */
+  retries?: number
 }
 
 /** A task's sandbox: what it may reach. */
@@ -179,6 +184,11 @@ export interface WorkspaceConfig {
   memoryBudget?: string | number
   /** What a task with no recorded peak reserves (`'1GiB'`, or bytes); default the median recorded peak, else 512 MiB. */
   taskMemory?: string | number
+  /**
+   * How long a whole `vx run` may take (`'30m'`, or milliseconds): past it the run is cancelled as
+   * Ctrl-C cancels it. A task's own `timeout` still bounds the task. `--timeout` overrides it.
+   */
+  runTimeout?: string | number
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
