@@ -155,7 +155,7 @@ func writeSlowest(w *bufio.Writer, s *summary.Summary) {
 	})
 	w.WriteString("### Slowest tasks\n\n| task | status | time |\n| --- | --- | ---: |\n")
 	for _, t := range tasks[:min(slowestListed, len(tasks))] {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", code(t.TaskID), t.Status, duration(t.DurationMs))
+		fmt.Fprintf(w, "| %s | %s | %s |\n", cell(t.TaskID), t.Status, duration(t.DurationMs))
 	}
 	w.WriteString("\n")
 }
@@ -190,11 +190,14 @@ func codeFence(text string) string {
 	return strings.Repeat("`", max(3, longest+1))
 }
 
+// cell is code(s) for a table's cell: a pipe escaped, which would end the cell (a GFM table
+// reads `\|` as a pipe, inside a code span too).
+func cell(s string) string { return strings.ReplaceAll(code(s), "|", `\|`) }
+
 // code is s as an inline code span: escaped, between enough backticks that s cannot end it, with
-// spaces inside where s starts or ends with a backtick. A pipe is escaped: inside a table it
-// would end the cell.
+// spaces inside where s starts or ends with a backtick.
 func code(s string) string {
-	s = strings.ReplaceAll(logtext.Escape(s), "|", `\|`)
+	s = logtext.Escape(s)
 	longest, run := 0, 0
 	for _, r := range s {
 		if r == '`' {
