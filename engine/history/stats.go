@@ -228,6 +228,12 @@ func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]Tas
 			return nil, err
 		}
 	}
+	// A task that passed after failed attempts is flaky, though no run of it failed.
+	retried, err := sn.RetriedPasses(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(flaky, retried)
 	stats := make([]TaskStats, 0, len(byTask))
 	for _, id := range slices.Sorted(maps.Keys(byTask)) {
 		stats = append(stats, byTask[id].stats(id, flaky[id]))

@@ -128,18 +128,10 @@ func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, 
 	// window through the primary key and read every row).
 	cond, args := w.where("e")
 	args = append(args, w.Oldest, w.Newest)
-	query := `SELECT DISTINCT f.task_id FROM executions f
-		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE ` + cond + ` AND +e.status IN ` + failedStatuses + `)
+	rows, err := sn.q.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
+		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE `+cond+` AND +e.status IN `+failedStatuses+`)
 		AND f.hash != '' AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.run_id BETWEEN ? AND ?
-			AND p.hash = f.hash AND +p.status IN ` + passedStatuses + `)`
-	if sn.version >= retriesVersion {
-		// A pass after failed attempts of the same key, in one run.
-		wcond, wargs := w.where("r")
-		query += ` UNION SELECT DISTINCT r.task_id FROM executions r WHERE ` + wcond + ` AND r.failed_attempts > 0
-			AND r.hash != '' AND +r.status IN ` + passedStatuses
-		args = append(args, wargs...)
-	}
-	rows, err := sn.q.QueryContext(ctx, query, args...)
+			AND p.hash = f.hash AND +p.status IN `+passedStatuses+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read flaky tasks: %w", err)
 	}
@@ -159,3 +151,21 @@ func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, 
 
 // retriesVersion is the layout that keeps each execution's failed attempts (migration 10).
 const retriesVersion = 10
+
+// RetriedPasses answers the tasks of the window that passed after failed attempts in one run
+// (vx run --retry): flaky, though no run of them failed. They are read through
+// executions_retried, which holds only such executions; an index older than the layout that
+// keeps them has none.
+func (sn *Snapshot) RetriedPasses(ctx context.Context, w Window) (map[string]bool, error) {
+	out := map[string]bool{}
+	if sn.q == nil || sn.version < retriesVersion {
+		return out, nil
+	}
+	cond, args := w.where("r")
+	ids, err := queryAll(ctx, sn.q, "retried tasks", scanString, `SELECT DISTINCT r.task_id FROM executions r INDEXED BY executions_retried
+		WHERE `+cond+` AND r.failed_attempts > 0 AND r.hash != '' AND r.status IN `+passedStatuses, args...)
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, err
+}

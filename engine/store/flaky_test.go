@@ -56,7 +56,13 @@ func TestFlakyTasksOneDefinition(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		flaky, err := sn.FlakyTasks(ctx, Window{Oldest: runs[len(runs)-1].ID, Newest: runs[0].ID})
+		w := Window{Oldest: runs[len(runs)-1].ID, Newest: runs[0].ID}
+		flaky, err := sn.FlakyTasks(ctx, w)
+		if err != nil {
+			return err
+		}
+		retried, err := sn.RetriedPasses(ctx, w)
+		maps.Copy(flaky, retried)
 		if got := strings.Join(slices.Sorted(maps.Keys(flaky)), " "); got != want {
 			t.Errorf("in a window of the whole history: %s, want %s", got, want)
 		}

@@ -90,6 +90,8 @@ var migrations = []migration{
 	{10, "keep a run's tags and each task's failed attempts", []string{
 		`ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '{}'`,
 		`ALTER TABLE executions ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0`,
+		// The few executions that passed after failed attempts, found without reading the others.
+		`CREATE INDEX IF NOT EXISTS executions_retried ON executions (run_id) WHERE failed_attempts > 0`,
 	}, nil},
 }
 

@@ -76,7 +76,7 @@ func TestNewIndexStamped(t *testing.T) {
 	want := []string{
 		"index cache_entries_by_project_size", "index cache_entries_by_task",
 		"index executions_by_run", "index executions_by_status", "index executions_by_task",
-		"index executions_command_runs",
+		"index executions_command_runs", "index executions_retried",
 		"table cache_entries", "table executions", "table key_outcomes", "table manifests",
 		"table meta", "table runs", "table stat_folders",
 	}
