@@ -140,6 +140,9 @@ func writeRunListText(w io.Writer, l *history.RunList) error {
 		fmt.Fprintf(w, "%s  %s  %-11s %3d tasks %3d hit %3d miss %3d failed  %8s  %s\n", r.RunID,
 			r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Misses, r.Totals.Failed,
 			ms(r.WallMs), strings.Join(logtext.EscapeAll(r.Args), " "))
+		if len(r.Tags) > 0 {
+			fmt.Fprintf(w, "  tags: %s\n", tagsText(r.Tags))
+		}
 	}
 	return nil
 }

@@ -378,6 +378,9 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 		fmt.Fprintf(w, " (saved %s)", ms(t.SavedMs))
 	}
 	fmt.Fprintln(w)
+	if len(s.Tags) > 0 {
+		fmt.Fprintf(w, "  tags: %s\n", tagsText(s.Tags))
+	}
 	if rc := s.RemoteCache; rc != nil {
 		fmt.Fprintf(w, "  remote cache (%s, %s): %d hit, %d uploaded, %d errors", rc.Protocol, rc.Mode, rc.Hits, rc.Uploads, rc.Errors)
 		if rc.Abandoned > 0 {

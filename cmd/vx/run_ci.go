@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/report"
 	"github.com/vzn/vx/engine/runner"
@@ -220,6 +223,15 @@ func writeReport(path string, doc []byte, appendTo bool) error {
 		return fmt.Errorf("write the report %s: %w", path, err)
 	}
 	return nil
+}
+
+// tagsText is a run's tags as one line: key=value pairs by key, escaped for a terminal.
+func tagsText(tags map[string]string) string {
+	parts := make([]string, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		parts = append(parts, logtext.Escape(k+"="+tags[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // emitRunSummary prints the run's summary after its report: nothing when the report took

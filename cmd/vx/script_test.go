@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -61,6 +62,9 @@ func scriptParams(dir string) testscript.Params {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// scrub FILE… replaces what differs from run to run (run ids, durations) with RUNID
+			// and DUR in each file, so that a run's output can be compared with a golden file.
+			"scrub": scrub,
 			"gitinit": func(ts *testscript.TestScript, neg bool, args []string) {
 				for _, argv := range [][]string{
 					{"init", "-q", "-b", "main"},
@@ -71,5 +75,31 @@ func scriptParams(dir string) testscript.Params {
 				}
 			},
 		},
+	}
+}
+
+// scrubbed are the parts of a run's output that differ from run to run, and what scrub puts in
+// their place: run ids (26 characters of Crockford's base 32) and durations as Go prints them.
+var scrubbed = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\b[0-9a-hjkmnp-tv-z]{26}\b`), "RUNID"},
+	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`), "DUR"},
+}
+
+// scrub is the script command: scrub FILE….
+func scrub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: scrub FILE…")
+	}
+	for _, name := range args {
+		text := ts.ReadFile(name)
+		for _, s := range scrubbed {
+			text = s.re.ReplaceAllString(text, s.with)
+		}
+		if err := os.WriteFile(ts.MkAbs(name), []byte(text), 0o644); err != nil {
+			ts.Fatalf("scrub %s: %v", name, err)
+		}
 	}
 }
