@@ -403,6 +403,10 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 			fmt.Fprintf(w, "  timed out %s after %s\n", task.TaskID, ms(task.DurationMs))
 		case store.StatusBlocked:
 			fmt.Fprintf(w, "  blocked   %s by %s\n", task.TaskID, deref(task.BlockedBy))
+		case store.StatusMiss:
+			if task.Flaky {
+				fmt.Fprintf(w, "  flaky     %s (passed on attempt %d)\n", task.TaskID, task.Attempts)
+			}
 		}
 	}
 	return nil
