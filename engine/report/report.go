@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/vzn/vx/engine/failloc"
 	"github.com/vzn/vx/engine/graph"
@@ -45,9 +47,9 @@ type Run struct {
 	Failures []Failure
 }
 
-// Failures reads the failures of the run sum names from the index st, in the order the summary
-// finished them: each one's output (masked by m) and the locations getFailures finds in it, made
-// relative to repoRoot (the workspace root when "").
+// Failures reads the failures of the run sum names from the index st, in the order they ended
+// (what failed first, first): each one's output (masked by m) and the locations getFailures finds
+// in it, made relative to repoRoot (the workspace root when "").
 func Failures(ctx context.Context, st *store.Store, ws *graph.Workspace, repoRoot string, sum *summary.Summary, m *mask.Masker) ([]Failure, error) {
 	if sum.RunID == "" || sum.Totals.Failed == 0 {
 		return nil, nil
@@ -56,21 +58,32 @@ func Failures(ctx context.Context, st *store.Store, ws *graph.Workspace, repoRoo
 	if err != nil {
 		return nil, fmt.Errorf("read the failures of run %s: %w", sum.RunID, err)
 	}
-	byID := map[string]history.Failure{}
-	for _, f := range failed.Failures {
-		byID[f.TaskID] = f
+	ended, err := endTimes(ctx, st, failed.RunID)
+	if err != nil {
+		return nil, err
 	}
 	if repoRoot == "" {
 		repoRoot = ws.Root
 	}
 	var out []Failure
-	for _, t := range sum.Tasks {
-		f, ok := byID[t.TaskID]
-		if !ok {
-			continue
-		}
+	for _, f := range failed.Failures {
 		out = append(out, Failure{TaskID: f.TaskID, Status: f.Status, ExitCode: f.ExitCode, Plain: f.Plain,
 			Locations: relativeLocations(failloc.New(ws.Root, projectDir(ws, f.TaskID)).Findings(f.Plain), repoRoot)})
+	}
+	// The index answers them in dependency order; the reader wants the first to fail first.
+	slices.SortStableFunc(out, func(a, b Failure) int { return ended[a.TaskID].Compare(ended[b.TaskID]) })
+	return out, nil
+}
+
+// endTimes answers when each task of the run ended: its start and its duration, as recorded.
+func endTimes(ctx context.Context, st *store.Store, runID string) (map[string]time.Time, error) {
+	execs, err := st.FailedExecutions(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read the failures of run %s: %w", runID, err)
+	}
+	out := make(map[string]time.Time, len(execs))
+	for _, e := range execs {
+		out[e.TaskID] = e.Started.Add(e.Duration)
 	}
 	return out, nil
 }

@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/vzn/vx/engine/failloc"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports in testdata")
@@ -109,5 +112,59 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
+	}
+}
+
+// Failures answers a run's failures from the index with the places each names, the one that
+// ended first first, whatever their order in the graph.
+func TestFailuresFirstToEndFirst(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ws := testkit.BuildWorkspace("lib", "app")
+	ws.Root, ws.CacheDir = root, filepath.Join(root, ".vx")
+	for _, p := range ws.Projects {
+		p.AbsDir = filepath.Join(root, p.Dir)
+	}
+	testkit.WriteTree(t, root, map[string]string{"packages/lib/src/a.ts": "x\n", "packages/app/main.go": "package main\n"})
+	st, err := store.Open(ctx, ws.CacheDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := time.UnixMilli(1_780_000_000_000)
+	run := store.Run{ID: store.NewRunID(start), Started: start, PID: os.Getpid()}
+	if err := st.BeginRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	var execs []store.Execution
+	for i, e := range []struct {
+		id, log string
+		took    time.Duration
+	}{{"app#test", "main.go:3:1: undefined: x\n", 5 * time.Second}, {"lib#test", "src/a.ts(1,2): error TS1\n", time.Second}} {
+		blob, err := st.CAS().Put([]byte(e.log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		project, _, _ := strings.Cut(e.id, "#")
+		execs = append(execs, store.Execution{RunID: run.ID, TaskID: e.id, Project: project, Task: "test", Ord: i, Status: store.StatusFailed,
+			ExitCode: intp(1), Started: start, Duration: e.took, LogBlob: blob, LogSource: "failure"})
+	}
+	if err := st.Record(ctx, store.Batch{Executions: execs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(ctx, run.ID, store.RunFailed, 1, start.Add(6*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	sum := &summary.Summary{RunID: run.ID, Totals: summary.Totals{Failed: 2}}
+	got, err := Failures(ctx, st, ws, root, sum, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].TaskID != "lib#test" || got[1].TaskID != "app#test" {
+		t.Fatalf("failures %+v, want lib#test (ended first) then app#test", got)
+	}
+	want := []Location{{File: "packages/lib/src/a.ts", Line: 1, Col: 2, Message: "src/a.ts(1,2): error TS1"}}
+	if !reflect.DeepEqual(got[0].Locations, want) {
+		t.Errorf("lib#test's places: %+v, want %+v", got[0].Locations, want)
 	}
 }
