@@ -258,12 +258,13 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 			return err
 		}
 	}
-	reportOnStdout, err := a.afterRun(context.WithoutCancel(ctx), &rf.ci, ws, sum, eventsOut != nil)
-	if err != nil {
-		return err
-	}
+	// A report that could not be written does not hide the summary; vx ends on it after.
+	reportOnStdout, reportErr := a.afterRun(context.WithoutCancel(ctx), &rf.ci, ws, sum, eventsOut != nil)
 	if err := a.emitRunSummary(&rf.ci, sum, eventsOut != nil, reportOnStdout); err != nil {
 		return err
+	}
+	if reportErr != nil {
+		return reportErr
 	}
 	if runErr != nil {
 		return runErr
