@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +26,22 @@ func vxCommand(t testing.TB, dir string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// cleanEnv is the test's environment without VX_ variables that would change answers.
+// cleanEnv is the test's environment without VX_ variables that would change answers, nor those
+// of an agent host or GitHub Actions, which change vx run's output (run_ci.go): the tests run
+// the same under Claude Code or in a GitHub job.
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "VX_") {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(kv, "VX_") && !slices.Contains(outputEnv, name) {
 			env = append(env, kv)
 		}
 	}
 	return env
 }
+
+// outputEnv are the variables of agent hosts and GitHub Actions that vx run's output follows.
+var outputEnv = []string{"CLAUDECODE", "GEMINI_CLI", "CODEX_CI", "CODEX_SANDBOX", "AI_AGENT", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"}
 
 // mcpSession starts `vx mcp` in dir and connects the official Go SDK client to it.
 func mcpSession(t *testing.T, dir string, env ...string) *mcp.ClientSession {
