@@ -138,7 +138,7 @@ func (c *ciFlags) apply(cmd *cobra.Command, opts *runner.Options, ws *graph.Work
 // under GitHub Actions, and the Markdown report where --report and GitHub Actions say. It answers
 // whether the report took stdout's place.
 func (a *app) afterRun(ctx context.Context, c *ciFlags, ws *graph.Workspace, sum *summary.Summary, forServer bool) (reportOnStdout bool, err error) {
-	if forServer || sum.RunID == "" {
+	if forServer {
 		return false, nil
 	}
 	github := onGitHub(a.getenv) && !c.isAgent(a.getenv, false)

@@ -30,6 +30,11 @@ const (
 func Markdown(w io.Writer, run Run) error {
 	bw := bufio.NewWriter(w)
 	s := run.Summary
+	if s.NoTasks != "" {
+		// Nothing ran, nothing is recorded: the reason is the whole report.
+		fmt.Fprintf(bw, "## vx run: no task to run\n\n%s.\n", escapeText(s.NoTasks))
+		return bw.Flush()
+	}
 	fmt.Fprintf(bw, "## vx run %s\n\n", verdictLine(s))
 	if len(s.Tags) > 0 {
 		var tags []string
@@ -50,9 +55,6 @@ func Markdown(w io.Writer, run Run) error {
 
 // verdictLine is the heading's text: the run's id and how it ended.
 func verdictLine(s *summary.Summary) string {
-	if s.NoTasks != "" {
-		return "ran no task: " + escapeText(s.NoTasks)
-	}
 	word := "passed"
 	if !s.OK {
 		word = "failed"

@@ -51,7 +51,8 @@ func TestMarkdownGolden(t *testing.T) {
 	passed := &summary.Summary{RunID: "01m97kq14tww5zyeg0x99e1rmt", OK: true, Status: store.RunOK,
 		Tasks:  []summary.TaskResult{{TaskID: "lib#build", Status: store.StatusHit, DurationMs: 3, SavedMs: 900}, {TaskID: "app#build", Status: store.StatusMiss, DurationMs: 2100}},
 		Totals: summary.Totals{Tasks: 2, Hits: 1, Misses: 1, WallMs: 2150, SavedMs: 900}}
-	for name, run := range map[string]Run{"failed.md": failedRun(), "passed.md": {Summary: passed}} {
+	nothing := &summary.Summary{OK: true, Status: store.RunOK, NoTasks: "nothing affected since main", Tasks: []summary.TaskResult{}}
+	for name, run := range map[string]Run{"failed.md": failedRun(), "passed.md": {Summary: passed}, "nothing.md": {Summary: nothing}} {
 		var got bytes.Buffer
 		if err := Markdown(&got, run); err != nil {
 			t.Fatal(err)
