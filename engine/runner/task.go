@@ -261,7 +261,8 @@ func (a *attempt) run(key string) outcome {
 		}
 		a.e.FailedAttempts++
 		msg := fmt.Sprintf("vx: %s %s (attempt %d of %d): running it again\n", t.ID, attemptVerdict(a.e), a.e.FailedAttempts, retries+1)
-		r.display.Notice(t.ID, strings.TrimSuffix(msg, "\n"))
+		// With the task's output, so that a fold or a held log shows it between the attempts.
+		r.display.Replay(t.ID, []byte(msg))
 		earlier = append(append(earlier, log...), msg...)
 	}
 	log = append(earlier, log...)
