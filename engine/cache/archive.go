@@ -13,8 +13,9 @@ import (
 )
 
 // archive packs the task's declared outputs as a tar.zst archive and lists them. No outputs
-// declared (or none found) answers a nil archive. A symlink is archived as a symlink; one that
-// points out of the task's outputs (linkAllowed) makes the task not cached, with the reason.
+// declared (or none found) answers a nil archive. A symlink is archived as a symlink, never
+// followed; one that may not be an output (linkRefusal) makes the task not cached, with the
+// reason.
 func (c *Cache) archive(p *graph.Project, t *graph.Task) ([]byte, []store.OutputFile, error) {
 	if len(t.Outputs) == 0 {
 		return nil, nil, nil
@@ -33,6 +34,7 @@ func (c *Cache) archive(p *graph.Project, t *graph.Task) ([]byte, []store.Output
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	files := make([]store.OutputFile, 0, len(paths))
+	var links map[string]string // root-relative path → target
 	for _, rel := range paths {
 		abs := filepath.Join(o.root, filepath.FromSlash(rel))
 		name := o.archiveName(rel)
@@ -50,10 +52,10 @@ func (c *Cache) archive(p *graph.Project, t *graph.Task) ([]byte, []store.Output
 			if f.Link, err = os.Readlink(abs); err != nil {
 				return nil, nil, fmt.Errorf("output %s of %s: %w", name, t.ID, err)
 			}
-			if !o.linkAllowed(rel, f.Link) {
-				// Never an entry others restore: the task is not cached, with the reason.
-				return nil, nil, errLinkOut(name, f.Link)
+			if links == nil {
+				links = map[string]string{}
 			}
+			links[rel] = f.Link
 			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, f.Link
 		case fi.Mode().IsRegular():
 			if content, err = os.ReadFile(abs); err != nil {
@@ -72,6 +74,10 @@ func (c *Cache) archive(p *graph.Project, t *graph.Task) ([]byte, []store.Output
 			return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)
 		}
 		files = append(files, f)
+	}
+	if rel, why := o.linkRefusals(links); why != "" {
+		// Never an entry others restore: the task is not cached, with the reason.
+		return nil, nil, errLinkOut(o.archiveName(rel), links[rel], why)
 	}
 	if err := tw.Close(); err != nil {
 		return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)

@@ -3,9 +3,11 @@ package cache
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,6 +29,9 @@ type outputSet struct {
 	globs    []pathglob.Glob
 	// tree answers lstat and walks from the run's file state; nil looks at the disk.
 	tree FileTree
+	// others reports whether a root-relative path matches the declared outputs of a task of
+	// another project.
+	others func(rootRel string) bool
 }
 
 // lstat answers a root-relative path's lstat, from the tree when there is one.
@@ -43,11 +48,40 @@ func newOutputSet(ws *graph.Workspace, p *graph.Project, t *graph.Task) (*output
 		return nil, fmt.Errorf("outputs of %s: %w", t.ID, err)
 	}
 	globs, _ := pathglob.ParseAll(t.Outputs)
-	o := &outputSet{root: ws.Root, dir: p.Dir, set: set, globs: globs}
+	o := &outputSet{root: ws.Root, dir: p.Dir, set: set, globs: globs, others: otherOutputs(ws, p)}
 	if rel, err := filepath.Rel(ws.Root, ws.CacheDir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 		o.stateRel = filepath.ToSlash(rel)
 	}
 	return o, nil
+}
+
+// otherOutputs answers whether a root-relative path matches the declared outputs of a task of a
+// project other than p; the globs are read on the first question (only a link out of its task's
+// outputs asks it).
+func otherOutputs(ws *graph.Workspace, p *graph.Project) func(rootRel string) bool {
+	var sets []*pathglob.Set
+	read := false
+	return func(rel string) bool {
+		if !read {
+			read = true
+			for _, q := range ws.Projects {
+				if q == p || q.Name == p.Name {
+					continue
+				}
+				for _, t := range q.Tasks {
+					if set, err := pathglob.NewSet(q.Dir, t.Outputs); err == nil && len(t.Outputs) > 0 {
+						sets = append(sets, set)
+					}
+				}
+			}
+		}
+		for _, set := range sets {
+			if set.Match(rel) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // rootRel maps an archive path to its root-relative path; ok is false for a path that leaves the
@@ -151,22 +185,108 @@ func (o *outputSet) walk(base string, found map[string]bool) error {
 	return filestate.WalkDisk(o.root, stateDir, base, add)
 }
 
-// linkAllowed reports whether a symlink at rootRel with target points inside the task's declared
-// outputs, resolved lexically from the link's own folder: a link into the sources, the config or
-// .git would let the task's next run write there through it, and an absolute target names one
-// machine's folders and may lie anywhere.
-func (o *outputSet) linkAllowed(rootRel, target string) bool {
-	if filepath.IsAbs(target) || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") {
-		return false
+// linkRefusal answers why a symlink at rootRel with target may not be an output, "" when it may.
+// A link may be an output when its target is relative, climbs (its ".." elements all come first)
+// before it descends, and resolved lexically from the link's own folder is either inside the
+// task's declared outputs or a folder that holds the link: its project folder or a folder between
+// the two (a package's link to itself, as tshy leaves in dist/node_modules). It is never inside
+// the state folder, .git or another project's outputs, and never passes through another link of
+// the outputs (links, the set of those by root-relative path), so that its lexical target is the
+// one the file system reaches. Anywhere else a link would let the task's next run write through it
+// into a source, the config or .git; an absolute target names one machine's folders and may lie
+// anywhere. A link to a folder holding it is never followed: the outputs are walked without
+// following links, and a restore writes through none.
+func (o *outputSet) linkRefusal(rootRel, target string, links map[string]bool) string {
+	target = filepath.ToSlash(target)
+	if target == "" || filepath.IsAbs(target) || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") {
+		return "an absolute target"
 	}
-	resolved := path.Clean(path.Join(path.Dir(rootRel), filepath.ToSlash(target)))
-	if resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return false
+	if climbsLate(target) {
+		return "a target that climbs (..) after it descends"
 	}
-	return o.allowed(resolved)
+	resolved := path.Clean(path.Join(path.Dir(rootRel), target))
+	switch {
+	case resolved == ".." || strings.HasPrefix(resolved, "../"):
+		return "outside the workspace"
+	case o.inState(resolved):
+		return "inside vx's state folder"
+	case resolved == ".git" || strings.HasPrefix(resolved, ".git/"):
+		return "inside .git"
+	case throughLink(resolved, links):
+		return "through another link of the outputs"
+	case o.allowed(resolved):
+		return ""
+	case o.others != nil && o.others(resolved):
+		return "inside another project's outputs"
+	case !o.inProject(resolved):
+		return "outside its project"
+	case !holds(resolved, rootRel):
+		return "outside the task's outputs, and not a folder that holds the link"
+	}
+	return ""
 }
 
-// errLinkOut is an output symlink that points out of the task's outputs.
-func errLinkOut(name, target string) error {
-	return fmt.Errorf("output %s is a symlink to %s, outside the task's outputs", name, target)
+// climbsLate reports whether a relative link target has a ".." element after a name: resolved by
+// the file system, that ".." climbs from wherever the name led (another link's target), not from
+// where the lexical resolution says.
+func climbsLate(target string) bool {
+	named := false
+	for _, el := range strings.Split(target, "/") {
+		switch el {
+		case "", ".":
+		case "..":
+			if named {
+				return true
+			}
+		default:
+			named = true
+		}
+	}
+	return false
+}
+
+// throughLink reports whether the root-relative path rel, or a folder above it, is one of links.
+func throughLink(rel string, links map[string]bool) bool {
+	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if links[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// linkRefusals answers, for the links of a task's outputs (root-relative path → target), the
+// first one in path order that may not be an output and why (linkRefusal); why is "" when each
+// may.
+func (o *outputSet) linkRefusals(links map[string]string) (rel, why string) {
+	set := make(map[string]bool, len(links))
+	for l := range links {
+		set[l] = true
+	}
+	for _, l := range slices.Sorted(maps.Keys(links)) {
+		if why := o.linkRefusal(l, links[l], set); why != "" {
+			return l, why
+		}
+	}
+	return "", ""
+}
+
+// inProject reports whether a root-relative path is the task's project folder or lies inside it.
+func (o *outputSet) inProject(rel string) bool {
+	return o.dir == "." || rel == o.dir || strings.HasPrefix(rel, o.dir+"/")
+}
+
+// inState reports whether a root-relative path is the state folder or lies inside it.
+func (o *outputSet) inState(rel string) bool {
+	return o.stateRel != "" && (rel == o.stateRel || strings.HasPrefix(rel, o.stateRel+"/"))
+}
+
+// holds reports whether the root-relative folder dir holds the root-relative path rel.
+func holds(dir, rel string) bool {
+	return dir == "." || strings.HasPrefix(rel, dir+"/")
+}
+
+// errLinkOut is an output symlink that may not be one (linkRefusal says why).
+func errLinkOut(name, target, why string) error {
+	return fmt.Errorf("output %s is a symlink to %s, %s", name, target, why)
 }

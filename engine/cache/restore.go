@@ -69,22 +69,29 @@ func extractJournaled(ctx context.Context, ws *graph.Workspace, p *graph.Project
 
 // check answers a cache entry's listing by root-relative path, and the bytes its archive may hold;
 // an error wrapping errBadEntry when it lists a path that is not one of the task's outputs, a
-// symlink out of them, or a path twice.
+// symlink that may not be one (linkRefusal), or a path twice.
 func (o *outputSet) check(files []store.OutputFile) (listed map[string]store.OutputFile, budget int64, err error) {
 	listed = make(map[string]store.OutputFile, len(files))
+	var links map[string]string
 	for _, f := range files {
 		rel, ok := o.rootRel(f.Path)
 		if !ok || !o.allowed(rel) || f.Size < 0 {
 			return nil, 0, fmt.Errorf("%w: it lists %s, which is not one of the task's outputs", errBadEntry, f.Path)
 		}
-		if f.Link != "" && !o.linkAllowed(rel, f.Link) {
-			return nil, 0, fmt.Errorf("%w: %v", errBadEntry, errLinkOut(f.Path, f.Link))
-		}
 		if _, dup := listed[rel]; dup {
 			return nil, 0, fmt.Errorf("%w: it lists %s twice", errBadEntry, f.Path)
 		}
+		if f.Link != "" {
+			if links == nil {
+				links = map[string]string{}
+			}
+			links[rel] = f.Link
+		}
 		listed[rel] = f
 		budget += f.Size + 1024
+	}
+	if rel, why := o.linkRefusals(links); why != "" {
+		return nil, 0, fmt.Errorf("%w: %v", errBadEntry, errLinkOut(listed[rel].Path, links[rel], why))
 	}
 	return listed, budget, nil
 }

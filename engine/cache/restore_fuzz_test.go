@@ -46,6 +46,9 @@ func FuzzRestore(f *testing.F) {
 	f.Add(seed([3]string{"dist/a.txt", "f", "a"}), true)
 	f.Add(seed([3]string{"dist/link", "l", "/etc"}, [3]string{"dist/link/passwd", "f", "x"}), true)
 	f.Add(seed([3]string{"dist/up", "l", "../.."}, [3]string{"dist/up/src.txt", "f", "x"}), true)
+	f.Add(seed([3]string{"dist/nm/app", "l", "../.."}, [3]string{"dist/nm/app/src.txt", "f", "x"}), true)
+	f.Add(seed([3]string{"dist/nm/app", "l", "../.."}, [3]string{"dist/x", "l", "nm/app/src.txt"}), true)
+	f.Add(seed([3]string{"dist/loop", "l", "."}, [3]string{"dist/y", "l", "loop/../src.txt"}), true)
 	f.Add(seed([3]string{"dist/../src.txt", "f", "pwned"}), true)
 	f.Add(seed([3]string{"//out/x", "f", "x"}, [3]string{"//src.txt", "f", "pwned"}), true)
 	f.Add(seed([3]string{"dist/a", "f", strings.Repeat("\x00", 4<<10)}), false)
@@ -163,8 +166,32 @@ func checkRestore(t *testing.T, raw []byte, listHeaders bool) {
 			if !inOutputs {
 				t.Fatalf("the restore wrote %s, outside the declared outputs", rel)
 			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				checkRestoredLink(t, root, rel)
+			}
 			return nil
 		})
+	}
+}
+
+// checkRestoredLink fails t unless the restored link rel (root-relative) points, as the file system
+// resolves it, inside the outputs (app/dist, out) or at a folder of the project (app) that holds
+// it.
+func checkRestoredLink(t *testing.T, root, rel string) {
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return // dangling, or a loop: it names no file
+	}
+	realRoot, _ := filepath.EvalSymlinks(root)
+	to, err := filepath.Rel(realRoot, real)
+	if err != nil {
+		t.Fatalf("the restored link %s points at %s", rel, real)
+	}
+	to = filepath.ToSlash(to)
+	inOutputs := to == "app/dist" || strings.HasPrefix(to, "app/dist/") || to == "out" || strings.HasPrefix(to, "out/")
+	holds := (to == "app" || strings.HasPrefix(to, "app/")) && strings.HasPrefix(rel, to+"/")
+	if !inOutputs && !holds {
+		t.Fatalf("the restored link %s reaches %s, outside the outputs and not a folder holding it", rel, to)
 	}
 }
 
