@@ -33,7 +33,7 @@ type Execution struct {
 	SandboxViolations []string
 	NotReady          []string
 	LogBlob           string
-	LogSource         string // "cache", "failure" or ""
+	LogSource         string // "cache", "failure", "uncached" or ""
 	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget.
 	ReservedBytes int64
 	// Waited is how long the task waited for another process that was running it (the task lock).
@@ -44,6 +44,12 @@ type Execution struct {
 	// FailedAttempts counts the attempts of the task that failed before this one, in the same run
 	// (vx run --retry): one that passed after them is flaky.
 	FailedAttempts int
+	// NotCached says why a task that ran and passed stored no cache entry ("" when it did, or
+	// did not pass).
+	NotCached string
+	// Forced says that the task ran because the run ignored the cache (--force); its status
+	// stays miss (or failed), and Reported answers forced for a forced miss.
+	Forced bool
 }
 
 // executionColumns are the executions table's columns, written once: insertExecutions writes
@@ -51,7 +57,8 @@ type Execution struct {
 // read as their zero), and listedColumns is the part a window's listing reads.
 var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
 	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
-	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files", "failed_attempts"}
+	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files", "failed_attempts",
+	"not_cached", "forced"}
 
 var execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
 
@@ -72,10 +79,11 @@ func executionArgs(e Execution) []any {
 	}
 	return []any{e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
-		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored, e.FailedAttempts}
+		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored, e.FailedAttempts,
+		e.NotCached, boolInt(e.Forced)}
 }
 
-// executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 25
+// executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 27
 // values stay far below SQLite's limit of bound values (32,766).
 const executionsPerInsert = 100
 
@@ -123,6 +131,8 @@ var versionedColumns = []struct {
 	{6, "waited_ms", "0"},         // how long each task waited (migration 6)
 	{7, "restored_files", "NULL"}, // how many files each hit restored (migration 7)
 	{10, "failed_attempts", "0"},  // the attempts that failed before the one recorded (migration 10)
+	{11, "not_cached", "''"},      // why a passing task stored no entry (migration 11)
+	{11, "forced", "0"},           // whether --force made it run (migration 11)
 }
 
 // execColumns are the columns scanExec reads, in an index of s's layout: one older than a
@@ -143,12 +153,14 @@ func scanExec(sc scanner) (Execution, error) {
 	var e Execution
 	var exit, restored sql.NullInt64
 	var started, dur, ucpu, scpu, saved, waited int64
-	var timedOut int
+	var timedOut, forced int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
-		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored, &e.FailedAttempts); err != nil {
+		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored, &e.FailedAttempts,
+		&e.NotCached, &forced); err != nil {
 		return e, err
 	}
+	e.Forced = forced != 0
 	if exit.Valid {
 		c := int(exit.Int64)
 		e.ExitCode = &c

@@ -93,6 +93,14 @@ var migrations = []migration{
 		// The few executions that passed after failed attempts, found without reading the others.
 		`CREATE INDEX IF NOT EXISTS executions_retried ON executions (run_id) WHERE failed_attempts > 0`,
 	}, nil},
+	// Why a task that ran and passed stored no cache entry (a link its outputs may not hold, its
+	// inputs changed while it ran), and whether --force made it run, so that vx last, vx why and
+	// the history tools answer them as the run's own summary did. A forced run keeps its status
+	// (miss): every statistic of the runs that passed counts it.
+	{11, "keep why a task was not cached, and whether it was forced", []string{
+		`ALTER TABLE executions ADD COLUMN not_cached TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE executions ADD COLUMN forced INTEGER NOT NULL DEFAULT 0`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

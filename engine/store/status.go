@@ -16,7 +16,20 @@ const (
 	StatusSkipped   Status = "skipped"   // not run: the run stopped first (--bail, cancellation)
 	StatusTimedOut  Status = "timedOut"  // killed when its timeout ran out
 	StatusCancelled Status = "cancelled" // killed when the run was cancelled
+	// StatusForced is a miss that ran because the run ignored the cache (--force). The index
+	// keeps it as a miss with its forced flag (Execution.Forced), so that every statistic of the
+	// runs that passed counts it; the summary, the display and the tools say forced.
+	StatusForced Status = "forced"
 )
+
+// Reported is the status the summary, the display and the tools give e: forced for a forced miss,
+// else its own.
+func (e Execution) Reported() Status {
+	if e.Forced && e.Status == StatusMiss {
+		return StatusForced
+	}
+	return e.Status
+}
 
 // Ran reports whether an execution of that status ran its command to its end (passed or not).
 func (s Status) Ran() bool { return s == StatusMiss || s == StatusFailed || s == StatusTimedOut }

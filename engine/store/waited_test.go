@@ -28,7 +28,7 @@ func TestWaitedKept(t *testing.T) {
 		t.Fatalf("read back waited %v (%v, %v), want %v", got.Waited, ok, err, e.Waited)
 	}
 	// The layout before migration 6, as a vx of version 5 left it.
-	for _, q := range []string{`ALTER TABLE runs DROP COLUMN tags`, `DROP INDEX executions_retried`, `ALTER TABLE executions DROP COLUMN failed_attempts`, `ALTER TABLE executions DROP COLUMN restored_files`, `ALTER TABLE executions DROP COLUMN waited_ms`, `PRAGMA user_version = 5`,
+	for _, q := range []string{`ALTER TABLE executions DROP COLUMN forced`, `ALTER TABLE executions DROP COLUMN not_cached`, `ALTER TABLE runs DROP COLUMN tags`, `DROP INDEX executions_retried`, `ALTER TABLE executions DROP COLUMN failed_attempts`, `ALTER TABLE executions DROP COLUMN restored_files`, `ALTER TABLE executions DROP COLUMN waited_ms`, `PRAGMA user_version = 5`,
 		`UPDATE meta SET value = '5' WHERE key = 'schema'`} {
 		if _, err := st.db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
