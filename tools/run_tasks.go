@@ -347,6 +347,8 @@ func taskMessage(ev runner.Event) string {
 		status = "hit (restored from the cache)"
 	case ev.Status == store.StatusMiss:
 		status = "ran (miss)"
+	case ev.Status == store.StatusForced:
+		status = "ran (forced)"
 	case ev.Status == store.StatusFailed && ev.ExitCode != nil:
 		status = "failed (exit code " + strconv.Itoa(*ev.ExitCode) + ")"
 	case ev.BlockedBy != "":

@@ -11,14 +11,14 @@ import (
 	"github.com/vzn/vx/engine/summary"
 )
 
-// needsAttention reports whether a run's task is one a summary lists: it did not pass, or it did
-// something outside its sandbox.
+// needsAttention reports whether a run's task is one a summary lists: it did not pass, it did
+// something outside its sandbox, or it passed and was not cached.
 func needsAttention(t summary.TaskResult) bool {
 	switch t.Status {
 	case store.StatusFailed, store.StatusTimedOut, store.StatusBlocked, store.StatusCancelled, store.StatusSkipped:
 		return true
 	}
-	return len(t.SandboxViolations) > 0
+	return len(t.SandboxViolations) > 0 || t.NotCachedReason != ""
 }
 
 // runLists orders a run summary's tasks as a summary reads them (those that need attention first,

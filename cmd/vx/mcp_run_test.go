@@ -378,7 +378,7 @@ func TestMCPRunTasks(t *testing.T) {
 		t.Errorf("second runTasks(test) = %+v, want hits", again.statuses())
 	}
 	forced := decodeRunAnswer(t, mustCallRunTool(t, s.cs, "runTasks", map[string]any{"tasks": []string{"app#build"}, "force": true}, ""))
-	if *forced.ExitCode != 0 || fmt.Sprint(forced.statuses()) != fmt.Sprint(map[string]string{"lib#build": "miss", "app#build": "miss"}) {
+	if *forced.ExitCode != 0 || fmt.Sprint(forced.statuses()) != fmt.Sprint(map[string]string{"lib#build": "forced", "app#build": "forced"}) {
 		t.Errorf("runTasks(app#build, force) = %+v", forced.statuses())
 	}
 	filtered := decodeRunAnswer(t, mustCallRunTool(t, s.cs, "runTasks", map[string]any{"all": true, "filter": []string{"lib"}}, ""))

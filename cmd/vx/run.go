@@ -20,6 +20,7 @@ import (
 
 	"github.com/vzn/vx/engine/atomicfile"
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/runner"
 	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/runrequest"
@@ -364,7 +365,11 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 			verdict = ansiRed + s.Status + ansiReset
 		}
 	}
-	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss, %d failed", s.RunID, verdict, t.Tasks, t.Hits, t.Misses, t.Failed)
+	fmt.Fprintf(w, "run %s %s: %d tasks, %d hit, %d miss", s.RunID, verdict, t.Tasks, t.Hits, t.Misses)
+	if t.Forced > 0 {
+		fmt.Fprintf(w, " (%d forced)", t.Forced)
+	}
+	fmt.Fprintf(w, ", %d failed", t.Failed)
 	if t.Blocked > 0 {
 		fmt.Fprintf(w, ", %d blocked", t.Blocked)
 	}
@@ -408,6 +413,9 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 			if task.Flaky {
 				fmt.Fprintf(w, "  flaky     %s (passed on attempt %d)\n", task.TaskID, task.Attempts)
 			}
+		}
+		if task.NotCachedReason != "" {
+			fmt.Fprintf(w, "  not cached %s: %s\n", task.TaskID, logtext.Escape(task.NotCachedReason))
 		}
 	}
 	return nil

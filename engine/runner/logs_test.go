@@ -38,21 +38,21 @@ func TestLogOptions(t *testing.T) {
 		}
 	}
 	out := run(runout.LogOptions{})
-	has("full", out, "p#ok | ok-one\n", "p#bad | bad-two\n", "p#ok: miss", "p#bad: failed with exit code 3")
+	has("full", out, "p#ok | ok-one\n", "p#bad | bad-two\n", "p#ok: forced", "p#bad: failed with exit code 3")
 	out = run(runout.LogOptions{Show: runout.LogsErrorsOnly})
-	has("errors-only", out, "p#bad | bad-one\np#bad | bad-two\np#bad: failed", "p#ok: miss")
+	has("errors-only", out, "p#bad | bad-one\np#bad | bad-two\np#bad: failed", "p#ok: forced")
 	hasNot("errors-only", out, "ok-one")
 	for _, mode := range []string{runout.LogsNone, runout.LogsHashOnly} {
 		out = run(runout.LogOptions{Show: mode})
-		has(mode, out, "p#ok: miss", "p#bad: failed")
+		has(mode, out, "p#ok: forced", "p#bad: failed")
 		hasNot(mode, out, "ok-one", "bad-one")
-		if mode == runout.LogsHashOnly && !regexp.MustCompile(`p#ok: miss \(\S+\) [0-9a-f]{64}\n`).MatchString(out) {
+		if mode == runout.LogsHashOnly && !regexp.MustCompile(`p#ok: forced \(\S+\) [0-9a-f]{64}\n`).MatchString(out) {
 			t.Errorf("hash-only: no key on p#ok's line:\n%s", out)
 		}
 	}
 	// Grouped: each task's lines together, before its status line, never interleaved.
 	out = run(runout.LogOptions{Grouped: true})
-	has("grouped", out, "p#ok | ok-one\np#ok | ok-two\np#ok: miss", "p#bad | bad-one\np#bad | bad-two\np#bad: failed")
+	has("grouped", out, "p#ok | ok-one\np#ok | ok-two\np#ok: forced", "p#bad | bad-one\np#bad | bad-two\np#bad: failed")
 	out = run(runout.LogOptions{Color: true})
 	if !strings.Contains(out, "\x1b[31mfailed with exit code 3") || !strings.Contains(out, "\x1b[0m | ok-one") {
 		t.Errorf("color: no red failure or coloured prefix in\n%q", out)

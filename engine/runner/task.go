@@ -246,6 +246,7 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 // and log.
 func (a *attempt) run(key string) outcome {
 	r, t, p := a.r, a.t, a.p
+	a.e.Forced = r.opts.Force && t.Cache
 	retries := r.retries(t)
 	var earlier []byte // the logs of the attempts that failed, each with vx's line after it
 	var log []byte
@@ -269,16 +270,7 @@ func (a *attempt) run(key string) outcome {
 	r.undeclared.Note(p, t, a.e.Duration, a.e.Status)
 	switch a.e.Status {
 	case store.StatusMiss:
-		// Checked for a task that is not cached too: what depends on it holds its key.
-		if a.inputsMoved(inputs) {
-			a.keepFailureLog(log) // kept for vx last --log, never as a cache entry
-		} else if t.Cache {
-			if logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration); err != nil {
-				r.display.Notice(t.ID, fmt.Sprintf("vx: not cached: %v", err))
-			} else {
-				a.e.LogBlob, a.e.LogSource = logBlob, "cache"
-			}
-		}
+		a.store(key, log, inputs)
 	case store.StatusFailed, store.StatusTimedOut, store.StatusCancelled:
 		a.keepFailureLog(log)
 	}
@@ -326,6 +318,34 @@ func (r *runState) retries(t *graph.Task) int {
 		return *r.opts.Retry
 	}
 	return t.Retries
+}
+
+// store stores the outputs and log of a task that passed under key, when it is cached and its
+// outputs are fit to be restored; otherwise its log is kept with the reason (vx last --log,
+// getTaskLog), never as a cache entry. verdict is the executor's check of its inputs.
+func (a *attempt) store(key string, log []byte, verdict executor.InputCheck) {
+	r, t := a.r, a.t
+	// Checked for a task that is not cached too: what depends on it holds its key.
+	if a.inputsMoved(verdict) {
+		if t.Cache {
+			a.keepLog(append(log, "vx: not cached: "+a.e.NotCached+"\n"...), logUncached)
+		} else {
+			a.keepFailureLog(log)
+		}
+		return
+	}
+	if !t.Cache {
+		return
+	}
+	logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration)
+	if err != nil {
+		a.e.NotCached = r.masker.String(err.Error())
+		msg := "vx: not cached: " + a.e.NotCached
+		r.display.Notice(t.ID, msg)
+		a.keepLog(append(log, msg+"\n"...), logUncached)
+		return
+	}
+	a.e.LogBlob, a.e.LogSource = logBlob, "cache"
 }
 
 // command is the task's command as the executor runs it; box receives the sandbox the command
@@ -379,8 +399,8 @@ func (a *attempt) checkInputs(ctx context.Context) ([]string, error) {
 // It says which files moved, on the run's output and in the task's row of the summary.
 func (a *attempt) inputsMoved(verdict executor.InputCheck) bool {
 	if deps, files := a.r.inputsChanged.fromDeps(a.n); len(deps) > 0 {
-		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: it ran on the outputs of %s, whose inputs changed while it ran (%s)",
-			a.t.ID, strings.Join(deps, ", "), nameFiles(files)))
+		a.notCached(fmt.Sprintf("it ran on the outputs of %s, whose inputs changed while it ran (%s)",
+			strings.Join(deps, ", "), nameFiles(files)))
 		return true
 	}
 	if !verdict.Checked {
@@ -389,14 +409,22 @@ func (a *attempt) inputsMoved(verdict executor.InputCheck) bool {
 	switch {
 	case verdict.Err != nil:
 		a.r.inputsChanged.put(a.t.ID, a.p.Dir, nil)
-		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: its inputs could not be checked after it ran: %v", a.t.ID, verdict.Err))
+		a.notCached(fmt.Sprintf("its inputs could not be checked after it ran: %v", verdict.Err))
 		return true
 	case len(verdict.Changed) == 0:
 		return false
 	}
 	a.r.inputsChanged.put(a.t.ID, a.p.Dir, verdict.Changed)
-	a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: %s changed while it ran", a.t.ID, nameFiles(verdict.Changed)))
+	a.notCached(nameFiles(verdict.Changed) + " changed while it ran")
 	return true
+}
+
+// notCached says why the task's outputs are not stored, on the run's output and in its row.
+func (a *attempt) notCached(why string) {
+	if a.t.Cache {
+		a.e.NotCached = a.r.masker.String(why)
+	}
+	a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: not cached: %s", a.t.ID, why))
 }
 
 // nameFiles names files for a one-line message: the first few, and how many more.
@@ -411,12 +439,21 @@ func nameFiles(files []string) string {
 // keepFailureLog stores what a task that did not pass printed, for vx last --log and getFailures;
 // a log that cannot be stored is said once, so that its absence later is explained.
 func (a *attempt) keepFailureLog(log []byte) {
+	a.keepLog(log, "failure")
+}
+
+// logUncached is the log source of a task that passed and stored no cache entry.
+const logUncached = "uncached"
+
+// keepLog stores what a task printed as its execution's log from source; a log that cannot be
+// stored is said once, so that its absence later is explained.
+func (a *attempt) keepLog(log []byte, source string) {
 	h, err := a.r.st.CAS().Put(log)
 	if err != nil {
 		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: the log of %s could not be kept: %v", a.t.ID, err))
 		return
 	}
-	a.e.LogBlob, a.e.LogSource = h, "failure"
+	a.e.LogBlob, a.e.LogSource = h, source
 }
 
 // judge sets the row from the command's result: its measures and its status. It answers the log,

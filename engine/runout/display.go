@@ -167,7 +167,7 @@ func (d *Display) statusLine(e store.Execution) string {
 			what = fmt.Sprintf("failed (%s)", round(e.Duration))
 		}
 	default:
-		what = fmt.Sprintf("%s (%s)", e.Status, round(e.Duration))
+		what = fmt.Sprintf("%s (%s)", e.Reported(), round(e.Duration))
 	}
 	if d.logs.Show == LogsHashOnly && e.Hash != "" {
 		what += " " + e.Hash

@@ -63,7 +63,7 @@ func StartEvent(runID string, total int) Event {
 func TaskEvent(e store.Execution, done, total int) Event {
 	durationMs := e.Duration.Milliseconds()
 	hash := e.Hash
-	return Event{Type: EventTask, TaskID: e.TaskID, Status: e.Status, Done: done, Total: total,
+	return Event{Type: EventTask, TaskID: e.TaskID, Status: e.Reported(), Done: done, Total: total,
 		DurationMs: &durationMs, Hash: &hash, BlockedBy: e.BlockedBy, ExitCode: e.ExitCode}
 }
 

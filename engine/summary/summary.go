@@ -11,8 +11,9 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// A task's status in a run summary is a store.Status (hit, miss, failed, blocked, skipped,
-// timedOut, cancelled): the words the index keeps.
+// A task's status in a run summary is a store.Status (hit, miss, forced, failed, blocked,
+// skipped, timedOut, cancelled): the words the index keeps, and forced for a miss that ran
+// because the run ignored the cache (store.Execution.Reported).
 
 // CacheSourceLocal is the cacheSource of a hit from the local cache.
 const CacheSourceLocal = "local"
@@ -83,6 +84,9 @@ type TaskResult struct {
 	// exec.retries); absent otherwise. Flaky says it passed after a failed attempt.
 	Attempts int  `json:"attempts,omitempty"`
 	Flaky    bool `json:"flaky,omitempty"`
+	// NotCachedReason says why a task that ran and passed stored no cache entry (a link its
+	// outputs may not hold, inputs that changed while it ran); absent for every other task.
+	NotCachedReason string `json:"notCachedReason,omitempty"`
 }
 
 // Totals count a run's tasks by outcome.
@@ -98,6 +102,9 @@ type Totals struct {
 	SavedMs   int64 `json:"savedMs"`
 	// RemoteHits counts the hits restored from the shared remote cache.
 	RemoteHits int `json:"remoteHits,omitempty"`
+	// Forced counts the misses that ran because the run ignored the cache (--force); Misses
+	// counts them too.
+	Forced int `json:"forced,omitempty"`
 }
 
 // Summarize builds the summary of a run from its index rows. vx run builds its answer with it from
@@ -108,7 +115,7 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 	for _, e := range execs {
 		t := taskResult(e)
 		s.Tasks = append(s.Tasks, t)
-		s.Totals.Count(e.Status, 1)
+		s.Totals.Count(e.Reported(), 1)
 		if e.Status == store.StatusHit {
 			s.Totals.SavedMs += t.SavedMs
 			if e.CacheSource == CacheSourceRemote {
@@ -142,6 +149,9 @@ func (t *Totals) Count(status store.Status, n int) {
 		t.Hits += n
 	case store.StatusMiss:
 		t.Misses += n
+	case store.StatusForced:
+		t.Misses += n
+		t.Forced += n
 	case store.StatusFailed, store.StatusTimedOut:
 		t.Failed += n
 	case store.StatusBlocked:
@@ -155,11 +165,11 @@ func (t *Totals) Count(status store.Status, n int) {
 
 func taskResult(e store.Execution) TaskResult {
 	t := TaskResult{
-		TaskID: e.TaskID, Status: e.Status, Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
+		TaskID: e.TaskID, Status: e.Reported(), Hash: e.Hash, DurationMs: e.Duration.Milliseconds(),
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 		WaitedMs:      e.Waited.Milliseconds(),
-		RestoredFiles: e.RestoredFiles,
+		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached,
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource

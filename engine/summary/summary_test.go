@@ -87,3 +87,29 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 }
+
+// A forced miss reads forced, counted among the misses and as forced; a pass that stored no
+// entry carries its reason, and no other task does.
+func TestSummarizeForcedAndNotCached(t *testing.T) {
+	why := "output dist/cfg is a symlink to ../../../vx.workspace.ts, outside its project"
+	execs := []store.Execution{
+		{TaskID: "a#build", Status: store.StatusMiss, Forced: true},
+		{TaskID: "b#build", Status: store.StatusMiss, NotCached: why},
+		{TaskID: "c#build", Status: store.StatusFailed, Forced: true},
+	}
+	s := Summarize(store.Run{ID: "r1", Status: store.RunFailed}, execs)
+	if got := []store.Status{s.Tasks[0].Status, s.Tasks[1].Status, s.Tasks[2].Status}; got[0] != store.StatusForced ||
+		got[1] != store.StatusMiss || got[2] != store.StatusFailed {
+		t.Errorf("statuses %v, want forced, miss, failed", got)
+	}
+	if s.Totals.Misses != 2 || s.Totals.Forced != 1 || s.Totals.Failed != 1 || s.Totals.Tasks != 3 {
+		t.Errorf("totals %+v", s.Totals)
+	}
+	if s.Tasks[1].NotCachedReason != why || s.Tasks[0].NotCachedReason != "" {
+		t.Errorf("notCachedReason %q, %q", s.Tasks[0].NotCachedReason, s.Tasks[1].NotCachedReason)
+	}
+	js, _ := json.Marshal(s.Tasks[0])
+	if strings.Contains(string(js), "notCachedReason") {
+		t.Errorf("a task that was cached says notCachedReason: %s", js)
+	}
+}
