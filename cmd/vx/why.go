@@ -52,6 +52,9 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 		fmt.Fprintf(w, "key %s run %s (key %s)\n", verb, *d.PreviousRunID, short(deref(d.PreviousHash)))
 	}
 	fmt.Fprintf(w, "%s\n", esc(d.Reason))
+	if d.NotCachedReason != "" {
+		fmt.Fprintf(w, "not cached: %s\n", esc(d.NotCachedReason))
+	}
 	writeFiles(w, "", d.Diff.Files)
 	if d.Diff.Command != nil {
 		fmt.Fprintf(w, "  command: %q → %q\n", d.Diff.Command.Before, d.Diff.Command.After)

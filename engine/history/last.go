@@ -144,6 +144,9 @@ func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
 const (
 	LogFromFailure = "failure"
 	LogFromCache   = "cache"
+	// LogFromUncached is the log of a run that passed and stored no cache entry (its reason is
+	// the log's last line and the execution's notCachedReason).
+	LogFromUncached = "uncached"
 )
 
 // TaskLog is `vx last --log TASKID --format json` and getTaskLog's answer: what a task printed in
@@ -153,7 +156,9 @@ type TaskLog struct {
 	TaskID string       `json:"taskId"`
 	Status store.Status `json:"status"`
 	// Source is "failure" (the log of a failed run), "cache" (the cache entry's log, as a hit
-	// replays it), or null when vx kept none (an uncached pass, a skip, a pruned entry).
+	// replays it), "uncached" (the log of a pass whose outputs were not cached, ending with the
+	// reason), or null when vx kept none (a pass of a task with cache: false, a skip, a pruned
+	// entry).
 	Source *string `json:"source"`
 	// NoLog says, when Source is null, why there is no log; "" when there is one.
 	NoLog string `json:"noLog,omitempty"`
@@ -209,7 +214,7 @@ func logExecution(ctx context.Context, st *store.Store, taskID, runID string) (s
 
 // readLog reads e's stored log whole, as Log answers it.
 func readLog(st *store.Store, e store.Execution, m *mask.Masker) (*TaskLog, error) {
-	out := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status}
+	out := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Reported()}
 	if e.LogBlob == "" || e.LogSource == "" {
 		out.NoLog = noLogReason(e)
 		return out, nil

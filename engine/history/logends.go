@@ -45,12 +45,12 @@ func ReadLogEnds(ctx context.Context, st *store.Store, taskID, runID string, m *
 		ends, err := readEnds(st.CAS(), blob, keep)
 		switch {
 		case errors.Is(err, store.ErrMissing):
-			return &LogEnds{TaskLog: &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status, NoLog: prunedNoLog}}, nil
+			return &LogEnds{TaskLog: &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Reported(), NoLog: prunedNoLog}}, nil
 		case err != nil:
 			return nil, fmt.Errorf("log of %s: %w", e.TaskID, err)
 		case ends != nil:
 			src := e.LogSource
-			log := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Status, Source: &src}
+			log := &TaskLog{RunID: e.RunID, TaskID: e.TaskID, Status: e.Reported(), Source: &src}
 			log.Text, _ = logtext.CutEnds(ends, logtext.HeadBytes+logtext.TailBytes)
 			return &LogEnds{TaskLog: log, Blob: blob, Ends: ends}, nil
 		}

@@ -452,22 +452,78 @@ type KeyInfo struct {
 	Outputs    int       `json:"outputs"`
 	CreatedAt  time.Time `json:"createdAt"`
 	LastUsedAt time.Time `json:"lastUsedAt"`
+	// CurrentHash is the key the task's latest recorded run computed, and CurrentRunID that run;
+	// absent when no run recorded one.
+	CurrentHash  string `json:"currentHash,omitempty"`
+	CurrentRunID string `json:"currentRunId,omitempty"`
+	// Stale is true when the entry shown is not the current key's: that key has no entry.
+	Stale bool `json:"stale,omitempty"`
+	// NotCachedReason says why the latest run, which passed, stored no entry for its key.
+	NotCachedReason string `json:"notCachedReason,omitempty"`
+	// Note says in one line what the entry shown is to the current key, when it is not its.
+	Note string `json:"note,omitempty"`
 }
 
-// LatestEntry answers the task's most recent cache entry.
+// LatestEntry answers the entry of the key the task's latest recorded run computed, else the
+// task's most recent entry, saying that it is not the current key's.
 func LatestEntry(ctx context.Context, st *store.Store, taskID string) (*KeyInfo, error) {
 	if _, _, ok := graph.SplitTaskID(taskID); !ok {
 		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
+	}
+	cur, ok, err := latestKeyed(ctx, st, taskID)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		e, found, err := st.Entry(ctx, cur.Hash)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			info := keyInfo(taskID, e)
+			info.CurrentHash, info.CurrentRunID = cur.Hash, cur.RunID
+			return info, nil
+		}
 	}
 	entries, err := st.Entries(ctx, store.EntryQuery{TaskID: taskID, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
-		return &KeyInfo{TaskID: taskID}, nil
+	info := &KeyInfo{TaskID: taskID}
+	if len(entries) > 0 {
+		info = keyInfo(taskID, entries[0])
 	}
-	e := entries[0]
+	if ok {
+		info.CurrentHash, info.CurrentRunID, info.NotCachedReason = cur.Hash, cur.RunID, cur.NotCached
+		info.Stale = info.Found
+		if info.Found {
+			info.Note = "this entry is of an older key: run " + cur.RunID + " computed " + cur.Hash + ", which has no entry"
+			if cur.NotCached != "" {
+				info.Note += " (not cached: " + cur.NotCached + ")"
+			}
+		}
+	}
+	return info, nil
+}
+
+// keyInfo answers the KeyInfo of task taskID's entry e.
+func keyInfo(taskID string, e store.Entry) *KeyInfo {
 	return &KeyInfo{TaskID: taskID, Found: true, Hash: e.Hash, Command: e.Command, ExitCode: e.ExitCode,
 		DurationMs: e.Duration.Milliseconds(), SizeBytes: e.Size, Outputs: len(e.Outputs),
-		CreatedAt: e.Created.UTC(), LastUsedAt: e.LastUsed.UTC()}, nil
+		CreatedAt: e.Created.UTC(), LastUsedAt: e.LastUsed.UTC()}
+}
+
+// latestKeyed answers the task's latest recorded execution with a key; ok is false when none
+// has one.
+func latestKeyed(ctx context.Context, st *store.Store, taskID string) (store.Execution, bool, error) {
+	execs, err := st.TaskExecutions(ctx, store.ExecQuery{TaskID: taskID, Limit: 50})
+	if err != nil {
+		return store.Execution{}, false, err
+	}
+	for _, e := range execs {
+		if e.Hash != "" {
+			return e, true, nil
+		}
+	}
+	return store.Execution{}, false, nil
 }

@@ -30,6 +30,9 @@ type Why struct {
 	Roots []Root `json:"roots"`
 	// Reason says in one line why the task ran or hit.
 	Reason string `json:"reason"`
+	// NotCachedReason says why the execution explained, which ran and passed, stored no cache
+	// entry; absent when it did (or did not pass).
+	NotCachedReason string `json:"notCachedReason,omitempty"`
 }
 
 // Diff is what moved between two manifests.
@@ -145,7 +148,8 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 		}
 		cur = e
 	}
-	w := &Why{TaskID: taskID, RunID: cur.RunID, Status: cur.Status, Hash: cur.Hash, Roots: []Root{}, Diff: emptyDiff()}
+	w := &Why{TaskID: taskID, RunID: cur.RunID, Status: cur.Reported(), Hash: cur.Hash, Roots: []Root{}, Diff: emptyDiff(),
+		NotCachedReason: cur.NotCached}
 	return against(ctx, st, w, store.ExecQuery{TaskID: taskID, BeforeRun: cur.RunID, Limit: 50}, storeManifests(st))
 }
 
@@ -181,7 +185,7 @@ func against(ctx context.Context, st *store.Store, w *Why, prevs store.ExecQuery
 	w.PreviousRunID, w.PreviousHash = &prev.RunID, &prev.Hash
 	w.Changed = prev.Hash != w.Hash
 	if !w.Changed {
-		w.Reason = "same key as run " + prev.RunID + sameKeyReason(w)
+		w.Reason = "same key as run " + prev.RunID + sameKeyReason(w, prev)
 		return w, nil
 	}
 	before, okB, err := load(ctx, prev.Hash)
@@ -209,21 +213,35 @@ func against(ctx context.Context, st *store.Store, w *Why, prevs store.ExecQuery
 	return w, nil
 }
 
-// sameKeyReason says, after "same key as run X", what became of an unchanged key.
-func sameKeyReason(w *Why) string {
+// sameKeyReason says, after "same key as run X" (prev, the execution before), what became of an
+// unchanged key.
+func sameKeyReason(w *Why, prev *store.Execution) string {
 	if w.RunID == "" { // a planned key
 		if w.Status == store.StatusHit {
 			return ": would be restored from the cache"
 		}
-		return ": would run anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
+		return ": would run anyway (" + noEntryReason(prev) + ")"
 	}
 	switch w.Status {
 	case store.StatusHit:
 		return ": restored from the cache"
+	case store.StatusForced:
+		return ": ran anyway (--force)"
 	case store.StatusMiss, store.StatusFailed, store.StatusTimedOut:
-		return ": ran anyway (no usable cache entry: --force, cache: false, a failed or pruned entry)"
+		return ": ran anyway (" + noEntryReason(prev) + ")"
 	}
 	return ""
+}
+
+// noEntryReason says why the execution prev, of the same key, left no cache entry to use.
+func noEntryReason(prev *store.Execution) string {
+	switch {
+	case prev.NotCached != "":
+		return "not cached: " + prev.NotCached
+	case prev.Status == store.StatusFailed || prev.Status == store.StatusTimedOut || prev.Status == store.StatusCancelled:
+		return "run " + prev.RunID + " did not pass, so it stored no cache entry"
+	}
+	return "no usable cache entry: --force, cache: false, or the entry was pruned or removed"
 }
 
 func reason(w *Why) string {
