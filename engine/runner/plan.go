@@ -34,6 +34,9 @@ type Plan struct {
 	MemoryBudget MemorySetting `json:"memoryBudget"`
 	// NoTasks says why the plan holds no task ("nothing affected since main"); absent otherwise.
 	NoTasks string `json:"noTasks,omitempty"`
+	// DurationUnknown says why the plan predicts no duration (no task of it ever ran and passed,
+	// so none has a p50 to go by); wallMs and workMs are then 0. Absent otherwise.
+	DurationUnknown string `json:"durationUnknown,omitempty"`
 	// Manifests holds each task's manifest by its key, as the index would keep it, when
 	// PlanOptions.KeepManifests asked for them (vx graph explains each predicted miss with them).
 	Manifests map[string][]byte `json:"-"`
@@ -117,6 +120,11 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
 	cost := planTasks(plan, opts, k.nodes, hits, p50s)
 	plan.WallMs, plan.CriticalPath = simulate(k.nodes, cost, o.Concurrency, o.MemoryBudget)
+	if len(p50s) == 0 && len(cost) > 0 {
+		// Every task would count as a median task of 1 ms: a figure from nothing.
+		plan.WallMs, plan.WorkMs = 0, 0
+		plan.DurationUnknown = noHistory
+	}
 	plan.Totals = totalsOf(plan.Tasks)
 	if opts.KeepManifests {
 		plan.Manifests = manifests
@@ -224,6 +232,9 @@ func startKeying(ctx context.Context, opts PlanOptions) (k *keying, err error) {
 	return k, nil
 }
 
+// noHistory is why a plan whose tasks never ran predicts no duration.
+const noHistory = "no task of the plan has run and passed before, so none has a duration to go by"
+
 // planTasks fills plan's tasks, in dependency order, and its work; it answers the cost of each
 // task that would run, for the simulation.
 func planTasks(plan *Plan, opts PlanOptions, nodes []*node, hits map[*node]bool, p50s map[string]int64) map[*node]int64 {
@@ -282,8 +293,13 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "%s  %s  %-12s  p50 %s\n", pad(string(t.Cache), statusWidth), pad(t.TaskID, idWidth), hash, p50)
 	}
-	fmt.Fprintf(&b, "predicted: wall %s, work %s on %d workers; critical path %s\n", millis(p.WallMs), millis(p.WorkMs), p.Workers,
-		strings.Join(p.CriticalPath, " → "))
+	if p.DurationUnknown != "" {
+		fmt.Fprintf(&b, "predicted: wall unknown, work unknown on %d workers (%s); critical path %s\n", p.Workers, p.DurationUnknown,
+			strings.Join(p.CriticalPath, " → "))
+	} else {
+		fmt.Fprintf(&b, "predicted: wall %s, work %s on %d workers; critical path %s\n", millis(p.WallMs), millis(p.WorkMs), p.Workers,
+			strings.Join(p.CriticalPath, " → "))
+	}
 	fmt.Fprintf(&b, "memory: %d MiB (%s)\n", p.MemoryBudget.Bytes>>20, p.MemoryBudget.Source)
 	_, err := io.WriteString(w, b.String())
 	return err
