@@ -29,16 +29,18 @@
 // inside the workspace for a "//" glob), never into .git or the state folder, never through a
 // symlink at any step (folder by folder, O_NOFOLLOW), decompressing no more than the listing's
 // sizes, checking each file's hash as it is written and reading blobs only as regular files of a
-// bounded size. A restored symlink points inside the task's own outputs (resolved lexically from
-// its folder), so that the task's next run cannot write through it. Anything else makes the entry bad:
+// bounded size. A restored symlink is relative and points inside the task's own outputs, or at a
+// folder of its project that holds it (a package's link to itself), never through another link
+// of the outputs, so that its lexical target is the one the file system reaches and the task's
+// next run cannot write through it into a source (linkRefusal). Anything else makes the entry bad:
 // a miss, and a local bad entry is removed so that the task stores a good one. After a hit the
 // outputs are exactly what the entry lists: stale files under the output globs are removed.
 // Every path a restore creates or replaces is journaled first (journal.go; a replaced or removed
 // file is renamed aside in its folder): a rejected or cancelled restore is rolled back at once,
 // and one a kill interrupted is rolled back when the next run opens the cache, so that the outputs
 // are as they were and hold no symlink the task did not make.
-// Archiving (archive.go) carries the same rules the other way: a task that makes a symlink out of
-// its outputs is not cached, with the reason, and never makes an entry others restore.
+// Archiving (archive.go) carries the same rules the other way: a task that makes a symlink the
+// rule refuses is not cached, with the reason, and never makes an entry others restore.
 //
 // # Last use
 //
