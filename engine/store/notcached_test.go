@@ -71,3 +71,10 @@ func TestNotCachedAndForcedKept(t *testing.T) {
 		t.Errorf("upgraded to %d, want %d", v, SchemaVersion)
 	}
 }
+
+// A summary's forced task ran its command, as a miss did.
+func TestForcedRan(t *testing.T) {
+	if !StatusForced.Ran() || !StatusMiss.Ran() || StatusHit.Ran() {
+		t.Fatal("forced and miss ran, a hit did not")
+	}
+}

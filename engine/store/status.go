@@ -31,8 +31,11 @@ func (e Execution) Reported() Status {
 	return e.Status
 }
 
-// Ran reports whether an execution of that status ran its command to its end (passed or not).
-func (s Status) Ran() bool { return s == StatusMiss || s == StatusFailed || s == StatusTimedOut }
+// Ran reports whether an execution of that status ran its command to its end (passed or not); a
+// summary's forced task did.
+func (s Status) Ran() bool {
+	return s == StatusMiss || s == StatusForced || s == StatusFailed || s == StatusTimedOut
+}
 
 // The statuses as SQL literals, for the queries whose text must match an index's (a partial
 // index serves only a query whose WHERE spells its own).
