@@ -83,6 +83,7 @@ var linkAttacks = []linkAttack{
 	{"source", "dist/out.txt", "../src/a.txt", "not a folder that holds the link"},
 	{"climbs-late", "dist/late", "node_modules/p/../../src", "climbs (..) after it descends"},
 	{"through-self-link", "dist/src", "node_modules/p/src", "through another link of the outputs"},
+	{"to-self-link", "dist/me", "node_modules/p", "through another link of the outputs"},
 }
 
 // withOtherProject adds project q, whose build declares dist/**, with an output on disk.
@@ -165,5 +166,30 @@ func TestRestoreNeverWritesThroughASelfLink(t *testing.T) {
 	}
 	if got := f.read("packages/p/src/a.txt"); got != "source\n" {
 		t.Fatalf("the source was written through the link on disk: %q", got)
+	}
+}
+
+// Links that lead to links inside the outputs travel, as a shared library's versioned names do
+// (libfoo.so -> libfoo.so.1 -> libfoo.so.1.2.3), and so does a path through a link to a folder
+// of the outputs.
+func TestLinkChainsInsideTheOutputsTravel(t *testing.T) {
+	f := newCacheFixture(t)
+	f.write("packages/p/dist/lib/libfoo.so.1.2.3", "elf\n")
+	f.link("packages/p/dist/lib/libfoo.so.1", "libfoo.so.1.2.3")
+	f.link("packages/p/dist/lib/libfoo.so", "libfoo.so.1")
+	f.link("packages/p/dist/current", "lib")
+	f.link("packages/p/dist/foo", "current/libfoo.so")
+	c := f.open(RemoteConfig{})
+	if _, err := c.Put(context.Background(), f.task, key(0), []byte("log\n"), time.Second); err != nil {
+		t.Fatalf("links between outputs refused: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(f.p.AbsDir, "dist")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.Get(context.Background(), f.task, key(0)); !ok || err != nil {
+		t.Fatalf("not restored: ok %v, err %v, %q", ok, err, f.warn.all())
+	}
+	if got := f.read("packages/p/dist/foo"); got != "elf\n" {
+		t.Fatalf("dist/foo reads %q", got)
 	}
 }

@@ -190,15 +190,18 @@ func (o *outputSet) walk(base string, found map[string]bool) error {
 // before it descends, and resolved lexically from the link's own folder is either inside the
 // task's declared outputs or a folder that holds the link: its project folder or a folder between
 // the two (a package's link to itself, as tshy leaves in dist/node_modules). It is never inside
-// the state folder, .git or another project's outputs, and never passes through another link of
-// the outputs (links, the set of those by root-relative path), so that its lexical target is the
-// one the file system reaches. Anywhere else a link would let the task's next run write through it
+// the state folder, .git or another project's outputs, and never is or passes through a link of
+// the outputs that points out of them (outside, the set of those by root-relative path), so that
+// its lexical target is where the file system leads. Anywhere else a link would let the task's next run write through it
 // into a source, the config or .git; an absolute target names one machine's folders and may lie
 // anywhere. A link to a folder holding it is never followed: the outputs are walked without
 // following links, and a restore writes through none.
-func (o *outputSet) linkRefusal(rootRel, target string, links map[string]bool) string {
+func (o *outputSet) linkRefusal(rootRel, target string, outside map[string]bool) string {
 	target = filepath.ToSlash(target)
-	if target == "" || filepath.IsAbs(target) || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") {
+	switch {
+	case target == "":
+		return "an empty target"
+	case filepath.IsAbs(target) || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\"):
 		return "an absolute target"
 	}
 	if climbsLate(target) {
@@ -212,8 +215,8 @@ func (o *outputSet) linkRefusal(rootRel, target string, links map[string]bool) s
 		return "inside vx's state folder"
 	case resolved == ".git" || strings.HasPrefix(resolved, ".git/"):
 		return "inside .git"
-	case throughLink(resolved, links):
-		return "through another link of the outputs"
+	case throughLink(resolved, outside):
+		return "through another link of the outputs, which points out of them"
 	case o.allowed(resolved):
 		return ""
 	case o.others != nil && o.others(resolved):
@@ -257,14 +260,17 @@ func throughLink(rel string, links map[string]bool) bool {
 
 // linkRefusals answers, for the links of a task's outputs (root-relative path → target), the
 // first one in path order that may not be an output and why (linkRefusal); why is "" when each
-// may.
+// may. A link among them that points out of the outputs (to a folder that holds it) may be no
+// other link's way: through it the file system leaves the outputs where the text stays in them.
 func (o *outputSet) linkRefusals(links map[string]string) (rel, why string) {
-	set := make(map[string]bool, len(links))
-	for l := range links {
-		set[l] = true
+	outside := map[string]bool{}
+	for l, target := range links {
+		if !o.allowed(path.Clean(path.Join(path.Dir(l), filepath.ToSlash(target)))) {
+			outside[l] = true
+		}
 	}
 	for _, l := range slices.Sorted(maps.Keys(links)) {
-		if why := o.linkRefusal(l, links[l], set); why != "" {
+		if why := o.linkRefusal(l, links[l], outside); why != "" {
 			return l, why
 		}
 	}
