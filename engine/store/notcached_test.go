@@ -45,9 +45,9 @@ func TestNotCachedAndForcedKept(t *testing.T) {
 	if err != nil || counts[run.ID][StatusMiss] != 2 {
 		t.Fatalf("status counts %v (%v), want 2 misses", counts, err)
 	}
-	// The layout before migration 10, as a vx of version 9 left it.
+	// The layout before migration 11, as a vx of version 10 left it.
 	for _, q := range []string{`ALTER TABLE executions DROP COLUMN forced`, `ALTER TABLE executions DROP COLUMN not_cached`,
-		`PRAGMA user_version = 9`, `UPDATE meta SET value = '9' WHERE key = 'schema'`} {
+		`PRAGMA user_version = 10`, `UPDATE meta SET value = '10' WHERE key = 'schema'`} {
 		if _, err := st.db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -55,12 +55,12 @@ func TestNotCachedAndForcedKept(t *testing.T) {
 	st.Close()
 	ro, err := OpenReadOnly(ctx, dir)
 	if err != nil {
-		t.Fatalf("a reader of version 9: %v", err)
+		t.Fatalf("a reader of version 10: %v", err)
 	}
 	a, ok, err := ro.Execution(ctx, run.ID, "a#build")
 	ro.Close()
 	if err != nil || !ok || a.NotCached != "" || a.Forced {
-		t.Fatalf("version 9 read: %+v %v %v", a, ok, err)
+		t.Fatalf("version 10 read: %+v %v %v", a, ok, err)
 	}
 	st, err = Open(ctx, dir, Options{})
 	if err != nil {
