@@ -346,7 +346,14 @@ func (s *selector) matchesName(p *graph.Project) bool {
 		}
 		return false
 	}
-	ok, _ := doublestar.Match(s.name, p.Name)
+	return nameMatch(s.name, p.Name)
+}
+
+// nameMatch reports whether the project name matches the name glob as pnpm and Turborepo match
+// it: a name is no path, so `*` crosses the `/` of a scope (`*` matches `@acme/ui`, `*ui` too).
+func nameMatch(glob, name string) bool {
+	const slash = "\x00"
+	ok, _ := doublestar.Match(strings.ReplaceAll(glob, "/", slash), strings.ReplaceAll(name, "/", slash))
 	return ok
 }
 

@@ -322,3 +322,31 @@ func TestSelectHints(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectNameGlobCrossesScope: a name glob matches scoped names as pnpm's and Turborepo's
+// --filter do, `*` crossing the scope's `/`: `--filter '*'` selects every project of a workspace
+// whose packages are scoped (it selected none of them, so `vx run check-exports --filter '*'`
+// refused a task that only scoped packages have).
+func TestSelectNameGlobCrossesScope(t *testing.T) {
+	root := t.TempDir()
+	ws := &graph.Workspace{Root: root}
+	for _, name := range []string{"@acme/core", "@acme/ui", "tool"} {
+		dir := "packages/" + strings.TrimPrefix(name, "@acme/")
+		ws.Projects = append(ws.Projects, &graph.Project{Name: name, Dir: dir, AbsDir: filepath.Join(root, dir),
+			Tasks: map[string]*graph.Task{"build": {ID: graph.TaskID(name, "build"), Project: name, Name: "build", All: true}}})
+	}
+	ws.Index()
+	for _, tc := range []struct{ filter, want string }{
+		{"*", "@acme/core @acme/ui tool"},
+		{"@acme/*", "@acme/core @acme/ui"},
+		{"*ui", "@acme/ui"},
+		{"*o*", "@acme/core tool"},
+		{"@acme/c?re", "@acme/core"},
+		{"!*/ui", "@acme/core tool"},
+	} {
+		got, err := selected(t, ws, tc.filter)
+		if err != nil || got != tc.want {
+			t.Errorf("--filter %q: %q, %v; want %q", tc.filter, got, err, tc.want)
+		}
+	}
+}
