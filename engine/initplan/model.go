@@ -88,6 +88,8 @@ type builder struct {
 	nxNames       map[string]bool
 	nxTargetNames []string
 	nxPlugins     bool
+	// nxProjects are the Nx projects, for matching a dependsOn entry's projects patterns.
+	nxProjects []*nxProject
 	// plain holds the specs no project config shaped: a package script with the workspace's
 	// defaults only (Nx targetDefaults). Among specs shared equally, a plain one is the template.
 	plain map[*taskSpec]bool

@@ -216,6 +216,7 @@ func (b *builder) nxProjectDirs() (dirs map[string]bool, projectJSONs int, err e
 func (b *builder) nxIndex(projects []*nxProject, plugins bool) {
 	b.nxNames = map[string]bool{}
 	b.nxPlugins = plugins
+	b.nxProjects = projects
 	names := map[string]bool{}
 	for _, np := range projects {
 		b.nxNames[np.name] = true

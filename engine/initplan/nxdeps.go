@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -97,12 +98,14 @@ func (b *builder) nxReadDependency(e json.RawMessage) (nxDependency, string) {
 		return nxDependency{}, "projects " + string(obj.Projects) + ": a name or a list of names"
 	}
 	if list != nil {
-		for _, p := range list {
-			if !b.nxNames[p] && strings.ContainsAny(p, "*!?[{") || strings.HasPrefix(p, "tag:") {
-				return nxDependency{}, "projects " + string(obj.Projects) + ": vx dependsOn names projects, not patterns; list them"
-			}
+		names, bad, ok := b.nxMatchProjects(list)
+		if !ok {
+			return nxDependency{}, "projects " + string(obj.Projects) + ": vx cannot read the pattern " + strconv.Quote(bad) + " as Nx does; list the projects"
 		}
-		d.projects = list
+		if len(names) == 0 {
+			b.noteItem("dependsOn projects that match no project (Nx adds no edge for them)", string(e))
+		}
+		d.projects = names
 	}
 	return d, ""
 }

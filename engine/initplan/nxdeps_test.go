@@ -326,27 +326,88 @@ func nxTaskGraph(t *testing.T, nx, dir string, targets []string) map[string][]st
 	return edges
 }
 
-// TestInitNxEdgesMatchNx: on nxColonFixture, the task graph vx init writes has every edge Nx's
-// own task graph has, none missing and none extra, Nx asked directly.
+// TestInitNxEdgesMatchNx: on nxColonFixture and nxProjectPatternsFixture, the task graph vx
+// init writes has every edge Nx's own task graph has, none missing and none extra, Nx asked
+// directly.
 func TestInitNxEdgesMatchNx(t *testing.T) {
 	nx := nxCLI(t)
-	dir := writeFiles(t, nxColonFixture)
+	for name, files := range map[string]map[string]string{"colons": nxColonFixture, "projects": nxProjectPatternsFixture} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, files)
+			if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v: %s", err, out)
+			}
+			_, edges := initEdges(t, dir)
+			targets := map[string]bool{}
+			for id := range edges {
+				targets[id[strings.LastIndexByte(id, '#')+1:]] = true
+			}
+			// Nx runs only from a workspace that has it installed: its node_modules, linked in
+			// after vx init has read the workspace.
+			modules := filepath.Join(filepath.Dir(filepath.Dir(nx)))
+			if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+				t.Fatal(err)
+			}
+			want := nxTaskGraph(t, nx, dir, slices.Sorted(maps.Keys(targets)))
+			if diff := diffEdges(edges, want); diff != nil {
+				t.Errorf("vx init's task graph differs from nx's:\n%s", strings.Join(diff, "\n"))
+			}
+		})
+	}
+}
+
+// nxProjectPatternsFixture is an Nx workspace of scoped packages whose dependsOn objects name
+// projects as Nx's findMatchingProjects reads them: a word of a scoped name ("ui" is @acme/ui, not
+// @acme/ui-kit), a tag, a name glob, an exclusion first (every project but those), a folder glob
+// no name matches, a name no project has and an empty list (no edge for either).
+var nxProjectPatternsFixture = map[string]string{
+	".gitignore":                   "node_modules\n",
+	"package.json":                 `{"name": "root", "private": true, "workspaces": ["packages/*"]}`,
+	"nx.json":                      `{}`,
+	"packages/ui/package.json":     `{"name": "@acme/ui", "scripts": {"build": "echo ui"}}`,
+	"packages/ui-kit/package.json": `{"name": "@acme/ui-kit", "scripts": {"build": "echo kit"}}`,
+	"packages/core/package.json":   `{"name": "@acme/core", "scripts": {"build": "echo core"}}`,
+	"packages/core/project.json":   `{"name": "@acme/core", "tags": ["shared"]}`,
+	"packages/app/package.json":    `{"name": "app", "scripts": {"build": "echo app"}}`,
+	"packages/app/project.json": `{"name": "app", "targets": {
+		"word": {"command": "echo w", "dependsOn": [{"projects": ["ui"], "target": "build"}]},
+		"tag": {"command": "echo t", "dependsOn": [{"projects": ["tag:shared"], "target": "build"}]},
+		"glob": {"command": "echo g", "dependsOn": [{"projects": ["@acme/*"], "target": "build"}]},
+		"but": {"command": "echo b", "dependsOn": [{"projects": ["!@acme/*"], "target": "build"}]},
+		"folder": {"command": "echo f", "dependsOn": [{"projects": ["packages/ui-*"], "target": "build"}]},
+		"none": {"command": "echo n", "dependsOn": [{"projects": ["nosuch"], "target": "build"}, {"projects": [], "target": "build"}]}}}`,
+}
+
+// nxProjectPatternsEdges are the edges Nx draws for nxProjectPatternsFixture.
+var nxProjectPatternsEdges = map[string][]string{
+	"@acme/core#build":   nil,
+	"@acme/ui#build":     nil,
+	"@acme/ui-kit#build": nil,
+	"app#build":          nil,
+	"app#word":           {"@acme/ui#build"},
+	"app#tag":            {"@acme/core#build"},
+	"app#glob":           {"@acme/core#build", "@acme/ui#build", "@acme/ui-kit#build"},
+	"app#but":            {"app#build"},
+	"app#folder":         {"@acme/ui-kit#build"},
+	"app#none":           nil,
+}
+
+// TestInitNxProjectPatterns: a dependsOn object's projects resolve as Nx resolves them (on
+// supabase-js, {"projects": ["supabase-js"]} is @supabase/supabase-js, which vx init dropped), and
+// one that matches no project is a note, as Nx adds no edge for it.
+func TestInitNxProjectPatterns(t *testing.T) {
+	dir := writeFiles(t, nxProjectPatternsFixture)
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
-	_, edges := initEdges(t, dir)
-	targets := map[string]bool{}
-	for id := range edges {
-		targets[id[strings.IndexByte(id, '#')+1:]] = true
+	p, edges := initEdges(t, dir)
+	if diff := diffEdges(edges, nxProjectPatternsEdges); diff != nil {
+		t.Errorf("vx init's task graph differs from Nx's:\n%s", strings.Join(diff, "\n"))
 	}
-	// Nx runs only from a workspace that has it installed: its node_modules, linked in after vx
-	// init has read the workspace.
-	modules := filepath.Join(filepath.Dir(filepath.Dir(nx)))
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
+	if len(p.Todos) != 0 {
+		t.Errorf("todos: %+v", p.Todos)
 	}
-	want := nxTaskGraph(t, nx, dir, slices.Sorted(maps.Keys(targets)))
-	if diff := diffEdges(edges, want); diff != nil {
-		t.Errorf("vx init's task graph differs from nx's:\n%s", strings.Join(diff, "\n"))
+	if !hasNote(p, `{"projects": ["nosuch"], "target": "build"}`) {
+		t.Errorf("the projects that match nothing are not noted: %q", p.Notes)
 	}
 }
