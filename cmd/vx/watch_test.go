@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -854,4 +855,43 @@ export default defineWorkspace({ projects: ['packages/*'], passThroughEnv: ['LOG
 			t.Errorf("a passing task's output was shown under --output-logs errors-only: %q", line)
 		}
 	}
+}
+
+// TestWatchBesideABuildThatRewritesItsInputs: a build that writes one of its inputs again with
+// the bytes it held — tshy writes its package.json's exports on every build, unchanged — moves
+// that input while it runs on every run. vx watch runs it once more (an edit undone during a run
+// is run again) and, seeing the same key move the same way, settles: the next run is the one a
+// real edit starts, and that one is not repeated. It ran again and again (14 runs in 6 minutes on
+// trigger.dev's react-hooks).
+func TestWatchBesideABuildThatRewritesItsInputs(t *testing.T) {
+	dir := writeWorkspace(t, map[string]string{
+		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
+export default defineWorkspace({
+  projects: ['packages/*'],
+  tasks: { build: { command: 'sh build.sh', outputs: ['dist/**'] } },
+})
+`,
+		".gitignore":                "dist/\n.vx/\n",
+		"packages/lib/package.json": `{"name": "lib", "exports": "./dist/index.js"}` + "\n",
+		"packages/lib/src/index.js": "export const lib = 1\n",
+		"packages/lib/build.sh": `mkdir -p dist && cat src/index.js > dist/index.js
+cat package.json > dist/package.json && cat dist/package.json > package.json
+`,
+	})
+	gitInit(t, dir)
+	w := startWatch(t, dir, nil, "build", "--debounce", "200ms")
+	m := w.next(t, `^(lib#build changed package.json again while it ran.*|run 4 \(.*)$`)
+	if strings.HasPrefix(m[1], "run 4") {
+		t.Fatalf("vx watch never settles beside a build that rewrites its package.json; it said:\n%s", strings.Join(w.seen, "\n"))
+	}
+	lib := filepath.Join(dir, "packages/lib")
+	for i, text := range []string{"export const lib = 2\n", "export const lib = 3\n"} {
+		testkit.WriteTree(t, lib, map[string]string{"src/index.js": text})
+		m = w.next(t, `^run (\d+) \((.*)\): `)
+		if want := strconv.Itoa(3 + i); m[1] != want || !strings.Contains(m[2], "packages/lib/src/index.js") {
+			t.Fatalf("after edit %d, run %s started on %q; want run %s on src/index.js; it said:\n%s", i+1, m[1], m[2], want, strings.Join(w.seen, "\n"))
+		}
+		w.next(t, `^run `+m[1]+` \(.*\) re-ran lib#build: 1 miss`)
+	}
+	stopWatch(t, w)
 }

@@ -65,7 +65,8 @@ func Watch(ctx context.Context, opts Options) error {
 	if opts.Status == nil {
 		opts.Status = func(string) {}
 	}
-	l := &loop{opts: opts, lastKeys: map[string]string{}, servers: map[string]*server{}, memo: planmemo.NewMemo(),
+	l := &loop{opts: opts, lastKeys: map[string]string{}, movedAt: map[string]string{}, writesOwn: map[string][]string{},
+		servers: map[string]*server{}, memo: planmemo.NewMemo(),
 		cycleDone: make(chan cycleResult, 1), serverDone: make(chan serverResult, 8)}
 	if err := l.reload(ctx); err != nil {
 		return err
@@ -109,6 +110,11 @@ type loop struct {
 	beside     map[string]bool
 	// lastKeys is each task's key when it last finished (its plan's key).
 	lastKeys map[string]string
+	// movedAt holds, for each task whose last run saw its inputs move while it ran, the key that
+	// run used: a repeat at that key that sees them move again is the task's own doing. writesOwn
+	// holds, for each task found so, the inputs it writes itself.
+	movedAt   map[string]string
+	writesOwn map[string][]string
 	// current is the run in progress, nil when none; again is set when an edit came during it.
 	current *cycle
 	again   bool
@@ -395,10 +401,10 @@ func (l *loop) finished(ctx context.Context, res cycleResult) {
 		for _, t := range res.sum.Tasks {
 			switch {
 			case len(t.InputsChangedDuringRun) > 0:
-				// Its outputs may be of files it no longer has, whatever its key says now.
-				delete(l.lastKeys, t.TaskID)
+				l.inputsMoved(t.TaskID, c.keys[t.TaskID], t.InputsChangedDuringRun)
 			case t.Status != store.StatusCancelled && t.Status != store.StatusSkipped:
 				l.lastKeys[t.TaskID] = c.keys[t.TaskID]
+				delete(l.movedAt, t.TaskID)
 			}
 		}
 		if l.opts.Report != nil {
@@ -423,6 +429,28 @@ func (l *loop) finished(ctx context.Context, res cycleResult) {
 		l.opts.Status(fmt.Sprintf("%s: no task's key moved after run %d; watching", l.againOn, c.n))
 	}
 	l.afterCycle(ctx)
+}
+
+// inputsMoved records a task whose inputs (files) moved while it ran at key. Its outputs may be
+// of files it no longer has, whatever its key says now, so it runs again (an edit undone during
+// the run moves no key). When that repeat, at the same key, sees its inputs move again, the task
+// moves them itself (tshy writes its package.json as it was on every build): its outputs are what
+// it makes of its inputs, so it runs again only when its key moves, and from then on those files
+// moving while it runs repeat no run of it. A watch beside such a tool settles.
+func (l *loop) inputsMoved(id, key string, files []string) {
+	own := !slices.ContainsFunc(files, func(f string) bool { return !slices.Contains(l.writesOwn[id], f) })
+	if was, ok := l.movedAt[id]; ok && was == key && !own {
+		l.writesOwn[id] = files
+		own = true
+		l.opts.Status(fmt.Sprintf("%s changed %s again while it ran, at the same key: the task writes them itself; it runs again when its key moves", id, strings.Join(files, ", ")))
+	}
+	if own {
+		l.lastKeys[id] = key
+		delete(l.movedAt, id)
+		return
+	}
+	delete(l.lastKeys, id)
+	l.movedAt[id] = key
 }
 
 // tally says what a run did: its statuses, counted.
