@@ -174,11 +174,11 @@ func (a *app) writeErrorDoc(msg string, code int) {
 }
 
 // wantsJSONError reports whether the failure of cmd is owed a JSON error document: --format
-// json was asked for (read from args too, for a line whose flags cobra could not parse) and cmd
-// answers JSON. vx mcp's stdout is the JSON-RPC stream, and a run whose events go to
+// json (or a plan as JSON, --dry=json) was asked for (read from args too, for a line whose flags
+// cobra could not parse) and cmd answers JSON. vx mcp's stdout is the JSON-RPC stream, and a run whose events go to
 // --events-fd tells its reader the error on that stream, where the reader looks for it.
 func (a *app) wantsJSONError(cmd *cobra.Command, args []string) bool {
-	if a.format != "json" && formatArg(args) != "json" {
+	if a.format != "json" && formatArg(args) != "json" && !dryJSON(cmd, args) {
 		return false
 	}
 	if cmd == nil || cmd.Name() == "mcp" {
@@ -191,6 +191,24 @@ func (a *app) wantsJSONError(cmd *cobra.Command, args []string) bool {
 		return false
 	}
 	return true
+}
+
+// dryJSON reports whether vx run or vx watch was asked for its plan as JSON (--dry=json).
+func dryJSON(cmd *cobra.Command, args []string) bool {
+	if cmd != nil {
+		if f := cmd.Flags().Lookup("dry"); f != nil && f.Changed {
+			return f.Value.String() == "json"
+		}
+	}
+	for _, arg := range args {
+		if arg == "--" {
+			return false
+		}
+		if arg == "--dry=json" {
+			return true
+		}
+	}
+	return false
 }
 
 // formatArg is the value of the last --format in args, before any "--".
