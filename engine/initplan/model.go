@@ -247,7 +247,10 @@ func (b *builder) pruneDependsOn() {
 			case strings.Contains(d, "#"):
 				proj, task, _ := strings.Cut(d, "#")
 				if q := b.projectByName(proj); q == nil || q.tasks[task] == nil {
-					if q == nil || !b.lostEdge(q, owner, id, d, task) {
+					switch {
+					case q == nil:
+						b.noteItem("dependsOn dropped, no project has the name it gives", id+" → "+d)
+					case !b.lostEdge(q, owner, id, d, task):
 						b.noteItem("dependsOn dropped, the project named has no such task", id+" → "+d)
 					}
 					continue

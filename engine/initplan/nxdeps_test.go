@@ -411,3 +411,22 @@ func TestInitNxProjectPatterns(t *testing.T) {
 		t.Errorf("the projects that match nothing are not noted: %q", p.Notes)
 	}
 }
+
+// TestInitDroppedEdgeSaysWhy: a dependency on a task of a project that does not exist is noted as
+// such, apart from one on a task the project named lacks (both notes blamed the task).
+func TestInitDroppedEdgeSaysWhy(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		".gitignore":                "node_modules\n",
+		"package.json":              `{"name": "root", "private": true, "workspaces": ["packages/*"], "packageManager": "npm@10.0.0"}`,
+		"turbo.json":                `{"tasks": {"build": {}, "app#build": {"dependsOn": ["nosuch#build", "ui#nope"]}}}`,
+		"packages/ui/package.json":  `{"name": "ui", "scripts": {"build": "echo ui"}}`,
+		"packages/app/package.json": `{"name": "app", "scripts": {"build": "echo app"}}`,
+	})
+	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	p, _ := initEdges(t, dir)
+	if !hasNote(p, "no project has the name it gives: app#build → nosuch#build") || !hasNote(p, "the project named has no such task: app#build → ui#nope") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+}
