@@ -30,6 +30,9 @@ const (
 	SourceFlag Source = "flag"
 	// SourceEnv: VX_CACHE_DIR or VX_STATE_DIR.
 	SourceEnv Source = "env"
+	// SourceNoUserCache: the user has no cache folder (no HOME, no XDG_CACHE_HOME), so the shared
+	// store is the checkout's own folder and nothing is shared.
+	SourceNoUserCache Source = "no user cache folder"
 )
 
 // CacheDirEnv moves the shared store; StateDirEnv moves the checkout's own state folder.
@@ -78,9 +81,10 @@ func (in Input) getenv(k string) string {
 	return in.Getenv(k)
 }
 
-// Resolve answers the workspace's two state folders. It fails only when the default shared folder
-// is needed and the user has no cache folder (no HOME and no XDG_CACHE_HOME, say).
-func Resolve(in Input) (Dirs, error) {
+// Resolve answers the workspace's two state folders. Where the default shared folder is needed and
+// the user has no cache folder (no HOME and no XDG_CACHE_HOME, say), the shared store is the
+// checkout's own folder (SourceNoUserCache): nothing is shared, and nothing fails.
+func Resolve(in Input) Dirs {
 	d := Dirs{Checkout: Checkout(in.Root, in.Getenv), CheckoutSource: SourceDefault}
 	if in.getenv(StateDirEnv) != "" {
 		d.CheckoutSource = SourceEnv
@@ -95,12 +99,13 @@ func Resolve(in Input) (Dirs, error) {
 	default:
 		base, err := UserCacheDir(in.Getenv, in.GOOS)
 		if err != nil {
-			return d, err
+			d.Shared, d.SharedSource = d.Checkout, SourceNoUserCache
+			return d
 		}
 		d.RepositoryID = RepositoryID(in.Root)
 		d.Shared, d.SharedSource = filepath.Join(base, "vx", d.RepositoryID), SourceDefault
 	}
-	return d, nil
+	return d
 }
 
 // Checkout answers the checkout's own state folder: $VX_STATE_DIR (from root when relative), else

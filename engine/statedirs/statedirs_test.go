@@ -31,12 +31,15 @@ func TestResolvePrecedence(t *testing.T) {
 		{"state dir", Input{Flag: "/f", Getenv: env(map[string]string{StateDirEnv: "st"})},
 			"/f", filepath.Join(root, "st"), SourceFlag, SourceEnv},
 	}
+	cases = append(cases, struct {
+		name             string
+		in               Input
+		shared, checkout string
+		sharedSrc, ckSrc Source
+	}{"no user cache folder", Input{Getenv: env(nil)}, filepath.Join(root, ".vx"), filepath.Join(root, ".vx"), SourceNoUserCache, SourceDefault})
 	for _, c := range cases {
 		c.in.Root = root
-		d, err := Resolve(c.in)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		d := Resolve(c.in)
 		if d.Shared != c.shared || d.Checkout != c.checkout || d.SharedSource != c.sharedSrc || d.CheckoutSource != c.ckSrc {
 			t.Errorf("%s: got %+v, want shared %s (%s), checkout %s (%s)", c.name, d, c.shared, c.sharedSrc, c.checkout, c.ckSrc)
 		}
