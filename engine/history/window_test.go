@@ -204,7 +204,7 @@ func TestHistoryMatchesExecutions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ix := range []string{"executions_by_run", "executions_by_status", "cache_entries_by_project_size"} {
+	for _, ix := range []string{"executions_by_run", "executions_by_status"} {
 		if _, err := db.Exec(`DROP INDEX ` + ix); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -111,10 +112,56 @@ func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
 			return err
 		}
 	}
-	for start := 0; start < len(b.Touched); start += 500 {
-		chunk := b.Touched[start:min(start+500, len(b.Touched))]
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record executions: %w", err)
+	}
+	return s.recordShared(ctx, b)
+}
+
+// recordShared writes a batch's part of the shared store in one transaction of its own, after the
+// checkout's: the entries hit (their last use), the command runs (durations and peaks) and the
+// failure logs the history now refers to. The checkout's history never waits for it to be
+// written, and it is written only for what the history holds.
+func (s *Store) recordShared(ctx context.Context, b Batch) error {
+	var ran []Execution
+	var kept []string
+	for _, e := range b.Executions {
+		if e.Status.Ran() {
+			ran = append(ran, e)
+		}
+		if e.LogSource == "failure" && e.LogBlob != "" {
+			kept = append(kept, e.LogBlob)
+		}
+	}
+	if len(b.Touched) == 0 && len(ran) == 0 && len(kept) == 0 {
+		return nil
+	}
+	tx, err := s.sh.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record into the shared store: %w", err)
+	}
+	defer tx.Rollback()
+	if err := touchEntries(ctx, tx, b.Touched, b.TouchedAt); err != nil {
+		return err
+	}
+	if err := insertCommandRuns(ctx, tx, ran, s.checkout); err != nil {
+		return err
+	}
+	if err := insertKeptBlobs(ctx, tx, kept, s.checkout, ms(s.now())); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record into the shared store: %w", err)
+	}
+	return nil
+}
+
+// touchEntries records the last use of the entries hit.
+func touchEntries(ctx context.Context, tx *sql.Tx, touched []string, at time.Time) error {
+	for start := 0; start < len(touched); start += 500 {
+		chunk := touched[start:min(start+500, len(touched))]
 		args := make([]any, 0, len(chunk)+1)
-		args = append(args, ms(b.TouchedAt))
+		args = append(args, ms(at))
 		for _, h := range chunk {
 			args = append(args, h)
 		}
@@ -123,8 +170,33 @@ func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
 			return fmt.Errorf("touch cache entries: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record executions: %w", err)
+	return nil
+}
+
+// insertCommandRuns appends the command runs of execs, in their order.
+func insertCommandRuns(ctx context.Context, tx *sql.Tx, execs []Execution, checkout string) error {
+	if len(execs) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO command_runs (task_id, status, duration_ms, peak_rss, checkout) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("record command runs: %w", err)
+	}
+	defer stmt.Close()
+	for _, e := range execs {
+		if _, err := stmt.ExecContext(ctx, e.TaskID, e.Status, e.Duration.Milliseconds(), e.PeakRSSBytes, checkout); err != nil {
+			return fmt.Errorf("record the command run of %s: %w", e.TaskID, err)
+		}
+	}
+	return nil
+}
+
+// insertKeptBlobs records failure logs a checkout's history refers to.
+func insertKeptBlobs(ctx context.Context, tx *sql.Tx, blobs []string, checkout string, nowMs int64) error {
+	for _, b := range blobs {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO kept_blobs (blob, checkout, kept_ms) VALUES (?, ?, ?)`, b, checkout, nowMs); err != nil {
+			return fmt.Errorf("keep failure log %s: %w", short(b), err)
+		}
 	}
 	return nil
 }

@@ -16,14 +16,12 @@ type CacheCounts struct {
 	RunsSince, HitsSince, CacheableSince int
 }
 
-// CountCache answers entry counts and recent run/hit counts, narrowed to a project when given.
+// CountCache answers the shared store's entry counts and this checkout's recent run/hit counts,
+// narrowed to a project when given.
 func (s *Store) CountCache(ctx context.Context, project string, since time.Time) (CacheCounts, error) {
 	var c CacheCounts
-	if s.db == nil {
-		return c, nil
-	}
 	var err error
-	if c.Entries, c.TotalBytes, err = s.CacheTotals(ctx, project); err != nil {
+	if c.Entries, c.TotalBytes, err = s.CacheTotals(ctx, project); err != nil || s.db == nil {
 		return c, err
 	}
 	sinceMs := ms(since)
@@ -47,10 +45,10 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 	return c, nil
 }
 
-// CacheTotals answers how many cache entries there are and the bytes of their blobs, narrowed to a
-// project when given.
+// CacheTotals answers how many cache entries the shared store holds and the bytes of their blobs,
+// narrowed to a project when given.
 func (s *Store) CacheTotals(ctx context.Context, project string) (entries int, totalBytes int64, err error) {
-	if s.db == nil {
+	if s.sh == nil {
 		return 0, 0, nil
 	}
 	q := `SELECT count(*), coalesce(sum(size), 0) FROM cache_entries`
@@ -59,7 +57,7 @@ func (s *Store) CacheTotals(ctx context.Context, project string) (entries int, t
 		q += ` WHERE project = ?`
 		args = append(args, project)
 	}
-	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&entries, &totalBytes); err != nil {
+	if err := s.sh.db.QueryRowContext(ctx, q, args...).Scan(&entries, &totalBytes); err != nil {
 		return 0, 0, fmt.Errorf("count cache entries: %w", err)
 	}
 	return entries, totalBytes, nil

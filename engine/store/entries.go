@@ -38,20 +38,15 @@ type Entry struct {
 	ExitCode int
 	Created  time.Time
 	LastUsed time.Time
+	// Checkout is the root of the checkout whose run wrote the entry into the shared store ("" for
+	// one carried from a store that did not say).
+	Checkout string
 }
 
-// entryCols are the columns scanEntry reads. listing (migration 5) holds the output listing packed
-// (encodeListing); an entry written before it keeps its listing as JSON in outputs.
-const entryCols = `hash, task_id, project, command, outputs_blob, outputs, listing, log_blob, size, duration_ms, exit_code, created_ms, last_used_ms`
-
-// selectEntryCols is entryCols as this index can answer them: one older than the packed listings
-// answers none.
-func (s *Store) selectEntryCols() string {
-	if s.version < packedVersion {
-		return strings.Replace(entryCols, "listing", "NULL", 1)
-	}
-	return entryCols
-}
+// entryCols are the columns scanEntry reads from the shared index. listing holds the output listing
+// packed (encodeListing); an entry carried from a checkout index older than packed listings keeps
+// its listing as JSON in outputs.
+const entryCols = `hash, task_id, project, command, outputs_blob, outputs, listing, log_blob, size, duration_ms, exit_code, created_ms, last_used_ms, checkout`
 
 func scanEntry(sc scanner) (Entry, error) {
 	var e Entry
@@ -59,20 +54,28 @@ func scanEntry(sc scanner) (Entry, error) {
 	var listing []byte
 	var dur, created, used int64
 	if err := sc.Scan(&e.Hash, &e.TaskID, &e.Project, &e.Command, &e.OutputsBlob, &outputs, &listing, &e.LogBlob, &e.Size, &dur,
-		&e.ExitCode, &created, &used); err != nil {
+		&e.ExitCode, &created, &used, &e.Checkout); err != nil {
 		return e, err
 	}
+	return finishEntry(e, outputs, listing, dur, created, used)
+}
+
+// finishEntry decodes an entry's listing and times.
+func finishEntry(e Entry, outputs string, listing []byte, dur, created, used int64) (Entry, error) {
 	if listing != nil {
 		e.Outputs = decodeListing(listing)
 	} else if err := jsonColumn(outputs, "outputs", "cache entry "+e.Hash, &e.Outputs); err != nil {
 		// A listing that does not decode would restore nothing and call it a hit.
 		return e, err
 	}
-	e.Duration = time.Duration(dur) * time.Millisecond
+	e.Duration = msDuration(dur)
 	e.Created = time.UnixMilli(created)
 	e.LastUsed = time.UnixMilli(used)
 	return e, nil
 }
+
+// msDuration is a duration the index keeps in milliseconds.
+func msDuration(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // encodeListing packs an output listing: per file its path, size, mode, hash and link target, as
 // varints and length-first texts. It reads faster than the JSON it replaces (figures:
@@ -111,10 +114,10 @@ func decodeListing(listing []byte) []OutputFile {
 
 // Entry answers the cache entry of a key; ok is false when there is none.
 func (s *Store) Entry(ctx context.Context, hash string) (Entry, bool, error) {
-	if s.db == nil {
+	if s.sh == nil {
 		return Entry{}, false, nil
 	}
-	stmt, err := s.prepared(ctx, `SELECT `+s.selectEntryCols()+` FROM cache_entries WHERE hash = ?`)
+	stmt, err := s.sh.prepared(ctx, `SELECT `+entryCols+` FROM cache_entries WHERE hash = ?`)
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("read cache entry %s: %w", short(hash), err)
 	}
@@ -146,7 +149,7 @@ func (s *Store) NewestEntriesOf(ctx context.Context, taskIDs []string) (map[stri
 // where's %s is where the placeholders after the first go.
 func (s *Store) entriesIn(ctx context.Context, values []string, where string) (map[string]Entry, error) {
 	out := make(map[string]Entry, len(values))
-	if s.db == nil {
+	if s.sh == nil {
 		return out, nil
 	}
 	const chunk = 500
@@ -156,8 +159,8 @@ func (s *Store) entriesIn(ctx context.Context, values []string, where string) (m
 		for i, v := range part {
 			args[i] = v
 		}
-		q := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries WHERE ` + fmt.Sprintf(where, strings.Repeat(", ?", len(part)-1))
-		entries, err := queryAll(ctx, s.db, "cache entries", scanEntry, q, args...)
+		q := `SELECT ` + entryCols + ` FROM cache_entries WHERE ` + fmt.Sprintf(where, strings.Repeat(", ?", len(part)-1))
+		entries, err := queryAll(ctx, s.sh.db, "cache entries", scanEntry, q, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -178,10 +181,10 @@ type EntryQuery struct {
 
 // Entries answers cache entries, most recently created first.
 func (s *Store) Entries(ctx context.Context, q EntryQuery) ([]Entry, error) {
-	if s.db == nil {
+	if s.sh == nil {
 		return nil, nil
 	}
-	query := `SELECT ` + s.selectEntryCols() + ` FROM cache_entries`
+	query := `SELECT ` + entryCols + ` FROM cache_entries`
 	var where []string
 	var args []any
 	if q.Project != "" {
@@ -197,20 +200,25 @@ func (s *Store) Entries(ctx context.Context, q EntryQuery) ([]Entry, error) {
 	if q.Limit > 0 {
 		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
 	}
-	return queryAll(ctx, s.db, "cache entries", scanEntry, query, args...)
+	return queryAll(ctx, s.sh.db, "cache entries", scanEntry, query, args...)
 }
 
-// PutEntry records a cache entry. Its blobs must already be stored: the entry is what makes them
-// reachable, so it is written last.
+// PutEntry records a cache entry in the shared store. Its blobs must already be stored: the entry
+// is what makes them reachable, so it is written last.
 func (s *Store) PutEntry(ctx context.Context, e Entry) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
+	return insertEntry(ctx, s.sh.db, `INSERT OR REPLACE`, e)
+}
+
+// insertEntry writes e's row with verb (INSERT OR REPLACE, INSERT OR IGNORE).
+func insertEntry(ctx context.Context, db querier, verb string, e Entry) error {
 	// A zero-length blob, never NULL: an entry with no outputs reads as packed too.
 	listing := append(make([]byte, 0), encodeListing(e.Outputs)...)
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO cache_entries (`+entryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.ExecContext(ctx, verb+` INTO cache_entries (`+entryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, "[]", listing, e.LogBlob, e.Size, e.Duration.Milliseconds(),
-		e.ExitCode, ms(e.Created), ms(e.LastUsed))
+		e.ExitCode, ms(e.Created), ms(e.LastUsed), e.Checkout)
 	if err != nil {
 		return fmt.Errorf("record cache entry of %s: %w", e.TaskID, err)
 	}
@@ -222,7 +230,7 @@ func (s *Store) DeleteEntries(ctx context.Context, hashes []string) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.sh.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete cache entries: %w", err)
 	}
@@ -238,19 +246,23 @@ func (s *Store) DeleteEntries(ctx context.Context, hashes []string) error {
 	return nil
 }
 
-// ReferencedBlobs answers every blob the index still needs: each cache entry's outputs and log,
-// and each failure log kept with run history.
+// ReferencedBlobs answers every blob the stores still need: each cache entry's outputs and log, the
+// failure logs any checkout's history keeps (kept_blobs), and those of this checkout's history.
 func (s *Store) ReferencedBlobs(ctx context.Context) (map[string]bool, error) {
 	refs := map[string]bool{}
-	if s.db == nil {
-		return refs, nil
+	var queries []func() (*sql.Rows, error)
+	if s.sh != nil {
+		for _, q := range []string{`SELECT outputs_blob FROM cache_entries`, `SELECT log_blob FROM cache_entries`, `SELECT blob FROM kept_blobs`} {
+			queries = append(queries, func() (*sql.Rows, error) { return s.sh.db.QueryContext(ctx, q) })
+		}
 	}
-	for _, q := range []string{
-		`SELECT outputs_blob FROM cache_entries`,
-		`SELECT log_blob FROM cache_entries`,
-		`SELECT log_blob FROM executions WHERE log_source = 'failure'`,
-	} {
-		rows, err := s.db.QueryContext(ctx, q)
+	if s.db != nil {
+		queries = append(queries, func() (*sql.Rows, error) {
+			return s.db.QueryContext(ctx, `SELECT log_blob FROM executions WHERE log_source = 'failure'`)
+		})
+	}
+	for _, query := range queries {
+		rows, err := query()
 		if err != nil {
 			return nil, fmt.Errorf("read blob references: %w", err)
 		}

@@ -101,6 +101,12 @@ var migrations = []migration{
 		`ALTER TABLE executions ADD COLUMN not_cached TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE executions ADD COLUMN forced INTEGER NOT NULL DEFAULT 0`,
 	}, nil},
+	// The cache entries live in the shared store every checkout of the repository uses: setUp
+	// carries them, the blobs, the command runs and the kept failure logs there first
+	// (importLegacy), then this step drops them from the checkout's index.
+	{12, "move the cache entries to the shared store", []string{
+		`DROP TABLE IF EXISTS cache_entries`,
+	}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -74,14 +74,20 @@ func TestNewIndexStamped(t *testing.T) {
 		t.Errorf("stamps %d %q, want %d", v, row, SchemaVersion)
 	}
 	want := []string{
-		"index cache_entries_by_project_size", "index cache_entries_by_task",
 		"index executions_by_run", "index executions_by_status", "index executions_by_task",
 		"index executions_command_runs", "index executions_retried",
-		"table cache_entries", "table executions", "table key_outcomes", "table manifests",
+		"table executions", "table key_outcomes", "table manifests",
 		"table meta", "table runs", "table stat_folders",
 	}
 	if got := schemaObjects(t, st.db); !slices.Equal(got, want) {
 		t.Errorf("objects\n got %v\nwant %v", got, want)
+	}
+	wantShared := []string{
+		"index cache_entries_by_project_size", "index cache_entries_by_task", "index command_runs_by_task",
+		"table cache_entries", "table command_runs", "table kept_blobs", "table meta",
+	}
+	if got := schemaObjects(t, st.sh.db); !slices.Equal(got, wantShared) {
+		t.Errorf("shared objects\n got %v\nwant %v", got, wantShared)
 	}
 }
 

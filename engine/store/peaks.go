@@ -15,16 +15,17 @@ type CommandRun struct {
 }
 
 // RecentCommandRuns answers, for each task id, its last n executions that ran its command (miss,
-// failed or timedOut), newest first; a task with none is absent. It reads three columns through
-// the task index, one prepared query a task: the scheduler plans every run from it (each task's
-// p50 and the peak RSS it reserves), so it is what a full-hit run pays for its schedule.
+// failed or timedOut) in any checkout sharing the store, newest first; a task with none is absent.
+// It reads three columns through the task index of the shared store's command runs, one prepared
+// query a task: the scheduler plans every run from it (each task's p50 and the peak RSS it
+// reserves), so it is what a full-hit run pays for its schedule.
 func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) (map[string][]CommandRun, error) {
 	out := make(map[string][]CommandRun, len(taskIDs))
-	if s.db == nil || len(taskIDs) == 0 {
+	if s.sh == nil || len(taskIDs) == 0 {
 		return out, nil
 	}
-	stmt, err := s.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM executions
-		WHERE task_id = ? AND status IN `+ranStatuses+` ORDER BY run_id DESC, ord DESC LIMIT ?`)
+	stmt, err := s.sh.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM command_runs
+		WHERE task_id = ? ORDER BY seq DESC LIMIT ?`)
 	if err != nil {
 		return nil, fmt.Errorf("read recent executions: %w", err)
 	}

@@ -18,6 +18,9 @@ import (
 // version in place. Its methods are safe for concurrent use.
 type Reader struct {
 	dir string
+	// shared is the shared store's folder named by the caller; "" reads the one the checkout's
+	// index records.
+	shared string
 
 	mu     sync.Mutex
 	cur    *readerOpen
@@ -27,14 +30,20 @@ type Reader struct {
 // readerOpen is one open of the index, shared by the questions that acquired it; the last
 // release of a retired one closes it.
 type readerOpen struct {
-	st      *Store
-	file    os.FileInfo // the index file as opened; nil when there was none
-	refs    int
-	retired bool
+	st   *Store
+	file os.FileInfo // the index file as opened; nil when there was none
+	// sharedFile is the shared index file as opened; nil when there was none.
+	sharedFile os.FileInfo
+	refs       int
+	retired    bool
 }
 
 // NewReader returns a Reader of the state folder dir. It opens nothing until the first Acquire.
 func NewReader(dir string) *Reader { return &Reader{dir: dir} }
+
+// NewReaderShared returns a Reader of the state folder dir and the shared store shared ("" for
+// the one the checkout's index records).
+func NewReaderShared(dir, shared string) *Reader { return &Reader{dir: dir, shared: shared} }
 
 // ErrReaderClosed is Acquire's answer after Close.
 var ErrReaderClosed = errors.New("the state folder's reader is closed")
@@ -58,14 +67,14 @@ func (r *Reader) Acquire(ctx context.Context) (st *Store, release func(), err er
 		if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("open %s: %w", IndexPath(r.dir), statErr)
 		}
-		st, err := OpenReadOnly(ctx, r.dir)
+		st, err := OpenReadOnlyShared(ctx, r.dir, r.shared)
 		if err != nil {
 			return nil, nil, err
 		}
 		if st.Empty() {
 			file = nil
 		}
-		r.cur = &readerOpen{st: st, file: file}
+		r.cur = &readerOpen{st: st, file: file, sharedFile: sharedStat(st)}
 	}
 	o := r.cur
 	o.refs++
@@ -73,8 +82,33 @@ func (r *Reader) Acquire(ctx context.Context) (st *Store, release func(), err er
 	return o.st, func() { once.Do(func() { r.release(o) }) }, nil
 }
 
-// current reports whether o still reads what an open now would.
+// sharedStat answers the shared index file st opened, nil when it opened none.
+func sharedStat(st *Store) os.FileInfo {
+	if st.sh == nil {
+		return nil
+	}
+	fi, err := os.Stat(SharedIndexPath(st.sharedDir))
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// current reports whether o still reads what an open now would: the checkout's index and the
+// shared one.
 func (r *Reader) current(ctx context.Context, o *readerOpen) bool {
+	if r.shared == "" && o.st.recordedShared(ctx) != o.st.sharedDir && o.st.recordedShared(ctx) != "" {
+		return false
+	}
+	shared, err := os.Stat(SharedIndexPath(o.st.sharedDir))
+	switch {
+	case err != nil || o.sharedFile == nil:
+		if !(err != nil && o.sharedFile == nil) {
+			return false
+		}
+	case !os.SameFile(shared, o.sharedFile):
+		return false
+	}
 	file, err := os.Stat(IndexPath(r.dir))
 	switch {
 	case err != nil || o.file == nil:

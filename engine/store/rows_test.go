@@ -56,7 +56,7 @@ func TestDamagedEntryListingNamed(t *testing.T) {
 		t.Fatalf("before the damage: %+v %v %v", got, ok, err)
 	}
 	// An entry an older vx wrote keeps its listing as JSON.
-	if _, err := st.db.ExecContext(ctx, `UPDATE cache_entries SET listing = NULL, outputs = '[{"path":'`); err != nil {
+	if _, err := st.sh.db.ExecContext(ctx, `UPDATE cache_entries SET listing = NULL, outputs = '[{"path":'`); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := st.Entry(ctx, "k1"); err == nil || !strings.Contains(err.Error(), "outputs of cache entry k1") {

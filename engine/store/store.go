@@ -1,6 +1,10 @@
-// Package store keeps vx's state folder (.vx/): the index (index.db, SQLite in WAL mode) of runs,
-// task executions, cache entries, key manifests and the file-stat cache, and the content-addressed
-// blobs under cas/ (outputs archives and logs).
+// Package store keeps vx's two state folders. The checkout's own (.vx/) holds its index (index.db,
+// SQLite in WAL mode) of runs, task executions, key manifests and the file-stat cache. The shared
+// store, one per repository that every checkout and worktree of it uses (see engine/statedirs),
+// holds the cache entries, the command runs the scheduler estimates from and the failure logs a
+// history keeps (entries.db, SQLite in WAL mode, safe for several processes on a local disk), and
+// the content-addressed blobs under cas/ (outputs archives and logs). A checkout index of the layout
+// before the split carries its entries and blobs into the shared store when a writer first opens it.
 //
 // Writers (vx run, vx cache prune) open it with Open; readers (vx last, vx why, the MCP cache tools)
 // with OpenReadOnly, which creates nothing on disk and answers as an empty index when there is none.
@@ -32,8 +36,17 @@ const busyTimeout = 15 * time.Second
 
 // Store is an open state folder. Its methods are safe for concurrent use.
 type Store struct {
-	dir      string
-	db       *sql.DB // nil for a read-only store over an absent index
+	dir string
+	db  *sql.DB // nil for a read-only store over an absent index
+	// sharedDir is the shared store's folder (dir itself where none other is named); sh its open
+	// index, nil for a read-only store over an absent one.
+	sharedDir string
+	sh        *sharedDB
+	// checkout names this checkout in the shared store's rows (its workspace root).
+	checkout string
+	// Migrated says what a first open carried from a checkout index of the layout before the
+	// shared store into it, for the caller's one message; "" when nothing was carried.
+	Migrated string
 	readOnly bool
 	// version is the index's layout version (SchemaVersion once a writer has opened it; a reader
 	// may read an older one, down to oldestReadable).
@@ -77,10 +90,21 @@ type Options struct {
 	ResetOtherVersion bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SharedDir is the shared store's folder; "" means dir itself (the shared index and cas/ beside
+	// the checkout's index).
+	SharedDir string
+	// Checkout names this checkout in the shared store (its workspace root); "" means dir's parent.
+	Checkout string
 }
 
-// Dir returns the state folder.
+// Dir returns the checkout's state folder.
 func (s *Store) Dir() string { return s.dir }
+
+// SharedDir returns the shared store's folder.
+func (s *Store) SharedDir() string { return s.sharedDir }
+
+// Checkout returns the name of this checkout in the shared store (its workspace root).
+func (s *Store) Checkout() string { return s.checkout }
 
 // CAS returns the blob store.
 func (s *Store) CAS() *CAS { return s.cas }
@@ -129,35 +153,90 @@ func dsn(path string, mode openMode) string {
 	return "file:" + path + "?" + q
 }
 
-// Open opens (creating when needed) the state folder dir for writing.
+// Open opens (creating when needed) the checkout's state folder dir and the shared store for
+// writing. A shared store that cannot be written, of another version, or that another user owns or
+// others may write is an error naming it and the fix; the checkout's folder is not touched then.
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
+	shared, checkout := sharedOf(dir, opts.SharedDir, opts.Checkout)
+	sh, sharedReset, err := openSharedForWriting(ctx, shared, now)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		sh.close()
 		return nil, fmt.Errorf("create state folder: %w", err)
 	}
-	s := &Store{dir: dir, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: now}
-	path := IndexPath(dir)
-	db, err := s.openForWriting(ctx, path, opts.ResetOtherVersion)
+	s := &Store{dir: dir, sharedDir: shared, sh: sh, checkout: checkout, cas: &CAS{dir: filepath.Join(shared, "cas")}, now: now}
+	if err := s.openCheckout(ctx, opts.ResetOtherVersion); err != nil {
+		sh.close()
+		return nil, err
+	}
+	if sharedReset != "" {
+		s.Reset = strings.TrimPrefix(s.Reset+"; "+sharedReset, "; ")
+	}
+	if err := s.noteShared(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// sharedOf answers the shared folder and the checkout's name Options give for dir.
+func sharedOf(dir, shared, checkout string) (string, string) {
+	if shared == "" {
+		shared = dir
+	}
+	if checkout == "" {
+		checkout = filepath.Dir(filepath.Clean(dir))
+	}
+	return shared, checkout
+}
+
+// openCheckout opens the checkout's index for writing, setting aside one that cannot be read.
+func (s *Store) openCheckout(ctx context.Context, resetOther bool) error {
+	path := IndexPath(s.dir)
+	db, err := s.openForWriting(ctx, path, resetOther)
 	if err != nil {
 		var ve *VersionError
-		if errors.As(err, &ve) || !opts.ResetOtherVersion || !isCorrupt(err) {
-			return nil, err
+		if errors.As(err, &ve) || !resetOther || !isCorrupt(err) {
+			return err
 		}
 		// An unreadable index is history lost, not a reason to stop working: set it aside.
-		aside := fmt.Sprintf("%s.corrupt-%d", path, now().UnixNano())
+		aside := fmt.Sprintf("%s.corrupt-%d", path, s.now().UnixNano())
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			_ = os.Rename(path+suffix, aside+suffix)
 		}
 		if db, err = s.openForWriting(ctx, path, true); err != nil {
-			return nil, err
+			return err
 		}
 		s.Reset = fmt.Sprintf("an unreadable index (moved to %s)", filepath.Base(aside))
 	}
 	s.db, s.version = db, SchemaVersion
-	return s, nil
+	return nil
+}
+
+// sharedDirKey is the checkout index's meta row naming the shared store its last writer used, so
+// that a reader given only the checkout's folder finds it.
+const sharedDirKey = "shared_dir"
+
+// noteShared records the shared store's folder in the checkout's index, when it changed.
+func (s *Store) noteShared(ctx context.Context) error {
+	var cur string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, sharedDirKey).Scan(&cur)
+	if err == nil && cur == s.sharedDir {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read %s: %w", IndexPath(s.dir), err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, sharedDirKey, s.sharedDir); err != nil {
+		return fmt.Errorf("write %s: %w", IndexPath(s.dir), err)
+	}
+	return nil
 }
 
 // busyRetry is how long Open waits before it tries a busy first open again.
@@ -219,37 +298,75 @@ func isCorrupt(err error) bool {
 		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB")
 }
 
-// OpenReadOnly opens the state folder dir for reading. When dir or its index does not exist it
-// answers as an empty index and creates nothing; an index of another version is a *VersionError.
-// A folder that may not be written is read without writing anything (see openForReading).
+// OpenReadOnly opens the checkout's state folder dir for reading, with the shared store its last
+// writer used (dir itself when none is recorded). When dir or its index does not exist it answers
+// as an empty index and creates nothing; an index of another version is a *VersionError. A folder
+// that may not be written is read without writing anything (see openForReading).
 func OpenReadOnly(ctx context.Context, dir string) (*Store, error) {
-	s := &Store{dir: dir, readOnly: true, cas: &CAS{dir: filepath.Join(dir, "cas")}, now: time.Now}
-	path := IndexPath(dir)
+	return OpenReadOnlyShared(ctx, dir, "")
+}
+
+// OpenReadOnlyShared is OpenReadOnly with the shared store's folder named ("" for the one the
+// checkout's index records). Either index may be absent: it then answers as empty.
+func OpenReadOnlyShared(ctx context.Context, dir, shared string) (*Store, error) {
+	s := &Store{dir: dir, readOnly: true, now: time.Now}
+	if err := s.openCheckoutReading(ctx); err != nil {
+		return nil, err
+	}
+	if shared == "" {
+		shared = s.recordedShared(ctx)
+	}
+	s.sharedDir, s.checkout = sharedOf(dir, shared, "")
+	s.cas = &CAS{dir: filepath.Join(s.sharedDir, "cas")}
+	sh, err := openSharedForReading(ctx, s.sharedDir)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.sh = sh
+	return s, nil
+}
+
+// recordedShared answers the shared store the checkout's index records, "" for none.
+func (s *Store) recordedShared(ctx context.Context) string {
+	if s.db == nil {
+		return ""
+	}
+	var v string
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, sharedDirKey).Scan(&v); err != nil {
+		return ""
+	}
+	return v
+}
+
+// openCheckoutReading opens the checkout's index read-only; s.db stays nil when there is none.
+func (s *Store) openCheckoutReading(ctx context.Context) error {
+	path := IndexPath(s.dir)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return s, nil
+		return nil
 	} else if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return fmt.Errorf("open %s: %w", path, err)
 	}
 	db, err := openForReading(ctx, path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	version, found, err := readVersion(ctx, db)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
 	switch {
 	case version == 0:
 		// A file another process is creating right now: nothing recorded yet.
 		db.Close()
-		return s, nil
+		return nil
 	case version < oldestReadable || version > SchemaVersion:
 		db.Close()
-		return nil, &VersionError{Path: path, Found: found}
+		return &VersionError{Path: path, Found: found}
 	}
 	s.db, s.version = db, version
-	return s, nil
+	return nil
 }
 
 // openForReading opens the index read-only. Where the folder is writable it shares the WAL with
@@ -292,10 +409,15 @@ func refusedForWriting(err error) bool {
 	return false
 }
 
-// Close closes the index.
+// Close closes both indexes.
 func (s *Store) Close() error {
-	if s == nil || s.db == nil {
+	if s == nil {
 		return nil
+	}
+	serr := s.sh.close()
+	s.sh = nil
+	if s.db == nil {
+		return serr
 	}
 	s.stmtMu.Lock()
 	for _, st := range s.stmts {
@@ -306,19 +428,33 @@ func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", IndexPath(s.dir), err)
 	}
-	return nil
+	return serr
 }
 
-// IntegrityCheck runs PRAGMA integrity_check and answers its first line ("ok" when sound).
+// IntegrityCheck runs PRAGMA integrity_check on both indexes and answers the first line of the
+// first that is not sound ("ok" when both are).
 func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
-	if s.db == nil {
-		return "ok", nil
+	for _, db := range []*sql.DB{s.db, s.sharedHandle()} {
+		if db == nil {
+			continue
+		}
+		var res string
+		if err := db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+			return "", fmt.Errorf("integrity check: %w", err)
+		}
+		if res != "ok" {
+			return res, nil
+		}
 	}
-	var res string
-	if err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
-		return "", fmt.Errorf("integrity check: %w", err)
+	return "ok", nil
+}
+
+// sharedHandle answers the shared index's handle, nil when it is not open.
+func (s *Store) sharedHandle() *sql.DB {
+	if s.sh == nil {
+		return nil
 	}
-	return res, nil
+	return s.sh.db
 }
 
 // State describes a state folder without changing it, for vx info.
@@ -365,7 +501,7 @@ func short(h string) string {
 
 // writable refuses a write to a store opened for reading.
 func (s *Store) writable() error {
-	if s.db == nil || s.readOnly {
+	if s.db == nil || s.sh == nil || s.readOnly {
 		return errors.New("the index is open read-only")
 	}
 	return nil
