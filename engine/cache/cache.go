@@ -173,8 +173,8 @@ func (c *Cache) Close() *summary.RemoteCacheRun {
 
 // Hit is what Get found.
 type Hit struct {
-	// Entry is the entry restored, Source where it came from (summary.CacheSourceLocal or
-	// summary.CacheSourceRemote) and Log its log.
+	// Entry is the entry restored, Source where it came from (summary.CacheSourceLocal, a
+	// summary.SharedSource for another checkout's entry, or summary.CacheSourceRemote) and Log its log.
 	Entry  store.Entry
 	Source string
 	Log    []byte
@@ -215,7 +215,7 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 		region.End()
 		hit.Changed = changed
 		if ok {
-			h := c.hit(entry, summary.CacheSourceLocal, log, changed)
+			h := c.hit(entry, c.sourceOf(entry), log, changed)
 			h.Files = files
 			return h, true, nil
 		}
@@ -230,6 +230,7 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 		return hit, false, err
 	}
 	entry = m.Entry(key, t, c.now())
+	entry.Checkout = c.ws.Root
 	region = profilerec.Start(ctx, "restore")
 	log, changed, rerr := c.restoreRemote(ctx, p, t, entry)
 	region.End()
@@ -245,6 +246,15 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	}
 	c.remote.hit()
 	return c.hit(entry, summary.CacheSourceRemote, log, hit.Changed), true, nil
+}
+
+// sourceOf answers the cacheSource of a hit on a local entry: "local" when this checkout wrote it
+// (or no checkout is recorded), summary.SharedSource of the writer's root when another did.
+func (c *Cache) sourceOf(e store.Entry) string {
+	if e.Checkout == "" || e.Checkout == c.ws.Root {
+		return summary.CacheSourceLocal
+	}
+	return summary.SharedSource(e.Checkout)
 }
 
 // hit answers a restored entry, with its last use due when it is older than touchEvery.
@@ -294,7 +304,7 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 	now := c.now()
 	entry := store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
 		OutputsBlob: outputsBlob, Outputs: files, LogBlob: logBlob, Size: size, Duration: took,
-		Created: now, LastUsed: now}
+		Created: now, LastUsed: now, Checkout: c.ws.Root}
 	if err := c.st.PutEntry(dbctx, entry); err != nil {
 		return logBlob, err
 	}

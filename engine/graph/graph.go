@@ -341,8 +341,16 @@ type Plugin struct {
 type Workspace struct {
 	// Root is the absolute workspace root (the folder holding vx.workspace.ts).
 	Root string `json:"root"`
-	// CacheDir is the absolute state folder (.vx/ or $VX_CACHE_DIR).
+	// CacheDir is the checkout's own absolute state folder (.vx/ or $VX_STATE_DIR): its run
+	// history, stat cache, watcher socket and task locks.
 	CacheDir string `json:"cacheDir"`
+	// SharedDir is the absolute folder of the store every checkout of the repository shares (cache
+	// entries, blobs, durations and peaks), and SharedDirSource what chose it (engine/statedirs:
+	// default, config, flag, env); "" means CacheDir itself (a workspace built in a test).
+	SharedDir       string `json:"sharedDir,omitempty"`
+	SharedDirSource string `json:"sharedDirSource,omitempty"`
+	// ConfiguredCacheDir is cacheDir as vx.workspace.ts declares it ("" when it does not).
+	ConfiguredCacheDir string `json:"configuredCacheDir,omitempty"`
 	// ConfigFile is the workspace config file, relative to Root.
 	ConfigFile string `json:"configFile"`
 	// Projects holds every project, sorted by name.

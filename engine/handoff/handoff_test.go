@@ -87,12 +87,12 @@ func TestHandedIndexCurrent(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "cas"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h := &Index{State: StampState(dir)}
-	if h.Current(dir) != h {
+	h := &Index{State: StampState(dir, "")}
+	if h.Current(dir, "") != h {
 		t.Fatal("an index nothing wrote since was not taken")
 	}
 	var none *Index
-	if none.Current(dir) != nil {
+	if none.Current(dir, "") != nil {
 		t.Fatal("no index read as one")
 	}
 	for _, change := range []func() error{
@@ -103,10 +103,10 @@ func TestHandedIndexCurrent(t *testing.T) {
 		if err := change(); err != nil {
 			t.Fatal(err)
 		}
-		if h.Current(dir) != nil {
+		if h.Current(dir, "") != nil {
 			t.Fatal("an index taken after the state folder changed")
 		}
-		h = &Index{State: StampState(dir)}
+		h = &Index{State: StampState(dir, "")}
 	}
 }
 

@@ -33,22 +33,34 @@ type Index struct {
 	Runs map[string][]store.CommandRun
 }
 
-// StateStamp is what the state folder's stats say of the index and the CAS: any commit, any
-// checkpoint, any folder of blobs created or removed moves it.
+// StateStamp is what the state folders' stats say of the checkout's index, the shared store's index
+// and its CAS: any commit, any checkpoint (of this checkout's run or another's sharing the store),
+// any folder of blobs created or removed moves it.
 type StateStamp struct {
-	Index, WAL, CAS filestate.Info
+	Index, WAL, CAS        filestate.Info
+	SharedIndex, SharedWAL filestate.Info
 }
 
-// StampState answers the stamp of the state folder dir now.
-func StampState(dir string) StateStamp {
-	stat := func(name string) filestate.Info {
+// StampState answers the stamp of the checkout's state folder dir and the shared store shared
+// ("" for dir itself) now.
+func StampState(dir, shared string) StateStamp {
+	if shared == "" {
+		shared = dir
+	}
+	stat := func(dir, name string) filestate.Info {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			return filestate.Info{}
 		}
 		return filestate.InfoOf(fi)
 	}
-	return StateStamp{Index: stat("index.db"), WAL: stat("index.db-wal"), CAS: stat("cas")}
+	return StateStamp{Index: stat(dir, store.IndexFile), WAL: stat(dir, store.IndexFile+"-wal"), CAS: stat(shared, "cas"),
+		SharedIndex: stat(shared, store.SharedIndexFile), SharedWAL: stat(shared, store.SharedIndexFile+"-wal")}
+}
+
+// infos are the stamp's parts, in their wire order.
+func (s *StateStamp) infos() []*filestate.Info {
+	return []*filestate.Info{&s.Index, &s.WAL, &s.CAS, &s.SharedIndex, &s.SharedWAL}
 }
 
 // Same reports whether two stamps say the same of the index, its WAL and the CAS folder: a write
@@ -56,17 +68,18 @@ func StampState(dir string) StateStamp {
 // SQLite, run as root, gives each WAL it opens to the database's owner (fchown), so a reader's
 // new connection moves it without a write.
 func (s StateStamp) Same(o StateStamp) bool {
-	return sameWrite(s.Index, o.Index) && sameWrite(s.WAL, o.WAL) && sameWrite(s.CAS, o.CAS)
+	return sameWrite(s.Index, o.Index) && sameWrite(s.WAL, o.WAL) && sameWrite(s.CAS, o.CAS) &&
+		sameWrite(s.SharedIndex, o.SharedIndex) && sameWrite(s.SharedWAL, o.SharedWAL)
 }
 
 func sameWrite(a, b filestate.Info) bool {
 	return a.Mode == b.Mode && a.Size == b.Size && a.MtimeNs == b.MtimeNs && a.Ino == b.Ino
 }
 
-// Current answers h while the state folder dir stamps as it did when h was read, nil else. A run
-// asks before it opens the index: opening it may create its WAL.
-func (h *Index) Current(dir string) *Index {
-	if h == nil || !StampState(dir).Same(h.State) {
+// Current answers h while the state folders dir and shared stamp as they did when h was read, nil
+// else. A run asks before it opens the index: opening it may create its WAL.
+func (h *Index) Current(dir, shared string) *Index {
+	if h == nil || !StampState(dir, shared).Same(h.State) {
 		return nil
 	}
 	return h
@@ -79,7 +92,7 @@ func appendIndex(buf []byte, h *Index, unlisted map[string]bool) []byte {
 		return binary.AppendUvarint(buf, 0)
 	}
 	var b []byte
-	for _, info := range []filestate.Info{h.State.Index, h.State.WAL, h.State.CAS} {
+	for _, info := range h.State.infos() {
 		b = binary.AppendUvarint(b, uint64(info.Mode))
 		b = binary.AppendVarint(b, info.Size)
 		b = binary.AppendVarint(b, info.MtimeNs)
@@ -107,7 +120,7 @@ func appendIndex(buf []byte, h *Index, unlisted map[string]bool) []byte {
 // appendEntry appends e's wire form; its listing is a count plus one then each file, or 0 when
 // left out (listed false).
 func appendEntry(b []byte, e store.Entry, listed bool) []byte {
-	for _, s := range []string{e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, e.LogBlob} {
+	for _, s := range []string{e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, e.LogBlob, e.Checkout} {
 		b = appendString(b, s)
 	}
 	for _, n := range []int64{e.Size, int64(e.Duration), int64(e.ExitCode), e.Created.UnixNano(), e.LastUsed.UnixNano()} {
@@ -147,7 +160,7 @@ func readIndex(br *bufio.Reader) (*Index, error) {
 	}
 	d := &wireReader{b: b}
 	h := &Index{}
-	for _, info := range []*filestate.Info{&h.State.Index, &h.State.WAL, &h.State.CAS} {
+	for _, info := range h.State.infos() {
 		info.Mode, info.Size, info.MtimeNs, info.Ino = fs.FileMode(d.uvarint()), d.varint(), d.varint(), d.uvarint()
 	}
 	n := d.count()
@@ -228,7 +241,7 @@ func (d *wireReader) string() string {
 
 // entry reads an entry; listed is false for one without its output listing.
 func (d *wireReader) entry() (e store.Entry, listed bool) {
-	e = store.Entry{Hash: d.string(), TaskID: d.string(), Project: d.string(), Command: d.string(), OutputsBlob: d.string(), LogBlob: d.string()}
+	e = store.Entry{Hash: d.string(), TaskID: d.string(), Project: d.string(), Command: d.string(), OutputsBlob: d.string(), LogBlob: d.string(), Checkout: d.string()}
 	e.Size, e.Duration, e.ExitCode = d.varint(), time.Duration(d.varint()), int(d.varint())
 	e.Created, e.LastUsed = time.Unix(0, d.varint()), time.Unix(0, d.varint())
 	n := d.count()

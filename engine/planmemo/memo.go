@@ -51,6 +51,8 @@ type Memo struct {
 	index *store.Store
 	// indexIno is the inode of the index file the held store opened.
 	indexIno uint64
+	// sharedIno is the inode of the shared index file it opened (0: none, or none named).
+	sharedIno uint64
 	// stamp is the last hand-off stamp, of stampWS and the tasks and environment digested as
 	// stampOf.
 	stamp   string
@@ -155,7 +157,7 @@ func (m *Memo) view(ws *graph.Workspace, files filestate.Source) *memoView {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := &memoView{m: m, snap: snap, ws: ws, state: handoff.StampState(ws.CacheDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs,
+	v := &memoView{m: m, snap: snap, ws: ws, state: handoff.StampState(ws.CacheDir, ws.SharedDir), keys: m.keys, hits: m.hits, entries: m.entries, runs: m.runs,
 		verdicts: m.verdicts}
 	if m.ws == ws && m.snap != nil {
 		v.changed = filestate.ChangedDirs(m.snap, snap)
@@ -425,37 +427,46 @@ func (v *memoView) RecentRuns(ctx context.Context, st *store.Store, ids []string
 	return out, nil
 }
 
-// OpenIndex answers a read-only store of the state folder dir: the memo's, opened once and again
-// when the index file was replaced, or (without a memo, or an index) one of its own, which
-// release closes.
-func (m *Memo) OpenIndex(ctx context.Context, dir string) (st *store.Store, release func(), err error) {
+// OpenIndex answers a read-only store of the state folder dir and the shared store shared ("" for
+// the one dir's index records): the memo's, opened once and again when either index file was
+// replaced or created, or (without a memo, or an index) one of its own, which release closes.
+func (m *Memo) OpenIndex(ctx context.Context, dir, shared string) (st *store.Store, release func(), err error) {
 	if m == nil {
-		st, err = store.OpenReadOnly(ctx, dir)
+		st, err = store.OpenReadOnlyShared(ctx, dir, shared)
 		if err != nil {
 			return nil, nil, err
 		}
 		return st, func() { st.Close() }, nil
 	}
-	var ino uint64
-	if fi, err := os.Stat(store.IndexPath(dir)); err == nil {
-		ino = filestate.InfoOf(fi).Ino
+	ino := inoOf(store.IndexPath(dir))
+	sharedIno := uint64(0)
+	if shared != "" {
+		sharedIno = inoOf(store.SharedIndexPath(shared))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.index != nil && m.indexIno == ino && m.index.Dir() == dir {
+	if m.index != nil && m.indexIno == ino && m.sharedIno == sharedIno && m.index.Dir() == dir && (shared == "" || m.index.SharedDir() == shared) {
 		return m.index, func() {}, nil
 	}
 	if m.index != nil {
 		m.index.Close()
 		m.index = nil
 	}
-	st, err = store.OpenReadOnly(ctx, dir)
+	st, err = store.OpenReadOnlyShared(ctx, dir, shared)
 	if err != nil {
 		return nil, nil, err
 	}
 	if ino == 0 {
 		return st, func() { st.Close() }, nil
 	}
-	m.index, m.indexIno = st, ino
+	m.index, m.indexIno, m.sharedIno = st, ino, sharedIno
 	return st, func() {}, nil
+}
+
+// inoOf answers the inode of path, 0 when it cannot be stat'ed.
+func inoOf(path string) uint64 {
+	if fi, err := os.Stat(path); err == nil {
+		return filestate.InfoOf(fi).Ino
+	}
+	return 0
 }

@@ -100,7 +100,7 @@ func handedBeforeOpen(opts Options, nodes []*node) (keys []string, index *handof
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	return keys, known.Index.Current(opts.Workspace.CacheDir)
+	return keys, known.Index.Current(opts.Workspace.CacheDir, opts.Workspace.SharedDir)
 }
 
 // intactFunc answers isIntact as the cache asks it, nil when nothing was handed as intact.

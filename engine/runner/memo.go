@@ -20,7 +20,7 @@ type PlanMemo interface {
 	// for a plan of ws over files; nil (reuse nothing, keep nothing) without a watcher's snapshot.
 	View(ctx context.Context, ws *graph.Workspace, files filestate.Source) MemoView
 	// OpenIndex answers a read-only store of the state folder dir, which release lets go of.
-	OpenIndex(ctx context.Context, dir string) (st *store.Store, release func(), err error)
+	OpenIndex(ctx context.Context, dir, shared string) (st *store.Store, release func(), err error)
 }
 
 // KeyedTask is a task of a plan as a memo sees it: the task, its project, its key (once made)

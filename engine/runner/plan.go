@@ -170,10 +170,10 @@ func openPlanIndex(ctx context.Context, opts PlanOptions) (st *store.Store, rele
 	if opts.Store != nil {
 		return opts.Store, func() {}, nil
 	}
-	dir := opts.Workspace.CacheDir
+	dir, shared := opts.Workspace.CacheDir, opts.Workspace.SharedDir
 	if opts.Memo != nil {
-		st, release, err = opts.Memo.OpenIndex(ctx, dir)
-	} else if st, err = store.OpenReadOnly(ctx, dir); err == nil {
+		st, release, err = opts.Memo.OpenIndex(ctx, dir, shared)
+	} else if st, err = store.OpenReadOnlyShared(ctx, dir, shared); err == nil {
 		release = func() { st.Close() }
 	}
 	if err != nil {

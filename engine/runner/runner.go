@@ -218,18 +218,12 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	}
 	st := opts.Store
 	if st == nil {
-		// The index survives a cancelled run: its writes are not tied to the run's context.
-		region := profilerec.Start(ctx, "open index")
-		st, err = store.Open(context.WithoutCancel(ctx), opts.Workspace.CacheDir, store.Options{ResetOtherVersion: true, Now: opts.Now})
-		region.End()
-		if err != nil {
-			return nil, fmt.Errorf("open the state folder: %w", err)
+		if st, err = openStore(ctx, opts); err != nil {
+			return nil, err
 		}
 		defer st.Close()
 	}
-	if st.Reset != "" && opts.Notice != nil {
-		opts.Notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
-	}
+	noteStore(st, opts.Notice)
 	// The entries of the keys handed over are read while the run gets ready, unless the server
 	// that handed them knew them; without keys, each task's newest entry, which it most often hits.
 	var prefetch *cache.Prefetch
@@ -507,4 +501,31 @@ func persistentIDs(nodes []*node) map[string]bool {
 		}
 	}
 	return ids
+}
+
+// openStore opens the run's checkout state folder and the shared store. The index survives a
+// cancelled run: its writes are not tied to the run's context.
+func openStore(ctx context.Context, opts Options) (*store.Store, error) {
+	region := profilerec.Start(ctx, "open index")
+	defer region.End()
+	ws := opts.Workspace
+	st, err := store.Open(context.WithoutCancel(ctx), ws.CacheDir, store.Options{ResetOtherVersion: true, Now: opts.Now,
+		SharedDir: ws.SharedDir, Checkout: ws.Root})
+	if err != nil {
+		return nil, fmt.Errorf("open the state folder: %w", err)
+	}
+	return st, nil
+}
+
+// noteStore tells notice what opening the store reset or carried into the shared store.
+func noteStore(st *store.Store, notice func(string)) {
+	if notice == nil {
+		return
+	}
+	if st.Reset != "" {
+		notice(fmt.Sprintf("reset %s: it held %s", store.IndexPath(st.Dir()), st.Reset))
+	}
+	if st.Migrated != "" {
+		notice(st.Migrated)
+	}
 }

@@ -18,6 +18,13 @@ import (
 // CacheSourceLocal is the cacheSource of a hit from the local cache.
 const CacheSourceLocal = "local"
 
+// CacheSourceSharedPrefix starts the cacheSource of a hit on an entry another checkout sharing the
+// store wrote: "shared:" and that checkout's root.
+const CacheSourceSharedPrefix = "shared:"
+
+// SharedSource is the cacheSource of a hit on an entry the checkout at root wrote.
+func SharedSource(root string) string { return CacheSourceSharedPrefix + root }
+
 // Summary is the run summary: `vx run --format json`, `vx run --summarize`, `vx last --format json`.
 type Summary struct {
 	RunID string `json:"runId"`
@@ -51,7 +58,8 @@ type TaskResult struct {
 	// Hash is the task's cache key ("" when it was never computed: blocked, skipped).
 	Hash       string `json:"hash"`
 	DurationMs int64  `json:"durationMs"`
-	// CacheSource is "local" or "remote" for a hit, null otherwise.
+	// CacheSource is "local", "shared:<checkout root>" (an entry another worktree or checkout
+	// sharing the store wrote) or "remote" for a hit, null otherwise.
 	CacheSource *string `json:"cacheSource"`
 	// ExitCode is the command's exit status; null when it did not run or was killed by a signal.
 	ExitCode *int `json:"exitCode"`

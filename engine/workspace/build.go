@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -94,6 +94,11 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	if err := workspaceEnv(r, top, ws); err != nil {
 		return nil, err
+	}
+	if v, ok := top["cacheDir"]; ok {
+		if ws.ConfiguredCacheDir, err = r.str("cacheDir", v); err != nil {
+			return nil, err
+		}
 	}
 	templates, err := b.templates(r, top)
 	if err != nil {

@@ -115,6 +115,7 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	cacheDir := CacheDir(root, l.opts.getenv)
 	if c := readResolved(cacheDir, root, l.opts.Version); c != nil {
+		l.placeStore(c.WS)
 		c.WS.Index()
 		c.WS.Secrets = secretValues(c.SecretNames, l.opts.getenv)
 		l.last = c
@@ -129,9 +130,18 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 		}
 		return nil, err
 	}
+	l.placeStore(c.WS)
 	l.last = c
 	writeResolved(cacheDir, c)
 	return c.WS, nil
+}
+
+// placeStore sets ws's shared store folder and its source, from the loader's --cache-dir, the
+// environment and the config's cacheDir: these are the process's, not the kept workspace's, so
+// they are set on every workspace the loader resolves or reads back.
+func (l *Loader) placeStore(ws *graph.Workspace) {
+	d := StoreDirs(ws.Root, l.opts.CacheDirFlag, ws.ConfiguredCacheDir, l.opts.getenv)
+	ws.SharedDir, ws.SharedDirSource = d.Shared, string(d.SharedSource)
 }
 
 // evaluate evaluates and resolves the workspace at root, in a child process when the loader
@@ -619,6 +629,7 @@ func (l *Loader) LoadPartial(ctx context.Context) (ws *graph.Workspace, failed [
 		var c *loaded
 		c, err = l.evaluate(ctx, root, CacheDir(root, l.opts.getenv), skip)
 		if err == nil {
+			l.placeStore(c.WS)
 			return c.WS, failed, nil
 		}
 		failed = append(failed, err)

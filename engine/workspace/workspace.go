@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vzn/vx/engine/statedirs"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -44,7 +45,7 @@ func FindRoot(dir string) (string, error) {
 type Options struct {
 	// Dir is where discovery starts (the -C folder or the working directory).
 	Dir string
-	// Getenv reads the environment (VX_CACHE_DIR, secrets); nil means os.Getenv.
+	// Getenv reads the environment (VX_CACHE_DIR, VX_STATE_DIR, secrets); nil means os.Getenv.
 	Getenv func(string) string
 	// Console receives what a config prints through console.*; nil means io.Discard. The CLI passes stderr.
 	Console io.Writer
@@ -54,6 +55,9 @@ type Options struct {
 	// the kernel and this process enforce (see Isolation); nil evaluates it in this process,
 	// under the bounds the runtime itself samples.
 	Isolate *Isolation
+	// CacheDirFlag is --cache-dir: the shared store's folder, over VX_CACHE_DIR and the config's
+	// cacheDir ("" when not given).
+	CacheDirFlag string
 }
 
 func (o Options) getenv(k string) string {
@@ -63,19 +67,17 @@ func (o Options) getenv(k string) string {
 	return o.Getenv(k)
 }
 
-// CacheDir returns the state folder for a workspace root: $VX_CACHE_DIR when set (relative to the
-// root when relative), else root/.vx.
+// CacheDir returns the checkout's own state folder for a workspace root: $VX_STATE_DIR when set
+// (relative to the root when relative), else root/.vx. The shared store is the workspace's
+// SharedDir (see Loader.Load and engine/statedirs).
 func CacheDir(root string, getenv func(string) string) string {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if d := getenv("VX_CACHE_DIR"); d != "" {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(root, d)
-		}
-		return filepath.Clean(d)
-	}
-	return filepath.Join(root, ".vx")
+	return statedirs.Checkout(root, getenv)
+}
+
+// StoreDirs answers a workspace's two state folders and what chose each, from the --cache-dir
+// flag, the environment and the config's cacheDir (configured, "" for none).
+func StoreDirs(root, flag, configured string, getenv func(string) string) statedirs.Dirs {
+	return statedirs.Resolve(statedirs.Input{Root: root, Flag: flag, Config: configured, Getenv: getenv})
 }
 
 var _ = context.Background
