@@ -4,11 +4,13 @@
 package stress
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/vzn/vx/actor/actortest"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // TestMain turns the binary into the MCP test server when re-executed so, and
@@ -16,5 +18,6 @@ import (
 // package share it: there can be only one TestMain.
 func TestMain(m *testing.M) {
 	actortest.MaybeServe()
-	goleak.VerifyTestMain(m)
+	cleanup := testkit.IsolateCacheHome()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))
 }

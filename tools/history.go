@@ -9,7 +9,6 @@ import (
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
-	"github.com/vzn/vx/engine/workspace"
 )
 
 // The history tools (getCacheStats, getRunHistory, explainCacheKey, whyDidThisRerun, getTaskLog,
@@ -17,19 +16,20 @@ import (
 // first, so that a broken config never hides history.
 
 // openState answers the workspace's state folder open for reading, and the release the caller
-// calls once done with it: where there is no index it answers as an empty one and creates
-// nothing; an index of another version is refused by name. The session keeps the open across
-// calls (session.Session.Reader).
+// calls once done with it: the checkout's index and the shared store; where there is no index it
+// answers as an empty one and creates nothing; an index of another version is refused by name.
+// The session keeps the open across calls (session.Session.Reader).
 func (d *Deps) openState(ctx context.Context) (*store.Store, func(), error) {
-	root, err := d.loader().Root()
+	dirs, err := d.loader().StoreDirs(ctx)
 	if err != nil {
 		return nil, nil, refusal(err)
 	}
-	st, release, err := d.Session.Reader(workspace.CacheDir(root, d.getenv)).Acquire(ctx)
+	st, release, err := d.Session.Reader(dirs.Checkout, dirs.Shared).Acquire(ctx)
 	if err != nil {
 		var ve *store.VersionError
-		if errors.As(err, &ve) {
-			return nil, nil, &tool.Refusal{Msg: tool.OneLine("read the state folder: " + ve.Error())}
+		var sve *store.SharedVersionError
+		if errors.As(err, &ve) || errors.As(err, &sve) {
+			return nil, nil, &tool.Refusal{Msg: tool.OneLine("read the state folder: " + err.Error())}
 		}
 		return nil, nil, fmt.Errorf("read the state folder: %w", err)
 	}

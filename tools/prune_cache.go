@@ -31,9 +31,9 @@ func (d *Deps) pruneCache() tool.Tool {
 		if args.Cursor != "" && !dryRun {
 			return nil, tool.Refusef("argument %q pages a dry run's list: a prune that removes cannot be asked again", "cursor")
 		}
-		// As vx cache prune: the state folder of the workspace root, config not needed.
+		// As vx cache prune: the shared store and the checkout's folder; a broken config does not stop it.
 		res, err := prune.Run(ctx, d.loader().Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize,
-			DryRun: dryRun, Getenv: d.getenv})
+			DryRun: dryRun, Getenv: d.getenv, Dirs: d.loader().StoreDirs})
 		var value *prune.ValueError
 		if errors.As(err, &value) {
 			// The engine names the field as this tool names the argument.

@@ -41,6 +41,7 @@ type app struct {
 	logLevel string // --log-level
 	color    string // --color: auto, always or never
 	noColor  bool   // --no-color
+	cacheDir string // --cache-dir
 
 	log    zerolog.Logger
 	loader *workspace.Loader
@@ -71,7 +72,7 @@ func (a *app) workspaceLoader() *workspace.Loader {
 	if a.loader == nil {
 		a.loader = workspace.NewLoader(workspace.Options{
 			Dir: a.workDir(), Getenv: a.getenv, Console: a.stderr, Version: version,
-			Isolate: configIsolation(),
+			Isolate: configIsolation(), CacheDirFlag: a.cacheDir,
 		})
 	}
 	return a.loader

@@ -31,9 +31,9 @@ func (a *app) cachePruneCmd() *cobra.Command {
 		Short: "Evict cache entries by age and size, and remove blobs no entry references (never run history)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The state folder of the workspace root; the config is not needed.
+			// The shared store and the checkout's folder; a broken config does not stop a prune.
 			res, err := prune.Run(cmd.Context(), a.workspaceLoader().Root,
-				prune.Request{OlderThan: olderThan, MaxSize: maxSize, DryRun: dryRun, Getenv: a.getenv})
+				prune.Request{OlderThan: olderThan, MaxSize: maxSize, DryRun: dryRun, Getenv: a.getenv, Dirs: a.workspaceLoader().StoreDirs})
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,7 @@ var verbHabits = map[string]string{
 // flagHabits are the flags Turborepo's and Nx's users type, and vx's for them.
 var flagHabits = map[string]string{
 	"--since": "--affected", "--base": "--affected", "--scope": "--filter", "--projects": "--filter",
-	"--cwd": "-C", "--cache-dir": "VX_CACHE_DIR=DIR", "--skip-nx-cache": "--force", "--parallel": "--concurrency",
+	"--cwd": "-C", "--skip-nx-cache": "--force", "--parallel": "--concurrency",
 }
 
 // unknownCommand is cobra's refusal of a verb it does not know.

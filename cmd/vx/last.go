@@ -12,17 +12,16 @@ import (
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/store"
-	"github.com/vzn/vx/engine/workspace"
 )
 
-// openState opens the workspace's state folder read-only, without evaluating the config: a
-// broken config never hides history. It creates nothing when there is none.
+// openState opens the workspace's state folder and the shared store read-only; a broken config
+// never hides history (see workspace.Loader.StoreDirs). It creates nothing when there is none.
 func (a *app) openState(ctx context.Context) (*store.Store, error) {
-	root, err := workspace.FindRoot(a.workDir())
+	dirs, err := a.workspaceLoader().StoreDirs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenReadOnly(ctx, workspace.CacheDir(root, a.getenv))
+	st, err := store.OpenReadOnlyShared(ctx, dirs.Checkout, dirs.Shared)
 	if err != nil {
 		return nil, fmt.Errorf("read the state folder: %w", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/vzn/vx/engine/statedirs"
 	"os"
 	"sync"
 
@@ -43,7 +44,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			loader := a.workspaceLoader()
 			// What the server keeps between calls; the file watcher starts after the initialize
 			// reply, with the tools.
-			sess := session.Open(session.Options{Loader: loader, Exe: exe, Environ: os.Environ(), Memo: true, KeepChild: true,
+			sess := session.Open(session.Options{Loader: loader, Exe: exe, Environ: a.childEnviron(), Memo: true, KeepChild: true,
 				Stderr: a.stderr})
 			defer sess.Close()
 			deps := &tools.Deps{Session: sess, Stderr: a.stderr, Version: version}
@@ -77,4 +78,15 @@ vx.workspace.ts is seen on the next call without a restart.`,
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", true, "serve over stdin and stdout (the default and only transport)")
 	return cmd
+}
+
+// childEnviron is the environment the server's children start from: its own, with --cache-dir
+// passed on as VX_CACHE_DIR (both are read from the workspace root), so that a runTasks run uses
+// the server's shared store.
+func (a *app) childEnviron() []string {
+	env := os.Environ()
+	if a.cacheDir != "" {
+		env = append(env, statedirs.CacheDirEnv+"="+a.cacheDir)
+	}
+	return env
 }

@@ -37,6 +37,8 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 	pf.StringVar(&a.logLevel, "log-level", "", "log level on stderr: debug, info, warn, error, off (env VX_LOG)")
 	pf.StringVar(&a.format, "format", "text", "answer format: text or json")
 	a.registerColor(pf)
+	pf.StringVar(&a.cacheDir, "cache-dir", "", "the shared store every checkout of the repository uses, in `DIR` (env VX_CACHE_DIR, config cacheDir)")
+	a.cacheDir = cacheDirFlag(args)
 	root.AddGroup(&cobra.Group{ID: groupBuiltin, Title: "Commands:"})
 	root.SetHelpCommandGroupID(groupBuiltin)
 	root.SetCompletionCommandGroupID(groupBuiltin)
@@ -126,7 +128,7 @@ func firstVerb(args []string) string {
 		switch {
 		case arg == "--":
 			return ""
-		case arg == "-C" || arg == "--chdir" || arg == "--log-level" || arg == "--format":
+		case arg == "-C" || arg == "--chdir" || arg == "--log-level" || arg == "--format" || arg == "--cache-dir":
 			i++
 		case strings.HasPrefix(arg, "-"):
 		default:
@@ -146,6 +148,22 @@ func chdirFlag(args []string) string {
 			return strings.TrimPrefix(arg, "--chdir=")
 		case strings.HasPrefix(arg, "-C") && len(arg) > 2:
 			return strings.TrimPrefix(strings.TrimPrefix(arg, "-C"), "=")
+		}
+	}
+	return ""
+}
+
+// cacheDirFlag answers --cache-dir's value as given in args, for the loader made before the flags
+// are parsed (vx mcp, help).
+func cacheDirFlag(args []string) string {
+	for i, arg := range args {
+		switch {
+		case arg == "--":
+			return ""
+		case arg == "--cache-dir" && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(arg, "--cache-dir="):
+			return strings.TrimPrefix(arg, "--cache-dir=")
 		}
 	}
 	return ""

@@ -10,6 +10,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -21,10 +23,14 @@ func TestMain(m *testing.M) {
 }
 
 // leakChecked runs the tests, then fails the package if any goroutine outlived them.
+// The tests get a cache home of their own (testkit.IsolateCacheHome), made here: testscript runs
+// this only for the tests, never in the vx it starts from this binary.
 type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() int {
+	cleanup := testkit.IsolateCacheHome()
 	code := l.m.Run()
+	cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
@@ -56,6 +62,14 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("GIT_COMMITTER_EMAIL", "vx@example.com")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", env.WorkDir)
+			// The shared store's default folder, outside the work folder (whose files a script's
+			// workspace may hash) and removed with the script.
+			cache, err := os.MkdirTemp("", "vx-script-cache-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(cache) })
+			env.Setenv("XDG_CACHE_HOME", cache)
 			if p, err := exec.LookPath("git"); err == nil {
 				env.Setenv("PATH", filepath.Dir(p)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			}

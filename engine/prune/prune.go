@@ -17,6 +17,7 @@ import (
 
 	"github.com/vzn/vx/engine/bytesize"
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/statedirs"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
@@ -65,8 +66,11 @@ type Request struct {
 	MaxSize string
 	// DryRun answers what would be pruned and removes nothing.
 	DryRun bool
-	// Getenv reads VX_CACHE_DIR; nil means os.Getenv.
+	// Getenv reads VX_CACHE_DIR and VX_STATE_DIR; nil means os.Getenv.
 	Getenv func(string) string
+	// Dirs answers the workspace's state folders (workspace.Loader.StoreDirs); nil resolves them
+	// from the root and Getenv, without the config.
+	Dirs func(ctx context.Context) (statedirs.Dirs, error)
 }
 
 // The Request fields a ValueError names.
@@ -113,7 +117,13 @@ func Run(ctx context.Context, root func() (string, error), req Request) (*Result
 	if opts.Root, err = root(); err != nil {
 		return nil, err
 	}
-	st, err := Open(ctx, workspace.CacheDir(opts.Root, req.Getenv), req.DryRun)
+	dirs := workspace.StoreDirs(opts.Root, "", "", req.Getenv)
+	if req.Dirs != nil {
+		if dirs, err = req.Dirs(ctx); err != nil {
+			return nil, err
+		}
+	}
+	st, err := OpenShared(ctx, dirs.Checkout, dirs.Shared, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -124,18 +134,36 @@ func Run(ctx context.Context, root func() (string, error), req Request) (*Result
 // Open opens the state folder dir as a prune needs it: read-only for a dry run, or where there is
 // no index (then nothing is created), for writing otherwise.
 func Open(ctx context.Context, dir string, dryRun bool) (*store.Store, error) {
+	return OpenShared(ctx, dir, "", dryRun)
+}
+
+// OpenShared is Open of the checkout's folder dir and the shared store shared ("" for the one
+// dir's index records): a prune evicts from the shared store, and reads and cleans the checkout's
+// stat cache.
+func OpenShared(ctx context.Context, dir, shared string, dryRun bool) (*store.Store, error) {
 	var st *store.Store
 	var err error
-	_, statErr := os.Stat(store.IndexPath(dir))
-	if dryRun || errors.Is(statErr, os.ErrNotExist) {
-		st, err = store.OpenReadOnly(ctx, dir)
+	if dryRun || !exists(store.IndexPath(dir)) && (shared == "" || !exists(store.SharedIndexPath(shared))) {
+		st, err = store.OpenReadOnlyShared(ctx, dir, shared)
 	} else {
-		st, err = store.Open(ctx, dir, store.Options{})
+		if shared == "" {
+			if ro, err := store.OpenReadOnly(ctx, dir); err == nil {
+				shared = ro.SharedDir()
+				ro.Close()
+			}
+		}
+		st, err = store.Open(ctx, dir, store.Options{SharedDir: shared})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the state folder: %w", err)
 	}
 	return st, nil
+}
+
+// exists reports whether path can be stat'ed.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // staleFileStats lists the stat cache's paths whose files are gone from root.

@@ -23,10 +23,12 @@ import (
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/summary"
+	"github.com/vzn/vx/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	cleanup := testkit.IsolateCacheHome()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))
 }
 
 // bazelConfig is a remoteCache object for a bazel-remote at u.

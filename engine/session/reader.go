@@ -8,23 +8,24 @@ import (
 
 // reader is the state folder's reader the history tools share, and the folder it reads.
 type reader struct {
-	mu  sync.Mutex
-	r   *store.Reader
-	dir string
+	mu          sync.Mutex
+	r           *store.Reader
+	dir, shared string
 }
 
-// Reader answers the reader of the state folder dir, made on first use and kept across calls (see
-// store.Reader), so that a question costs its own queries, not an open of the index. A call for
-// another folder (the config moved the state folder) closes the last one's.
-func (s *Session) Reader(dir string) *store.Reader {
+// Reader answers the reader of the state folder dir and the shared store shared ("" for the one
+// dir's index records), made on first use and kept across calls (see store.Reader), so that a
+// question costs its own queries, not an open of the index. A call for other folders (the config
+// moved one) closes the last one's.
+func (s *Session) Reader(dir, shared string) *store.Reader {
 	r := &s.reader
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.r == nil || r.dir != dir {
+	if r.r == nil || r.dir != dir || r.shared != shared {
 		if r.r != nil {
 			r.r.Close()
 		}
-		r.r, r.dir = store.NewReader(dir), dir
+		r.r, r.dir, r.shared = store.NewReaderShared(dir, shared), dir, shared
 	}
 	return r.r
 }

@@ -81,7 +81,7 @@ export default defineWorkspace({
 	<-planning
 
 	// The state folder's reader.
-	st, release, err := s.Reader(ws.CacheDir).Acquire(ctx)
+	st, release, err := s.Reader(ws.CacheDir, "").Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

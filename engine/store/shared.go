@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite"
+
+	"github.com/vzn/vx/engine/atomicfile"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -134,6 +136,9 @@ func openSharedForWriting(ctx context.Context, dir string, now func() time.Time)
 	}
 	if !writableFolder(dir) {
 		return nil, "", sharedFault(dir, "write", errors.New("read-only folder"))
+	}
+	if err := markShared(dir); err != nil {
+		return nil, "", sharedFault(dir, "write", err)
 	}
 	path := SharedIndexPath(dir)
 	db, err := openSharedTries(ctx, path)
@@ -262,4 +267,26 @@ func isFull(err error) bool {
 		return true
 	}
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) || strings.Contains(err.Error(), "disk is full")
+}
+
+// sharedMarkers are written into a shared store folder once: a .gitignore that leaves the whole
+// folder out of git's view (and so out of every key, should the store lie inside a workspace), and
+// the CACHEDIR.TAG backup tools skip.
+var sharedMarkers = map[string]string{
+	".gitignore":   "# vx's shared store: nothing here belongs in git.\n*\n",
+	"CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# vx's shared store (https://bford.info/cachedir/)\n",
+}
+
+// markShared writes the markers dir lacks.
+func markShared(dir string) error {
+	for name, text := range sharedMarkers {
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); err == nil {
+			continue
+		}
+		if err := atomicfile.WriteFile(path, []byte(text)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

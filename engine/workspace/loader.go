@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"github.com/vzn/vx/engine/statedirs"
 	"io"
 	"maps"
 	"os"
@@ -634,4 +635,25 @@ func (l *Loader) LoadPartial(ctx context.Context) (ws *graph.Workspace, failed [
 		}
 		failed = append(failed, err)
 	}
+}
+
+// StoreDirs answers the workspace's two state folders as a verb that does not need the config
+// sees them (the history readers, vx cache prune): with the config's cacheDir when the config
+// loads; else, where neither --cache-dir nor VX_CACHE_DIR names the shared store, with Shared ""
+// (the store the checkout's index records its last run used), so that a broken config never
+// hides the cache.
+func (l *Loader) StoreDirs(ctx context.Context) (statedirs.Dirs, error) {
+	root, err := FindRoot(l.opts.Dir)
+	if err != nil {
+		return statedirs.Dirs{}, err
+	}
+	ws, err := l.LoadConfig(ctx)
+	if err == nil && ws.Root == root {
+		return StoreDirs(root, l.opts.CacheDirFlag, ws.ConfiguredCacheDir, l.opts.getenv), nil
+	}
+	d := StoreDirs(root, l.opts.CacheDirFlag, "", l.opts.getenv)
+	if d.SharedSource == statedirs.SourceDefault || d.SharedSource == statedirs.SourceNoUserCache {
+		d.Shared, d.SharedSource = "", ""
+	}
+	return d, nil
 }

@@ -127,3 +127,31 @@ func BuildWorkspace(names ...string) *graph.Workspace {
 	ws.Index()
 	return ws
 }
+
+// IsolateCacheHome points XDG_CACHE_HOME (and, for Windows, LocalAppData) at a new temporary
+// folder for this test process and every vx it starts, so that no test writes into the user's
+// cache folder, where vx keeps each repository's shared store by default. A TestMain calls it
+// before m.Run and the answered function once the tests ended; it removes the folder.
+func IsolateCacheHome() (cleanup func()) {
+	dir, err := os.MkdirTemp("", "vx-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	for _, k := range []string{"XDG_CACHE_HOME", "LocalAppData"} {
+		if err := os.Setenv(k, dir); err != nil {
+			panic(err)
+		}
+	}
+	return func() { removeAll(dir) }
+}
+
+// removeAll removes dir, making read-only folders (a test's read-only store) writable first.
+func removeAll(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
