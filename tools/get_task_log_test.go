@@ -28,7 +28,7 @@ func logWorkspace(t testing.TB, log string) (*Deps, string) {
 	if err := os.WriteFile(filepath.Join(dir, "vx.workspace.ts"), []byte("export default { projects: [] }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, filepath.Join(dir, ".vx"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(dir, ".vx"), store.Options{SharedDir: sharedDirOf(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestTaskLogPageReadsFromItsOffset(t *testing.T) {
 	}
 	// Overwrite what the pages so far answered, in the stored log.
 	sum := sha256.Sum256([]byte(log))
-	path := store.NewCAS(filepath.Join(dir, ".vx", "cas")).Path(hex.EncodeToString(sum[:]))
+	path := store.NewCAS(filepath.Join(sharedDirOf(dir), "cas")).Path(hex.EncodeToString(sum[:]))
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatalf("the stored log: %v", err)
@@ -203,7 +203,7 @@ func TestTaskLogCursorIsOnlyOfItsLog(t *testing.T) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), filepath.Join(dir, ".vx"), store.Options{})
+	st, err := store.Open(context.Background(), filepath.Join(dir, ".vx"), store.Options{SharedDir: sharedDirOf(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestTaskLogCursorIsOnlyOfItsLog(t *testing.T) {
 
 	// The log's blob pruned: its remembered cursor is stale.
 	sum := sha256.Sum256([]byte(log))
-	if err := os.Remove(store.NewCAS(filepath.Join(dir, ".vx", "cas")).Path(hex.EncodeToString(sum[:]))); err != nil {
+	if err := os.Remove(store.NewCAS(filepath.Join(sharedDirOf(dir), "cas")).Path(hex.EncodeToString(sum[:]))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ask(map[string]any{"taskId": "app#test", "cursor": cursor}); err == nil || !strings.Contains(err.Error(), "stale") {
@@ -298,7 +298,7 @@ func BenchmarkTaskLog32MiBWhole(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := store.OpenReadOnly(ctx, filepath.Join(dir, ".vx"))
+		st, err := store.OpenReadOnlyShared(ctx, filepath.Join(dir, ".vx"), sharedDirOf(dir))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func TestTaskLogFirstPageByItsEnds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := store.Open(ctx, filepath.Join(dir, ".vx"), store.Options{})
+			st, err := store.Open(ctx, filepath.Join(dir, ".vx"), store.Options{SharedDir: sharedDirOf(dir)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,7 +365,7 @@ func TestTaskLogFirstPageByItsEnds(t *testing.T) {
 		log := strings.Repeat("0123456789abcdef\n", 60_000)
 		e, dir := logWorkspace(t, log)
 		sum := sha256.Sum256([]byte(log))
-		path := store.NewCAS(filepath.Join(dir, ".vx", "cas")).Path(hex.EncodeToString(sum[:]))
+		path := store.NewCAS(filepath.Join(sharedDirOf(dir), "cas")).Path(hex.EncodeToString(sum[:]))
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)

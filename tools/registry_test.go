@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -10,9 +11,17 @@ import (
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/session"
+	"github.com/vzn/vx/engine/workspace"
+	"github.com/vzn/vx/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	cleanup := testkit.IsolateCacheHome()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))
+}
+
+// sharedDirOf is the shared store a workspace at root uses by default, where the tools read it.
+func sharedDirOf(root string) string { return workspace.StoreDirs(root, "", "", nil).Shared }
 
 // What a model reads of the tools — names, descriptions and input schemas — stays within 10 KB
 // for the fifteen, so that listing them costs an agent little.

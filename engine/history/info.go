@@ -2,15 +2,18 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/statedirs"
 	"github.com/vzn/vx/engine/store"
 )
 
-// CacheInfo is vx info's cache section: the versions this vx reads and writes, and the state of the
-// state folder.
+// CacheInfo is vx info's cache section: the versions this vx reads and writes, the state of the
+// checkout's state folder, and where the shared store is and why.
 type CacheInfo struct {
 	// CacheVersion enters every cache key; SchemaVersion is the index layout.
 	CacheVersion  string `json:"cacheVersion"`
@@ -19,27 +22,60 @@ type CacheInfo struct {
 	// unreadable; FoundVersion is the schema version on disk.
 	State        string `json:"state"`
 	FoundVersion string `json:"foundVersion,omitempty"`
-	Dir          string `json:"dir"`
-	Error        string `json:"error,omitempty"`
+	// Dir is the checkout's own state folder (history, stat cache, socket, locks), and
+	// DirSource what chose it: default (.vx/ at the root) or env (VX_STATE_DIR).
+	Dir       string `json:"dir"`
+	DirSource string `json:"dirSource"`
+	Error     string `json:"error,omitempty"`
+	// SharedDir is the store every checkout of the repository shares (cache entries, blobs,
+	// durations and peaks), SharedDirSource what chose it (default, config, flag, env, or "no
+	// user cache folder"; "recorded" when the config does not load and the store is the one the
+	// checkout's last run used), SharedState its index's state as State says.
+	SharedDir       string `json:"sharedDir"`
+	SharedDirSource string `json:"sharedDirSource"`
+	SharedState     string `json:"sharedState"`
+	SharedError     string `json:"sharedError,omitempty"`
+	// Notes say what a reader may not expect: VX_CACHE_DIR's change of meaning, a .vx/ of the
+	// layout before the shared store that the next run moves.
+	Notes []string `json:"notes,omitempty"`
 	// Entries and TotalBytes count the cache when the state is ok.
 	Entries    int   `json:"entries"`
 	TotalBytes int64 `json:"totalBytes"`
 	Runs       int   `json:"runs"`
 }
 
-// InfoCache answers vx info's cache section for the state folder dir, creating nothing.
-func InfoCache(ctx context.Context, dir string) (*CacheInfo, error) {
+// InfoCache answers vx info's cache section for the state folders dirs, creating nothing. A dirs
+// without a shared folder reads the one the checkout's index records.
+func InfoCache(ctx context.Context, dirs statedirs.Dirs, getenv func(string) string) (*CacheInfo, error) {
+	dir := dirs.Checkout
 	s := store.Inspect(ctx, dir)
 	out := &CacheInfo{CacheVersion: hasher.CacheVersion, SchemaVersion: store.SchemaVersion, State: s.State,
-		FoundVersion: s.FoundVersion, Dir: dir, Error: s.Error}
-	if s.State != "ok" {
+		FoundVersion: s.FoundVersion, Dir: dir, DirSource: string(dirs.CheckoutSource), Error: s.Error,
+		SharedDir: dirs.Shared, SharedDirSource: string(dirs.SharedSource), SharedState: "absent"}
+	out.Notes = infoNotes(dirs, getenv)
+	if s.State != "ok" && s.State != "absent" {
 		return out, nil
 	}
-	st, err := store.OpenReadOnly(ctx, dir)
+	st, err := store.OpenReadOnlyShared(ctx, dir, dirs.Shared)
 	if err != nil {
-		return nil, fmt.Errorf("read the state folder: %w", err)
+		out.SharedState, out.SharedError = "unreadable", err.Error()
+		var ve *store.SharedVersionError
+		if errors.As(err, &ve) {
+			out.SharedState = "otherVersion"
+		}
+		return out, nil
 	}
 	defer st.Close()
+	if out.SharedDir == "" {
+		out.SharedDir, out.SharedDirSource = st.SharedDir(), "recorded"
+	}
+	if n := st.LegacyEntries(ctx); n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s holds %d cache entries of the layout before the shared store: the next vx run moves them and their blobs into %s",
+			dir, n, out.SharedDir))
+	}
+	if _, err := os.Stat(store.SharedIndexPath(st.SharedDir())); err == nil {
+		out.SharedState = "ok"
+	}
 	if out.Entries, out.TotalBytes, err = st.CacheTotals(ctx, ""); err != nil {
 		return nil, err
 	}
@@ -49,10 +85,20 @@ func InfoCache(ctx context.Context, dir string) (*CacheInfo, error) {
 	return out, nil
 }
 
-// InfoFlaky answers vx info's flaky tasks for the state folder dir (none when there is no index),
-// creating nothing; an index of another version is an error naming it.
+// infoNotes says what vx info's reader may not expect of the state folders.
+func infoNotes(dirs statedirs.Dirs, getenv func(string) string) []string {
+	var notes []string
+	if getenv != nil && getenv(statedirs.CacheDirEnv) != "" && dirs.SharedSource == statedirs.SourceEnv {
+		notes = append(notes, statedirs.CacheDirEnv+" moves only the shared store now; "+statedirs.StateDirEnv+
+			" moves a checkout's own state (.vx/)")
+	}
+	return notes
+}
+
+// InfoFlaky answers vx info's flaky tasks for the checkout's state folder dir (none when there is
+// no index), creating nothing; an index of another version is an error naming it.
 func InfoFlaky(ctx context.Context, dir string) ([]string, error) {
-	st, err := store.OpenReadOnly(ctx, dir)
+	st, err := store.OpenReadOnlyShared(ctx, dir, dir)
 	if err != nil {
 		return nil, err
 	}

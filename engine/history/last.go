@@ -166,6 +166,8 @@ type TaskLog struct {
 	logtext.Text
 	// whole is the output uncut, for a person who asks for all of it (`vx last --log --full`).
 	whole string
+	// Store names the folder the answer was read from: this checkout's history.
+	Store Store `json:"store"`
 }
 
 // Whole is the task's whole output, plain text and masked, never cut.
@@ -174,7 +176,7 @@ func (l *TaskLog) Whole() string { return l.whole }
 // Log answers a task's log in a run (runID whole or a prefix; "" for the latest run that recorded
 // the task): plain text (logtext.Plain), masked with m as well (it was masked when stored, and again
 // once escapes are gone, should a secret have been split by one), cut by logtext.Cut.
-func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker) (*TaskLog, error) {
+func logOf(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker) (*TaskLog, error) {
 	e, err := logExecution(ctx, st, taskID, runID)
 	if err != nil {
 		return nil, err
@@ -292,11 +294,13 @@ type Failure struct {
 type Failures struct {
 	RunID    string    `json:"runId"`
 	Failures []Failure `json:"failures"`
+	// Store names the folder the answer was read from: this checkout's history.
+	Store Store `json:"store"`
 }
 
 // FailedTasks answers the failed tasks of a run (whole id or prefix; "" for the latest run that
 // did not end ok), each with its output as Log answers one.
-func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Masker) (*Failures, error) {
+func failedTasksOf(ctx context.Context, st *store.Store, runID string, m *mask.Masker) (*Failures, error) {
 	if runID == "" {
 		runs, err := st.Runs(ctx, store.RunQuery{Failed: true, Limit: 1})
 		if err != nil {
@@ -327,4 +331,22 @@ func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Mas
 		out.Failures = append(out.Failures, f)
 	}
 	return out, nil
+}
+
+// Log is logOf with the answer's store named (checkout).
+func Log(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker) (*TaskLog, error) {
+	out, err := logOf(ctx, st, taskID, runID, m)
+	if out != nil {
+		out.Store = checkoutStore(st)
+	}
+	return out, err
+}
+
+// FailedTasks is failedTasksOf with the answer's store named (checkout).
+func FailedTasks(ctx context.Context, st *store.Store, runID string, m *mask.Masker) (*Failures, error) {
+	out, err := failedTasksOf(ctx, st, runID, m)
+	if out != nil {
+		out.Store = checkoutStore(st)
+	}
+	return out, err
 }

@@ -30,7 +30,7 @@ type LogEnds struct {
 // ends: a log of more than 4×keep bytes that Plain leaves as it is, with m masking nothing, is read
 // once in chunks (its hash checked as CAS.Get checks it) and only its first and last keep bytes
 // (at least what Log's cut keeps) are kept. Any other log is read whole, as Log reads it.
-func ReadLogEnds(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker, keep int) (*LogEnds, error) {
+func readLogEndsOf(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker, keep int) (*LogEnds, error) {
 	e, err := logExecution(ctx, st, taskID, runID)
 	if err != nil {
 		return nil, err
@@ -111,4 +111,13 @@ func readEnds(cas *store.CAS, hash string, keep int) (*logtext.Ends, error) {
 		return nil, store.ErrMissing
 	}
 	return &logtext.Ends{Head: string(head), Tail: string(tail), Len: int(read), Newlines: newlines}, nil
+}
+
+// ReadLogEnds is readLogEndsOf with the answer's store named (checkout).
+func ReadLogEnds(ctx context.Context, st *store.Store, taskID, runID string, m *mask.Masker, keep int) (*LogEnds, error) {
+	out, err := readLogEndsOf(ctx, st, taskID, runID, m, keep)
+	if out != nil {
+		out.TaskLog.Store = checkoutStore(st)
+	}
+	return out, err
 }

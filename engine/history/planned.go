@@ -26,7 +26,7 @@ func NewPlanned(st *store.Store, planned map[string][]byte) *Planned {
 // Explain answers why taskID would run as planned (its key hash, predicted status hit or miss),
 // with an empty runId.
 func (p *Planned) Explain(ctx context.Context, taskID, hash string, status store.Status) (*Why, error) {
-	w := &Why{TaskID: taskID, Status: status, Hash: hash, Roots: []Root{}, Diff: emptyDiff()}
+	w := &Why{TaskID: taskID, Status: status, Hash: hash, Roots: []Root{}, Diff: emptyDiff(), Store: checkoutStore(p.st)}
 	if p.st.Empty() {
 		w.Changed, w.Reason = true, "no previous run computed a key for "+taskID
 		return w, nil

@@ -55,6 +55,8 @@ type RunHistory struct {
 	Tasks []TaskStats `json:"tasks"`
 	// OmittedTasks counts the tasks whose statistics were left out (narrow with project or task).
 	OmittedTasks int `json:"omittedTasks"`
+	// Store names the folder the answer was read from: this checkout's history.
+	Store Store `json:"store"`
 }
 
 // HistoryRun is one recent run.
@@ -114,7 +116,7 @@ type TaskStats struct {
 // reads the index in one snapshot and never decodes an execution it does not answer: the runs'
 // tasks are counted by status in the index, only the tasks listed are read whole, and the
 // statistics read the few columns they use.
-func History(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHistory, error) {
+func historyOf(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHistory, error) {
 	if opts.Task != "" {
 		if _, _, isID := graph.SplitTaskID(opts.Task); isID || opts.Task[0] == '#' || opts.Task[len(opts.Task)-1] == '#' {
 			return nil, vxerr.Usagef("task %q: want a task name, not a task id", opts.Task)
@@ -412,6 +414,8 @@ type CacheStats struct {
 	// RemoteHits24h counts, among Hits24h, the hits restored from the shared remote cache
 	// (absent when none).
 	RemoteHits24h int `json:"remoteHits24h,omitempty"`
+	// Store names the folder the answer was read from: the shared store.
+	Store Store `json:"store"`
 }
 
 // CacheScope narrows CacheStats.
@@ -420,7 +424,7 @@ type CacheScope struct {
 }
 
 // Cache answers cache statistics, narrowed to project when not "". now is the clock.
-func Cache(ctx context.Context, st *store.Store, project string, now time.Time) (*CacheStats, error) {
+func cacheOf(ctx context.Context, st *store.Store, project string, now time.Time) (*CacheStats, error) {
 	c, err := st.CountCache(ctx, project, now.Add(-24*time.Hour))
 	if err != nil {
 		return nil, err
@@ -462,11 +466,13 @@ type KeyInfo struct {
 	NotCachedReason string `json:"notCachedReason,omitempty"`
 	// Note says in one line what the entry shown is to the current key, when it is not its.
 	Note string `json:"note,omitempty"`
+	// Store names the folder the answer was read from: the shared store.
+	Store Store `json:"store"`
 }
 
 // LatestEntry answers the entry of the key the task's latest recorded run computed, else the
 // task's most recent entry, saying that it is not the current key's.
-func LatestEntry(ctx context.Context, st *store.Store, taskID string) (*KeyInfo, error) {
+func latestEntryOf(ctx context.Context, st *store.Store, taskID string) (*KeyInfo, error) {
 	if _, _, ok := graph.SplitTaskID(taskID); !ok {
 		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
 	}
@@ -526,4 +532,31 @@ func latestKeyed(ctx context.Context, st *store.Store, taskID string) (store.Exe
 		}
 	}
 	return store.Execution{}, false, nil
+}
+
+// History is historyOf with the answer's store named (checkout).
+func History(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunHistory, error) {
+	out, err := historyOf(ctx, st, opts)
+	if out != nil {
+		out.Store = checkoutStore(st)
+	}
+	return out, err
+}
+
+// Cache is cacheOf with the answer's store named (shared).
+func Cache(ctx context.Context, st *store.Store, project string, now time.Time) (*CacheStats, error) {
+	out, err := cacheOf(ctx, st, project, now)
+	if out != nil {
+		out.Store = sharedStore(st)
+	}
+	return out, err
+}
+
+// LatestEntry is latestEntryOf with the answer's store named (shared).
+func LatestEntry(ctx context.Context, st *store.Store, taskID string) (*KeyInfo, error) {
+	out, err := latestEntryOf(ctx, st, taskID)
+	if out != nil {
+		out.Store = sharedStore(st)
+	}
+	return out, err
 }

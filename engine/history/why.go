@@ -33,6 +33,8 @@ type Why struct {
 	// NotCachedReason says why the execution explained, which ran and passed, stored no cache
 	// entry; absent when it did (or did not pass).
 	NotCachedReason string `json:"notCachedReason,omitempty"`
+	// Store names the folder the answer was read from: this checkout's history.
+	Store Store `json:"store"`
 }
 
 // Diff is what moved between two manifests.
@@ -111,7 +113,7 @@ type Root struct {
 
 // Explain answers why taskID ran as it did in runID (whole or a prefix; "" for the latest run that
 // recorded the task with a key), against the task's previous execution with a key.
-func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, error) {
+func explainOf(ctx context.Context, st *store.Store, taskID, runID string) (*Why, error) {
 	if _, _, ok := graph.SplitTaskID(taskID); !ok {
 		return nil, vxerr.Usagef("task id %q: want project#task", taskID)
 	}
@@ -499,4 +501,13 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// Explain is explainOf with the answer's store named (checkout).
+func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, error) {
+	out, err := explainOf(ctx, st, taskID, runID)
+	if out != nil {
+		out.Store = checkoutStore(st)
+	}
+	return out, err
 }

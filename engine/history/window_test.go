@@ -83,7 +83,7 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{},
+	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{}, Store: checkoutStore(st),
 		Totals: HistoryTotals{Runs: len(runs), RunsByStatus: map[string]int{}, Failing: map[string]int{}}}
 	perTask := map[string][]store.Execution{}
 	for _, r := range runs {

@@ -345,7 +345,11 @@ func Answer(ctx context.Context, loader *workspace.Loader, version string, concu
 		return nil, err
 	}
 	ws, loadErrs, _ := loader.LoadPartial(ctx)
-	cache, flaky := stateSections(workspace.CacheDir(root, getenv))
+	dirs, err := loader.StoreDirs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cache, flaky := stateSections(dirs, getenv)
 	return Info(ctx, Options{
 		Version: version, Root: root, ConfigFile: workspace.ConfigFileName,
 		Workspace: ws, LoadErrs: loadErrs, Concurrency: concurrency, Getenv: getenv,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/statedirs"
 )
 
 // cacheReport is the cache section: the history's answer, with a one-line summary for text.
@@ -15,11 +16,20 @@ type cacheReport struct{ *history.CacheInfo }
 // Summary renders the report on one line.
 func (c cacheReport) Summary() string {
 	switch c.State {
-	case "ok":
-		return fmt.Sprintf("%s: %d entries, %d KiB, %d runs (cache version %s, index version %d)",
-			c.Dir, c.Entries, c.TotalBytes>>10, c.Runs, c.CacheVersion, c.SchemaVersion)
-	case "absent":
-		return fmt.Sprintf("%s: no index yet (the first vx run makes one)", c.Dir)
+	case "ok", "absent":
+		shared := fmt.Sprintf("shared store %s (%s): %d entries, %d KiB", c.SharedDir, c.SharedDirSource, c.Entries, c.TotalBytes>>10)
+		if c.SharedState != "ok" && c.SharedState != "absent" {
+			shared = fmt.Sprintf("shared store %s (%s): %s %s", c.SharedDir, c.SharedDirSource, c.SharedState, c.SharedError)
+		}
+		own := fmt.Sprintf("%s (%s): %d runs", c.Dir, c.DirSource, c.Runs)
+		if c.State == "absent" {
+			own = fmt.Sprintf("%s (%s): no index yet (the first vx run makes one)", c.Dir, c.DirSource)
+		}
+		line := fmt.Sprintf("%s; history %s (cache version %s, index version %d)", shared, own, c.CacheVersion, c.SchemaVersion)
+		for _, n := range c.Notes {
+			line += "; " + n
+		}
+		return line
 	}
 	return fmt.Sprintf("%s: %s %s", c.Dir, c.State, c.Error)
 }
@@ -41,9 +51,10 @@ func (f FlakyReport) Summary() string {
 
 // stateSections fill the cache and flakyTasks sections from the index, read-only: info never
 // creates the state folder.
-func stateSections(cacheDir string) (cache, flaky func(context.Context, *graph.Workspace) (any, error)) {
+func stateSections(dirs statedirs.Dirs, getenv func(string) string) (cache, flaky func(context.Context, *graph.Workspace) (any, error)) {
+	cacheDir := dirs.Checkout
 	cache = func(ctx context.Context, _ *graph.Workspace) (any, error) {
-		c, err := history.InfoCache(ctx, cacheDir)
+		c, err := history.InfoCache(ctx, dirs, getenv)
 		if err != nil {
 			return nil, err
 		}

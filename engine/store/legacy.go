@@ -215,3 +215,16 @@ func removeEmptyFolders(dir string) {
 		return
 	}
 }
+
+// LegacyEntries answers how many cache entries the checkout's index still holds in the layout
+// before the shared store (the next writer's open moves them); 0 when it holds none.
+func (s *Store) LegacyEntries(ctx context.Context) int {
+	if s.db == nil || s.version >= sharedVersion {
+		return 0
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM cache_entries`).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
