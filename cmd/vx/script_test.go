@@ -88,6 +88,8 @@ func scriptParams(dir string) testscript.Params {
 					ts.Exec("git", argv...)
 				}
 			},
+			"sqlite":      sqliteCmd,
+			"legacystate": legacyStateCmd,
 		},
 	}
 }
