@@ -75,6 +75,7 @@ func scriptParams(dir string) testscript.Params {
 			}
 			return nil
 		},
+		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// scrub FILE… replaces what differs from run to run (run ids, durations) with RUNID
 			// and DUR in each file, so that a run's output can be compared with a golden file.

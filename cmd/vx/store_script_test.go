@@ -102,3 +102,12 @@ func legacyState(checkout, shared string) error {
 	}
 	return os.RemoveAll(shared)
 }
+
+// scriptCondition answers the scripts' own conditions: [root], the test runs as root (who alone may
+// give a folder to another user).
+func scriptCondition(cond string) (bool, error) {
+	if cond == "root" {
+		return os.Geteuid() == 0, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}

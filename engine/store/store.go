@@ -470,10 +470,12 @@ type State struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Inspect answers the state of the state folder dir without creating anything.
+// Inspect answers the state of the checkout's state folder dir (its index alone) without creating
+// anything.
 func Inspect(ctx context.Context, dir string) State {
 	st := State{State: "absent", Path: IndexPath(dir), SchemaVersion: SchemaVersion}
-	s, err := OpenReadOnly(ctx, dir)
+	s := &Store{dir: dir, readOnly: true, now: time.Now}
+	err := s.openCheckoutReading(ctx)
 	var ve *VersionError
 	switch {
 	case errors.As(err, &ve):
