@@ -189,6 +189,12 @@ export interface WorkspaceConfig {
    * Ctrl-C cancels it. A task's own `timeout` still bounds the task. `--timeout` overrides it.
    */
   runTimeout?: string | number
+  /**
+   * The shared store every checkout and worktree of the repository uses (cache entries, blobs,
+   * durations and peaks), relative to the workspace root or absolute. Default: the user's cache
+   * folder (`$XDG_CACHE_HOME/vx/<repository id>`). `--cache-dir` and `VX_CACHE_DIR` override it.
+   */
+  cacheDir?: string
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
