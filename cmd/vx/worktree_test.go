@@ -48,7 +48,8 @@ func TestWorktreesShareTheStore(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "commands")
 	build := `mkdir -p dist && echo "$$ $(od -An -N8 -tx1 /dev/urandom)" > dist/out.txt && echo ran >> ` + counter
 	a := testkit.TempRepo(t, map[string]string{
-		"vx.workspace.ts":           `export default { projects: ['packages/*'], tasks: { build: { command: '` + build + `', dependsOn: ['^build'], outputs: ['dist/**'] } } }` + "\n",
+		"vx.workspace.ts": "import { mcp } from '@vzn/vx-mcp'\n" +
+			`export default { projects: ['packages/*'], plugins: [mcp({ run: true })], tasks: { build: { command: '` + build + `', dependsOn: ['^build'], outputs: ['dist/**'] } } }` + "\n",
 		"packages/lib/package.json": `{ "name": "lib" }`,
 		"packages/app/package.json": `{ "name": "app", "dependencies": { "lib": "*" } }`,
 		".gitignore":                "dist/\n.vx/\n",
@@ -108,6 +109,8 @@ func TestWorktreesShareTheStore(t *testing.T) {
 		t.Errorf("B's history: %+v %v, want its one run", last, err)
 	}
 
+	mcpSideBySide(t, a, cache, counter)
+
 	// A clone has a repository of its own, and so a store of its own.
 	c := filepath.Join(t.TempDir(), "c")
 	if out, err := exec.Command("git", "clone", "-q", a, c).CombinedOutput(); err != nil {
@@ -121,5 +124,48 @@ func TestWorktreesShareTheStore(t *testing.T) {
 		if task.Status != "miss" {
 			t.Errorf("the clone's %s: %s, want a miss", task.TaskID, task.Status)
 		}
+	}
+}
+
+// mcpSideBySide starts vx mcp servers in the worktree a and in a new worktree of it at once: a
+// runTasks in the new one is all hits from a's entries (no command runs), and each server's
+// answers name the one shared store, and each its own checkout's history.
+func mcpSideBySide(t *testing.T, a, cache, counter string) {
+	c := filepath.Join(t.TempDir(), "c")
+	if out, err := exec.Command("git", "-C", a, "worktree", "add", "-q", c).CombinedOutput(); err != nil {
+		t.Fatalf("git worktree add: %v\n%s", err, out)
+	}
+	inA, inC := mcpSession(t, a, "XDG_CACHE_HOME="+cache), mcpSession(t, c, "XDG_CACHE_HOME="+cache)
+	var answered struct {
+		Summary worktreeRun `json:"summary"`
+	}
+	js, text, isErr := call(t, inC, "runTasks", map[string]any{"tasks": []string{"build"}})
+	if err := json.Unmarshal(js, &answered); err != nil || isErr || len(answered.Summary.Tasks) != 2 {
+		t.Fatalf("runTasks in C: %s", text)
+	}
+	for _, task := range answered.Summary.Tasks {
+		if task.Status != "hit" || task.CacheSource == nil || *task.CacheSource != "shared:"+a {
+			t.Errorf("C's %s through vx mcp: %s from %v, want a hit from shared:%s", task.TaskID, task.Status, task.CacheSource, a)
+		}
+	}
+	if ran, _ := os.ReadFile(counter); strings.Count(string(ran), "ran") != 2 {
+		t.Errorf("the commands ran %d times, want 2 (A's only)", strings.Count(string(ran), "ran"))
+	}
+	type answer struct {
+		Entries int                         `json:"entries"`
+		Store   struct{ Scope, Dir string } `json:"store"`
+	}
+	var statsA, statsC, historyC answer
+	js, _, _ = call(t, inA, "getCacheStats", map[string]any{})
+	json.Unmarshal(js, &statsA)
+	js, _, _ = call(t, inC, "getCacheStats", map[string]any{})
+	json.Unmarshal(js, &statsC)
+	if statsA.Store.Scope != "shared" || statsA.Store != statsC.Store || statsA.Entries != 2 || statsC.Entries != 2 {
+		t.Errorf("getCacheStats: A %+v, C %+v, want one shared store of 2 entries", statsA, statsC)
+	}
+	js, _, _ = call(t, inC, "getRunHistory", map[string]any{})
+	json.Unmarshal(js, &historyC)
+	if historyC.Store.Scope != "checkout" || historyC.Store.Dir != filepath.Join(c, ".vx") {
+		t.Errorf("getRunHistory in C names %+v, want C's own .vx", historyC.Store)
 	}
 }

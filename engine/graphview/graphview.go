@@ -121,7 +121,7 @@ func Build(ctx context.Context, ws *graph.Workspace, req runrequest.Request, tit
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenReadOnly(ctx, ws.CacheDir)
+	st, err := store.OpenReadOnlyShared(ctx, ws.CacheDir, ws.SharedDir)
 	if err != nil {
 		return nil, fmt.Errorf("open the state folder: %w", err)
 	}

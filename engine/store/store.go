@@ -327,6 +327,18 @@ func OpenReadOnlyShared(ctx context.Context, dir, shared string) (*Store, error)
 	return s, nil
 }
 
+// OpenCheckoutReadOnly opens the checkout's state folder dir alone for reading (its history and
+// stat cache; no cache entry), as OpenReadOnly opens it: for a reader the shared store's state
+// must not stop (the watcher's stat-cache seed).
+func OpenCheckoutReadOnly(ctx context.Context, dir string) (*Store, error) {
+	s := &Store{dir: dir, sharedDir: dir, checkout: filepath.Dir(filepath.Clean(dir)), readOnly: true, now: time.Now,
+		cas: &CAS{dir: filepath.Join(dir, "cas")}}
+	if err := s.openCheckoutReading(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // recordedShared answers the shared store the checkout's index records, "" for none.
 func (s *Store) recordedShared(ctx context.Context) string {
 	if s.db == nil {

@@ -90,7 +90,7 @@ func (s *Service) holdIndex() {
 	if ino == 0 {
 		return
 	}
-	st, err := store.OpenReadOnly(context.Background(), s.stateDir)
+	st, err := store.OpenCheckoutReadOnly(context.Background(), s.stateDir)
 	if err != nil {
 		return
 	}
@@ -113,7 +113,7 @@ func seedFrom(stateDir string) func(rel string, info filestate.Info) (string, bo
 	var stats *store.StatCache
 	return func(rel string, info filestate.Info) (string, bool) {
 		once.Do(func() {
-			st, err := store.OpenReadOnly(context.Background(), stateDir)
+			st, err := store.OpenCheckoutReadOnly(context.Background(), stateDir)
 			if err != nil {
 				return
 			}
