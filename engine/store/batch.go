@@ -49,7 +49,11 @@ func (s *Store) Record(ctx context.Context, b Batch) error {
 		}
 	}
 	s.runsMu.Unlock()
-	return err
+	if err != nil {
+		return err
+	}
+	// The shared store's part fails alone: the history it follows is written, and stays.
+	return s.recordShared(ctx, b)
 }
 
 // batchRun is an open run that a batch records executions of.
@@ -115,13 +119,13 @@ func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("record executions: %w", err)
 	}
-	return s.recordShared(ctx, b)
+	return nil
 }
 
 // recordShared writes a batch's part of the shared store in one transaction of its own, after the
 // checkout's: the entries hit (their last use), the command runs (durations and peaks) and the
-// failure logs the history now refers to. The checkout's history never waits for it to be
-// written, and it is written only for what the history holds.
+// failure logs the history now refers to. It is written only for what the history holds, and its
+// failure (a full disk, say) loses an estimate or a last use, never the history.
 func (s *Store) recordShared(ctx context.Context, b Batch) error {
 	var ran []Execution
 	var kept []string
