@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vzn/vx/engine/atomicfile"
 )
@@ -227,4 +228,35 @@ func (s *Store) LegacyEntries(ctx context.Context) int {
 		return 0
 	}
 	return n
+}
+
+// adoptSharedFolderIndex carries the cache entries of a checkout index of the layout before the
+// shared store that lies in the shared store's folder itself: the state folder VX_CACHE_DIR moved
+// before it named the shared store. Its entries (their blobs are already in the folder's cas/),
+// command runs and kept failure logs are carried as importLegacy carries a checkout's; its run
+// history stays in that index, which the message names.
+func (s *Store) adoptSharedFolderIndex(ctx context.Context) error {
+	if filepath.Clean(s.sharedDir) == filepath.Clean(s.dir) {
+		return nil
+	}
+	path := IndexPath(s.sharedDir)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	old := &Store{dir: s.sharedDir, sharedDir: s.sharedDir, sh: s.sh, checkout: s.checkout, cas: s.cas, now: s.now}
+	db, err := old.openForWriting(ctx, path, false)
+	if err != nil {
+		var ve *VersionError
+		if errors.As(err, &ve) {
+			return nil
+		}
+		return err
+	}
+	db.Close()
+	if old.Migrated != "" {
+		s.Migrated = strings.TrimPrefix(s.Migrated+"; ", "; ") + fmt.Sprintf(
+			"moved the cache entries of %s (the state folder VX_CACHE_DIR named before it named the shared store) into the shared store; "+
+				"its run history stays there (VX_STATE_DIR=%s reads it)", path, s.sharedDir)
+	}
+	return nil
 }

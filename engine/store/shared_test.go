@@ -258,3 +258,34 @@ func TestSharedStoreFolderRefused(t *testing.T) {
 		}
 	}
 }
+
+// A folder VX_CACHE_DIR named before the shared store holds a whole state folder of the old layout;
+// naming it now as the shared store carries its entries (their blobs are already there) and keeps
+// its history where it is, and says so.
+func TestOldStateFolderAdoptedAsSharedStore(t *testing.T) {
+	ctx := context.Background()
+	old := filepath.Join(t.TempDir(), "state")
+	legacyLayout(t, old)
+	dir := filepath.Join(t.TempDir(), ".vx")
+	st, err := Open(ctx, dir, Options{SharedDir: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !strings.Contains(st.Migrated, "moved the cache entries of "+IndexPath(old)) || !strings.Contains(st.Migrated, "its run history stays there") {
+		t.Errorf("Migrated = %q", st.Migrated)
+	}
+	if e, ok, err := st.Entry(ctx, "k1"); err != nil || !ok {
+		t.Errorf("the old folder's entry: %+v %v %v", e, ok, err)
+	} else if _, err := st.CAS().Get(e.LogBlob); err != nil {
+		t.Errorf("its log: %v", err)
+	}
+	ro, err := OpenReadOnlyShared(ctx, old, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if runs, err := ro.Runs(ctx, RunQuery{}); err != nil || len(runs) != 1 {
+		t.Errorf("the old folder's history: %d runs %v", len(runs), err)
+	}
+}

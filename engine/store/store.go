@@ -178,6 +178,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if sharedReset != "" {
 		s.Reset = strings.TrimPrefix(s.Reset+"; "+sharedReset, "; ")
 	}
+	if err := s.adoptSharedFolderIndex(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.noteShared(ctx); err != nil {
 		s.Close()
 		return nil, err
