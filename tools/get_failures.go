@@ -23,6 +23,8 @@ type Failures struct {
 	// RunID is the run answered; null when no run has failed (then Failures is empty).
 	RunID    *string      `json:"runId"`
 	Failures []FailedTask `json:"failures"`
+	// Store names this checkout's history, which the failures were read from.
+	Store history.Store `json:"store"`
 }
 
 // FailedTask is one failed task of a run: its output as plain text, cut when long, and the file
@@ -74,7 +76,7 @@ func (d *Deps) getFailures() tool.Tool {
 		if err != nil {
 			return nil, historyError(err, "the failures of the run")
 		}
-		out := &Failures{Failures: make([]FailedTask, 0, len(failed.Failures))}
+		out := &Failures{Failures: make([]FailedTask, 0, len(failed.Failures)), Store: failed.Store}
 		if failed.RunID != "" {
 			out.RunID = &failed.RunID
 		}

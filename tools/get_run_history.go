@@ -33,7 +33,7 @@ func (d *Deps) getRunHistory() tool.Tool {
 		Title:       "Run history and task statistics",
 		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, failing first. runId: that run's every task.",
 		Paged:       true,
-		Optional:    []string{"limit", "totals", "runs", "tasks", "omittedTasks"},
+		Optional:    []string{"limit", "totals", "runs", "tasks", "omittedTasks", "store"},
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getRunHistoryArgs) (*runHistoryAnswer, error) {
 		if err := checkTaskName("task", args.Task); err != nil {

@@ -76,6 +76,8 @@ type logPage struct {
 	// Offset is, on a page of the whole output (asked with a cursor), the byte offset in the whole
 	// where its output starts.
 	Offset *int `json:"offset,omitempty"`
+	// Store names this checkout's history, which the log was read from (absent on a later page).
+	Store history.Store `json:"store,omitempty"`
 }
 
 // logPage answers log within the budget. A log that fits is answered whole. A longer one is
@@ -85,7 +87,7 @@ type logPage struct {
 func (d *Deps) logPage(call *tool.Call, question string, log *history.LogEnds, budget int) (json.RawMessage, error) {
 	whole := log.Whole()
 	page := &logPage{RunID: log.RunID, TaskID: log.TaskID, Status: log.Status, Source: log.Source, NoLog: log.NoLog,
-		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}}
+		Text: logtext.Text{Output: whole, OutputBytes: len(whole)}, Store: log.Store}
 	pos := history.StartLog(log)
 	var cut func(limit int) (logtext.Text, bool)
 	if log.Ends != nil {

@@ -591,8 +591,9 @@ func TestRunRecordsARemoteHitsManifest(t *testing.T) {
 		"passThroughEnv: ['LOG'],\n  remoteCache: { url: 'http://127.0.0.1:9', protocol: 'turbo', team: 'team_vx', timeout: '5s' },", 1)
 	dir := writeWorkspace(t, files)
 	gitInit(t, dir)
+	// The shared store in .vx/, so that forgetting .vx/ forgets the local cache.
 	h := &handoffWorkspace{dir: dir, env: append(vxCommand(t, dir).Env, "LOG="+t.TempDir(),
-		"VX_REMOTE_CACHE_URL="+srv.URL, "VX_REMOTE_CACHE_TOKEN=tok-handoff")}
+		"VX_REMOTE_CACHE_URL="+srv.URL, "VX_REMOTE_CACHE_TOKEN=tok-handoff", "VX_CACHE_DIR=.vx")}
 	h.run(t, nil, "")
 	// The local cache forgotten, every hit is the server's.
 	for _, p := range []string{".vx", "packages/a/dist"} {

@@ -372,7 +372,7 @@ func TestMCPHistoryTools(t *testing.T) {
 			t.Errorf("getFailures(prefix) differs from getFailures()")
 		}
 		got, _ = ask("getFailures", map[string]any{"runId": runs[2]})
-		if string(got) != fmt.Sprintf(`{"failures":[],"runId":%q}`, runs[2]) && string(got) != fmt.Sprintf(`{"runId":%q,"failures":[]}`, runs[2]) {
+		if want := fmt.Sprintf(`{"failures":[],"runId":%q,"store":%q}`, runs[2], "checkout:"+filepath.Join(dir, ".vx")); string(got) != want {
 			t.Errorf("getFailures(ok run) = %s", got)
 		}
 	})
@@ -477,20 +477,23 @@ func TestMCPHistoryToolsOnEmptyWorkspace(t *testing.T) {
 	t.Parallel()
 	dir := writeWorkspace(t, historyWorkspace)
 	cs := mcpSession(t, dir, "DEPLOY_TOKEN="+historySecret)
+	// Each answer names the store it read: the shared one, or this checkout's .vx/.
+	shared := `"store":"shared:` + workspace.StoreDirs(dir, "", "", nil).Shared + `"`
+	checkout := `"store":"checkout:` + filepath.Join(dir, ".vx") + `"`
 	for _, tc := range []struct {
 		tool  string
 		args  map[string]any
 		want  string
 		isErr bool
 	}{
-		{"getCacheStats", map[string]any{}, `{"entries":0,"hitRate":null,"hits24h":0,"runs24h":0,"scope":null,"totalBytes":0}`, false},
+		{"getCacheStats", map[string]any{}, `{"entries":0,"hitRate":null,"hits24h":0,"runs24h":0,"scope":null,` + shared + `,"totalBytes":0}`, false},
 		{"getCacheStats", map[string]any{"scope": map[string]any{"project": "lib"}}, `"scope":{"project":"lib"}`, false},
-		{"getRunHistory", map[string]any{}, `{"limit":20,"omittedTasks":0,"runs":[],"tasks":[],"totals":{"failing":{},"runs":0,"runsByStatus":{},"tasks":0}}`, false},
+		{"getRunHistory", map[string]any{}, `{"limit":20,"omittedTasks":0,"runs":[],` + checkout + `,"tasks":[],"totals":{"failing":{},"runs":0,"runsByStatus":{},"tasks":0}}`, false},
 		{"explainCacheKey", map[string]any{"taskId": "lib#build"}, `"found":false`, false},
 		{"whyDidThisRerun", map[string]any{"taskId": "lib#build"}, `no recorded run computed a key for lib#build`, true},
 		{"whyDidThisRerun", map[string]any{"taskId": "lib#build", "runId": "01"}, `no recorded run has id "01"`, true},
 		{"getTaskLog", map[string]any{"taskId": "lib#build"}, `no recorded run has lib#build`, true},
-		{"getFailures", map[string]any{}, `{"failures":[],"runId":null}`, false},
+		{"getFailures", map[string]any{}, `{"failures":[],"runId":null,` + checkout + `}`, false},
 		{"getFailures", map[string]any{"runId": "01"}, `no recorded run has id "01"`, true},
 	} {
 		got, text, isErr := call(t, cs, tc.tool, tc.args)

@@ -152,20 +152,20 @@ func mcpSideBySide(t *testing.T, a, cache, counter string) {
 		t.Errorf("the commands ran %d times, want 2 (A's only)", strings.Count(string(ran), "ran"))
 	}
 	type answer struct {
-		Entries int                         `json:"entries"`
-		Store   struct{ Scope, Dir string } `json:"store"`
+		Entries int    `json:"entries"`
+		Store   string `json:"store"`
 	}
 	var statsA, statsC, historyC answer
 	js, _, _ = call(t, inA, "getCacheStats", map[string]any{})
 	json.Unmarshal(js, &statsA)
 	js, _, _ = call(t, inC, "getCacheStats", map[string]any{})
 	json.Unmarshal(js, &statsC)
-	if statsA.Store.Scope != "shared" || statsA.Store != statsC.Store || statsA.Entries != 2 || statsC.Entries != 2 {
+	if !strings.HasPrefix(statsA.Store, "shared:") || statsA.Store != statsC.Store || statsA.Entries != 2 || statsC.Entries != 2 {
 		t.Errorf("getCacheStats: A %+v, C %+v, want one shared store of 2 entries", statsA, statsC)
 	}
 	js, _, _ = call(t, inC, "getRunHistory", map[string]any{})
 	json.Unmarshal(js, &historyC)
-	if historyC.Store.Scope != "checkout" || historyC.Store.Dir != filepath.Join(c, ".vx") {
+	if historyC.Store != "checkout:"+filepath.Join(c, ".vx") {
 		t.Errorf("getRunHistory in C names %+v, want C's own .vx", historyC.Store)
 	}
 }

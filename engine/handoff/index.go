@@ -68,8 +68,15 @@ func (s *StateStamp) infos() []*filestate.Info {
 // SQLite, run as root, gives each WAL it opens to the database's owner (fchown), so a reader's
 // new connection moves it without a write.
 func (s StateStamp) Same(o StateStamp) bool {
-	return sameWrite(s.Index, o.Index) && sameWrite(s.WAL, o.WAL) && sameWrite(s.CAS, o.CAS) &&
-		sameWrite(s.SharedIndex, o.SharedIndex) && sameWrite(s.SharedWAL, o.SharedWAL)
+	return sameWrite(s.Index, o.Index) && sameWAL(s.WAL, o.WAL) && sameWrite(s.CAS, o.CAS) &&
+		sameWrite(s.SharedIndex, o.SharedIndex) && sameWAL(s.SharedWAL, o.SharedWAL)
+}
+
+// sameWAL is sameWrite for a WAL file, where none and an empty one say the same: the index file
+// alone holds every commit. A reader's open creates an empty WAL where its last connection's close
+// removed it (the shared index, which no watcher holds open, does so between runs).
+func sameWAL(a, b filestate.Info) bool {
+	return a.Size == 0 && b.Size == 0 || sameWrite(a, b)
 }
 
 func sameWrite(a, b filestate.Info) bool {

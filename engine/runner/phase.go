@@ -234,9 +234,9 @@ func (s *scheduler) finish(o outcome) {
 
 // keep adds what an outcome leaves for the index to the batch (its manifest, its hit's last use).
 func (s *scheduler) keep(o outcome) {
-	if o.manifest != nil && (o.exec.Status != store.StatusHit || o.exec.CacheSource == summary.CacheSourceRemote) {
-		// A local hit's manifest was kept when its entry was made; a remote hit's entry was made
-		// on another machine.
+	if o.manifest != nil && (o.exec.Status != store.StatusHit || o.exec.CacheSource != summary.CacheSourceLocal) {
+		// A local hit's manifest was kept in this checkout's index when its entry was made; a
+		// remote hit's entry was made on another machine, a shared one's by another checkout.
 		s.batch.Manifests = append(s.batch.Manifests, store.ManifestRow{Hash: o.key, TaskID: o.n.task.ID, Manifest: o.manifest})
 	}
 	if o.touched != "" {
