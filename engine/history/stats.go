@@ -470,7 +470,7 @@ type KeyInfo struct {
 	Store Store `json:"store"`
 }
 
-// LatestEntry answers the entry of the key the task's latest recorded run computed, else the
+// latestEntryOf answers the entry of the key the task's latest recorded run computed, else the
 // task's most recent entry, saying that it is not the current key's.
 func latestEntryOf(ctx context.Context, st *store.Store, taskID string) (*KeyInfo, error) {
 	if _, _, ok := graph.SplitTaskID(taskID); !ok {

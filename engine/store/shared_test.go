@@ -57,7 +57,7 @@ func legacyLayout(t *testing.T, dir string) (outputs, log, failureLog string) {
 			created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL, listing BLOB)`,
 		fmt.Sprintf(`INSERT INTO cache_entries (hash, task_id, project, command, outputs_blob, outputs, log_blob, size, duration_ms, created_ms, last_used_ms)
 			VALUES ('k1', 'app#build', 'app', 'make', '%s', '[{"path":"dist/a","size":7,"mode":420,"hash":"h"}]', '%s', 10, 7000, 1, 2)`, outputs, log),
-		`PRAGMA user_version = 9`, `UPDATE meta SET value = '9' WHERE key = 'schema'`,
+		`PRAGMA user_version = 11`, `UPDATE meta SET value = '11' WHERE key = 'schema'`,
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
