@@ -87,8 +87,8 @@ func legacyState(checkout, shared string) error {
 			exit_code, created_ms, last_used_ms, listing FROM shared.cache_entries`,
 		`DETACH DATABASE shared`,
 		`DELETE FROM meta WHERE key = 'shared_dir'`,
-		`PRAGMA user_version = 9`,
-		`UPDATE meta SET value = '9' WHERE key = 'schema'`,
+		`PRAGMA user_version = 11`,
+		`UPDATE meta SET value = '11' WHERE key = 'schema'`,
 	} {
 		if _, err := db.Exec(q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
