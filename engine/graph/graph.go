@@ -116,6 +116,10 @@ type Task struct {
 	// Retries is exec.retries: how many times a failed run of the command is tried again in
 	// the same run (0 for none). It is not part of the key.
 	Retries int `json:"-"`
+	// Rewrites are globs, relative to the project folder, of input files the command writes
+	// itself (tshy writes its package.json on every build): after it ran, such a file has moved
+	// only when its content is no longer the content the key took. Not part of the key.
+	Rewrites []string `json:"rewrites,omitempty"`
 }
 
 // MaxRetries bounds exec.retries and vx run --retry: a task that fails more often is broken,
@@ -155,6 +159,7 @@ var taskFields = [...]TaskField{
 	{Name: "ifScript", Flag: true},
 	{Name: "passThroughEnv"},
 	{Name: "envMode"},
+	{Name: "rewrites", Lock: "rewrites"},
 }
 
 // TaskFieldIndex answers the position of a field in TaskFields, -1 for an unknown name.

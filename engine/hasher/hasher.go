@@ -483,7 +483,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 			rootRel = joinRel(p.Dir, rel)
 		}
 		sum, info, err := h.fileHash(rootRel)
-		m.Inputs.add(seenOf(rel, rootRel, info, err))
+		m.Inputs.add(seenOf(rel, rootRel, info, sum, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue // listed by git but deleted from the work tree, or a nested repository
 		}
@@ -568,7 +568,7 @@ func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []s
 	for _, rel := range listed {
 		rootRel := joinRel(p.Dir, rel)
 		fh, info, err := h.fileHash(rootRel)
-		files = append(files, seenOf(pathglob.RootPrefix+rootRel, rootRel, info, err))
+		files = append(files, seenOf(pathglob.RootPrefix+rootRel, rootRel, info, fh, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue
 		}
@@ -667,7 +667,7 @@ func (h *Hasher) globalFiles(ctx context.Context) (map[string]string, error) {
 		h.global = map[string]string{}
 		for _, rel := range files {
 			sum, info, err := h.fileHash(rel)
-			h.globalSeen = append(h.globalSeen, seenOf(pathglob.RootPrefix+rel, rel, info, err))
+			h.globalSeen = append(h.globalSeen, seenOf(pathglob.RootPrefix+rel, rel, info, sum, err))
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 				continue
 			}

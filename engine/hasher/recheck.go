@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
@@ -24,6 +25,9 @@ type InputStats struct {
 	files []seenFile
 	// dirs maps each root-relative folder holding an input to its lstat when the key was made.
 	dirs map[string]filestate.Info
+	// sameBytes holds, after Recheck, the moved files it named whose content is the content
+	// the key took: written again, with the same bytes, while the task ran.
+	sameBytes []string
 }
 
 // seenFile is one input file as it was hashed.
@@ -32,14 +36,28 @@ type seenFile struct {
 	// "//"-prefixed and root-relative for a file outside it.
 	name, rootRel string
 	info          filestate.Info
+	// hash is the content hash the key took of the file ("" where it took none).
+	hash string
 	// absent says that the file was listed but not there (or not a file) when hashed.
 	absent bool
 }
 
-// seenOf records what fileHash saw of a file: its stat, or its absence.
-func seenOf(name, rootRel string, info filestate.Info, err error) seenFile {
+// seenOf records what fileHash saw of a file: its stat and the hash it keyed, or its absence.
+func seenOf(name, rootRel string, info filestate.Info, sum string, err error) seenFile {
 	absent := errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir)
-	return seenFile{name: name, rootRel: rootRel, info: info, absent: absent}
+	if err != nil {
+		sum = ""
+	}
+	return seenFile{name: name, rootRel: rootRel, info: info, hash: sum, absent: absent}
+}
+
+// SameBytes answers the files the last Recheck named that were written again with the bytes
+// the key took: a task that writes one of its own inputs that way declares it in rewrites.
+func (s *InputStats) SameBytes() []string {
+	if s == nil {
+		return nil
+	}
+	return s.sameBytes
 }
 
 // add records files; a nil InputStats records nothing.
@@ -109,14 +127,20 @@ func sameStat(a, b filestate.Info) bool {
 // Recheck answers the input files of t (in project p) that moved since its key was made from in:
 // each file whose fresh lstat differs from the one hashed, that was removed, or that appeared
 // where one was absent; and, when a folder holding inputs moved, each file that the task's
-// inputs match now but did not then, or the reverse (the folders are listed again). The names
-// are sorted, as the run names inputs; none means the key still describes the inputs. It costs
-// an lstat per input file and per folder, and a listing only where a folder moved.
+// inputs match now but did not then, or the reverse (the folders are listed again). A file the
+// task declares in rewrites (it writes it itself, as tshy writes its package.json) has moved
+// only when its content is no longer the content the key took; any other file whose stat moved
+// has moved, whatever its content, for an edit undone while the task ran leaves the bytes it
+// found (such files of the answer whose content is the key's are in SameBytes). The names are
+// sorted, as the run names inputs; none means the key still describes the inputs. It costs an
+// lstat per input file and per folder, a read of each moved file, and a listing only where a
+// folder moved.
 func (h *Hasher) Recheck(ctx context.Context, p *graph.Project, t *graph.Task, in *InputStats) ([]string, error) {
 	if in == nil {
 		return nil, nil
 	}
 	var changed []string
+	in.sameBytes = nil
 	for _, f := range in.files {
 		fi, err := os.Lstat(filepath.Join(h.opts.Root, filepath.FromSlash(f.rootRel)))
 		switch {
@@ -124,7 +148,16 @@ func (h *Hasher) Recheck(ctx context.Context, p *graph.Project, t *graph.Task, i
 			if !f.absent {
 				changed = append(changed, f.name)
 			}
-		case f.absent || !sameStat(f.info, filestate.InfoOf(fi)):
+		case f.absent:
+			changed = append(changed, f.name)
+		case !sameStat(f.info, filestate.InfoOf(fi)):
+			same := f.hash != "" && h.contentIs(f, fi)
+			if same && rewrites(t, f.name) {
+				continue
+			}
+			if same {
+				in.sameBytes = append(in.sameBytes, f.name)
+			}
 			changed = append(changed, f.name)
 		}
 	}
@@ -253,4 +286,24 @@ func RootedInput(dir, name string) string {
 		return pathglob.RootPrefix + name
 	}
 	return pathglob.RootPrefix + dir + "/" + name
+}
+
+// contentIs reports whether the file f, which stats as fi now, holds the content the key took.
+func (h *Hasher) contentIs(f seenFile, fi fs.FileInfo) bool {
+	sum, err := h.FileHashOf(f.rootRel, fi)
+	return err == nil && sum == f.hash
+}
+
+// rewrites reports whether t declares the input name (as the run names it: relative to the
+// project folder) among the files its command writes itself.
+func rewrites(t *graph.Task, name string) bool {
+	if strings.HasPrefix(name, pathglob.RootPrefix) {
+		return false // a task declares only files of its own project
+	}
+	for _, g := range t.Rewrites {
+		if ok, _ := doublestar.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -69,6 +69,51 @@ func TestRecheck(t *testing.T) {
 	}
 }
 
+// TestRecheckRewrites: a file the task declares in rewrites, written again with the bytes the key
+// took, has not moved; written with other bytes, it has. The same rewrite of a file the task
+// does not declare has moved (an edit undone while the task ran looks alike), and Recheck names
+// it in SameBytes so that the run can name rewrites.
+func TestRecheckRewrites(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, root, "packages/a/package.json", `{"name":"a"}`)
+	write(t, root, "packages/a/src/in.ts", "v1")
+	p := &graph.Project{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")}
+	task := &graph.Task{ID: "a#build", Outputs: []string{"dist/**"}, Rewrites: []string{"package.json"}}
+	ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx"), Projects: []*graph.Project{p}}
+	ws.Index()
+	for _, tc := range []struct {
+		name           string
+		edit           func()
+		want, wantSame []string
+	}{
+		{"a declared file written with its bytes", func() { write(t, root, "packages/a/package.json", `{"name":"a"}`) }, nil, nil},
+		{"a declared file written with other bytes", func() { write(t, root, "packages/a/package.json", `{"name":"b"}`) }, []string{"package.json"}, nil},
+		{"an undeclared file written with its bytes", func() { write(t, root, "packages/a/src/in.ts", "v1") }, []string{"src/in.ts"}, []string{"src/in.ts"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write(t, root, "packages/a/package.json", `{"name":"a"}`)
+			write(t, root, "packages/a/src/in.ts", "v1")
+			age(t, root)
+			h := New(Options{Workspace: ws})
+			m, err := h.Manifest(ctx, p, task, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.StatFolders(p, m.Inputs)
+			tc.edit()
+			h.Invalidate(p.Dir)
+			moved, err := h.Recheck(ctx, p, task, m.Inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(moved, tc.want) || !slices.Equal(m.Inputs.SameBytes(), tc.wantSame) {
+				t.Fatalf("Recheck = %q, SameBytes %q; want %q, %q", moved, m.Inputs.SameBytes(), tc.want, tc.wantSame)
+			}
+		})
+	}
+}
+
 // BenchmarkRecheck is the check made after a task ran, on a project of files inputs none of
 // which moved: an lstat per file and per folder.
 func BenchmarkRecheck(b *testing.B) {

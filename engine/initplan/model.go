@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +32,9 @@ type taskSpec struct {
 	Persistent bool
 	// NotInAll is true for a task `vx run --all` leaves out, such as a clean-up (all: false).
 	NotInAll bool
+	// Rewrites are the input files the command writes itself (rewrites), such as tshy's
+	// package.json.
+	Rewrites []string
 }
 
 // project is one project of the planned config.
@@ -344,6 +348,7 @@ func (b *builder) plan() *Plan {
 	b.checkGlobs()
 	b.rootConfigInputs()
 	b.climbingFileInputs()
+	b.selfWrittenInputs()
 	templates := b.templates()
 	b.tsconfigNotes()
 
@@ -435,4 +440,48 @@ func addUnique(list []string, items ...string) []string {
 		}
 	}
 	return list
+}
+
+// tshyRun matches a script that runs tshy, which writes its package's package.json on every
+// build.
+var tshyRun = regexp.MustCompile(`(^|[\s;&|(])(npx\s+|pnpm\s+(exec\s+)?|yarn\s+)?tshy(\s|$)`)
+
+// selfWrittenInputs declares, on each task whose package script runs tshy, the package.json that
+// tshy writes again as an input the task writes itself (rewrites): without it the build is never
+// cached, for its input moved while it ran.
+func (b *builder) selfWrittenInputs() {
+	for _, p := range b.projects {
+		for _, name := range slices.Sorted(maps.Keys(p.tasks)) {
+			t := p.tasks[name]
+			if !runsTshy(p.scripts, name, 3) || slices.Contains(t.Rewrites, "package.json") {
+				continue
+			}
+			c := *t // a template's spec may be shared: the project's own copy changes
+			c.Rewrites = append(slices.Clone(t.Rewrites), "package.json")
+			p.tasks[name] = &c
+			b.noteItem("declared as written by its own build (tshy rewrites it, see rewrites in the config manual)", path.Join(p.dir, "package.json"))
+		}
+	}
+}
+
+// scriptCall matches a script's call of another script of its package (`npm run build:esm`,
+// `pnpm run x`, `yarn x`, `bun run x`).
+var scriptCall = regexp.MustCompile(`(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?([\w:.-]+)`)
+
+// runsTshy reports whether the script name of scripts runs tshy, itself or through the scripts
+// it calls, depth calls deep.
+func runsTshy(scripts map[string]string, name string, depth int) bool {
+	text, ok := scripts[name]
+	if !ok || depth == 0 {
+		return false
+	}
+	if tshyRun.MatchString(text) {
+		return true
+	}
+	for _, m := range scriptCall.FindAllStringSubmatch(text, -1) {
+		if m[1] != name && runsTshy(scripts, m[1], depth-1) {
+			return true
+		}
+	}
+	return false
 }

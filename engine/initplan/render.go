@@ -202,6 +202,9 @@ func (w *tsWriter) task(name string, t, base *taskSpec, ifScript bool) {
 	if t.NotInAll != base.NotInAll {
 		fields = append(fields, fmt.Sprintf("all: %t", !t.NotInAll))
 	}
+	if !slices.Equal(t.Rewrites, base.Rewrites) {
+		fields = append(fields, "rewrites: "+tsList(t.Rewrites))
+	}
 	if ifScript {
 		fields = append(fields, "ifScript: true")
 	}

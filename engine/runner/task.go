@@ -415,7 +415,11 @@ func (a *attempt) inputsMoved(verdict executor.InputCheck) bool {
 		return false
 	}
 	a.r.inputsChanged.put(a.t.ID, a.p.Dir, verdict.Changed)
-	a.notCached(nameFiles(verdict.Changed) + " changed while it ran")
+	why := nameFiles(verdict.Changed) + " changed while it ran"
+	if same := a.inputs.SameBytes(); len(same) > 0 {
+		why += fmt.Sprintf(" (%s written again with the same bytes: if the task writes it itself, declare it in rewrites)", nameFiles(same))
+	}
+	a.notCached(why)
 	return true
 }
 

@@ -72,6 +72,8 @@ type Task struct {
 	All *bool `json:"all,omitempty"`
 	// Scripts holds the package.json scripts the command runs, by name, with their text.
 	Scripts map[string]string `json:"scripts,omitempty"`
+	// Rewrites are the globs of input files the command writes itself.
+	Rewrites []string `json:"rewrites,omitempty"`
 	// Origins maps each field to where its value was set: "file:line", or "default".
 	Origins map[string]string `json:"origins"`
 }
@@ -167,7 +169,7 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		ID: t.ID, Name: t.Name, Description: m.String(t.Description), Command: m.String(t.Command),
 		DependsOn: t.DependsOn, Inputs: t.Inputs, Outputs: t.Outputs, Env: t.Env,
 		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
-		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent,
+		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent, Rewrites: t.Rewrites,
 		Interruptible: t.Interruptible,
 	}
 	if !t.All {
@@ -279,6 +281,9 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			for _, name := range slices.Sorted(maps.Keys(t.Scripts)) {
 				fmt.Fprintf(&b, "      %-10s %s: %s\n", "script:", esc(name), esc(t.Scripts[name]))
+			}
+			if len(t.Rewrites) > 0 {
+				line("rewrites", strings.Join(t.Rewrites, ", "))
 			}
 			if t.Sandbox != nil {
 				line("sandbox", fmt.Sprintf("network=%v read=%s write=%s", t.Sandbox.Network, strings.Join(t.Sandbox.Read, ","), strings.Join(t.Sandbox.Write, ",")))

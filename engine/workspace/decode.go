@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vzn/vx/engine/bytesize"
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
@@ -193,6 +194,17 @@ var fieldCodecs = map[string]fieldCodec{
 		t.Outputs, err = r.globs(kp, v)
 		return err
 	}, func(d, s *graph.Task) { d.Outputs = s.Outputs }},
+	"rewrites": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		if t.Rewrites, err = r.strings(kp, v); err != nil {
+			return err
+		}
+		for i, g := range t.Rewrites {
+			if strings.HasPrefix(g, "!") || strings.HasPrefix(g, "/") || strings.HasPrefix(g, "$") || !doublestar.ValidatePattern(g) || strings.Contains(g, "..") {
+				return r.errAt(kp, "%s[%d] %q is not a glob of files inside the project (write e.g. \"package.json\")", kp, i, g)
+			}
+		}
+		return nil
+	}, func(d, s *graph.Task) { d.Rewrites = s.Rewrites }},
 	"env": {func(r reader, kp string, v any, t *graph.Task) (err error) {
 		t.Env, err = r.strings(kp, v)
 		return err

@@ -234,6 +234,9 @@ func taskMap(t *graph.Task) map[string]any {
 	if t.Inputs != nil {
 		m["inputs"] = toAny(t.Inputs)
 	}
+	if t.Rewrites != nil {
+		m["rewrites"] = toAny(t.Rewrites)
+	}
 	if t.Description != "" {
 		m["description"] = t.Description
 	}

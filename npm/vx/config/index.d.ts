@@ -131,6 +131,11 @@ export interface Task {
    * `'loose'`: all of vx's environment (`env` still says what enters the key).
    */
   envMode?: 'strict' | 'loose'
+  /**
+   * Globs (relative to the project folder) of input files the command writes itself, as tshy
+   * writes `package.json`: after the task, such a file has changed only when its content did.
+   */
+  rewrites?: Glob[]
 }
 
 /**
