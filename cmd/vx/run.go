@@ -46,6 +46,8 @@ type runFlags struct {
 	passArgs []string
 	habits   habitFlags
 	ci       ciFlags // run_ci.go: --retry, --timeout, --tag, --report, --report-file, --agent
+	// cacheScope is --cache-scope (run_scope.go).
+	cacheScope string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -145,6 +147,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.sandboxAgent, "sandbox-agent", false, "confine every task as mcp({ sandbox: true }) confines an agent's runs: no network, writes to its outputs only")
 	_ = f.MarkHidden("sandbox-agent")
 	rf.ci.register(cmd)
+	f.StringVar(&rf.cacheScope, "cache-scope", "", cacheScopeUsage)
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -166,7 +169,7 @@ func (rf *runFlags) check(args []string) error {
 	if !graph.IsRemoteMode(rf.remoteCache) {
 		return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", rf.remoteCache)
 	}
-	return nil
+	return rf.checkCacheScope()
 }
 
 // emitSummary prints the run's summary as --format says; for a runTasks child (one with an events
@@ -237,6 +240,9 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	opts.Exec = supervisedExec(sup)
 	opts.Sandbox = taskenv.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
 	opts.RemoteCache = rf.remoteCache
+	if opts.CacheScope, err = a.resolveCacheScope(rf, ws); err != nil {
+		return err
+	}
 	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
 	// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 	// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
@@ -388,7 +394,11 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 		fmt.Fprintf(w, "  tags: %s\n", tagsText(s.Tags))
 	}
 	if rc := s.RemoteCache; rc != nil {
-		fmt.Fprintf(w, "  remote cache (%s, %s): %d hit, %d uploaded, %d errors", rc.Protocol, rc.Mode, rc.Hits, rc.Uploads, rc.Errors)
+		fmt.Fprintf(w, "  remote cache (%s, %s", rc.Protocol, rc.Mode)
+		if rc.Scope != "" {
+			fmt.Fprintf(w, ", scope %s", rc.Scope)
+		}
+		fmt.Fprintf(w, "): %d hit, %d uploaded, %d errors", rc.Hits, rc.Uploads, rc.Errors)
 		if rc.Abandoned > 0 {
 			fmt.Fprintf(w, ", %d uploads abandoned", rc.Abandoned)
 		}

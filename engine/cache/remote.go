@@ -30,6 +30,20 @@ func ResolveRemote(cfg *graph.RemoteCache, getenv func(string) string, mode stri
 // key, a password in its URL).
 func (r RemoteConfig) Secrets() []string { return r.settings.Secrets() }
 
+// WithScope answers r as seen from the cache scope name (remote.ResolveScope): an untrusted scope
+// reads its own entries, then the trusted ones, and writes its own only; the read-only scope never
+// uploads (a readwrite mode reads only). The local cache is the same in every scope.
+func (r RemoteConfig) WithScope(name string) RemoteConfig {
+	if name == graph.ScopeTrusted {
+		name = ""
+	}
+	r.settings.Scope = name
+	if name == graph.ScopeReadOnly && r.settings.Mode == graph.RemoteReadWrite {
+		r.settings.Mode = graph.RemoteRead
+	}
+	return r
+}
+
 // backend answers the client of the configured server; nil when the mode is off.
 func (r RemoteConfig) backend() Backend {
 	c := remote.New(r.settings)

@@ -53,7 +53,7 @@ func newSession(ctx context.Context, b Backend, s remote.Settings, cas *store.CA
 	}
 	uctx, cancel := context.WithCancel(ctx)
 	return &session{backend: b, cas: cas, notice: notice, mask: mask, ctx: uctx, cancel: cancel,
-		sem: make(chan struct{}, maxUploads), stats: summary.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode}}
+		sem: make(chan struct{}, maxUploads), stats: summary.RemoteCacheRun{Protocol: s.Protocol, Mode: s.Mode, Scope: s.Scope}}
 }
 
 // writes reports whether the session uploads (mode readwrite).

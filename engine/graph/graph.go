@@ -382,6 +382,10 @@ type Workspace struct {
 	// is the value as declared.
 	RunTimeout     time.Duration `json:"-"`
 	RunTimeoutSpec string        `json:"runTimeout,omitempty"`
+	// CacheScope is cacheScope: the remote cache scope a run writes to (ScopeTrusted,
+	// ScopeReadOnly or an untrusted scope's name), "" when not set; --cache-scope and
+	// VX_CACHE_SCOPE override it.
+	CacheScope string `json:"cacheScope,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

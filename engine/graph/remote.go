@@ -1,6 +1,11 @@
 package graph
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
 
 // RemoteCache is the workspace's `remoteCache`: a shared cache server that vx reads hits from and
 // fills, as a client only. Secrets are named, never held: the token and the signature key are read
@@ -39,4 +44,34 @@ func IsRemoteMode(mode string) bool {
 		return true
 	}
 	return false
+}
+
+// The cache scopes every run knows: ScopeTrusted reads and writes the remote cache's task keys
+// (the default branch's CI), ScopeReadOnly reads them and writes nothing. Any other name that
+// CheckCacheScope accepts is an untrusted scope (a pull request's): it reads its own entries, then
+// the trusted ones, and writes its own only.
+const (
+	ScopeTrusted  = "trusted"
+	ScopeReadOnly = "read-only"
+)
+
+// MaxScopeLen bounds a cache scope's name.
+const MaxScopeLen = 128
+
+// CheckCacheScope refuses a name that cannot be a cache scope: empty, longer than MaxScopeLen, or
+// holding anything but letters, digits and . _ - / @.
+func CheckCacheScope(name string) error {
+	if name == "" {
+		return errors.New("a cache scope is a name such as trusted, read-only or pr-123, not empty")
+	}
+	if len(name) > MaxScopeLen {
+		return fmt.Errorf("a cache scope is at most %d characters, not %d", MaxScopeLen, len(name))
+	}
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-/@", c)
+		if !ok {
+			return fmt.Errorf("a cache scope holds letters, digits and . _ - / @ only, not %q", c)
+		}
+	}
+	return nil
 }

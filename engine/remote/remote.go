@@ -123,6 +123,8 @@ type Settings struct {
 	Timeout         time.Duration
 	SignatureKeyEnv string
 	SignatureKey    string
+	// Scope is the cache scope the run reads and writes as (ResolveScope); "" is the trusted one.
+	Scope string
 }
 
 // Resolve answers a workspace's remote cache settings: the config's remoteCache, under
@@ -211,9 +213,9 @@ func New(s Settings) Cache {
 	}
 	h := newHTTP(s)
 	if s.Protocol == ProtocolTurbo {
-		return &turbo{h: h, team: s.Team, slug: s.Slug, key: []byte(s.SignatureKey)}
+		return Scoped(&turbo{h: h, team: s.Team, slug: s.Slug, key: []byte(s.SignatureKey)}, s.Scope)
 	}
-	return &bazel{h: h}
+	return Scoped(&bazel{h: h}, s.Scope)
 }
 
 // RedactURL is u without a password.

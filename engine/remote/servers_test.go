@@ -217,8 +217,8 @@ func answers(u string) bool {
 }
 
 // startBazelRemote starts bazel-remote on a free port with a temporary folder; with user and
-// password it requires them (an htpasswd file).
-func startBazelRemote(t testing.TB, user, password string) *server {
+// password it requires them (an htpasswd file); extra are more of its flags.
+func startBazelRemote(t testing.TB, user, password string, extra ...string) *server {
 	t.Helper()
 	bin := bazelRemoteBinary(t)
 	dir := t.TempDir()
@@ -234,6 +234,7 @@ func startBazelRemote(t testing.TB, user, password string) *server {
 		}
 		args = append(args, "--htpasswd_file", htpasswd)
 	}
+	args = append(args, extra...)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	s := startServer(t, exec.Command(bin, args...), url, func() bool { return answers(url + "/status") })
 	s.Dir = filepath.Join(dir, "data")

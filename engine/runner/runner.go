@@ -105,6 +105,9 @@ type Options struct {
 	// place of hashing and reading while the run has written nothing (see handoff.Known); nil
 	// hashes every task and reads the index.
 	Known *handoff.Known
+	// CacheScope is the remote cache scope the run reads and writes as (remote.ResolveScope);
+	// "" is the trusted one.
+	CacheScope string
 }
 
 func (o *Options) fill() error {
@@ -343,6 +346,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
+	remoteCfg = remoteCfg.WithScope(opts.CacheScope)
 	tasks := make([]*graph.Task, len(nodes))
 	for i, n := range nodes {
 		tasks[i] = n.task

@@ -18,4 +18,6 @@ type RemoteCacheRun struct {
 	Abandoned int `json:"abandoned"`
 	// Warning is the first problem, as warned on stderr ("" when none).
 	Warning string `json:"warning,omitempty"`
+	// Scope is the cache scope the run read and wrote as, "" for the trusted one.
+	Scope string `json:"scope,omitempty"`
 }

@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -99,6 +99,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		if ws.ConfiguredCacheDir, err = r.str("cacheDir", v); err != nil {
 			return nil, err
 		}
+	}
+	if ws.CacheScope, err = cacheScope(r, top); err != nil {
+		return nil, err
 	}
 	templates, err := b.templates(r, top)
 	if err != nil {

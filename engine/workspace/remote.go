@@ -70,3 +70,19 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 	}
 	return rc, nil
 }
+
+// cacheScope reads `cacheScope` ("" when absent): the remote cache scope a run writes to.
+func cacheScope(r reader, top map[string]any) (string, error) {
+	v, ok := top["cacheScope"]
+	if !ok {
+		return "", nil
+	}
+	name, err := r.str("cacheScope", v)
+	if err != nil {
+		return "", err
+	}
+	if err := graph.CheckCacheScope(name); err != nil {
+		return "", r.errAt("cacheScope", "cacheScope %q: %v", name, err)
+	}
+	return name, nil
+}

@@ -200,6 +200,14 @@ export interface WorkspaceConfig {
    * folder (`$XDG_CACHE_HOME/vx/<repository id>`). `--cache-dir` and `VX_CACHE_DIR` override it.
    */
   cacheDir?: string
+  /**
+   * The remote cache scope a run reads and writes as: `'trusted'` (the default: the default
+   * branch's CI reads and writes the task keys), `'read-only'` (reads them, writes nothing), or a
+   * pull request's own name such as `'pr-123'` (letters, digits, `. _ - / @`, at most 128), which
+   * reads its own entries, then the trusted ones, and writes its own only. `VX_CACHE_SCOPE` and
+   * `--cache-scope` override it. The local cache is the same in every scope.
+   */
+  cacheScope?: 'trusted' | 'read-only' | (string & {})
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
