@@ -40,6 +40,9 @@ type session struct {
 	stats   summary.RemoteCacheRun
 	down    bool
 	pending int
+
+	// readOnly is set once the server refused an upload (remote.ErrWriteRefused); under mu.
+	readOnly bool
 }
 
 // newSession starts a run's session with backend b (configured by s); notice receives the one
@@ -90,7 +93,7 @@ func (s *session) reject(err error) { s.fail(errors.Join(remote.ErrCorrupt, err)
 // on the server: at most maxUploads transfers run, the rest wait their turn. ctx is the task's,
 // for its profile's span (the transfer is bound by the session's context).
 func (s *session) upload(ctx context.Context, key string, m remote.Meta) {
-	if !s.writes() || s.isDown() {
+	if !s.writes() || s.isDown() || s.refusesWrites() {
 		return
 	}
 	s.mu.Lock()
@@ -110,7 +113,7 @@ func (s *session) upload(ctx context.Context, key string, m remote.Meta) {
 			return
 		}
 		defer func() { <-s.sem }()
-		if s.isDown() || s.ctx.Err() != nil {
+		if s.isDown() || s.refusesWrites() || s.ctx.Err() != nil {
 			return
 		}
 		defer profilerec.StartBackground(ctx, "upload").End()
@@ -161,6 +164,13 @@ func (s *session) close(flush time.Duration) *summary.RemoteCacheRun {
 	return &st
 }
 
+// refusesWrites reports whether the server refused an upload in this run.
+func (s *session) refusesWrites() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readOnly
+}
+
 func (s *session) isDown() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,13 +186,19 @@ func (s *session) fail(err error) {
 	if unavailable {
 		s.down = true
 	}
+	if errors.Is(err, remote.ErrWriteRefused) {
+		s.readOnly = true
+	}
 	if s.stats.Warning != "" {
 		return
 	}
 	msg := "remote cache: " + s.mask(err.Error())
-	if unavailable {
+	switch {
+	case unavailable:
 		msg += "; continuing on the local cache for this run"
-	} else {
+	case s.readOnly:
+		msg += "; reading only for the rest of this run"
+	default:
 		msg += "; not restored (a miss)"
 	}
 	s.stats.Warning = msg

@@ -120,6 +120,10 @@ func (h *httpClient) do(ctx context.Context, method, u string, body io.Reader, s
 	case resp.StatusCode >= 500:
 		resp.Body.Close()
 		return nil, fmt.Errorf("%w: %s %s: %s", ErrUnavailable, method, h.redact(u), resp.Status)
+	case method == http.MethodPut && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden):
+		// A server that serves reads and refuses this upload holds a read-only credential's rule.
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %s %s: %s", ErrWriteRefused, method, h.redact(u), resp.Status)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		resp.Body.Close()
 		return nil, fmt.Errorf("%w: %s %s: %s (is the token right?)", ErrUnavailable, method, h.redact(u), resp.Status)

@@ -96,6 +96,10 @@ var (
 	// ErrCorrupt is an answer that does not check out: a blob whose hash does not match, a bad
 	// signature, a malformed entry. That entry is a miss.
 	ErrCorrupt = errors.New("entry rejected")
+	// ErrWriteRefused is an upload the server refused for want of a credential that may write (401
+	// or 403): a read-only token, as a pull request's job holds. The session uploads nothing more
+	// in this run and goes on reading.
+	ErrWriteRefused = errors.New("upload refused")
 )
 
 // Cache is one remote cache server, as the local cache is one store: an entry by key in, an entry
