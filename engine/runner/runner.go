@@ -26,6 +26,7 @@ import (
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
 	"github.com/vzn/vx/engine/profilerec"
+	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/store"
@@ -105,8 +106,9 @@ type Options struct {
 	// place of hashing and reading while the run has written nothing (see handoff.Known); nil
 	// hashes every task and reads the index.
 	Known *handoff.Known
-	// CacheScope is the remote cache scope the run reads and writes as (remote.ResolveScope);
-	// "" is the trusted one.
+	// CacheScope is the remote cache scope the run reads and writes as (vx run --cache-scope);
+	// "" is VX_CACHE_SCOPE's, else the workspace's cacheScope, else the trusted one
+	// (remote.ResolveScope).
 	CacheScope string
 }
 
@@ -346,7 +348,11 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	remoteCfg := cache.ResolveRemote(opts.Workspace.RemoteCache, opts.Getenv, opts.RemoteCache, opts.Notice)
-	remoteCfg = remoteCfg.WithScope(opts.CacheScope)
+	scope, _, err := remote.ResolveScope(opts.CacheScope, opts.Getenv, opts.Workspace.CacheScope)
+	if err != nil {
+		return nil, nil, err
+	}
+	remoteCfg = remoteCfg.WithScope(scope)
 	tasks := make([]*graph.Task, len(nodes))
 	for i, n := range nodes {
 		tasks[i] = n.task
