@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/configlock"
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -17,15 +18,16 @@ values), inputs, outputs, dependsOn, cache, sandbox — in vx.lock at the worksp
 vx lock --check compares the config with it and exits 1 on drift, naming each task and field.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := a.load(cmd.Context())
-			if err != nil {
-				return err
-			}
 			var r *configlock.Report
+			var err error
 			if check {
+				var ws *graph.Workspace
+				if ws, err = a.load(cmd.Context()); err != nil {
+					return err
+				}
 				r, err = configlock.Check(ws)
 			} else {
-				r, err = configlock.Write(ws)
+				r, err = a.writeLock(cmd.Context())
 			}
 			if err != nil {
 				return err

@@ -48,6 +48,8 @@ type runFlags struct {
 	ci       ciFlags // run_ci.go: --retry, --timeout, --tag, --report, --report-file, --agent
 	// cacheScope is --cache-scope (run_scope.go).
 	cacheScope string
+	// frozen is --frozen (run_frozen.go).
+	frozen bool
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -148,6 +150,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	_ = f.MarkHidden("sandbox-agent")
 	rf.ci.register(cmd)
 	f.StringVar(&rf.cacheScope, "cache-scope", "", cacheScopeUsage)
+	f.BoolVar(&rf.frozen, "frozen", false, frozenUsage)
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -192,7 +195,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	ctx, profile := startRunTrace(cmd.Context(), rf.profile)
 	fileState := a.startFileState(ctx, handoff)
 	defer fileState.of(nil)
-	ws, err := a.load(ctx)
+	ws, err := a.loadForRun(ctx, rf)
 	if err != nil {
 		return err
 	}

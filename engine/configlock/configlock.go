@@ -71,6 +71,19 @@ type File struct {
 	Version int `json:"version"`
 	// Tasks maps each task id to its fingerprint.
 	Tasks map[string]Fingerprint `json:"tasks"`
+	// Frozen is what `vx run --frozen` runs from; nil in a lock written before it existed.
+	Frozen *Frozen `json:"frozen,omitempty"`
+}
+
+// Frozen is the resolved workspace a lock keeps, so that `vx run --frozen` evaluates no config:
+// every field a key and a run read, and the digest of each file and folder it was resolved from.
+type Frozen struct {
+	// Version is the vx and layout that encoded Workspace; another vx refuses to read it.
+	Version string `json:"version"`
+	// Sources maps each source, relative to the root, to its digest (engine/workspace says how).
+	Sources map[string]string `json:"sources"`
+	// Workspace is the resolved workspace, encoded by engine/workspace, in base64.
+	Workspace string `json:"workspace"`
 }
 
 // Problem is one drift: a field of a task whose current value is not the locked one. Field "task"
@@ -221,7 +234,10 @@ func Check(ws *graph.Workspace) (*Report, error) {
 
 // Write records the current config of ws as audited in vx.lock (atomically) and reports the drift it
 // accepted. The file is rewritten only when its content changes.
-func Write(ws *graph.Workspace) (*Report, error) {
+func Write(ws *graph.Workspace) (*Report, error) { return WriteFrozen(ws, nil) }
+
+// WriteFrozen is Write with the frozen workspace fr (nil for none) kept in the lock.
+func WriteFrozen(ws *graph.Workspace, fr *Frozen) (*Report, error) {
 	locked, existed, err := Read(ws.Root)
 	var cfgErr *vxerr.ConfigError
 	if errors.As(err, &cfgErr) {
@@ -233,7 +249,9 @@ func Write(ws *graph.Workspace) (*Report, error) {
 	}
 	current := Of(ws)
 	before := compare(locked, current)
-	data, err := Marshal(current)
+	withFrozen := current
+	withFrozen.Frozen = fr
+	data, err := Marshal(withFrozen)
 	if err != nil {
 		return nil, err
 	}
