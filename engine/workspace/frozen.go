@@ -14,6 +14,8 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/vxerr"
@@ -90,8 +92,9 @@ func sourceDigest(p string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// encodeFrozen encodes c's workspace as vx version keeps it in vx.lock: the loader's own encoding (gob, its
-// empty lists kept), with every absolute path made relative to the root, in base64.
+// encodeFrozen encodes c's workspace as vx version keeps it in vx.lock: the loader's own
+// encoding (gob, its empty lists kept), every absolute path taken out, compressed (zstd), in
+// base64.
 func encodeFrozen(c *loaded, version string) (string, error) {
 	ws := *c.WS
 	ws.Root, ws.CacheDir = "", ""
@@ -106,12 +109,29 @@ func encodeFrozen(c *loaded, version string) (string, error) {
 	if err := encodeLoaded(gob.NewEncoder(&buf), header); err != nil {
 		return "", fmt.Errorf("freeze the workspace: %w", err)
 	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return "", fmt.Errorf("freeze the workspace: %w", err)
+	}
+	defer enc.Close()
+	return base64.StdEncoding.EncodeToString(enc.EncodeAll(buf.Bytes(), nil)), nil
 }
+
+// maxFrozenBytes bounds the decoded workspace a lock may hold.
+const maxFrozenBytes = 1 << 30
 
 // decodeFrozen decodes what encodeFrozen wrote.
 func decodeFrozen(blob string) (*loaded, error) {
-	data, err := base64.StdEncoding.DecodeString(blob)
+	packed, err := base64.StdEncoding.DecodeString(blob)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxFrozenBytes))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	data, err := dec.DecodeAll(packed, nil)
 	if err != nil {
 		return nil, err
 	}
