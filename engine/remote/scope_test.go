@@ -78,3 +78,28 @@ func TestBazelRemoteReadOnlyCredentials(t *testing.T) {
 		t.Fatalf("pull request without a password: want its one upload refused, got %+v %q", rc, w)
 	}
 }
+
+// TestTurboReadOnlyInstance is the other boundary the docs name: a second turborepo-remote-cache
+// with READ_ONLY=true on the default branch's storage, for pull requests. A pull request's run
+// through it restores main's entries; its one upload is refused (403) and it goes on reading.
+func TestTurboReadOnlyInstance(t *testing.T) {
+	storage := t.TempDir()
+	trusted := startDucktorsOn(t, "turbo-token", storage)
+	env := []string{"RC_TOKEN=turbo-token", "SIG_KEY=sign-me"}
+	mustPass(t, "main", vxRun(t, checkout(t, turboConfig(trusted.URL, ""), ""), env, "build"))
+	readOnly := startDucktorsOn(t, "turbo-token", storage, "READ_ONLY=true")
+	prDir := checkout(t, turboConfig(readOnly.URL, ""), "")
+	if err := os.WriteFile(filepath.Join(prDir, "packages", "app", "src", "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pr := vxRun(t, prDir, append(env, "VX_CACHE_SCOPE=trusted"), "build")
+	mustPass(t, "pull request", pr)
+	if got := sources(pr); got["remote"] != 2 || got["run"] != 1 {
+		t.Fatalf("pull request: want lib and mid from main, app run, got %v\n%s", got, pr.stderr)
+	}
+	w := warnings(pr)
+	if rc := pr.sum.RemoteCache; rc == nil || rc.Uploads != 0 || rc.Errors != 1 || len(w) != 1 ||
+		!strings.Contains(w[0], "403") || !strings.Contains(w[0], "reading only for the rest of this run") {
+		t.Fatalf("pull request: want its one upload refused, got %+v %q", rc, w)
+	}
+}

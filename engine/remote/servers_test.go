@@ -245,11 +245,18 @@ func startBazelRemote(t testing.TB, user, password string, extra ...string) *ser
 // temporary folder, accepting token; it stores the x-artifact-tag of each artifact.
 func startDucktors(t testing.TB, token string) *server {
 	t.Helper()
+	return startDucktorsOn(t, token, t.TempDir())
+}
+
+// startDucktorsOn starts ducktors/turborepo-remote-cache as startDucktors does, on the storage
+// folder given, with extra more of its environment (READ_ONLY=true).
+func startDucktorsOn(t testing.TB, token, storage string, extra ...string) *server {
+	t.Helper()
 	cli := ducktorsCLI(t)
 	port := freePort(t)
-	storage := t.TempDir()
 	cmd := exec.Command("node", cli)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), "HOST=127.0.0.1", "TURBO_TOKEN="+token,
+	cmd.Env = append(os.Environ(), extra...)
+	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", port), "HOST=127.0.0.1", "TURBO_TOKEN="+token,
 		"STORAGE_PROVIDER=local", "STORAGE_PATH="+storage, "STORAGE_PATH_USE_TMP_FOLDER=false",
 		"TURBO_REMOTE_CACHE_SIGNATURE_KEY=stored-tags", "LOG_LEVEL=warn", "NODE_ENV=production")
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
