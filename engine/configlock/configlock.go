@@ -269,6 +269,10 @@ func WriteFrozen(ws *graph.Workspace, fr *Frozen) (*Report, error) {
 	return after, nil
 }
 
+// Drift answers how the fingerprints locked in f differ from ws's tasks, by task id then field;
+// none when ws is the workspace they were taken from.
+func Drift(f File, ws *graph.Workspace) []Problem { return compare(f, Of(ws)).Problems }
+
 // State summarises the lock of ws for `vx info`. It never fails: a lock that cannot be read is
 // reported as unreadable with the reason.
 func State(ws *graph.Workspace) Status {

@@ -140,8 +140,9 @@ func decodeFrozen(blob string) (*loaded, error) {
 
 // LoadFrozen answers the workspace vx.lock keeps, evaluating nothing: no esbuild, no goja. It
 // refuses, in one line naming the file, a lock that is missing or keeps no workspace, one made by
-// another vx, and one whose sources (the config, what it imports, each package.json and
-// vx.project.ts, the folders the project globs search) changed since it was written.
+// another vx, one whose sources (the config, what it imports, each package.json and
+// vx.project.ts, the folders the project globs search) changed since it was written, and one
+// whose workspace does not hold the task fingerprints the lock lists (an edited encoding).
 func (l *Loader) LoadFrozen() (*graph.Workspace, error) {
 	root, err := FindRoot(l.opts.Dir)
 	if err != nil {
@@ -172,6 +173,10 @@ func (l *Loader) LoadFrozen() (*graph.Workspace, error) {
 		p.AbsDir = filepath.Join(root, filepath.FromSlash(p.Dir))
 	}
 	ws.Index()
+	// The fingerprints are what review reads: a workspace that is not theirs is not run.
+	if drift := configlock.Drift(f, ws); len(drift) > 0 {
+		return nil, frozenErr(configlock.FileName, fmt.Sprintf("its workspace is not the one its tasks record (%s %s; run vx lock)", drift[0].TaskID, drift[0].Field))
+	}
 	ws.Secrets = secretValues(c.SecretNames, l.opts.getenv)
 	return ws, nil
 }

@@ -71,6 +71,32 @@ func TestFrozenIsTheEvaluatedWorkspace(t *testing.T) {
 	}
 }
 
+// TestFrozenRefusesAWorkspaceItsTasksDoNotRecord: a lock whose reviewed fingerprints say one
+// command while its encoded workspace runs another is refused, naming the task and field.
+func TestFrozenRefusesAWorkspaceItsTasksDoNotRecord(t *testing.T) {
+	root := frozenTree(t, 2)
+	lockFrozen(t, root)
+	f, _, err := configlock.Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := f.Tasks["p001#build"]
+	fp.Command = "cp -R src dist # reviewed"
+	f.Tasks["p001#build"] = fp
+	data, err := configlock.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, configlock.FileName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewLoader(Options{Dir: root, Version: "test"}).LoadFrozen()
+	want := "vx.lock: --frozen: its workspace is not the one its tasks record (p001#build command; run vx lock)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("LoadFrozen = %v, want %q", err, want)
+	}
+}
+
 // BenchmarkFrozenLoad compares getting the workspace of 300 packages three ways, each as a new
 // process would: from vx.lock (--frozen), from the loader's kept workspace (resolved.gob), and by
 // evaluating the config. The figures are in docs/performance.md.
