@@ -173,6 +173,7 @@ func (l *Loader) LoadFrozen() (*graph.Workspace, error) {
 		p.AbsDir = filepath.Join(root, filepath.FromSlash(p.Dir))
 	}
 	ws.Index()
+	l.placeStore(ws)
 	// The fingerprints are what review reads: a workspace that is not theirs is not run.
 	if drift := configlock.Drift(f, ws); len(drift) > 0 {
 		return nil, frozenErr(configlock.FileName, fmt.Sprintf("its workspace is not the one its tasks record (%s %s; run vx lock)", drift[0].TaskID, drift[0].Field))
