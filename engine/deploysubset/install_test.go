@@ -220,7 +220,7 @@ func copyTree(t *testing.T, from, to string) {
 // with --docker, then, as a Dockerfile does, installs json/ with the manager's frozen install,
 // lays full/ over it and requires app; and the same with --production.
 func TestPruneFrozenInstall(t *testing.T) {
-	for _, name := range []string{"npm", "pnpm"} {
+	for _, name := range []string{"npm", "pnpm", "yarn", "yarn-berry", "bun"} {
 		t.Run(name, func(t *testing.T) {
 			tools := managerTools(t, name)
 			m := managers(tools)[name]
