@@ -15,6 +15,9 @@ type npmEntry struct {
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
 	PeerDependencies     map[string]string `json:"peerDependencies"`
 	DevDependencies      map[string]string `json:"devDependencies"`
+	PeerDependenciesMeta map[string]struct {
+		Optional bool `json:"optional"`
+	} `json:"peerDependenciesMeta"`
 }
 
 // npmLock is package-lock.json read for pruning: its top-level members in order and its
@@ -135,11 +138,17 @@ func npmPath(dir string) string {
 }
 
 // npmDeps answers the names an entry depends on; dev only for a workspace package's own entry.
+// An optional peer is left out: npm installs it only where something else depends on it.
 func npmDeps(e *npmEntry, dev bool) map[string]bool {
 	names := map[string]bool{}
 	for _, m := range []map[string]string{e.Dependencies, e.OptionalDependencies, e.PeerDependencies} {
 		for n := range m {
 			names[n] = true
+		}
+	}
+	for n := range e.PeerDependencies {
+		if e.PeerDependenciesMeta[n].Optional && e.Dependencies[n] == "" && e.OptionalDependencies[n] == "" {
+			delete(names, n)
 		}
 	}
 	if dev {

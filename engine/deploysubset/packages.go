@@ -192,8 +192,9 @@ func globDirs(fsys fs.FS, g string) ([]string, error) {
 	return dirs, nil
 }
 
-// closure answers the named packages and every workspace package they depend on, transitively
-// (devDependencies too unless production), sorted by folder. An unknown name is refused.
+// closure answers the named packages and every workspace package they or the root depend on,
+// transitively (devDependencies too unless production), sorted by folder. An unknown name is
+// refused.
 func (ws *pmWorkspace) closure(names []string, production bool) ([]*pkg, error) {
 	seen := map[string]*pkg{}
 	var queue []*pkg
@@ -205,6 +206,13 @@ func (ws *pmWorkspace) closure(names []string, production bool) ([]*pkg, error) 
 		if seen[n] == nil {
 			seen[n] = p
 			queue = append(queue, p)
+		}
+	}
+	// The root's importer is always kept, so the workspace packages it depends on are too.
+	for dep, spec := range ws.root.deps(production) {
+		if q, ok := ws.members[dep]; ok && seen[dep] == nil && localSpec(spec) {
+			seen[dep] = q
+			queue = append(queue, q)
 		}
 	}
 	for len(queue) > 0 {
