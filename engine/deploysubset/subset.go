@@ -8,6 +8,7 @@ package deploysubset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ type KeptProject struct {
 // Run prunes the workspace at req.Root for req.Projects and writes the subset.
 func Run(ctx context.Context, req Request) (*Result, error) {
 	if len(req.Projects) == 0 {
-		return nil, vxerr.Usagef("vx prune needs at least one project name")
+		return nil, vxerr.Usagef("name at least one project to prune (vx prune <project>...)")
 	}
 	ws, err := loadWorkspace(req.Root)
 	if err != nil {
@@ -79,8 +80,12 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	pruned, err := lf.prune(ws, kept, req.Production)
-	if err != nil {
+	var usage *vxerr.UsageError
+	if err != nil && !errors.As(err, &usage) { // a refusal names the lockfile already
 		return nil, fmt.Errorf("prune %s: %w", lf.name, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	out := req.OutDir
 	if out == "" {
