@@ -132,6 +132,18 @@ const msPatch = `diff --git a/index.js b/index.js
 +module.exports.patchedByVx = true;
 `
 
+// leftPadPatch adds an export to left-pad@1.3.0, a dev-only dependency, so that a production
+// prune leaves its patch without a package to apply to.
+const leftPadPatch = `diff --git a/index.js b/index.js
+--- a/index.js
++++ b/index.js
+@@ -50,3 +50,4 @@ function leftPad (str, len, ch) {
+   // pad ` + "`str`" + `!
+   return pad + str;
+ }
++module.exports.patchedByVx = true;
+`
+
 // fixture is a workspace of six projects: app depends on lib-a, which depends on lib-b (a
 // transitive workspace dependency), on ms (patched under pnpm) and, for development only, on
 // left-pad and the tooling package; other and lib-c, with kind-of, are not app's.
@@ -172,8 +184,10 @@ module.exports = { a: require("lib-a"), second: ms("1s"), patched: !!ms.patchedB
 		"packages/tooling/index.js":     "module.exports = 'tooling';\n",
 	}
 	if m.name == "pnpm" {
-		root["pnpm"] = map[string]any{"patchedDependencies": map[string]string{"ms@2.1.3": "patches/ms@2.1.3.patch"}}
+		root["pnpm"] = map[string]any{"patchedDependencies": map[string]string{
+			"ms@2.1.3": "patches/ms@2.1.3.patch", "left-pad@1.3.0": "patches/left-pad@1.3.0.patch"}}
 		files["patches/ms@2.1.3.patch"] = msPatch
+		files["patches/left-pad@1.3.0.patch"] = leftPadPatch
 	}
 	b, _ := json.MarshalIndent(root, "", "  ")
 	files["package.json"] = string(b) + "\n"
@@ -303,7 +317,9 @@ func checkProduction(t *testing.T, ws string, m manager) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(lock), "left-pad") || strings.Contains(string(lock), "tooling") {
+	// pnpm's patchedDependencies stay whole: they must match the root package.json's.
+	if strings.Contains(withoutSection(string(lock), "patchedDependencies:"), "left-pad") ||
+		strings.Contains(string(lock), "tooling") {
 		t.Fatalf("pruned %s in production keeps a dev dependency:\n%s", m.lockfile, lock)
 	}
 	run(t, out, m.frozen...)
@@ -312,4 +328,19 @@ func checkProduction(t *testing.T, ws string, m manager) {
 	if got != wantOutput(m) {
 		t.Fatalf("require(\"app\") = %s, want %s", got, wantOutput(m))
 	}
+}
+
+// withoutSection answers a YAML document without the top-level section that starts with head.
+func withoutSection(doc, head string) string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(doc, "\n") {
+		if l != "" && l[0] != ' ' {
+			in = l == head
+		}
+		if !in {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
