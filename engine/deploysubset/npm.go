@@ -23,13 +23,12 @@ type npmEntry struct {
 // npmLock is package-lock.json read for pruning: its top-level members in order and its
 // "packages" entries by install path ("" the root, "node_modules/x", "apps/web").
 type npmLock struct {
-	top      []member
-	order    []string
-	raw      map[string]json.RawMessage
-	entries  map[string]*npmEntry
-	keep     map[string]bool
-	version  int
-	fileName string
+	top     []member
+	order   []string
+	raw     map[string]json.RawMessage
+	entries map[string]*npmEntry
+	keep    map[string]bool
+	version int
 }
 
 // pruneNpm prunes a package-lock.json (lockfileVersion 2 or 3) to the kept workspace packages

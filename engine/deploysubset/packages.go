@@ -259,12 +259,3 @@ func (ws *pmWorkspace) unknown(name string) error {
 	}
 	return vxerr.Usagef("%s", msg)
 }
-
-// keptDirs answers the kept packages' folders, the root "." first.
-func keptDirs(kept []*pkg) map[string]*pkg {
-	m := map[string]*pkg{}
-	for _, p := range kept {
-		m[p.dir] = p
-	}
-	return m
-}
