@@ -25,9 +25,14 @@ func pruneBerry(data []byte, ws *pmWorkspace, kept []*pkg, production bool) (*pr
 		return nil, err
 	}
 	byDesc := map[string]*berryBlock{}
+	builtin := map[string][]string{} // a descriptor → the builtin patches Yarn wraps it in
 	for _, b := range blocks {
 		for _, d := range b.descs {
 			byDesc[d] = b
+			if _, rng, ok := strings.Cut(d, "@patch:"); ok && strings.Contains(rng, "builtin<") {
+				inner := patchInner("patch:" + rng)
+				builtin[inner] = append(builtin[inner], d)
+			}
 		}
 	}
 	var queue []string
@@ -50,6 +55,9 @@ func pruneBerry(data []byte, ws *pmWorkspace, kept []*pkg, production bool) (*pr
 			continue
 		}
 		b.used[d] = true
+		// Yarn resolves fsevents, resolve and typescript through its builtin compatibility
+		// patches, whose entries the dependency's own range does not name.
+		queue = append(queue, builtin[d]...)
 		for name, rng := range b.deps {
 			queue = append(queue, name+"@"+rng)
 			if inner := patchInner(rng); inner != "" {

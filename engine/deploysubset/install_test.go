@@ -146,7 +146,8 @@ const leftPadPatch = `diff --git a/index.js b/index.js
 
 // fixture is a workspace of six projects: app depends on lib-a, which depends on lib-b (a
 // transitive workspace dependency), on ms (patched under pnpm) and, for development only, on
-// left-pad and the tooling package; other and lib-c, with kind-of, are not app's.
+// left-pad and the tooling package; other and lib-c, with kind-of, are not app's. lib-b asks for
+// ms by a range holding < and >, and for resolve, which Yarn berry wraps in a builtin patch.
 func fixture(m manager) map[string]string {
 	pj := func(name string, deps, dev map[string]string, extra string) string {
 		doc := map[string]any{"name": name, "version": "1.0.0", "main": "index.js"}
@@ -172,11 +173,12 @@ func fixture(m manager) map[string]string {
 		"apps/app/index.js": `const ms = require("ms");
 module.exports = { a: require("lib-a"), second: ms("1s"), patched: !!ms.patchedByVx };
 `,
-		"apps/other/package.json":       pj("other", map[string]string{"lib-c": m.wsSpec, "left-pad": "1.3.0"}, nil, ""),
-		"apps/other/index.js":           "module.exports = require('lib-c');\n",
-		"packages/lib-a/package.json":   pj("lib-a", map[string]string{"lib-b": m.wsSpec, "is-odd": "3.0.1"}, nil, ""),
-		"packages/lib-a/index.js":       "module.exports = require('lib-b') + ':' + require('is-odd')(3);\n",
-		"packages/lib-b/package.json":   pj("lib-b", map[string]string{"is-number": "7.0.0"}, nil, ""),
+		"apps/other/package.json":     pj("other", map[string]string{"lib-c": m.wsSpec, "left-pad": "1.3.0"}, nil, ""),
+		"apps/other/index.js":         "module.exports = require('lib-c');\n",
+		"packages/lib-a/package.json": pj("lib-a", map[string]string{"lib-b": m.wsSpec, "is-odd": "3.0.1"}, nil, ""),
+		"packages/lib-a/index.js":     "module.exports = require('lib-b') + ':' + require('is-odd')(3);\n",
+		"packages/lib-b/package.json": pj("lib-b", map[string]string{"is-number": "7.0.0", "ms": ">= 2.1.0 < 3",
+			"resolve": "1.22.8"}, nil, ""),
 		"packages/lib-b/index.js":       "module.exports = require('is-number')(5) ? 'num' : 'nan';\n",
 		"packages/lib-c/package.json":   pj("lib-c", map[string]string{"kind-of": "6.0.3"}, nil, ""),
 		"packages/lib-c/index.js":       "module.exports = require('kind-of')(1);\n",

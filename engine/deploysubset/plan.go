@@ -1,8 +1,8 @@
 package deploysubset
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -309,8 +309,9 @@ func (f planned) writeTo(dst string) error {
 	return o.Close()
 }
 
-// jsonString quotes s for a JSON document.
+// jsonString quotes s as JavaScript's JSON.stringify does (no HTML escapes).
 func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b bytes.Buffer
+	_ = writeString(&b, s) // a string always encodes
+	return b.String()
 }
