@@ -132,7 +132,12 @@ func patchInner(rng string) string {
 // dropDev removes from a workspace entry's dependencies the names its manifest has only as
 // devDependencies.
 func (b *berryBlock) dropDev(p *pkg) {
-	prod := p.deps(true)
+	prod := map[string]bool{} // what Yarn lists for a workspace: its dependencies, not its peers
+	for _, m := range []map[string]string{p.man.Dependencies, p.man.OptionalDependencies} {
+		for n := range m {
+			prod[n] = true
+		}
+	}
 	var lines []string
 	section := ""
 	for _, l := range b.lines {
@@ -141,7 +146,7 @@ func (b *berryBlock) dropDev(p *pkg) {
 		} else if section == "dependencies:" {
 			name, _, _ := strings.Cut(strings.TrimSpace(l), ": ")
 			name = unquote(name)
-			if _, ok := prod[name]; !ok && p.man.DevDependencies[name] != "" {
+			if !prod[name] && p.man.DevDependencies[name] != "" {
 				delete(b.deps, name)
 				continue
 			}

@@ -121,6 +121,17 @@ func managers(tools string) map[string]manager {
 	}
 }
 
+// pjPeer adds peerDependencies to a package.json.
+func pjPeer(doc string, peers map[string]string) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		panic(err)
+	}
+	m["peerDependencies"] = peers
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return string(b) + "\n"
+}
+
 // msPatch adds an export to ms@2.1.3, so that a patched install is seen from the app.
 const msPatch = `diff --git a/index.js b/index.js
 --- a/index.js
@@ -148,6 +159,8 @@ const leftPadPatch = `diff --git a/index.js b/index.js
 // transitive workspace dependency), on ms (patched under pnpm) and, for development only, on
 // left-pad and the tooling package; other and lib-c, with kind-of, are not app's. lib-b asks for
 // ms by a range holding < and >, and for resolve, which Yarn berry wraps in a builtin patch.
+// lib-a has isarray as a peer and a devDependency, which pnpm, npm and bun install as a peer
+// once production leaves the devDependencies out.
 func fixture(m manager) map[string]string {
 	pj := func(name string, deps, dev map[string]string, extra string) string {
 		doc := map[string]any{"name": name, "version": "1.0.0", "main": "index.js"}
@@ -173,10 +186,11 @@ func fixture(m manager) map[string]string {
 		"apps/app/index.js": `const ms = require("ms");
 module.exports = { a: require("lib-a"), second: ms("1s"), patched: !!ms.patchedByVx };
 `,
-		"apps/other/package.json":     pj("other", map[string]string{"lib-c": m.wsSpec, "left-pad": "1.3.0"}, nil, ""),
-		"apps/other/index.js":         "module.exports = require('lib-c');\n",
-		"packages/lib-a/package.json": pj("lib-a", map[string]string{"lib-b": m.wsSpec, "is-odd": "3.0.1"}, nil, ""),
-		"packages/lib-a/index.js":     "module.exports = require('lib-b') + ':' + require('is-odd')(3);\n",
+		"apps/other/package.json": pj("other", map[string]string{"lib-c": m.wsSpec, "left-pad": "1.3.0"}, nil, ""),
+		"apps/other/index.js":     "module.exports = require('lib-c');\n",
+		"packages/lib-a/package.json": pjPeer(pj("lib-a", map[string]string{"lib-b": m.wsSpec, "is-odd": "3.0.1"},
+			map[string]string{"isarray": "2.0.5"}, ""), map[string]string{"isarray": "2.0.5"}),
+		"packages/lib-a/index.js": "module.exports = require('lib-b') + ':' + require('is-odd')(3);\n",
 		"packages/lib-b/package.json": pj("lib-b", map[string]string{"is-number": "7.0.0", "ms": ">= 2.1.0 < 3",
 			"resolve": "1.22.8"}, nil, ""),
 		"packages/lib-b/index.js":       "module.exports = require('is-number')(5) ? 'num' : 'nan';\n",
@@ -324,6 +338,11 @@ func checkProduction(t *testing.T, ws string, m manager) {
 		strings.Contains(string(lock), "tooling") {
 		t.Fatalf("pruned %s in production keeps a dev dependency:\n%s", m.lockfile, lock)
 	}
+	// isarray, lib-a's peer, is installed as one by npm, pnpm and bun; Yarn installs no peer.
+	peerInstalled := m.name != "yarn" && m.name != "yarn-berry"
+	if got := hasEntry(string(lock), "isarray"); got != peerInstalled {
+		t.Fatalf("pruned %s in production: isarray kept = %v, want %v:\n%s", m.lockfile, got, peerInstalled, lock)
+	}
 	run(t, out, m.frozen...)
 	got := strings.TrimSpace(run(t, filepath.Join(out, "apps", "app"), "node", "-e",
 		`process.stdout.write(JSON.stringify(require("app")))`))
@@ -345,4 +364,17 @@ func withoutSection(doc, head string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// hasEntry reports whether a lockfile of any of the five formats holds a package entry for name.
+func hasEntry(lock, name string) bool {
+	for _, l := range strings.Split(lock, "\n") {
+		t := strings.TrimSpace(l)
+		for _, p := range []string{name + "@", `"` + name + "@", `'` + name + "@", `"` + name + `": [`, `"node_modules/` + name + `"`} {
+			if strings.HasPrefix(t, p) && (strings.HasSuffix(t, ":") || strings.HasSuffix(t, "{") || strings.Contains(t, "[")) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -68,18 +68,19 @@ func prunePnpm(data []byte, ws *pmWorkspace, kept []*pkg, production bool) (*pru
 // pruneImporters keeps the root's and the kept packages' importers (without devDependencies in
 // production) and walks what they resolve.
 func (l *pnpmLock) pruneImporters(importers *yaml.Node, ws *pmWorkspace, kept []*pkg, production bool) error {
-	want := map[string]bool{".": true}
+	want := map[string]*pkg{".": ws.root}
 	for _, p := range kept {
-		want[p.dir] = true
+		want[p.dir] = p
 	}
+	autoPeers := scalar(mapGet(mapGet(l.top, "settings"), "autoInstallPeers")) != "false"
 	var content []*yaml.Node
 	for i := 0; i+1 < len(importers.Content); i += 2 {
 		dir, imp := importers.Content[i].Value, importers.Content[i+1]
-		if !want[dir] {
+		if want[dir] == nil {
 			continue
 		}
 		if production {
-			mapDelete(imp, "devDependencies")
+			dropDevImporter(imp, want[dir].man, autoPeers)
 		}
 		content = append(content, importers.Content[i], imp)
 		for _, section := range []string{"dependencies", "optionalDependencies", "devDependencies"} {
@@ -95,6 +96,38 @@ func (l *pnpmLock) pruneImporters(importers *yaml.Node, ws *pmWorkspace, kept []
 	}
 	importers.Content = content
 	return nil
+}
+
+// dropDevImporter removes an importer's devDependencies for a production install. Where pnpm
+// installs peers itself (autoInstallPeers), a devDependency that is also one of the package's
+// peers becomes a dependency with the peer's range as its specifier, as pnpm resolves it once
+// the manifest has no devDependencies.
+func dropDevImporter(imp *yaml.Node, man *manifest, autoPeers bool) {
+	dev := mapGet(imp, "devDependencies")
+	mapDelete(imp, "devDependencies")
+	for j := 0; autoPeers && dev != nil && j+1 < len(dev.Content); j += 2 {
+		name, entry := dev.Content[j], dev.Content[j+1]
+		peer, ok := man.PeerDependencies[name.Value]
+		if !ok || man.Dependencies[name.Value] != "" || man.OptionalDependencies[name.Value] != "" {
+			continue
+		}
+		if spec := mapGet(entry, "specifier"); spec != nil {
+			spec.Value, spec.Style, spec.Tag = peer, 0, ""
+		}
+		deps := mapGet(imp, "dependencies")
+		if deps == nil {
+			deps = &yaml.Node{Kind: yaml.MappingNode}
+			imp.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Value: "dependencies"}, deps}, imp.Content...)
+		}
+		at := len(deps.Content)
+		for k := 0; k+1 < len(deps.Content); k += 2 {
+			if deps.Content[k].Value > name.Value {
+				at = k
+				break
+			}
+		}
+		deps.Content = append(deps.Content[:at], append([]*yaml.Node{name, entry}, deps.Content[at:]...)...)
+	}
 }
 
 // refKey answers the packages (v6) or snapshots (v9) key a dependency's resolved reference

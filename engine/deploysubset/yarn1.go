@@ -36,6 +36,9 @@ func pruneYarn1(data []byte, ws *pmWorkspace, kept []*pkg, production bool) (*pr
 			if _, member := ws.members[name]; member && localSpec(spec) {
 				continue
 			}
+			if _, peer := p.man.PeerDependencies[name]; peer && !installedAs(p.man, name, production) {
+				continue // Yarn 1 installs no peer of a workspace package
+			}
 			queue = append(queue, name+"@"+spec)
 		}
 	}
@@ -146,4 +149,13 @@ func unquote(s string) string {
 		}
 	}
 	return s
+}
+
+// installedAs reports whether a manifest installs name itself: as a dependency, an optional one,
+// or (unless production) a devDependency.
+func installedAs(m *manifest, name string, production bool) bool {
+	_, dep := m.Dependencies[name]
+	_, opt := m.OptionalDependencies[name]
+	_, dev := m.DevDependencies[name]
+	return dep || opt || dev && !production
 }
