@@ -202,7 +202,7 @@ func (l *lister) list(dir string) ([]string, error) {
 	if !l.useGit {
 		return walkFiles(l.root, dir, l.out)
 	}
-	stdout, err := git.Run(l.ctx, l.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", dir)
+	stdout, err := git.Run(l.ctx, l.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", ":(literal)"+dir)
 	if err != nil {
 		return nil, fmt.Errorf("list the files of %s: %w", dir, err)
 	}

@@ -292,3 +292,31 @@ func TestDropTopKey(t *testing.T) {
 		}
 	}
 }
+
+// TestGitListsTheSources checks that in a git repository a project's files are the ones git
+// lists, tracked and untracked, never ignored ones, even in a folder named like a pathspec.
+func TestGitListsTheSources(t *testing.T) {
+	files := npmWorkspace()
+	files[".gitignore"] = "node_modules\ndist\n"
+	files["apps/web/dist/bundle.js"] = "built\n"
+	files["apps/web/[id]/page.js"] = "route\n"
+	ws := testkit.TempRepo(t, files)
+	if err := os.WriteFile(filepath.Join(ws, "apps/web/new.js"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ws, "apps/web/index.js")); err != nil { // deleted, not committed
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := Run(context.Background(), Request{Root: ws, Projects: []string{"web"}, OutDir: out}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := walkFiles(out, "apps/web", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"apps/web/[id]/page.js", "apps/web/new.js", "apps/web/package.json"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("copied %q\nwant %q", got, want)
+	}
+}
