@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,24 @@ type bunInfo struct {
 	Dependencies         map[string]string `json:"dependencies"`
 	OptionalDependencies map[string]string `json:"optionalDependencies"`
 	PeerDependencies     map[string]string `json:"peerDependencies"`
+	OptionalPeers        []string          `json:"optionalPeers"`
+}
+
+// needs answers the names a package's install needs: its dependencies, optional ones and peers
+// but the optional peers, which bun installs only where something else depends on them.
+func (i *bunInfo) needs() []string {
+	var names []string
+	for _, m := range []map[string]string{i.Dependencies, i.OptionalDependencies} {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	for n := range i.PeerDependencies {
+		if !slices.Contains(i.OptionalPeers, n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 var (
@@ -81,11 +100,9 @@ func pruneBun(data []byte, ws *pmWorkspace, kept []*pkg, production bool) (*prun
 			if json.Unmarshal(raw, &info) != nil {
 				continue
 			}
-			for _, m := range []map[string]string{info.Dependencies, info.OptionalDependencies, info.PeerDependencies} {
-				for name := range m {
-					if found := l.resolve(key, name); found != "" {
-						queue = append(queue, found)
-					}
+			for _, name := range info.needs() {
+				if found := l.resolve(key, name); found != "" {
+					queue = append(queue, found)
 				}
 			}
 		}

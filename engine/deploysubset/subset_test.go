@@ -320,3 +320,89 @@ func TestGitListsTheSources(t *testing.T) {
 		t.Fatalf("copied %q\nwant %q", got, want)
 	}
 }
+
+// bunLockText is a bun.lock: web depends on a, whose optional peer p only api installs, and on
+// b, which has its own c nested under it while the hoisted c is api's.
+const bunLockText = `{
+  "lockfileVersion": 1,
+  "workspaces": {
+    "": {
+      "name": "root",
+    },
+    "apps/api": {
+      "name": "api",
+      "dependencies": {
+        "c": "1.0.0",
+        "p": "1.0.0",
+      },
+    },
+    "apps/web": {
+      "name": "web",
+      "dependencies": {
+        "a": "1.0.0",
+        "b": "1.0.0",
+      },
+    },
+  },
+  "packages": {
+    "a": ["a@1.0.0", "", { "peerDependencies": { "p": "1" }, "optionalPeers": ["p"] }, "sha512-a"],
+
+    "api": ["api@workspace:apps/api"],
+
+    "b": ["b@1.0.0", "", { "dependencies": { "c": "2.0.0" } }, "sha512-b"],
+
+    "c": ["c@1.0.0", "", {}, "sha512-c1"],
+
+    "p": ["p@1.0.0", "", {}, "sha512-p"],
+
+    "web": ["web@workspace:apps/web"],
+
+    "b/c": ["c@2.0.0", "", {}, "sha512-c2"],
+  }
+}
+`
+
+func TestBunKeepsWhatBunResolves(t *testing.T) {
+	ws := testkit.TempTree(t, map[string]string{
+		"package.json":          `{"name": "root", "workspaces": ["apps/*"]}`,
+		"bun.lock":              bunLockText,
+		"apps/web/package.json": `{"name": "web", "dependencies": {"a": "1.0.0", "b": "1.0.0"}}`,
+		"apps/api/package.json": `{"name": "api", "dependencies": {"c": "1.0.0", "p": "1.0.0"}}`,
+	})
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := Run(context.Background(), Request{Root: ws, Projects: []string{"web"}, OutDir: out}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "bun.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "lockfileVersion": 1,
+  "workspaces": {
+    "": {
+      "name": "root",
+    },
+    "apps/web": {
+      "name": "web",
+      "dependencies": {
+        "a": "1.0.0",
+        "b": "1.0.0",
+      },
+    },
+  },
+  "packages": {
+    "a": ["a@1.0.0", "", { "peerDependencies": { "p": "1" }, "optionalPeers": ["p"] }, "sha512-a"],
+
+    "b": ["b@1.0.0", "", { "dependencies": { "c": "2.0.0" } }, "sha512-b"],
+
+    "web": ["web@workspace:apps/web"],
+
+    "b/c": ["c@2.0.0", "", {}, "sha512-c2"],
+  }
+}
+`
+	if string(got) != want {
+		t.Fatalf("pruned bun.lock:\n%s\nwant:\n%s", got, want)
+	}
+}
