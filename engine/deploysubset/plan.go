@@ -248,6 +248,9 @@ func walkFiles(root, dir, skip string) ([]string, error) {
 			}
 			return nil
 		}
+		if d.Type()&^fs.ModeSymlink != 0 {
+			return nil // a pipe, socket or device is no source, and opening a pipe would block
+		}
 		files = append(files, rel)
 		return nil
 	})
@@ -255,6 +258,36 @@ func walkFiles(root, dir, skip string) ([]string, error) {
 		return nil, fmt.Errorf("list the files of %s: %w", dir, err)
 	}
 	return files, nil
+}
+
+// writeWhole writes the plan into a new folder beside out, then renames it to out (empty or
+// absent, as checkOutDir saw), so that a failure part way leaves no output folder behind.
+func (p plan) writeWhole(out string) (int, error) {
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return 0, fmt.Errorf("make %s: %w", parent, err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".vx-prune-*")
+	if err != nil {
+		return 0, fmt.Errorf("make a folder beside %s: %w", out, err)
+	}
+	n, err := p.write(tmp)
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err == nil {
+		if rmErr := os.Remove(out); rmErr != nil && !os.IsNotExist(rmErr) {
+			err = fmt.Errorf("replace the empty %s: %w", out, rmErr)
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, out)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return 0, err
+	}
+	return n, nil
 }
 
 // write writes the plan under out and answers how many files it wrote.

@@ -58,8 +58,10 @@ type Result struct {
 
 // KeptProject is one kept workspace package.
 type KeptProject struct {
+	// Name is the package's name.
 	Name string `json:"name"`
-	Dir  string `json:"dir"`
+	// Dir is its folder, a slash path relative to the workspace root.
+	Dir string `json:"dir"`
 }
 
 // Run prunes the workspace at req.Root for req.Projects and writes the subset.
@@ -101,7 +103,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err := checkOutDir(out); err != nil {
 		return nil, err
 	}
-	n, err := plan.write(out)
+	n, err := plan.writeWhole(out)
 	if err != nil {
 		return nil, err
 	}

@@ -406,3 +406,34 @@ func TestBunKeepsWhatBunResolves(t *testing.T) {
 		t.Fatalf("pruned bun.lock:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestFailedWriteLeavesNothing checks that a write failing part way leaves neither the output
+// folder nor the folder it was written in.
+func TestFailedWriteLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	p := plan{"a/first.txt": {data: []byte("x")}, "b/second.txt": {src: filepath.Join(parent, "gone")}}
+	if _, err := p.writeWhole(out); err == nil {
+		t.Fatal("a plan copying a missing file was written")
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Fatalf("a failed write left %v", entries)
+	}
+}
+
+// TestWalkSkipsPipes checks that outside git a named pipe in a project is not copied (opening
+// it would block the prune).
+func TestWalkSkipsPipes(t *testing.T) {
+	files := npmWorkspace()
+	ws := testkit.TempTree(t, files)
+	if err := mkfifo(filepath.Join(ws, "apps/web/pipe")); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	got, err := walkFiles(ws, "apps/web", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(got, "apps/web/pipe") {
+		t.Fatalf("walk lists the pipe: %q", got)
+	}
+}
