@@ -19,6 +19,7 @@ import (
 // The package managers the frozen installs run, installed once into the user's cache folder.
 const (
 	pnpmVersion  = "10.34.8"
+	pnpm8Version = "8.15.9" // writes lockfileVersion 6.0
 	yarn1Version = "1.22.22"
 	berryVersion = "4.18.1"
 	bunVersion   = "1.4.5"
@@ -33,9 +34,9 @@ func managerTools(t *testing.T, tool string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(base, "vx-test", "deploysubset-tools-1")
+	dir := filepath.Join(base, "vx-test", "deploysubset-tools-2")
 	toolsOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "bun")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "pnpm8", "bin", "pnpm.cjs")); err == nil {
 			return
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -43,7 +44,7 @@ func managerTools(t *testing.T, tool string) string {
 			return
 		}
 		cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir,
-			"pnpm@"+pnpmVersion, "yarn@"+yarn1Version, "@yarnpkg/cli-dist@"+berryVersion, "bun@"+bunVersion)
+			"pnpm@"+pnpmVersion, "pnpm8@npm:pnpm@"+pnpm8Version, "yarn@"+yarn1Version, "@yarnpkg/cli-dist@"+berryVersion, "bun@"+bunVersion)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			toolsErr = &installError{err, string(out)}
 		}
@@ -79,7 +80,9 @@ func registryReachable(t *testing.T, tool string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodHead, "https://registry.npmjs.org/ms", nil)
-	resp, err := http.DefaultClient.Do(req)
+	transport := &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true}
+	defer transport.CloseIdleConnections() // no connection outlives the check (goleak)
+	resp, err := (&http.Client{Transport: transport}).Do(req)
 	if err != nil {
 		t.Skipf("the npm registry is unreachable (%v), so %s cannot install the fixture", err, tool)
 	}
@@ -94,12 +97,14 @@ type manager struct {
 	extra    map[string]string // root files the manager needs
 	install  []string          // writes the lockfile
 	frozen   []string          // installs from the lockfile, refusing any change to it
+	format   string            // text the generated lockfile holds, naming its format's version
 }
 
 func managers(tools string) map[string]manager {
 	bin := func(n string) string { return filepath.Join(tools, "node_modules", ".bin", n) }
 	yarn1 := filepath.Join(tools, "node_modules", "yarn", "bin", "yarn.js")
 	berry := filepath.Join(tools, "node_modules", "@yarnpkg", "cli-dist", "bin", "yarn.js")
+	pnpm8 := filepath.Join(tools, "node_modules", "pnpm8", "bin", "pnpm.cjs")
 	return map[string]manager{
 		"npm": {name: "npm", lockfile: "package-lock.json", wsSpec: "*",
 			install: []string{"npm", "install", "--no-audit", "--no-fund"},
@@ -108,6 +113,13 @@ func managers(tools string) map[string]manager {
 			extra:   map[string]string{"pnpm-workspace.yaml": "packages:\n  - apps/*\n  - packages/*\n"},
 			install: []string{bin("pnpm"), "install"},
 			frozen:  []string{bin("pnpm"), "install", "--frozen-lockfile"}},
+		"npm-v2": {name: "npm", lockfile: "package-lock.json", wsSpec: "*",
+			install: []string{"npm", "install", "--no-audit", "--no-fund", "--lockfile-version=2"},
+			frozen:  []string{"npm", "ci", "--no-audit", "--no-fund"}, format: `"lockfileVersion": 2`},
+		"pnpm8": {name: "pnpm", lockfile: "pnpm-lock.yaml", wsSpec: "workspace:*",
+			extra:   map[string]string{"pnpm-workspace.yaml": "packages:\n  - apps/*\n  - packages/*\n"},
+			install: []string{"node", pnpm8, "install"},
+			frozen:  []string{"node", pnpm8, "install", "--frozen-lockfile"}, format: "lockfileVersion: '6.0'"},
 		"yarn": {name: "yarn", lockfile: "yarn.lock", wsSpec: "*",
 			install: []string{"node", yarn1, "install", "--non-interactive", "--no-progress"},
 			frozen:  []string{"node", yarn1, "install", "--non-interactive", "--no-progress", "--frozen-lockfile"}},
@@ -250,7 +262,7 @@ func copyTree(t *testing.T, from, to string) {
 // with --docker, then, as a Dockerfile does, installs json/ with the manager's frozen install,
 // lays full/ over it and requires app; and the same with --production.
 func TestPruneFrozenInstall(t *testing.T) {
-	for _, name := range []string{"npm", "pnpm", "yarn", "yarn-berry", "bun"} {
+	for _, name := range []string{"npm", "npm-v2", "pnpm", "pnpm8", "yarn", "yarn-berry", "bun"} {
 		t.Run(name, func(t *testing.T) {
 			tools := managerTools(t, name)
 			m := managers(tools)[name]
@@ -260,7 +272,7 @@ func TestPruneFrozenInstall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"kind-of", "is-odd", "left-pad"} {
+			for _, want := range []string{"kind-of", "is-odd", "left-pad", m.format} {
 				if !strings.Contains(string(lock), want) {
 					t.Fatalf("the installed %s does not name %s:\n%s", m.lockfile, want, lock)
 				}
@@ -370,7 +382,7 @@ func withoutSection(doc, head string) string {
 func hasEntry(lock, name string) bool {
 	for _, l := range strings.Split(lock, "\n") {
 		t := strings.TrimSpace(l)
-		for _, p := range []string{name + "@", `"` + name + "@", `'` + name + "@", `"` + name + `": [`, `"node_modules/` + name + `"`} {
+		for _, p := range []string{name + "@", "/" + name + "@", `"` + name + "@", `'` + name + "@", `"` + name + `": [`, `"node_modules/` + name + `"`} {
 			if strings.HasPrefix(t, p) && (strings.HasSuffix(t, ":") || strings.HasSuffix(t, "{") || strings.Contains(t, "[")) {
 				return true
 			}

@@ -29,6 +29,9 @@ type npmLock struct {
 	entries map[string]*npmEntry
 	keep    map[string]bool
 	version int
+	// devOnly holds, in production, each kept workspace package's install path in node_modules
+	// and the names only its devDependencies ask for.
+	devOnly map[string]map[string]bool
 }
 
 // pruneNpm prunes a package-lock.json (lockfileVersion 2 or 3) to the kept workspace packages
@@ -39,6 +42,18 @@ func pruneNpm(data []byte, ws *pmWorkspace, kept []*pkg, production bool) (*prun
 		return nil, err
 	}
 	l.walk(ws, kept, production)
+	if production {
+		l.devOnly = map[string]map[string]bool{}
+		for _, p := range kept {
+			dev := map[string]bool{}
+			for n := range p.man.DevDependencies {
+				if !installedAs(p.man, n, true) {
+					dev[n] = true
+				}
+			}
+			l.devOnly["node_modules/"+p.name] = dev
+		}
+	}
 	out, err := l.write(kept, production)
 	if err != nil {
 		return nil, err
@@ -247,8 +262,13 @@ func (l *npmLock) pruneLegacy(raw json.RawMessage, prefix string) (json.RawMessa
 			return nil, err
 		}
 		for i, im := range inner {
-			if im.key == "dependencies" {
+			switch {
+			case im.key == "dependencies":
 				if inner[i].raw, err = l.pruneLegacy(im.raw, p+"/"); err != nil {
+					return nil, err
+				}
+			case im.key == "requires" && l.devOnly[p] != nil:
+				if inner[i].raw, err = withoutKeys(im.raw, l.devOnly[p]); err != nil {
 					return nil, err
 				}
 			}
@@ -257,6 +277,21 @@ func (l *npmLock) pruneLegacy(raw json.RawMessage, prefix string) (json.RawMessa
 			return nil, err
 		}
 		out = append(out, m)
+	}
+	return writeObject(out)
+}
+
+// withoutKeys answers a JSON object without the named members.
+func withoutKeys(raw json.RawMessage, drop map[string]bool) (json.RawMessage, error) {
+	members, err := readObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := members[:0:0]
+	for _, m := range members {
+		if !drop[m.key] {
+			out = append(out, m)
+		}
 	}
 	return writeObject(out)
 }
