@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // berryBlock is one entry of a Yarn berry lockfile: its descriptors and its lines.
@@ -157,53 +159,76 @@ func (b *berryBlock) dropDev(p *pkg) {
 }
 
 // readBerry reads a Yarn berry lockfile: its comment header, its __metadata entry (with the blank
-// line before it) and its other entries.
+// line before it) and its other entries. The entries' descriptors and dependencies are read by the
+// YAML parser; their lines are kept as Yarn wrote them, for writing back.
 func readBerry(data []byte) (header, meta string, blocks []*berryBlock, err error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return "", "", nil, refuse("yarn.lock", "%v", err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return "", "", nil, refuse("yarn.lock", "not a YAML mapping")
+	}
+	text, header, meta, err := berryText(data)
+	if err != nil {
+		return "", "", nil, err
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		key := top.Content[i].Value
+		if key == "__metadata" {
+			continue
+		}
+		lines, ok := text[key]
+		if !ok {
+			return "", "", nil, refuse("yarn.lock", "entry %q is not written one per block", key)
+		}
+		b := &berryBlock{descs: strings.Split(key, ", "), lines: lines, deps: map[string]string{}, used: map[string]bool{}}
+		deps := mapGet(top.Content[i+1], "dependencies")
+		for j := 0; deps != nil && j+1 < len(deps.Content); j += 2 {
+			b.deps[deps.Content[j].Value] = deps.Content[j+1].Value
+		}
+		blocks = append(blocks, b)
+	}
+	if meta == "" {
+		return "", "", nil, refuse("yarn.lock", "it has no __metadata entry")
+	}
+	return header, meta, blocks, nil
+}
+
+// berryText splits a Yarn berry lockfile's text into its comment header, its __metadata entry
+// (with the blank line before it) and each other entry's lines after its key, by key.
+func berryText(data []byte) (entries map[string][]string, header, meta string, err error) {
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	i := 0
-	var h strings.Builder
+	var h, m strings.Builder
 	for ; i < len(lines) && strings.HasPrefix(lines[i], "#"); i++ {
 		h.WriteString(lines[i] + "\n")
 	}
-	var cur *berryBlock
-	var m strings.Builder
-	inMeta := false
-	section := ""
+	entries = map[string][]string{}
+	cur := ""
 	for ; i < len(lines); i++ {
 		l := lines[i]
 		switch {
 		case l == "":
-			cur, inMeta = nil, false
+			cur = ""
 		case l == "__metadata:":
-			inMeta = true
+			cur = l
 			m.WriteString("\n" + l + "\n")
-		case inMeta:
+		case cur == "__metadata:":
 			m.WriteString(l + "\n")
 		case !strings.HasPrefix(l, " "):
 			key, ok := strings.CutSuffix(l, ":")
 			if !ok {
-				return "", "", nil, refuse("yarn.lock", "line %d: %q is not an entry's first line", i+1, l)
+				return nil, "", "", refuse("yarn.lock", "line %d: %q is not an entry's first line", i+1, l)
 			}
-			cur = &berryBlock{deps: map[string]string{}, used: map[string]bool{}}
-			cur.descs = strings.Split(unquote(key), ", ")
-			blocks = append(blocks, cur)
-		case cur == nil:
-			return "", "", nil, refuse("yarn.lock", "line %d is indented outside an entry", i+1)
+			cur = unquote(key)
+			entries[cur] = nil
+		case cur == "":
+			return nil, "", "", refuse("yarn.lock", "line %d is indented outside an entry", i+1)
 		default:
-			cur.lines = append(cur.lines, l)
-			if !strings.HasPrefix(l, "    ") {
-				section = strings.TrimSpace(l)
-			} else if section == "dependencies:" {
-				name, rng, ok := strings.Cut(strings.TrimSpace(l), ": ")
-				if !ok {
-					return "", "", nil, refuse("yarn.lock", "line %d: %q is not a dependency", i+1, l)
-				}
-				cur.deps[unquote(name)] = unquote(rng)
-			}
+			entries[cur] = append(entries[cur], l)
 		}
 	}
-	if m.Len() == 0 {
-		return "", "", nil, refuse("yarn.lock", "it has no __metadata entry")
-	}
-	return h.String(), m.String(), blocks, nil
+	return entries, h.String(), m.String(), nil
 }
