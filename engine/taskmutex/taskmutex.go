@@ -7,6 +7,10 @@
 //
 // A lock is named by the workspace root and the task id, so that workspaces sharing a state folder
 // (VX_CACHE_DIR) never wait for each other, and different tasks never do either.
+//
+// Key locks (keys.go) are the machine-wide half: one per cache key in the cache store's folder,
+// which every checkout sharing the store takes before it executes a key, so that a key is executed
+// once at a time whichever checkout, process or agent asks.
 package taskmutex
 
 import (
@@ -69,8 +73,13 @@ type Lock struct {
 // Path answers the lock file of taskID: a hash of the workspace root and the task id, so that the
 // name holds no character a file system refuses.
 func (l *Locks) Path(taskID string) string {
-	sum := sha256.Sum256([]byte(l.root + "\x00" + taskID))
-	return filepath.Join(l.dir, hex.EncodeToString(sum[:16])+".lock")
+	return filepath.Join(l.dir, hashName(l.root+"\x00"+taskID)+".lock")
+}
+
+// hashName is s as a file name: the first half of its SHA-256, in hex.
+func hashName(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }
 
 // TryLock takes taskID's lock if no process holds it, or answers a *HeldError naming the one that

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 }
 
 func helper(task string) int {
+	if key := os.Getenv("TASKLOCK_KEY"); key != "" {
+		return keyHelper(key, task)
+	}
 	l := New(os.Getenv("TASKLOCK_DIR"), os.Getenv("TASKLOCK_ROOT"))
 	lk, err := l.Lock(context.Background(), task, nil)
 	if err != nil {
@@ -46,10 +49,11 @@ type helperProc struct {
 }
 
 // hold starts a helper process that takes task's lock for root in dir, and returns once it holds it.
-func hold(t *testing.T, dir, root, task string) *helperProc {
+func hold(t *testing.T, dir, root, task string, env ...string) *helperProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKLOCK_HELPER="+task, "TASKLOCK_DIR="+dir, "TASKLOCK_ROOT="+root)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
