@@ -113,6 +113,8 @@ type Options struct {
 	Mask func(string) string
 	// Prefetch is the entries read before the run (StartPrefetch); nil looks every key up.
 	Prefetch *Prefetch
+	// Use says which layers the run reads and writes; the zero value reads and writes both.
+	Use Use
 	// Intact reports whether the outputs of task id's local entry e are known to be in place,
 	// as Intact says (vx mcp told its runTasks child so), and how many files its listing holds:
 	// such a hit restores nothing. Nil compares every hit's outputs.
@@ -136,6 +138,8 @@ type Cache struct {
 	prefetch *Prefetch
 	// intact is Options.Intact.
 	intact func(id string, e store.Entry) (files int, ok bool)
+	// use is Options.Use.
+	use Use
 }
 
 // Open starts a run's cache; ctx bounds the remote session's background uploads.
@@ -145,7 +149,7 @@ func Open(ctx context.Context, opts Options) (*Cache, error) {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
 	c := &Cache{ws: opts.Workspace, st: opts.Store, files: opts.Files, now: opts.Now, notice: opts.Notice, enc: enc, prefetch: opts.Prefetch,
-		intact: opts.Intact}
+		intact: opts.Intact, use: opts.Use}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -196,6 +200,29 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	if !found {
 		return Hit{}, false, fmt.Errorf("task %s: no project %s", t.ID, t.Project)
 	}
+	if hit, ok, err = c.getLocal(ctx, p, t, key); ok {
+		return hit, true, nil
+	}
+	return c.getRemote(ctx, p, t, key, hit, err)
+}
+
+// GetLocal is Get of the local store alone: what a task asks again once it holds its key's lock,
+// since the process it waited for stored its entry there (a remote entry it would have found
+// the first time).
+func (c *Cache) GetLocal(ctx context.Context, t *graph.Task, key string) (hit Hit, ok bool, err error) {
+	p, found := c.ws.Project(t.Project)
+	if !found {
+		return Hit{}, false, fmt.Errorf("task %s: no project %s", t.ID, t.Project)
+	}
+	return c.getLocal(ctx, p, t, key)
+}
+
+// getLocal looks key up in the local store and restores a hit; err is an entry that could not be
+// read.
+func (c *Cache) getLocal(ctx context.Context, p *graph.Project, t *graph.Task, key string) (hit Hit, ok bool, err error) {
+	if !c.use.LocalRead() {
+		return Hit{}, false, nil
+	}
 	// A point lookup is never worth interrupting, and a cancellable context costs a goroutine in
 	// database/sql and another in the SQLite driver for every query.
 	region := profilerec.Start(ctx, "cache lookup")
@@ -220,16 +247,22 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 			return h, true, nil
 		}
 	}
-	if c.remote == nil || ctx.Err() != nil {
+	return hit, false, err
+}
+
+// getRemote asks the remote backend for key after a local miss (hit, err: what the local lookup
+// left) and restores a hit, which it keeps locally where the run writes the local store.
+func (c *Cache) getRemote(ctx context.Context, p *graph.Project, t *graph.Task, key string, hit Hit, err error) (Hit, bool, error) {
+	if c.remote == nil || !c.use.RemoteRead() || ctx.Err() != nil {
 		return hit, false, err
 	}
-	region = profilerec.Start(ctx, "remote lookup")
+	region := profilerec.Start(ctx, "remote lookup")
 	m, found := c.remote.fetch(ctx, key)
 	region.End()
 	if !found {
 		return hit, false, err
 	}
-	entry = m.Entry(key, t, c.now())
+	entry := m.Entry(key, t, c.now())
 	entry.Checkout = c.ws.Root
 	region = profilerec.Start(ctx, "restore")
 	log, changed, rerr := c.restoreRemote(ctx, p, t, entry)
@@ -241,7 +274,9 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 		}
 		return hit, false, err
 	}
-	if err := c.st.PutEntry(context.WithoutCancel(ctx), entry); err != nil {
+	if !c.use.LocalWrite() {
+		// Its blobs stay in the blob store unnamed until a prune removes them.
+	} else if err := c.st.PutEntry(context.WithoutCancel(ctx), entry); err != nil {
 		c.notice(t.ID, fmt.Sprintf("vx: not cached locally: %v", err))
 	}
 	c.remote.hit()
@@ -305,10 +340,13 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 	entry := store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command,
 		OutputsBlob: outputsBlob, Outputs: files, LogBlob: logBlob, Size: size, Duration: took,
 		Created: now, LastUsed: now, Checkout: c.ws.Root}
-	if err := c.st.PutEntry(dbctx, entry); err != nil {
-		return logBlob, err
+	// Without local writes the blobs are only what the upload reads: unnamed, a prune removes them.
+	if c.use.LocalWrite() {
+		if err := c.st.PutEntry(dbctx, entry); err != nil {
+			return logBlob, err
+		}
 	}
-	if c.remote.writes() {
+	if c.remote.writes() && c.use.RemoteWrite() {
 		c.remote.upload(ctx, entry.Hash, remote.MetaOf(entry, int64(len(archive)), int64(len(log))))
 	}
 	return logBlob, nil

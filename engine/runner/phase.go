@@ -95,6 +95,9 @@ type step struct {
 	to     phase
 	key    string
 	holder string
+	// wait, on a step to lockWait, is the key the task waits for and who executes it (the key
+	// lock); nil for a wait on the task lock (holder).
+	wait *summary.WaitedFor
 }
 
 // makeReady moves a waiting task whose deps have all released it to the ready queue.
@@ -140,6 +143,12 @@ func (s *scheduler) start(n *node) {
 func (s *scheduler) moveTo(st step) {
 	n := st.n
 	switch {
+	case st.to == lockWait && n.phase == running && st.wait != nil:
+		n.phase = lockWait
+		text := keyWaitText(st.wait)
+		s.r.waits[n.task.ID] = st.wait
+		s.r.display.WaitingFor(n.task.ID, text)
+		s.r.event(runout.WaitEvent(n.task.ID, st.wait.Key, st.wait.PID, st.wait.Checkout, "waiting for "+text))
 	case st.to == lockWait && n.phase == running:
 		n.phase = lockWait
 		s.r.display.Waiting(n.task.ID, st.holder)

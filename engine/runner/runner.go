@@ -10,6 +10,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,9 @@ type Options struct {
 	Exec executor.ExecFunc
 	// Store is the state folder to use; nil opens Workspace.CacheDir for the run.
 	Store *store.Store
+	// KeyLockDir is the folder of the cache store the run's key locks are kept in (in its locks
+	// folder), which every checkout sharing that store uses; "" means the state folder's.
+	KeyLockDir string
 	// Notice receives one-line messages for the user (an index reset); nil drops them.
 	Notice func(msg string)
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
@@ -83,6 +87,9 @@ type Options struct {
 	// RemoteCache overrides the remote cache's mode (vx run --remote-cache): "off", "read",
 	// "readwrite", or "" for the workspace's.
 	RemoteCache string
+	// Cache says which cache layers the run reads and writes (vx run --cache, --no-cache); the
+	// zero value reads and writes both. Force still reads none.
+	Cache cache.Use
 	// NothingAffected, with no TaskIDs, says why there is nothing to run
 	// (workspace.Selection.NothingAffected): such a run opens no state folder, records no run and
 	// answers an empty summary that is a success.
@@ -199,6 +206,24 @@ type runState struct {
 	executor executor.Executor
 	// timedOut says that the run's timeout ended it (Options.RunTimeout).
 	timedOut bool
+	// keys hold each key the run executes for this process, across the checkouts sharing the
+	// cache store (KeyLockDir); waits is what tasks waited for there, for the summary.
+	keys  *taskmutex.KeyLocks
+	waits keyWaits
+}
+
+// readsCache reports whether the run looks its tasks up in the cache (not under --force, nor
+// with no layer to read).
+func (r *runState) readsCache() bool {
+	u := r.opts.Cache
+	return !r.opts.Force && (u.LocalRead() || u.RemoteRead() && r.remoteCfg.Reads())
+}
+
+// writesCache reports whether the run stores what its tasks make in the cache: locally, or in
+// a remote cache it writes.
+func (r *runState) writesCache() bool {
+	u := r.opts.Cache
+	return u.LocalWrite() || u.RemoteWrite() && r.remoteCfg.Writes()
 }
 
 // Run runs the tasks and answers the run summary. The summary says ok false (and exitCode 1) when a
@@ -260,7 +285,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 
 	if r.cache, err = cache.Open(ctx, cache.Options{Workspace: opts.Workspace, Store: st, Files: r.hasher, Remote: r.remoteCfg,
 		Now: opts.Now, Notice: r.display.Notice, Warn: opts.Notice, Mask: r.masker.String, Prefetch: prefetch,
-		Intact: r.handed.intactFunc()}); err != nil {
+		Intact: r.handed.intactFunc(), Use: opts.Cache}); err != nil {
 		return nil, err
 	}
 	region := profilerec.Start(ctx, "run tasks")
@@ -297,7 +322,7 @@ func runTimedOut(ctx context.Context) bool {
 // lookedUpTaskIDs answers the ids of the tasks whose key the run looks up in the cache: none
 // under --force, which runs every task.
 func lookedUpTaskIDs(opts Options, nodes []*node) []string {
-	if opts.Force {
+	if opts.Force || !opts.Cache.LocalRead() {
 		return nil
 	}
 	ids := make([]string, 0, len(nodes))
@@ -363,7 +388,8 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	}
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
-		locks:   taskmutex.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec}}
+		locks:   taskmutex.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec},
+		keys: taskmutex.Keys(cmp.Or(opts.KeyLockDir, st.Dir()), opts.Workspace.Root), waits: keyWaits{}}
 	r.sandbox = taskenv.NewSandboxes(opts.Workspace, opts.Sandbox, r.display.Notice)
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (taskenv.Sandboxes.Effective), so such a run hashes every task.
@@ -428,6 +454,7 @@ func (r *runState) finishRun(dbctx context.Context, run store.Run, execs []store
 	sum.RemoteCache = remoteRun
 	sum.TimedOut = cancelled && r.timedOut
 	r.inputsChanged.fill(sum)
+	r.waits.fill(sum)
 	r.event(runout.EndEvent(r.runID, sum.OK, sum.ExitCode, r.commands.Load()))
 	if recErr != nil {
 		return sum, fmt.Errorf("record run %s: %w", r.runID, recErr)

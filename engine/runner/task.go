@@ -62,7 +62,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 		return a.o
 	}
 	defer lock.Unlock()
-	if t.Cache && !r.opts.Force {
+	if t.Cache && r.readsCache() {
 		if hit, ok := a.lookup(key); ok {
 			if handed && hit.Source == summary.CacheSourceRemote {
 				a.handedManifest(key, depKeys)
@@ -79,13 +79,19 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 		}
 		if key != handedKey {
 			a.wrongKey(key, handedKey)
-			if t.Cache && !r.opts.Force {
+			if t.Cache && r.readsCache() {
 				if hit, ok := a.lookup(key); ok {
 					return a.hit(key, hit)
 				}
 			}
 		}
 	}
+	// The task runs, once this process holds its key (unless another process stored it first).
+	keyLock, done := a.claim(key)
+	if done {
+		return a.o
+	}
+	defer keyLock.Unlock()
 	// The task runs: what it writes may be a later task's input.
 	r.handed.wrote()
 	if t.Persistent {
@@ -207,7 +213,12 @@ func (a *attempt) lock() (*taskmutex.Lock, bool) {
 
 // lookup asks the cache for the task's key (locally, then remotely) and restores a hit's outputs.
 func (a *attempt) lookup(key string) (cache.Hit, bool) {
-	hit, ok, err := a.r.cache.Get(a.ctx, a.t, key)
+	return a.lookupIn(key, a.r.cache.Get)
+}
+
+// lookupIn is lookup through get: the cache's Get, or its GetLocal.
+func (a *attempt) lookupIn(key string, get func(context.Context, *graph.Task, string) (cache.Hit, bool, error)) (cache.Hit, bool) {
+	hit, ok, err := get(a.ctx, a.t, key)
 	if hit.Changed {
 		// Files of the project were written or removed: list them again for later tasks, and
 		// hash them (no handed key stands for them).
@@ -334,7 +345,7 @@ func (a *attempt) store(key string, log []byte, verdict executor.InputCheck) {
 		}
 		return
 	}
-	if !t.Cache {
+	if !t.Cache || !r.writesCache() {
 		return
 	}
 	logBlob, err := r.cache.Put(a.ctx, t, key, log, a.e.Duration)

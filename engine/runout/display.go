@@ -89,11 +89,17 @@ func (d *Display) Started(id string) {
 
 // Waiting shows a started task as waiting for holder, another process that runs it.
 func (d *Display) Waiting(id, holder string) {
+	d.WaitingFor(id, holder+", which runs this task")
+}
+
+// WaitingFor shows a started task as waiting, what saying for what ("pid 12 in /src/wt2, which
+// runs its key 3f2a9c0d4e5b").
+func (d *Display) WaitingFor(id, what string) {
 	d.mu.Lock()
 	d.running = remove(d.running, id)
 	d.waiters = append(d.waiters, id)
 	d.mu.Unlock()
-	d.Notice(id, "vx: waiting for "+holder+", which runs this task")
+	d.Notice(id, "vx: waiting for "+what)
 }
 
 // Resumed shows a task that waited as running again.

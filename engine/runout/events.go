@@ -24,6 +24,10 @@ const (
 	// EventEnd closes a run: RunID, OK and ExitCode, as the summary says, and Commands, how many
 	// task commands it started (none: no process of it can be left).
 	EventEnd = "end"
+	// EventWait is a task that waits for another process executing its cache key: TaskID, Hash
+	// (the key), PID and Checkout of that process (each left out when not known), Message the
+	// line the live display shows.
+	EventWait = "wait"
 	// EventError is the message vx run ends on when it refuses the run, or fails before or outside
 	// its summary (the run could not be recorded, the summary not written): Message, secrets
 	// masked. A run whose tasks failed has none: its summary says so.
@@ -35,6 +39,7 @@ const (
 // had on the wire.
 type Event struct {
 	BlockedBy  string       `json:"blockedBy,omitempty"`
+	Checkout   string       `json:"checkout,omitempty"`
 	Commands   *int64       `json:"commands,omitempty"`
 	Done       int          `json:"done,omitempty"`
 	DurationMs *int64       `json:"durationMs,omitempty"`
@@ -42,6 +47,7 @@ type Event struct {
 	Hash       *string      `json:"hash,omitempty"`
 	Message    string       `json:"message,omitempty"`
 	OK         *bool        `json:"ok,omitempty"`
+	PID        int          `json:"pid,omitempty"`
 	RunID      string       `json:"runId,omitempty"`
 	Status     store.Status `json:"status,omitempty"`
 	TaskID     string       `json:"taskId,omitempty"`
@@ -65,6 +71,12 @@ func TaskEvent(e store.Execution, done, total int) Event {
 	hash := e.Hash
 	return Event{Type: EventTask, TaskID: e.TaskID, Status: e.Reported(), Done: done, Total: total,
 		DurationMs: &durationMs, Hash: &hash, BlockedBy: e.BlockedBy, ExitCode: e.ExitCode}
+}
+
+// WaitEvent is the EventWait of task taskID, which waits for process pid in checkout (0 and ""
+// when not known) executing its key; msg is what the display says of it.
+func WaitEvent(taskID, key string, pid int, checkout, msg string) Event {
+	return Event{Type: EventWait, TaskID: taskID, Hash: &key, PID: pid, Checkout: checkout, Message: msg}
 }
 
 // EndEvent is the EventEnd of run runID: its outcome and exit code, and how many task commands

@@ -95,6 +95,22 @@ type TaskResult struct {
 	// NotCachedReason says why a task that ran and passed stored no cache entry (a link its
 	// outputs may not hold, inputs that changed while it ran); absent for every other task.
 	NotCachedReason string `json:"notCachedReason,omitempty"`
+	// WaitedFor names what the task waited for: another process that was executing its cache key
+	// (in this checkout or another sharing the cache store). Absent when it waited for none. Only
+	// the run that waited says so: the index does not keep it.
+	WaitedFor *WaitedFor `json:"waitedFor,omitempty"`
+}
+
+// WaitedFor is the cache key a task waited for and the process that was executing it.
+type WaitedFor struct {
+	// Key is the cache key.
+	Key string `json:"key"`
+	// PID is the process executing it; 0 when not known.
+	PID int `json:"pid"`
+	// Checkout is the workspace root of that process's run; "" when not known.
+	Checkout string `json:"checkout,omitempty"`
+	// TaskID is the task it ran under the key.
+	TaskID string `json:"taskId,omitempty"`
 }
 
 // Totals count a run's tasks by outcome.
