@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vzn/vx/engine/atomicfile"
+	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/runner"
@@ -50,6 +51,11 @@ type runFlags struct {
 	cacheScope string
 	// frozen is --frozen (run_frozen.go).
 	frozen bool
+	// noCache is --no-cache, cacheSpec --cache (LAYER:ACCESS,…), and cacheUse what they (and
+	// --force) leave the run reading and writing.
+	noCache   bool
+	cacheSpec string
+	cacheUse  cache.Use
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -151,6 +157,8 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.ci.register(cmd)
 	f.StringVar(&rf.cacheScope, "cache-scope", "", cacheScopeUsage)
 	f.BoolVar(&rf.frozen, "frozen", false, frozenUsage)
+	f.BoolVar(&rf.noCache, "no-cache", false, "run every task, and read and write no cache entry (local or remote)")
+	f.StringVar(&rf.cacheSpec, "cache", "", "read and write each cache layer as `LAYERS` says: local:rw,remote:r (access r, w, rw or off; a layer left out is off)")
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -172,7 +180,30 @@ func (rf *runFlags) check(args []string) error {
 	if !graph.IsRemoteMode(rf.remoteCache) {
 		return vxerr.Usagef("--remote-cache=%s: want off, read or readwrite", rf.remoteCache)
 	}
-	return rf.checkCacheScope()
+	if err := rf.checkCacheScope(); err != nil {
+		return err
+	}
+	return rf.checkCache()
+}
+
+// checkCache reads --no-cache, --cache and --remote-cache (an alias of --cache's remote layer)
+// into rf.cacheUse and the remote mode; two of them at once are refused.
+func (rf *runFlags) checkCache() error {
+	switch {
+	case rf.noCache && rf.cacheSpec != "":
+		return vxerr.Usagef("--no-cache and --cache: give one")
+	case rf.remoteCache != "" && (rf.noCache || rf.cacheSpec != ""):
+		return vxerr.Usagef("--remote-cache with --no-cache or --cache: give one (--cache=local:rw,remote:r says both layers)")
+	case rf.noCache:
+		rf.cacheUse, rf.remoteCache = cache.NoCache, graph.RemoteOff
+	case rf.cacheSpec != "":
+		use, mode, err := cache.ParseUse(rf.cacheSpec)
+		if err != nil {
+			return err
+		}
+		rf.cacheUse, rf.remoteCache = use, mode
+	}
+	return nil
 }
 
 // emitSummary prints the run's summary as --format says; for a runTasks child (one with an events
@@ -210,6 +241,8 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	}
 	so.Tasks, so.All = args, rf.all
 	req := runrequest.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
+	// A run that reads no layer plans, and runs, every task as a miss.
+	req.Force = req.Force || !rf.cacheUse.LocalRead() && !rf.cacheUse.RemoteRead()
 	req.Args = rf.passArgs
 	if a.getenv("VX_DEBUG_HASH") == "1" {
 		req.DebugHash = a.stderr
@@ -247,6 +280,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		return err
 	}
 	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
+	opts.Cache = rf.cacheUse
 	// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 	// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
 	brokenPipe := make(chan os.Signal, 1)
