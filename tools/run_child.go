@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"syscall"
@@ -143,11 +144,19 @@ func readChildEvents(r io.Reader, progress func(done, total float64, msg string)
 	ev := &childEvents{read: make(chan struct{})}
 	go func() {
 		defer close(ev.read)
+		// at is the progress last sent and total the run's task count: a wait is sent between
+		// two tasks' progress, which only increases.
+		var at, total float64
 		readEvents(r, func(e runout.Event) {
 			switch e.Type {
 			case runout.EventStart:
-				progress(0, float64(e.Total), fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
+				total = float64(e.Total)
+				progress(0, total, fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
+			case runout.EventWait:
+				at += (math.Floor(at) + 1 - at) / 2
+				progress(at, total, e.TaskID+": "+e.Message)
 			case runout.EventTask:
+				at = float64(e.Done)
 				progress(float64(e.Done), float64(e.Total), taskMessage(e))
 			case runout.EventError:
 				ev.msg = e.Message
