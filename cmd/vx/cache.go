@@ -25,15 +25,25 @@ func (a *app) cacheCmd() *cobra.Command {
 
 func (a *app) cachePruneCmd() *cobra.Command {
 	var olderThan, maxSize string
-	var dryRun bool
+	var dryRun, auto bool
+	var lockFD int
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than D] [--max-size S] [--dry-run]",
 		Short: "Evict cache entries by age and size, and remove blobs no entry references (never run history)",
-		Args:  cobra.NoArgs,
+		Long: `Evict cache entries last used longer ago than --older-than, then the least recently used until the
+rest fit in --max-size, and remove blobs no entry references. Without either limit, the workspace's
+cacheRetention applies (default: 30 days, 10GB or a tenth of the disk). An entry whose key a run is
+executing, in this checkout or another sharing the store, is kept. Run history is never removed.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The shared store and the checkout's folder; a broken config does not stop a prune.
-			res, err := prune.Run(cmd.Context(), a.workspaceLoader().Root,
-				prune.Request{OlderThan: olderThan, MaxSize: maxSize, DryRun: dryRun, Getenv: a.getenv, Dirs: a.workspaceLoader().StoreDirs})
+			req := prune.Request{OlderThan: olderThan, MaxSize: maxSize, DryRun: dryRun, Getenv: a.getenv, Dirs: a.workspaceLoader().StoreDirs}
+			release, err := a.pruneLock(cmd, &req, auto, lockFD)
+			if err != nil {
+				return err
+			}
+			defer release()
+			res, err := prune.Run(cmd.Context(), a.workspaceLoader().Root, req)
 			if err != nil {
 				return err
 			}
@@ -56,6 +66,10 @@ func (a *app) cachePruneCmd() *cobra.Command {
 	f.StringVar(&olderThan, "older-than", "", "evict entries last used longer ago than `D` (12h, 7d, 2w)")
 	f.StringVar(&maxSize, "max-size", "", "evict least recently used entries until the cache fits in `S` (500MB, 2G; 0 empties it)")
 	f.BoolVar(&dryRun, "dry-run", false, "answer what would be pruned; remove nothing")
+	f.BoolVar(&auto, "auto", false, "the retention prune a run starts in the background")
+	_ = f.MarkHidden("auto")
+	f.IntVar(&lockFD, "lock-fd", 0, "the descriptor of the store's prune lock, which the run that started this prune took")
+	_ = f.MarkHidden("lock-fd")
 	return cmd
 }
 

@@ -307,6 +307,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if err := a.emitRunSummary(&rf.ci, sum, eventsOut != nil, reportOnStdout); err != nil {
 		return err
 	}
+	a.autoPrune(ws)
 	if reportErr != nil {
 		return reportErr
 	}

@@ -386,6 +386,8 @@ type Workspace struct {
 	// ScopeReadOnly or an untrusted scope's name), "" when not set; --cache-scope and
 	// VX_CACHE_SCOPE override it.
 	CacheScope string `json:"cacheScope,omitempty"`
+	// CacheRetention is cacheRetention, how much the cache store keeps; nil for the defaults.
+	CacheRetention *CacheRetention `json:"cacheRetention,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

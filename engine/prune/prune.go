@@ -5,20 +5,21 @@
 package prune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vzn/vx/engine/bytesize"
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/statedirs"
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/taskmutex"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -41,6 +42,10 @@ type Options struct {
 	// Root is the workspace root the stat cache's paths are relative to: its rows for files that
 	// no longer exist are removed too. "" leaves the stat cache alone.
 	Root string
+	// Keys are the key locks of the store: an entry whose key a run holds (it is executing it)
+	// is not evicted, and the lock files of evicted keys, and of keys with no entry that no one
+	// holds, are removed. Nil evicts without looking.
+	Keys *taskmutex.KeyLocks
 }
 
 // Result is `vx cache prune --format json`.
@@ -54,6 +59,9 @@ type Result struct {
 	OrphanBytes int64 `json:"orphanBytes"`
 	// StaleFileStats counts stat-cache rows of files that no longer exist (removed, or would be).
 	StaleFileStats int `json:"staleFileStats"`
+	// Held counts the entries chosen for eviction that were kept because a run (in this checkout
+	// or another sharing the store) holds their key.
+	Held int `json:"held"`
 }
 
 // Request is what vx cache prune and the pruneCache tool are asked, the limits as written.
@@ -71,6 +79,9 @@ type Request struct {
 	// Dirs answers the workspace's state folders (workspace.Loader.StoreDirs); nil resolves them
 	// from the root and Getenv, without the config.
 	Dirs func(ctx context.Context) (statedirs.Dirs, error)
+	// Retention, when not nil, is what a request with neither limit evicts (the workspace's
+	// cacheRetention, Retention).
+	Retention *Limits
 }
 
 // The Request fields a ValueError names.
@@ -113,6 +124,9 @@ func Run(ctx context.Context, root func() (string, error), req Request) (*Result
 		}
 		opts.MaxSize = &size
 	}
+	if l := req.Retention; l != nil && req.OlderThan == "" && req.MaxSize == "" {
+		opts.OlderThan, opts.MaxSize = l.MaxAge, &l.MaxSize
+	}
 	var err error
 	if opts.Root, err = root(); err != nil {
 		return nil, err
@@ -128,6 +142,8 @@ func Run(ctx context.Context, root func() (string, error), req Request) (*Result
 		return nil, err
 	}
 	defer st.Close()
+	// The key locks live beside the entries: in the shared store.
+	opts.Keys = taskmutex.Keys(cmp.Or(st.SharedDir(), st.Dir()), opts.Root)
 	return Prune(ctx, st, opts)
 }
 
@@ -236,9 +252,18 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 			}
 		}
 	}
-	var evicted []store.Entry
+	var chosen []store.Entry
 	for _, e := range entries {
 		if evict[e.Hash] {
+			chosen = append(chosen, e)
+		}
+	}
+	claims, held := claim(opts.Keys, chosen, opts.DryRun)
+	defer claims.release()
+	res.Held = held
+	var evicted []store.Entry
+	for _, e := range chosen {
+		if claims.has(e.Hash) {
 			res.Evicted = append(res.Evicted, Evicted{Hash: e.Hash, TaskID: e.TaskID, Size: e.Size, LastUsed: e.LastUsed.UTC()})
 			res.BytesFreed += e.Size
 			evicted = append(evicted, e)
@@ -281,32 +306,24 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 			}
 		}
 	}
-	if opts.DryRun || (len(evicted) == 0 && len(orphans) == 0) {
+	if opts.DryRun {
 		return res, nil
 	}
-	if err := cache.Evict(ctx, st, evicted, orphans); err != nil {
-		return nil, err
+	if len(evicted) > 0 || len(orphans) > 0 {
+		if err := cache.Evict(ctx, st, evicted, orphans); err != nil {
+			return nil, err
+		}
 	}
+	claims.remove()
+	sweepLocks(opts.Keys, entries, evict)
 	return res, nil
 }
 
-// ParseAge reads a duration such as 90m, 12h, 7d or 2w.
+// ParseAge reads a duration such as 90m, 12h, 7d or 2w (graph.ParseAge), as a usage error.
 func ParseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
-	}
-	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
-	if mult, ok := unit[s[len(s)-1]]; ok {
-		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
-		if err != nil || n < 0 {
-			return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
-		}
-		return time.Duration(n * float64(mult)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, vxerr.Usagef("age %q: want a duration such as 12h, 7d or 2w", s)
+	d, err := graph.ParseAge(s)
+	if err != nil {
+		return 0, &vxerr.UsageError{Msg: err.Error()}
 	}
 	return d, nil
 }

@@ -202,6 +202,9 @@ func (l *KeyLocks) Lock(ctx context.Context, key, taskID string, held func(*KeyH
 // Held reports whether another process (or another run of this one) holds key's lock now, and
 // who. A key that never had a lock file is not held.
 func (l *KeyLocks) Held(key string) (Owner, bool) {
+	if _, err := os.Stat(l.KeyPath(key)); err != nil {
+		return Owner{}, false // nothing is made to answer
+	}
 	lk, err := l.TryLock(key, "")
 	var he *KeyHeldError
 	if errors.As(err, &he) {
@@ -260,4 +263,27 @@ func readOwner(f lockFile) Owner {
 		return Owner{PID: pid}
 	}
 	return o
+}
+
+// List answers the keys that have a lock file in the store (those named by their own digest).
+func (l *KeyLocks) List() []string {
+	names, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, n := range names {
+		key, ok := strings.CutPrefix(n.Name(), keyPrefix)
+		if key, ok2 := strings.CutSuffix(key, ".lock"); ok && ok2 && fileKey(key) == key {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// File answers the open lock file, which a child started with it (exec.Cmd's ExtraFiles) holds
+// the lock through once this process has closed its own: the lock belongs to the open file. The
+// caller closes it once the child has started.
+func (k *KeyLock) File() *os.File {
+	return lockOSFile(k.f, k.path)
 }

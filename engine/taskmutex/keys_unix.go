@@ -4,6 +4,7 @@ package taskmutex
 
 import (
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,4 +36,13 @@ func sameFile(f lockFile, path string) bool {
 		return false
 	}
 	return open.Dev == named.Dev && open.Ino == named.Ino
+}
+
+// lockOSFile answers a duplicate of f as an *os.File.
+func lockOSFile(f lockFile, path string) *os.File {
+	fd, err := unix.Dup(int(f))
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), path)
 }

@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -101,6 +101,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		}
 	}
 	if ws.CacheScope, err = cacheScope(r, top); err != nil {
+		return nil, err
+	}
+	if ws.CacheRetention, err = cacheRetention(r, top); err != nil {
 		return nil, err
 	}
 	templates, err := b.templates(r, top)

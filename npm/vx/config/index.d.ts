@@ -208,6 +208,13 @@ export interface WorkspaceConfig {
    * `--cache-scope` override it. The local cache is the same in every scope.
    */
   cacheScope?: 'trusted' | 'read-only' | (string & {})
+  /**
+   * How much the cache store keeps: after a run (in the background, at most hourly) and on
+   * `vx cache prune`, entries last used longer ago than `maxAge` go, then the least recently used
+   * until the rest fit in `maxSize`. Default `{ maxSize: '10GB', maxAge: '30d' }`, the size capped at
+   * a tenth of the disk holding the store; `false` prunes only when asked with limits.
+   */
+  cacheRetention?: false | { maxSize?: string | number; maxAge?: string }
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
