@@ -76,7 +76,7 @@ type Options struct {
 	// Store is the state folder to use; nil opens Workspace.CacheDir for the run.
 	Store *store.Store
 	// KeyLockDir is the folder of the cache store the run's key locks are kept in (in its locks
-	// folder), which every checkout sharing that store uses; "" means the state folder's.
+	// folder), which every checkout sharing that store uses; "" means the shared store's.
 	KeyLockDir string
 	// Notice receives one-line messages for the user (an index reset); nil drops them.
 	Notice func(msg string)
@@ -389,7 +389,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	r = &runState{opts: opts, st: st, masker: masker, hasher: h,
 		display: runout.NewDisplay(opts.Output, opts.Terminal, masker, len(nodes), opts.Logs, persistentIDs(nodes)),
 		locks:   taskmutex.New(st.Dir(), opts.Workspace.Root), remoteCfg: remoteCfg, executor: executor.Local{Exec: opts.Exec},
-		keys: taskmutex.Keys(cmp.Or(opts.KeyLockDir, st.Dir()), opts.Workspace.Root), waits: keyWaits{}}
+		keys: taskmutex.Keys(cmp.Or(opts.KeyLockDir, st.SharedDir(), st.Dir()), opts.Workspace.Root), waits: keyWaits{}}
 	r.sandbox = taskenv.NewSandboxes(opts.Workspace, opts.Sandbox, r.display.Notice)
 	// A plan's keys hold each task's declared sandbox; --sandbox-agent's confinement enters the
 	// run's keys (taskenv.Sandboxes.Effective), so such a run hashes every task.
