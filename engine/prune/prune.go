@@ -220,44 +220,7 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	// Least recently used first.
-	sort.Slice(entries, func(i, j int) bool {
-		if !entries[i].LastUsed.Equal(entries[j].LastUsed) {
-			return entries[i].LastUsed.Before(entries[j].LastUsed)
-		}
-		return entries[i].Hash < entries[j].Hash
-	})
-	var total int64
-	for _, e := range entries {
-		total += e.Size
-	}
-	evict := map[string]bool{}
-	if opts.OlderThan > 0 {
-		cutoff := now().Add(-opts.OlderThan)
-		for _, e := range entries {
-			if e.LastUsed.Before(cutoff) {
-				evict[e.Hash] = true
-				total -= e.Size
-			}
-		}
-	}
-	if opts.MaxSize != nil {
-		for _, e := range entries {
-			if total <= *opts.MaxSize {
-				break
-			}
-			if !evict[e.Hash] {
-				evict[e.Hash] = true
-				total -= e.Size
-			}
-		}
-	}
-	var chosen []store.Entry
-	for _, e := range entries {
-		if evict[e.Hash] {
-			chosen = append(chosen, e)
-		}
-	}
+	chosen, evict := choose(entries, opts, now())
 	claims, held := claim(opts.Keys, chosen, opts.DryRun)
 	defer claims.release()
 	res.Held = held
@@ -317,6 +280,48 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 	claims.remove()
 	sweepLocks(opts.Keys, entries, evict)
 	return res, nil
+}
+
+// choose sorts entries least recently used first and answers those opts evicts at now (by
+// age, then by size), in that order, and their keys.
+func choose(entries []store.Entry, opts Options, now time.Time) (chosen []store.Entry, evict map[string]bool) {
+	sort.Slice(entries, func(i, j int) bool {
+		if !entries[i].LastUsed.Equal(entries[j].LastUsed) {
+			return entries[i].LastUsed.Before(entries[j].LastUsed)
+		}
+		return entries[i].Hash < entries[j].Hash
+	})
+	var total int64
+	for _, e := range entries {
+		total += e.Size
+	}
+	evict = map[string]bool{}
+	if opts.OlderThan > 0 {
+		cutoff := now.Add(-opts.OlderThan)
+		for _, e := range entries {
+			if e.LastUsed.Before(cutoff) {
+				evict[e.Hash] = true
+				total -= e.Size
+			}
+		}
+	}
+	if opts.MaxSize != nil {
+		for _, e := range entries {
+			if total <= *opts.MaxSize {
+				break
+			}
+			if !evict[e.Hash] {
+				evict[e.Hash] = true
+				total -= e.Size
+			}
+		}
+	}
+	for _, e := range entries {
+		if evict[e.Hash] {
+			chosen = append(chosen, e)
+		}
+	}
+	return chosen, evict
 }
 
 // ParseAge reads a duration such as 90m, 12h, 7d or 2w (graph.ParseAge), as a usage error.

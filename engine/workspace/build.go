@@ -103,9 +103,6 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if ws.CacheScope, err = cacheScope(r, top); err != nil {
 		return nil, err
 	}
-	if ws.CacheRetention, err = cacheRetention(r, top); err != nil {
-		return nil, err
-	}
 	templates, err := b.templates(r, top)
 	if err != nil {
 		return nil, err
@@ -188,10 +185,10 @@ func globalInputs(r reader, top map[string]any) ([]string, error) {
 	return out, nil
 }
 
-// workspaceEnv reads what the workspace declares for every task's environment and memory: env,
-// passThroughEnv, envMode, memoryBudget and taskMemory.
+// workspaceEnv reads what the workspace declares for every task's environment and memory, and
+// for its cache store: env, passThroughEnv, envMode, memoryBudget, taskMemory and cacheRetention.
 func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error) {
-	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout"} {
+	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention"} {
 		v, ok := top[k]
 		if !ok {
 			continue
@@ -209,6 +206,8 @@ func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error)
 			ws.TaskMemory, err = r.size(k, v)
 		case "runTimeout":
 			ws.RunTimeout, ws.RunTimeoutSpec, err = r.duration(k, v)
+		case "cacheRetention":
+			ws.CacheRetention, err = cacheRetention(r, v)
 		}
 		if err != nil {
 			return err

@@ -2,11 +2,10 @@ package workspace
 
 import "github.com/vzn/vx/engine/graph"
 
-// cacheRetention reads the workspace's cacheRetention: false, or { maxSize, maxAge }; nil when it
-// is not set (the defaults).
-func cacheRetention(r reader, top map[string]any) (*graph.CacheRetention, error) {
-	v, ok := top["cacheRetention"]
-	if !ok || v == nil {
+// cacheRetention reads the workspace's cacheRetention v: false, or { maxSize, maxAge }; nil for
+// null or true (the defaults).
+func cacheRetention(r reader, v any) (*graph.CacheRetention, error) {
+	if v == nil {
 		return nil, nil
 	}
 	if b, ok := v.(bool); ok {
