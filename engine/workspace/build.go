@@ -95,12 +95,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := workspaceEnv(r, top, ws); err != nil {
 		return nil, err
 	}
-	if v, ok := top["cacheDir"]; ok {
-		if ws.ConfiguredCacheDir, err = r.str("cacheDir", v); err != nil {
-			return nil, err
-		}
-	}
-	if ws.CacheScope, err = cacheScope(r, top); err != nil {
+	if err := workspaceCache(r, top, ws); err != nil {
 		return nil, err
 	}
 	templates, err := b.templates(r, top)
@@ -261,4 +256,16 @@ func (b *build) allSecretNames(ws *graph.Workspace) map[string]bool {
 		}
 	}
 	return names
+}
+
+// workspaceCache reads where the workspace's cache store is (cacheDir) and the remote scope its
+// runs read and write as (cacheScope) into ws.
+func workspaceCache(r reader, top map[string]any, ws *graph.Workspace) (err error) {
+	if v, ok := top["cacheDir"]; ok {
+		if ws.ConfiguredCacheDir, err = r.str("cacheDir", v); err != nil {
+			return err
+		}
+	}
+	ws.CacheScope, err = cacheScope(r, top)
+	return err
 }
