@@ -9,7 +9,7 @@ import (
 )
 
 type checkLockArgs struct {
-	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor string `json:"cursor" arg:"nonempty"`
 }
 
 // checkLock answers as `vx lock --check --format json`.

@@ -15,7 +15,7 @@ import (
 
 type getFailuresArgs struct {
 	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest failed run."`
-	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor string `json:"cursor" arg:"nonempty"`
 }
 
 // Failures is getFailures' answer: a run's failed tasks.

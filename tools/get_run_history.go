@@ -14,7 +14,7 @@ type getRunHistoryArgs struct {
 	Task    string   `json:"task" arg:"nonempty,doc=Only this task name (test), not an id."`
 	Limit   *float64 `json:"limit" arg:"doc=Runs to answer: 1..500, clamped (default 20)."`
 	RunID   string   `json:"runId" arg:"nonempty,doc=Answer this run's summary and tasks instead."`
-	Cursor  string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor  string   `json:"cursor" arg:"nonempty"`
 }
 
 // runHistoryAnswer is getRunHistory's answer: recent runs and statistics, or, asked with a run id,

@@ -11,7 +11,7 @@ import (
 )
 
 type getWorkspaceInfoArgs struct {
-	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor string `json:"cursor" arg:"nonempty"`
 }
 
 // getWorkspaceInfo answers as `vx info --format json`.

@@ -13,7 +13,7 @@ import (
 type planInitArgs struct {
 	Mode   string   `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
 	Agents []string `json:"agents" arg:"doc=Hosts, as vx init --agents: claude, codex…, all."`
-	Cursor string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor string   `json:"cursor" arg:"nonempty"`
 }
 
 // planInit answers as `vx init --dry --format json`.

@@ -12,7 +12,7 @@ import (
 type searchDocsArgs struct {
 	Query  string   `json:"query" arg:"required,nonempty,doc=Words to find, e.g. cache key."`
 	Limit  *float64 `json:"limit" arg:"doc=Sections to answer: 1..100, clamped (default 10)."`
-	Cursor string   `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor string   `json:"cursor" arg:"nonempty"`
 }
 
 // searchDocs answers as `vx docs QUERY --format json`.

@@ -51,11 +51,12 @@ func (d *Deps) load(ctx context.Context) (*graph.Workspace, error) {
 }
 
 // All returns the registry of every vx tool over deps. Which tools are listed depends on the
-// workspace at the time of the call: runTasks is hidden under mcp({ run: false }).
+// workspace at the time of the call: runTasks is hidden under mcp({ run: false }), and
+// mcp({ tools }) lists only the tools it names.
 func All(deps *Deps) *tool.Registry {
 	// Built on the first tools/list or tools/call: initialize is answered before.
 	return tool.Lazy(func() []tool.Tool {
-		return []tool.Tool{
+		return withListing([]tool.Tool{
 			deps.listTasks(),
 			deps.getCacheStats(),
 			deps.getRunHistory(),
@@ -71,8 +72,8 @@ func All(deps *Deps) *tool.Registry {
 			deps.runTasks(),
 			deps.planTasks(),
 			deps.getWorkspaceInfo(),
-		}
-	}).WithLister(deps.lister).WithBudget(deps.budget)
+		})
+	}).WithLister(deps.listed).WithBudget(deps.budget)
 }
 
 // lister hides runTasks where the workspace's mcp({ run: false }) says nothing may run. A config

@@ -12,7 +12,7 @@ import (
 type whyDidThisRerunArgs struct {
 	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
 	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the task's latest run."`
-	Cursor string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor string `json:"cursor" arg:"nonempty"`
 }
 
 // whyDidThisRerun answers as `vx why TASKID [--run ID] --format json`.

@@ -59,7 +59,7 @@ func outputSchemaOf(t reflect.Type, spec Tool) json.RawMessage {
 // CheckSchema) and cuts it at outputDepth: a type array becomes anyOf of single types; a struct's
 // closed properties open (an answer may grow a field before its schema does; a map keeps its
 // values' schema as additionalProperties); below outputDepth a schema keeps its type only, an
-// array with items {}; a value of any shape (a bare true) is {}; descriptions and property orders
+// array its items' type; a value of any shape (a bare true) is {}; descriptions and property orders
 // go.
 func portable(v any, depth int) map[string]any {
 	m, ok := v.(map[string]any)
@@ -72,6 +72,9 @@ func portable(v any, depth int) map[string]any {
 		cut := map[string]any{}
 		if t, ok := m["type"]; ok {
 			cut["type"] = t
+		}
+		if items, ok := m["items"]; ok {
+			cut["items"] = portable(items, depth+1) // an array says what it holds, cut as well
 		}
 		return complete(nullable(cut))
 	}

@@ -47,6 +47,15 @@ type Tool struct {
 	OutputTypes map[reflect.Type]*jsonschema.Schema
 	// Annotations are the behaviour hints (listed from revision 2025-03-26 on).
 	Annotations Annotations
+	// AlwaysLoad asks a host that defers tools behind a search (Claude Code) to show this one to
+	// the model from the first turn: listed as _meta["anthropic/alwaysLoad"].
+	AlwaysLoad bool
+	// SearchHint is the few words such a host matches a search for a deferred tool against:
+	// listed as _meta["anthropic/searchHint"].
+	SearchHint string
+	// TaskSupport says whether the tool may run as an MCP task: "optional" or "" (never). It is
+	// listed as execution.taskSupport to a client that declared tasks.
+	TaskSupport string
 
 	run    func(ctx context.Context, call *Call) (json.RawMessage, error)
 	budget func(ctx context.Context) int // the registry's (Registry.WithBudget)
@@ -156,6 +165,16 @@ type Call struct {
 	Budget func(ctx context.Context) int
 	// Buffers, when set, is the server's pool of answer buffers (see Buffer).
 	Buffers *Buffers
+	// Started, when set, is told the id of the work the call started (runTasks: the run id) as
+	// soon as it has one; a call run as an MCP task takes it as the task's id. It is called at
+	// most once and never after the handler returned.
+	Started func(id string)
+	// Confirm, when set, asks the host's user to confirm what the call is about to do, in one
+	// message: it answers true when the user accepted, false when they declined or cancelled, and
+	// an error the handler returns as it is when the answer is not in yet (a stateless client is
+	// asked through an input_required result and calls again with it) or the call was cancelled.
+	// It is nil where the host cannot ask its user.
+	Confirm func(ctx context.Context, message string) (bool, error)
 
 	tool   string
 	window *windowing

@@ -300,7 +300,15 @@ type MCPOptions struct {
 	// true })): arguments can make a test runner load any file, which run's list must not let
 	// through unasked.
 	Args bool `json:"args,omitempty"`
+	// Tools, when not nil, names the only tools `vx mcp` lists (mcp({ tools })), each one of
+	// MCPToolNames.
+	Tools []string `json:"tools,omitempty"`
 }
+
+// MCPToolNames are the tools of `vx mcp`, the names mcp({ tools }) may give.
+var MCPToolNames = []string{"listTasks", "getCacheStats", "getRunHistory", "explainCacheKey", "whyDidThisRerun",
+	"pruneCache", "planInit", "searchDocs", "checkLock", "getConfig", "getTaskLog", "getFailures", "runTasks",
+	"planTasks", "getWorkspaceInfo"}
 
 // The answer budget of `vx mcp`: the default, and the bounds mcp({ answerChars }) must keep to (an
 // answer smaller than the least could not hold one task's summary; one larger than the most is

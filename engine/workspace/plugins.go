@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vzn/vx/engine/graph"
@@ -61,7 +62,7 @@ func (b *build) plugins(r reader, top map[string]any) ([]graph.Plugin, *graph.MC
 }
 
 // mcpOptionNames are the options mcp() takes; any other is refused, naming them.
-var mcpOptionNames = []string{"answerChars", "args", "run", "sandbox"}
+var mcpOptionNames = []string{"answerChars", "args", "run", "sandbox", "tools"}
 
 func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	opts, _ := v.(map[string]any)
@@ -84,6 +85,9 @@ func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 	default:
 		return nil, r.errAt("plugins", "mcp({ sandbox }) must be true or false, not %s", jsType(sb))
 	}
+	if out.Tools, err = mcpTools(r, opts["tools"]); err != nil {
+		return nil, err
+	}
 	switch args := opts["args"].(type) {
 	case nil:
 	case bool:
@@ -92,6 +96,29 @@ func mcpOptions(r reader, v any) (*graph.MCPOptions, error) {
 		return nil, r.errAt("plugins", "mcp({ args }) must be true or false, not %s", jsType(args))
 	}
 	return out, nil
+}
+
+// mcpTools reads mcp({ tools }): a non-empty list of tool names, or absent (nil). Names that are no
+// tool of vx mcp are refused, every one named, with the known ones.
+func mcpTools(r reader, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	names, err := r.strings("plugins", v)
+	if err != nil || len(names) == 0 {
+		return nil, r.errAt("plugins", "mcp({ tools }) must be a non-empty list of tool names (known: %s)", strings.Join(graph.MCPToolNames, ", "))
+	}
+	var unknown []string
+	for _, n := range names {
+		if !slices.Contains(graph.MCPToolNames, n) {
+			unknown = append(unknown, strconv.Quote(n))
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, r.errAt("plugins", "mcp({ tools }) names no tool of vx mcp: %s (known: %s)", strings.Join(unknown, ", "),
+			strings.Join(graph.MCPToolNames, ", "))
+	}
+	return names, nil
 }
 
 // answerChars reads mcp({ answerChars }): a whole number within the bounds, or absent (0).

@@ -32,6 +32,12 @@ export interface McpOptions {
    * agent do. planTasks takes `args` regardless: it runs nothing.
    */
   args?: boolean
+  /**
+   * The only tools `vx mcp` lists, by name (`['runTasks', 'getFailures', 'listTasks']`); the
+   * default lists all fifteen. A name that is no tool of vx mcp is refused when the config loads,
+   * named, with the known ones.
+   */
+  tools?: string[]
 }
 
 /** The plugin object `mcp()` returns. */
