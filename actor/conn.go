@@ -22,6 +22,11 @@ type handler interface {
 	preempt(msg message) (p *pooled, result any, err error)
 	// handle answers a queued call on a worker, under c.ctx.
 	handle(c *call) (any, error)
+	// endTasks cancels, with cause, the work the handler runs beyond the calls (MCP tasks), and
+	// waits for it to end: after it returns the handler sends nothing more.
+	endTasks(cause error)
+	// cancelTasks cancels that work without waiting (stdin's end).
+	cancelTasks(cause error)
 }
 
 // pooled is what preempt says of a request the pool answers: the revision it is
@@ -29,6 +34,7 @@ type handler interface {
 type pooled struct {
 	revision      string
 	progressToken json.RawMessage
+	caps          clientCaps
 }
 
 // readLoop reads frames until In ends, handling each at once: control messages
@@ -112,7 +118,9 @@ func (cn *conn) handleMessage(raw json.RawMessage, b *batch) (item outItem, ok b
 	start := time.Now()
 	msg, id, err, isMsg := parseMessage(raw)
 	if !isMsg {
-		cn.log.Debug().Msg("mcp ignored a response the server did not ask for")
+		if !cn.asked.deliver(raw) {
+			cn.log.Debug().Msg("mcp ignored a response the server did not ask for")
+		}
 		return outItem{}, false
 	}
 	if err != nil {
@@ -130,7 +138,7 @@ func (cn *conn) handleMessage(raw json.RawMessage, b *batch) (item outItem, ok b
 	}
 	c := &call{
 		id: msg.id, key: idKey(msg.id), method: msg.method, params: msg.params,
-		revision: p.revision, progressToken: p.progressToken, batch: b, start: start, conn: cn,
+		revision: p.revision, progressToken: p.progressToken, caps: p.caps, batch: b, start: start, conn: cn,
 	}
 	c.ctx, c.cancel = context.WithCancelCause(cn.base)
 	registered := false

@@ -63,7 +63,8 @@ type call struct {
 	params        json.RawMessage
 	revision      string // the MCP revision it is made under
 	progressToken json.RawMessage
-	batch         *batch // nil outside a batch
+	caps          clientCaps // what its client declared
+	batch         *batch     // nil outside a batch
 	ctx           context.Context
 	cancel        context.CancelCauseFunc
 	start         time.Time

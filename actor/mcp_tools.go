@@ -44,8 +44,9 @@ func (m *session) listTools(c *call) (any, error) {
 		to = from + m.pageSize
 	}
 	res := listToolsResult{Tools: make([]toolWire, 0, to-from), cacheable: cacheableFor(c.revision), stateless: m.statelessFor(c.revision)}
+	tasks := c.caps.tasks && !isStateless(c.revision)
 	for _, t := range all[from:to] {
-		res.Tools = append(res.Tools, wireTool(t, c.revision))
+		res.Tools = append(res.Tools, wireTool(t, c.revision, tasks))
 	}
 	if to < len(all) {
 		res.NextCursor = encodeCursor(all[to-1].Name)
@@ -53,13 +54,24 @@ func (m *session) listTools(c *call) (any, error) {
 	return res, nil
 }
 
+// callParams are the params of tools/call the server reads.
+type callParams struct {
+	Name      json.RawMessage `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Task asks for the call to run as a task (2025-11-25).
+	Task *struct {
+		TTL *int64 `json:"ttl"`
+	} `json:"task"`
+	// InputResponses and RequestState answer an input_required result (stateless revision).
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   string                     `json:"requestState"`
+}
+
 // callTool answers tools/call: checks the name and arguments, runs the tool's
-// handler, and turns its answer into a result (an isError one for its errors).
+// handler, and turns its answer into a result (an isError one for its errors). A call
+// the client asked to run as a task, to a tool that may, answers the task instead.
 func (m *session) callTool(c *call) (any, error) {
-	var p struct {
-		Name      json.RawMessage `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var p callParams
 	if c.params == nil {
 		return nil, fmt.Errorf("%w: tools/call needs params", ErrInvalidParams)
 	}
@@ -82,12 +94,29 @@ func (m *session) callTool(c *call) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: arguments must be an object", ErrInvalidParams)
 	}
+	if d := m.taskDialect(c, t, &p); d != noTask {
+		return m.callAsTask(c, t, args, &p, d)
+	}
 	if !c.enterTool(readOnly(t)) {
 		return nil, context.Cause(c.ctx) // cancelled: never answered
 	}
-	js, err := t.Call(c.ctx, &tool.Call{Args: args, Progress: m.progressFunc(c), Progressing: c.progressToken != nil, ProtocolVersion: c.revision, Buffers: &c.conn.buffers})
+	tc := &tool.Call{Args: args, Progress: m.progressFunc(c), Progressing: c.progressToken != nil, ProtocolVersion: c.revision,
+		Buffers: &c.conn.buffers, Confirm: m.confirmFunc(c, name, args, &p)}
+	js, err := t.Call(c.ctx, tc)
+	return m.toolResult(c, name, js, err)
+}
+
+// toolResult turns a tool's answer, or its error, into the tools/call result: the answer as text
+// and structuredContent, an error as an isError result (its text masked), a confirmation the
+// client is still to give as an input_required result; an answer that could not be encoded is
+// -32603.
+func (m *session) toolResult(c *call, name string, js json.RawMessage, err error) (any, error) {
 	if errors.Is(err, tool.ErrEncoding) {
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+	}
+	var ask *inputRequired
+	if errors.As(err, &ask) {
+		return ask.result(), nil
 	}
 	res := callToolResult{stateless: m.statelessFor(c.revision)}
 	if err != nil {

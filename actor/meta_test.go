@@ -16,7 +16,8 @@ func TestReadMeta(t *testing.T) {
 		{`{"name":"x","_m\u0065ta":{"progressToken":7}}`, "", "7"},
 		{`{"name":"x","arguments":{"note":"_meta"}}`, "", ""},
 	} {
-		version, token := readMeta(json.RawMessage(c.params))
+		rm := readMeta(json.RawMessage(c.params))
+		version, token := rm.version, rm.progressToken
 		if version != c.version || string(token) != c.token {
 			t.Errorf("readMeta(%s) = %q, %s; want %q, %s", c.params, version, token, c.version, c.token)
 		}

@@ -40,36 +40,69 @@ func hasProgressMessage(rev string) bool { return rev >= Rev20250326 }
 
 // requestMeta is what the server reads from a request's params._meta.
 type requestMeta struct {
-	ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-	ProgressToken   json.RawMessage `json:"progressToken"`
+	ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	ProgressToken      json.RawMessage `json:"progressToken"`
+	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 }
 
-// readMeta returns params._meta's protocol version (when it is a string) and
-// progress token (when it is a string or a number). Anything else is ignored.
-func readMeta(params json.RawMessage) (version string, progressToken json.RawMessage) {
+// metaRead is what readMeta found: the protocol version (when a string), the progress token (when
+// a string or a number) and the client's per-request capabilities.
+type metaRead struct {
+	version       string
+	progressToken json.RawMessage
+	caps          clientCaps
+}
+
+// readMeta reads params._meta. Anything it cannot read is ignored.
+func readMeta(params json.RawMessage) (out metaRead) {
 	if firstByte(params) != '{' {
-		return "", nil
+		return out
 	}
 	// Without a backslash the key is in the bytes as it is: params with no "_meta" in them have
 	// none, and are not decoded for it (a page of a log is asked with a 300-byte cursor).
 	if bytes.IndexByte(params, '\\') < 0 && !bytes.Contains(params, []byte(`"_meta"`)) {
-		return "", nil
+		return out
 	}
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(params, &p) != nil || firstByte(p.Meta) != '{' {
-		return "", nil
+		return out
 	}
 	var m requestMeta
 	if json.Unmarshal(p.Meta, &m) != nil {
-		return "", nil
+		return out
 	}
-	_ = json.Unmarshal(m.ProtocolVersion, &version)
+	_ = json.Unmarshal(m.ProtocolVersion, &out.version)
 	if validID(m.ProgressToken) {
-		progressToken = m.ProgressToken
+		out.progressToken = m.ProgressToken
 	}
-	return version, progressToken
+	out.caps = readCaps(m.ClientCapabilities)
+	out.caps.tasks = false // 2025-11-25's tasks are declared at initialize only
+	return out
+}
+
+// tasksExtension names the tasks extension of the stateless revision.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// readCaps reads a client's capabilities object: tasks, the tasks extension, and form
+// elicitation (an elicitation object that is empty, or names form).
+func readCaps(raw json.RawMessage) clientCaps {
+	var c struct {
+		Tasks       json.RawMessage            `json:"tasks"`
+		Elicitation map[string]json.RawMessage `json:"elicitation"`
+		Extensions  map[string]json.RawMessage `json:"extensions"`
+	}
+	if firstByte(raw) != '{' || json.Unmarshal(raw, &c) != nil {
+		return clientCaps{}
+	}
+	_, form := c.Elicitation["form"]
+	_, ext := c.Extensions[tasksExtension]
+	return clientCaps{
+		tasks:   firstByte(c.Tasks) == '{',
+		taskExt: ext,
+		elicit:  c.Elicitation != nil && (len(c.Elicitation) == 0 || form),
+	}
 }
 
 // unsupportedRevision is the -32022 error for a request naming revision requested.
@@ -107,7 +140,13 @@ type stateless struct {
 }
 
 type statelessMeta struct {
-	ServerInfo implementation `json:"io.modelcontextprotocol/serverInfo"`
+	ServerInfo  *implementation `json:"io.modelcontextprotocol/serverInfo,omitempty"`
+	RelatedTask *relatedTask    `json:"io.modelcontextprotocol/related-task,omitempty"`
+}
+
+// relatedTask ties a message to the task it belongs to.
+type relatedTask struct {
+	TaskID string `json:"taskId"`
 }
 
 // cacheable holds the caching hint of a stateless list or discover result.
@@ -131,17 +170,38 @@ type serverCapabilities struct {
 	Tools struct {
 		ListChanged bool `json:"listChanged"`
 	} `json:"tools"`
+	Tasks      *serverTasks      `json:"tasks,omitempty"`
+	Extensions *serverExtensions `json:"extensions,omitempty"`
+}
+
+// serverTasks is 2025-11-25's tasks capability: tasks/list, tasks/cancel, and task-augmented
+// tools/call.
+type serverTasks struct {
+	List     *struct{} `json:"list,omitempty"`
+	Cancel   *struct{} `json:"cancel,omitempty"`
+	Requests struct {
+		Tools struct {
+			Call *struct{} `json:"call,omitempty"`
+		} `json:"tools"`
+	} `json:"requests"`
+}
+
+// serverExtensions are the extensions the server speaks (stateless revision).
+type serverExtensions struct {
+	Tasks *struct{} `json:"io.modelcontextprotocol/tasks,omitempty"`
 }
 
 type initializeResult struct {
 	ProtocolVersion string             `json:"protocolVersion"`
 	Capabilities    serverCapabilities `json:"capabilities"`
 	ServerInfo      implementation     `json:"serverInfo"`
+	Instructions    string             `json:"instructions,omitempty"`
 }
 
 type discoverResult struct {
 	SupportedVersions []string           `json:"supportedVersions"`
 	Capabilities      serverCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitempty"`
 	cacheable
 	stateless
 }
@@ -158,6 +218,19 @@ type toolWire struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *annotationsWire `json:"annotations,omitempty"`
+	Execution    *executionWire   `json:"execution,omitempty"`
+	Meta         *toolMetaWire    `json:"_meta,omitempty"`
+}
+
+// executionWire is a tool's execution object (2025-11-25): whether it may run as a task.
+type executionWire struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// toolMetaWire is a tool's _meta: the hints hosts that defer tools behind a search read.
+type toolMetaWire struct {
+	AlwaysLoad bool   `json:"anthropic/alwaysLoad,omitempty"`
+	SearchHint string `json:"anthropic/searchHint,omitempty"`
 }
 
 type annotationsWire struct {
@@ -179,11 +252,18 @@ var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
 
 // wireTool lists t as revision rev knows tools: 2024-11-05 has name, description
 // and inputSchema; 2025-03-26 adds annotations (the title goes there); 2025-06-18
-// adds title and outputSchema.
-func wireTool(t tool.Tool, rev string) toolWire {
+// adds title and outputSchema. Every revision carries the search hints in _meta; a
+// client that declared tasks (tasks) is told which tools may run as one.
+func wireTool(t tool.Tool, rev string, tasks bool) toolWire {
 	w := toolWire{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	if w.InputSchema == nil {
 		w.InputSchema = defaultInputSchema
+	}
+	if t.AlwaysLoad || t.SearchHint != "" {
+		w.Meta = &toolMetaWire{AlwaysLoad: t.AlwaysLoad, SearchHint: t.SearchHint}
+	}
+	if tasks && t.TaskSupport != "" {
+		w.Execution = &executionWire{TaskSupport: t.TaskSupport}
 	}
 	if !hasAnnotations(rev) {
 		return w

@@ -49,6 +49,12 @@ type Config struct {
 	// be answered before they are cancelled; 0 means DefaultEOFGrace, a negative
 	// value cancels them at once.
 	EOFGrace time.Duration
+	// Instructions is what the server asks every host to put before its model, in initialize
+	// and server/discover; "" sends none.
+	Instructions string
+	// Tasks says the server runs the tools that allow it (tool.Tool.TaskSupport) as MCP tasks for
+	// a client that declares tasks, and says so in initialize and server/discover.
+	Tasks bool
 	// AfterFirstFrame, when set, is called once the client has its first answer: when the reply
 	// to the first frame (an initialize, server/discover or ping, which the reader answers) has
 	// been written to Out and flushed, and the client has sent its next frame (after initialize,
@@ -108,6 +114,9 @@ type conn struct {
 
 	// buffers keeps large answers' and replies' byte slices for the next ones (tool.Buffers).
 	buffers tool.Buffers
+
+	// asked holds the requests the server sent the client, waiting for their responses.
+	asked asked
 
 	mu sync.Mutex
 	st state // guarded by mu; changed only inside update
@@ -218,7 +227,8 @@ func (cn *conn) serve(ctx context.Context, in io.Reader) error {
 	cn.log.Debug().AnErr("cause", cause).Msg("mcp server shutting down")
 	stop(cause)
 	cn.update(func(st *state) { st.cancelAll(cause) })
-	<-dispatched // every call has finished: no more replies
+	cn.handler.endTasks(cause) // no task sends anything after this
+	<-dispatched               // every call has finished: no more replies
 	cn.replies.close()
 	if d, ok := cn.out.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		_ = d.SetWriteDeadline(time.Now().Add(shutdownFlushTimeout))
@@ -249,6 +259,7 @@ func (cn *conn) answerWithinGrace(runCtx context.Context, dispatched <-chan stru
 	}
 	cn.log.Debug().Dur("grace", cn.eofGrace).Msg("mcp stdin closed: answering the requests read")
 	cn.update(func(st *state) { st.stdinClosed(errStdinClosed) })
+	cn.handler.cancelTasks(errStdinClosed) // a task runs tasks: its children do not outlive the client
 	grace := time.NewTimer(cn.eofGrace)
 	defer grace.Stop()
 	select {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
@@ -13,7 +14,7 @@ type pruneCacheArgs struct {
 	OlderThan string `json:"olderThan" arg:"nonempty,doc=Evict entries unused for this long: 12h, 7d, 2w."`
 	MaxSize   string `json:"maxSize" arg:"nonempty,doc=Evict least recently used until the cache fits: 500MB, 2G; 0 empties it."`
 	DryRun    *bool  `json:"dryRun" arg:"default=true,doc=true (default): only say what would go. false: remove it."`
-	Cursor    string `json:"cursor" arg:"nonempty,doc=An answer's nextCursor."`
+	Cursor    string `json:"cursor" arg:"nonempty"`
 }
 
 // pruneCache answers as `vx cache prune [--older-than D] [--max-size S] [--dry-run] --format json`,
@@ -31,6 +32,11 @@ func (d *Deps) pruneCache() tool.Tool {
 		if args.Cursor != "" && !dryRun {
 			return nil, tool.Refusef("argument %q pages a dry run's list: a prune that removes cannot be asked again", "cursor")
 		}
+		if !dryRun && call.Confirm != nil {
+			if err := d.confirmPrune(ctx, call, args); err != nil {
+				return nil, err
+			}
+		}
 		// As vx cache prune: the shared store and the checkout's folder; a broken config does not stop it.
 		res, err := prune.Run(ctx, d.loader().Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize,
 			DryRun: dryRun, Getenv: d.getenv, Dirs: d.loader().StoreDirs})
@@ -46,4 +52,24 @@ func (d *Deps) pruneCache() tool.Tool {
 		call.WindowRequest(ctx, window.Request{Cursor: args.Cursor, Final: !dryRun}, window.Of("evicted", &res.Evicted))
 		return res, nil
 	})
+}
+
+// confirmPrune asks the user to confirm a prune that removes, saying what a dry run of the same
+// arguments finds would go; nil once they accepted.
+func (d *Deps) confirmPrune(ctx context.Context, call *tool.Call, args pruneCacheArgs) error {
+	dry, err := prune.Run(ctx, d.loader().Root, prune.Request{OlderThan: args.OlderThan, MaxSize: args.MaxSize, DryRun: true,
+		Getenv: d.getenv})
+	if err != nil {
+		return nil // the prune itself refuses these arguments, with the same message
+	}
+	question := fmt.Sprintf("Remove %d cache entries (%d bytes) and %d orphan blobs from vx's cache? Run history is kept.",
+		len(dry.Evicted), dry.BytesFreed, dry.Orphans)
+	ok, err := call.Confirm(ctx, question)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return tool.Refusef("the user declined to prune the cache: nothing was removed")
+	}
+	return nil
 }

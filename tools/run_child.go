@@ -51,6 +51,11 @@ func (d *Deps) writeHandoff(w *os.File, key string, makeHandoff func() *handoff.
 // answers its summary or its refusal. Whatever happens, every process the run started is gone when
 // it returns; a child for the next call is started then (session.Session.KeepChild).
 func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, makeHandoff func() *handoff.Handoff, progress func(done, total float64, msg string)) (*RunAnswer, error) {
+	return d.runChildStarted(ctx, root, args, makeHandoff, progress, nil)
+}
+
+// runChildStarted is runChild telling started (when set) the run's id as soon as the child has one.
+func (d *Deps) runChildStarted(ctx context.Context, root string, args *runTasksArgs, makeHandoff func() *handoff.Handoff, progress func(done, total float64, msg string), started func(runID string)) (*RunAnswer, error) {
 	c := d.Session.TakeChild(root)
 	if c == nil {
 		var err error
@@ -64,7 +69,7 @@ func (d *Deps) runChild(ctx context.Context, root string, args *runTasksArgs, ma
 	defer context.AfterFunc(ctx, c.Stop)()
 
 	marker := callMarkerPrefix + rand.Text() + "=1"
-	events := readChildEvents(c.Events, progress)
+	events := readChildEvents(c.Events, progress, started)
 	wrote := d.writeHandoff(c.Handoff, c.Key, makeHandoff)
 	defer wrote()
 	// A child that died before it read its order says so by how it ended, below.
@@ -134,8 +139,9 @@ type childEvents struct {
 }
 
 // readChildEvents reads the child's events from r until EOF, turning them into progress (none
-// when nil), in a goroutine its caller waits for on read.
-func readChildEvents(r io.Reader, progress func(done, total float64, msg string)) *childEvents {
+// when nil) and telling started (when set) the run's id, in a goroutine its caller waits for on
+// read.
+func readChildEvents(r io.Reader, progress func(done, total float64, msg string), started func(runID string)) *childEvents {
 	readEvents := runout.ReadEvents
 	if progress == nil {
 		// No progress to send: the task lines, one a task, are skipped unread.
@@ -150,6 +156,9 @@ func readChildEvents(r io.Reader, progress func(done, total float64, msg string)
 		readEvents(r, func(e runout.Event) {
 			switch e.Type {
 			case runout.EventStart:
+				if started != nil {
+					started(e.RunID)
+				}
 				total = float64(e.Total)
 				progress(0, total, fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
 			case runout.EventWait:

@@ -82,7 +82,9 @@ func (d *Deps) runTasks() tool.Tool {
 			return nil, err
 		}
 		if err := d.allowRun(ctx, ws, &args); err != nil {
-			return nil, err
+			if err = confirmOutside(ctx, call, err); err != nil {
+				return nil, err
+			}
 		}
 		// mcp({ sandbox: true }): every task the agent runs is confined (vx run --sandbox-agent).
 		args.sandbox = ws.MCP != nil && ws.MCP.Sandbox
@@ -99,7 +101,7 @@ func (d *Deps) runTasks() tool.Tool {
 				return handed
 			}
 		}
-		ans, err := d.runChild(ctx, ws.Root, &args, makeHandoff, progress)
+		ans, err := d.runChildStarted(ctx, ws.Root, &args, makeHandoff, progress, call.Started)
 		if err != nil || ans.Summary == nil {
 			return ans, err
 		}
@@ -152,7 +154,8 @@ func (d *Deps) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasks
 			name = n
 		}
 		if !policy.Allows(name) {
-			return tool.Refusef("task %q is not one this workspace's mcp({ run }) lets an agent run (allowed: %s)", t, allowed)
+			return &outsideRun{Refusal: tool.Refusal{Msg: fmt.Sprintf("task %q is not one this workspace's mcp({ run }) lets an agent run (allowed: %s)", t, allowed)},
+				question: fmt.Sprintf("Run %s? This workspace's mcp({ run }) lets an agent run only %s without asking.", strings.Join(args.Tasks, ", "), allowed)}
 		}
 	}
 	if !args.All {
@@ -171,8 +174,38 @@ func (d *Deps) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasks
 	}
 	if len(outside) > 0 {
 		slices.Sort(outside)
-		return tool.Refusef("all: true selects tasks named %s, which this workspace's mcp({ run }) does not let an agent run "+
-			"(allowed: %s): name the tasks instead", strings.Join(outside, ", "), allowed)
+		return &outsideRun{Refusal: tool.Refusal{Msg: fmt.Sprintf("all: true selects tasks named %s, which this workspace's mcp({ run }) does not let an agent run "+
+			"(allowed: %s): name the tasks instead", strings.Join(outside, ", "), allowed)},
+			question: fmt.Sprintf("Run every task named %s (all: true)? This workspace's mcp({ run }) lets an agent run only %s without asking.",
+				strings.Join(outside, ", "), allowed)}
+	}
+	return nil
+}
+
+// outsideRun is allowRun's refusal of tasks outside the workspace's mcp({ run }): a host that can
+// ask its user asks question, and runs them once the user accepts.
+type outsideRun struct {
+	tool.Refusal
+	question string
+}
+
+// Unwrap answers the refusal, which the agent reads where the user is not asked.
+func (o *outsideRun) Unwrap() error { return &o.Refusal }
+
+// confirmOutside asks the user to confirm a run allowRun refused as outside mcp({ run }), where the
+// host can ask: nil once they accepted. Any other refusal, and this one where the host cannot ask,
+// stands.
+func confirmOutside(ctx context.Context, call *tool.Call, err error) error {
+	var outside *outsideRun
+	if !errors.As(err, &outside) || call.Confirm == nil {
+		return err
+	}
+	ok, cerr := call.Confirm(ctx, outside.question)
+	if cerr != nil {
+		return cerr
+	}
+	if !ok {
+		return tool.Refusef("the user declined: %s", outside.Msg)
 	}
 	return nil
 }

@@ -191,10 +191,11 @@ func Tools() []tool.Tool {
 			}),
 		tool.New(tool.Tool{Name: "scalar", Description: "Answers a number, not an object.", Annotations: readOnly},
 			func(context.Context, *tool.Call, json.RawMessage) (any, error) { return 42, nil }),
-		// run stands for runTasks: it carries no hints, so it counts as a tool that may change
+		// run stands for runTasks: it carries no annotations, so it counts as a tool that may change
 		// things (MCP's default), which the end of stdin cancels at once.
 		tool.New(tool.Tool{
 			Name: "run", Description: "Reports progress 1, then runs ms milliseconds or until cancelled.", InputSchema: anyObject,
+			AlwaysLoad: true, TaskSupport: "optional",
 		}, func(ctx context.Context, c *tool.Call, a runArgs) (any, error) {
 			c.Progress(1, 0, "running")
 			t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)

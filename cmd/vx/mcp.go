@@ -69,6 +69,8 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				Mask:          func(s string) string { return loader.Masker().String(s) },
 				ServerName:    "vx",
 				ServerVersion: version,
+				Instructions:  tools.Instructions,
+				Tasks:         true,
 			})
 			if cmd.Context().Err() != nil {
 				return nil // SIGTERM or SIGINT: a clean stop
