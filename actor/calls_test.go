@@ -88,7 +88,7 @@ func TestToolErrorsAndRefusals(t *testing.T) {
 	r := s.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"msec":1}}}`)
 	var content []struct{ Text string }
 	r.field(t, "content", &content)
-	if content[0].Text != `unknown argument "msec"` {
+	if content[0].Text != `unknown argument "msec" (accepted: ms, ignoreCancel)` {
 		t.Fatalf("refusal text %q", content[0].Text)
 	}
 }

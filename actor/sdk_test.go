@@ -176,10 +176,10 @@ func TestOfficialClientHostKeys(t *testing.T) {
 		strings.Contains(text, "wait_for_previous") || !strings.Contains(text, `"greeting":"hi"`) {
 		t.Errorf("echo with wait_for_previous: %s", text)
 	}
-	if res, text := call("sleep", map[string]any{"bogus": 1}); !res.IsError || text != `unknown argument "bogus"` {
+	if res, text := call("sleep", map[string]any{"bogus": 1}); !res.IsError || text != `unknown argument "bogus" (accepted: ms, ignoreCancel)` {
 		t.Errorf("sleep with bogus: %s", text)
 	}
-	if res, text := call("sleep", map[string]any{"bogus": 1, "wait_for_previous": true}); !res.IsError || text != `unknown argument "bogus"` {
+	if res, text := call("sleep", map[string]any{"bogus": 1, "wait_for_previous": true}); !res.IsError || text != `unknown argument "bogus" (accepted: ms, ignoreCancel)` {
 		t.Errorf("sleep with bogus and wait_for_previous: %s", text)
 	}
 }

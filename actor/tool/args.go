@@ -257,6 +257,7 @@ func (d *argDecoder) object(v reflect.Value, prefix string) error {
 		}
 	}
 	seen := make([]bool, len(fields))
+	var unknown []string
 	for d.dec.More() {
 		key, err := d.key()
 		if err != nil {
@@ -271,7 +272,13 @@ func (d *argDecoder) object(v reflect.Value, prefix string) error {
 			}
 		}
 		if i < 0 {
-			return &Refusal{Msg: fmt.Sprintf("unknown argument %q", path)}
+			// Every stray key is named, not only the first: its value is skipped.
+			unknown = append(unknown, path)
+			var skip json.RawMessage
+			if err := d.dec.Decode(&skip); err != nil {
+				return &Refusal{Msg: "arguments are not valid JSON"}
+			}
+			continue
 		}
 		if seen[i] {
 			return &Refusal{Msg: fmt.Sprintf("duplicate argument %q", path)}
@@ -283,6 +290,9 @@ func (d *argDecoder) object(v reflect.Value, prefix string) error {
 	}
 	if _, err := d.dec.Token(); err != nil { // the closing brace
 		return &Refusal{Msg: "arguments are not valid JSON"}
+	}
+	if len(unknown) > 0 {
+		return unknownArguments(unknown, prefix, fields)
 	}
 	for j, f := range fields {
 		if f.required && !seen[j] {
@@ -525,4 +535,26 @@ func OneLine(s string) string {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// unknownArguments refuses the stray keys of an object, each named, with the keys it accepts:
+// unknown argument "tsk" (accepted: taskId, runId, cursor).
+func unknownArguments(unknown []string, prefix string, fields []argField) error {
+	quoted := make([]string, len(unknown))
+	for i, k := range unknown {
+		quoted[i] = strconv.Quote(k)
+	}
+	accepted := make([]string, 0, len(fields))
+	for _, f := range fields {
+		accepted = append(accepted, joinKey(prefix, f.name))
+	}
+	what := "unknown argument"
+	if len(unknown) > 1 {
+		what = "unknown arguments"
+	}
+	list := strings.Join(accepted, ", ")
+	if len(accepted) == 0 {
+		list = "none"
+	}
+	return &Refusal{Msg: fmt.Sprintf("%s %s (accepted: %s)", what, strings.Join(quoted, ", "), list)}
 }

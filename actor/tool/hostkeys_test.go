@@ -27,8 +27,8 @@ func TestHostKeysNeverReachATool(t *testing.T) {
 		{typed, `{"task":"build","wait_for_previou\u0073":true}`, `{"task":"build"}`, ""}, // spelt with an escape
 		{typed, `{"wait_for_previous":"not even a boolean","task":"x"}`, `{"task":"x"}`, ""},
 		{typed, `{"wait_for_previous":null}`, `{"task":""}`, ""},
-		{typed, `{"task":"build","bogus":1}`, "", `unknown argument "bogus"`},
-		{typed, `{"bogus":1,"wait_for_previous":true}`, "", `unknown argument "bogus"`},
+		{typed, `{"task":"build","bogus":1}`, "", `unknown argument "bogus" (accepted: task)`},
+		{typed, `{"bogus":1,"wait_for_previous":true}`, "", `unknown argument "bogus" (accepted: task)`},
 		{typed, `{"task":"a","wait_for_previous":true,"task":"b"}`, "", `duplicate argument "task"`},
 		{raw, `{"a" : [1, 2],"wait_for_previous":false,"b":{"wait_for_previous":1}}`, `"{\"a\":[1, 2],\"b\":{\"wait_for_previous\":1}}"`, ""},
 		{raw, ` { "a" : 1 } `, `" { \"a\" : 1 } "`, ""},

@@ -73,7 +73,7 @@ func TestOutputSchemaIsPortable(t *testing.T) {
 		t.Fatalf("%v in %s", err, schema)
 	}
 	for _, want := range []string{`"any":{}`, `"raw":{}`, `"map":{"additionalProperties":{"type":"integer"},"type":"object"}`,
-		`"L":{"anyOf":[{"items":{},"type":"array"},{"type":"null"}]}`} {
+		`"L":{"anyOf":[{"items":{"type":"object"},"type":"array"},{"type":"null"}]}`} {
 		if !strings.Contains(string(schema), want) {
 			t.Errorf("output schema lacks %s: %s", want, schema)
 		}
