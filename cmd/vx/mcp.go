@@ -4,6 +4,7 @@ import (
 	"github.com/vzn/vx/engine/statedirs"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,14 @@ vx.workspace.ts is seen on the next call without a restart.`,
 			// server's end.
 			var warm sync.WaitGroup
 			defer warm.Wait()
+			// The watcher's warnings once the server has stopped are the stop itself (its git
+			// ls-files killed, its fsnotify closed): a session that ends cleanly leaves stderr empty.
+			var stopped atomic.Bool
+			warn := func(msg string) {
+				if !stopped.Load() {
+					a.log.Warn().Msg(msg)
+				}
+			}
 			err = actor.Serve(cmd.Context(), actor.Config{
 				In:     os.Stdin,
 				Out:    out,
@@ -63,7 +72,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				AfterFirstFrame: func() {
 					warm.Go(func() {
 						_ = registry.List(cmd.Context())
-						sess.StartWatcher(cmd.Context(), func(msg string) { a.log.Warn().Msg(msg) })
+						sess.StartWatcher(cmd.Context(), warn)
 					})
 				},
 				Mask:          func(s string) string { return loader.Masker().String(s) },
@@ -72,6 +81,7 @@ vx.workspace.ts is seen on the next call without a restart.`,
 				Instructions:  tools.Instructions,
 				Tasks:         true,
 			})
+			stopped.Store(true)
 			if cmd.Context().Err() != nil {
 				return nil // SIGTERM or SIGINT: a clean stop
 			}
