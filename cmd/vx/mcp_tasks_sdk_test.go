@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tasksSDK is the TypeScript SDK whose experimental task client the task test drives, pinned
+// (checked with npm view): installed once into the user's cache folder, outside the checkout.
+const tasksSDK = "@modelcontextprotocol/sdk@1.32.2"
+
+// npmPackage installs pkgs (once) under ~/.cache/vx-test/name and answers its node_modules; the
+// test is skipped, saying why, where npm cannot install them.
+func npmPackage(t *testing.T, name string, pkgs ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("installs " + strings.Join(pkgs, " ") + " from npm: not in -short")
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "vx-test", name)
+	modules := filepath.Join(dir, "node_modules")
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
+		return modules
+	}
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %s cannot run", tool, strings.Join(pkgs, " "))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("npm", append([]string{"install", "--no-audit", "--no-fund", "--prefix", dir}, pkgs...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("npm cannot install %s here (%v)\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".installed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return modules
+}
+
+// sdkTasksScript drives vx mcp with the TS SDK's client.experimental.tasks: runTasks of slow as a
+// task (callToolStream) until its processes run, polled with getTask, listed, cancelled; then
+// runTasks of test as a task, streamed to its result. It prints what it saw as one JSON line.
+const sdkTasksScript = `
+import fs from 'node:fs'
+const [sdk, vx, dir, pidsFile] = process.argv.slice(2)
+const { Client } = await import(sdk + '/dist/esm/client/index.js')
+const { StdioClientTransport } = await import(sdk + '/dist/esm/client/stdio.js')
+const { CallToolResultSchema } = await import(sdk + '/dist/esm/types.js')
+const client = new Client({ name: 'vx-tasks-test', version: '1' }, { capabilities: { tasks: { list: {}, cancel: {} } } })
+await client.connect(new StdioClientTransport({ command: vx, args: ['mcp'], cwd: dir, env: process.env, stderr: 'inherit' }))
+const out = { tools: (await client.listTools()).tools.filter(t => t.execution).map(t => t.name + ':' + t.execution.taskSupport) }
+const sleep = ms => new Promise(r => setTimeout(r, ms))
+
+const slow = client.experimental.tasks.callToolStream({ name: 'runTasks', arguments: { tasks: ['slow'] } }, undefined, { task: { ttl: 60000 } })
+for await (const m of slow) { if (m.type === 'taskCreated') { out.slow = m.task.taskId; break } }
+for (let i = 0; i < 600; i++) {
+  const pids = fs.existsSync(pidsFile) ? fs.readFileSync(pidsFile, 'utf8').trim().split(/\s+/).filter(Boolean) : []
+  if (pids.length >= 2) break
+  await sleep(50)
+}
+out.slowPolled = (await client.experimental.tasks.getTask(out.slow)).status
+out.listed = (await client.experimental.tasks.listTasks()).tasks.map(t => t.taskId)
+out.cancelled = (await client.experimental.tasks.cancelTask(out.slow)).status
+
+const messages = []
+for await (const m of client.experimental.tasks.callToolStream({ name: 'runTasks', arguments: { tasks: ['test'] } })) {
+  messages.push(m.type)
+  if (m.type === 'taskCreated') out.test = m.task.taskId
+  if (m.type === 'result') out.result = m.result.structuredContent
+  if (m.type === 'error') out.error = String(m.error)
+}
+out.messages = [...new Set(messages)]
+out.fetched = (await client.experimental.tasks.getTaskResult(out.test, CallToolResultSchema)).structuredContent.summary.runId
+console.log(JSON.stringify(out))
+await client.close()
+`
+
+// The TS SDK 1.x's own task client runs runTasks as a task against a real vx mcp: created, polled,
+// listed and cancelled (no process of the run left), and another streamed to its result, the
+// runTasks answer, whose run id is the task id.
+func TestMCPTasksTSSDK(t *testing.T) {
+	t.Parallel()
+	modules := npmPackage(t, "tasks-sdk-1.32.2", tasksSDK)
+	dir := writeWorkspace(t, runToolsWorkspace(""))
+	pidsDir := t.TempDir()
+	pidsFile := filepath.Join(pidsDir, "pids")
+	killRunLeftovers(t, pidsFile)
+	script := filepath.Join(t.TempDir(), "tasks.mjs")
+	if err := os.WriteFile(script, []byte(sdkTasksScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", script, filepath.Join(modules, "@modelcontextprotocol", "sdk"), exe, dir, pidsFile)
+	cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1", "PIDS_DIR="+pidsDir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	var got struct {
+		Tools      []string `json:"tools"`
+		Slow       string   `json:"slow"`
+		SlowPolled string   `json:"slowPolled"`
+		Listed     []string `json:"listed"`
+		Cancelled  string   `json:"cancelled"`
+		Test       string   `json:"test"`
+		Messages   []string `json:"messages"`
+		Error      string   `json:"error"`
+		Fetched    string   `json:"fetched"`
+		Result     struct {
+			ExitCode int `json:"exitCode"`
+			Summary  struct {
+				RunID string `json:"runId"`
+			} `json:"summary"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("%s: %v\nstderr: %s", stdout, err, stderr.String())
+	}
+	if strings.Join(got.Tools, ",") != "runTasks:optional" || got.Slow == "" || got.SlowPolled != "working" ||
+		len(got.Listed) != 1 || got.Listed[0] != got.Slow || got.Cancelled != "cancelled" {
+		t.Errorf("the slow task: %+v", got)
+	}
+	pids := readRunPids(t, pidsFile, 2)
+	runPid := readRunPids(t, filepath.Join(pidsDir, "runpid"), 1)[0]
+	expectRunGone(t, "after cancelTask", append(pids, runPid), 10*time.Second)
+	if got.Error != "" || got.Test == "" || got.Result.ExitCode != 0 || got.Result.Summary.RunID != got.Test || got.Fetched != got.Test ||
+		!strings.Contains(strings.Join(got.Messages, ","), "taskCreated") || !strings.Contains(strings.Join(got.Messages, ","), "result") {
+		t.Errorf("the test task: %+v", got)
+	}
+}
