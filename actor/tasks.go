@@ -355,7 +355,7 @@ func (s taskSnapshot) ext(resultType string) taskExtWire {
 		w.Error = &errorWire{Code: s.rpcErr.Code, Message: s.rpcErr.Message, Data: s.rpcErr.Data}
 	case s.result != nil:
 		r := *s.result
-		r.stateless = stateless{}
+		r.stateless = stateless{ResultType: "complete"} // the result as the stateless revision answers it
 		w.Result = r.appendJSON(nil)
 	}
 	return w

@@ -144,3 +144,121 @@ func TestMCPTasksTSSDK(t *testing.T) {
 		t.Errorf("the test task: %+v", got)
 	}
 }
+
+// The tasks extension's own client (ext-tasks 0.2.2) over the TS client 2.x, pinned to the
+// stateless revision: installed from npm with the test.
+var extTasksPackages = []string{"@modelcontextprotocol/ext-tasks@0.2.2", "@modelcontextprotocol/client@2.4.0"}
+
+// extTasksScript drives vx mcp with @modelcontextprotocol/ext-tasks over @modelcontextprotocol/
+// client pinned to 2026-07-28: runTasks of slow as a task until its processes run, then
+// cancelled; runTasks of test as a task, settled to its outcome.
+const extTasksScript = `
+import fs from 'node:fs'
+const [mods, vx, dir, pidsFile] = process.argv.slice(2)
+const { Client } = await import(mods + '/@modelcontextprotocol/client/dist/index.mjs')
+const { StdioClientTransport } = await import(mods + '/@modelcontextprotocol/client/dist/stdio.mjs')
+const { createTaskSessionFromClient } = await import(mods + '/@modelcontextprotocol/ext-tasks/dist/client/index.js')
+const info = { name: 'vx-ext-tasks-test', version: '1' }
+const caps = { extensions: { 'io.modelcontextprotocol/tasks': {} } }
+const client = new Client(info, { capabilities: caps, versionNegotiation: { mode: { pin: '2026-07-28' } } })
+const transport = new StdioClientTransport({ command: vx, args: ['mcp'], cwd: dir, env: process.env, stderr: 'inherit' })
+await client.connect(transport)
+// The raw request path ext-tasks needs for the extension's wire shapes (the client itself takes
+// tools/call answers of its own revision only): requests of their own ids on the client's transport,
+// their responses taken before the client sees them.
+const pending = new Map()
+let next = 0
+const forward = transport.onmessage
+transport.onmessage = (msg, extra) => {
+  if (typeof msg.id === 'string' && pending.has(msg.id) && !('method' in msg)) {
+    const resolve = pending.get(msg.id)
+    pending.delete(msg.id)
+    return resolve(msg)
+  }
+  return forward(msg, extra)
+}
+const rawDispatch = async request => {
+  const id = 'raw-' + (++next)
+  const answered = new Promise(resolve => pending.set(id, resolve))
+  await transport.send({ jsonrpc: '2.0', id, method: request.method, params: request.params })
+  const msg = await answered
+  return msg.error ? { kind: 'error', error: msg.error } : { kind: 'result', result: msg.result }
+}
+const session = createTaskSessionFromClient(client, { endpointId: 'vx', rawDispatch,
+  v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: info, clientCapabilities: caps } })
+const sleep = ms => new Promise(r => setTimeout(r, ms))
+const out = {}
+
+const slow = await session.callTool('runTasks', { tasks: ['slow'] })
+out.slowKind = slow.kind
+out.slow = slow.handle?.taskId
+for (let i = 0; i < 600; i++) {
+  const pids = fs.existsSync(pidsFile) ? fs.readFileSync(pidsFile, 'utf8').trim().split(/\s+/).filter(Boolean) : []
+  if (pids.length >= 2) break
+  await sleep(50)
+}
+await slow.cancel()
+out.slowOutcome = (await slow.result()).status
+
+const test = await session.callTool('runTasks', { tasks: ['test'] })
+out.testKind = test.kind
+out.test = test.handle?.taskId
+const { outcome } = await test.settle()
+out.testOutcome = outcome.status
+out.testResult = outcome.result?.structuredContent
+if (outcome.error) out.testError = String(outcome.error.message) + ' ' + String(outcome.error.cause ?? '')
+console.log(JSON.stringify(out))
+await session.close()
+await client.close()
+`
+
+// ext-tasks 0.2.2 over the TS client 2.4, on the stateless revision with the tasks extension,
+// runs runTasks as a task against a real vx mcp: one cancelled (no process of the run left), one
+// settled to the runTasks answer, whose run id is the task id.
+func TestMCPTasksExtTasksClient(t *testing.T) {
+	t.Parallel()
+	modules := npmPackage(t, "tasks-ext-0.2.2", extTasksPackages...)
+	dir := writeWorkspace(t, runToolsWorkspace(""))
+	pidsDir := t.TempDir()
+	pidsFile := filepath.Join(pidsDir, "pids")
+	killRunLeftovers(t, pidsFile)
+	script := filepath.Join(t.TempDir(), "ext.mjs")
+	if err := os.WriteFile(script, []byte(extTasksScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", script, modules, exe, dir, pidsFile)
+	cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1", "PIDS_DIR="+pidsDir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	var got struct {
+		SlowKind, Slow, SlowOutcome string
+		TestKind, Test, TestOutcome string
+		TestResult                  struct {
+			ExitCode int `json:"exitCode"`
+			Summary  struct {
+				RunID string `json:"runId"`
+			} `json:"summary"`
+		}
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("%s: %v\nstderr: %s", stdout, err, stderr.String())
+	}
+	if got.SlowKind != "task" || got.Slow == "" || got.SlowOutcome != "cancelled" {
+		t.Errorf("the slow task: %s", stdout)
+	}
+	pids := readRunPids(t, pidsFile, 2)
+	runPid := readRunPids(t, filepath.Join(pidsDir, "runpid"), 1)[0]
+	expectRunGone(t, "after cancel", append(pids, runPid), 10*time.Second)
+	if got.TestKind != "task" || got.Test == "" || got.TestOutcome != "completed" || got.TestResult.ExitCode != 0 ||
+		got.TestResult.Summary.RunID != got.Test {
+		t.Errorf("the test task: %s", stdout)
+	}
+}
