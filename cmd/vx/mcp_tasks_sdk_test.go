@@ -262,3 +262,58 @@ func TestMCPTasksExtTasksClient(t *testing.T) {
 		t.Errorf("the test task: %s", stdout)
 	}
 }
+
+// confirmScript calls runTasks of deploy, outside the workspace's mcp({ run }), with the TS client
+// 2.x pinned to 2026-07-28, whose elicitation handler answers the action given: the client fulfils
+// the input_required answer itself and calls again with the requestState.
+const confirmScript = `
+const [mods, vx, dir, action] = process.argv.slice(2)
+const { Client } = await import(mods + '/@modelcontextprotocol/client/dist/index.mjs')
+const { StdioClientTransport } = await import(mods + '/@modelcontextprotocol/client/dist/stdio.mjs')
+const client = new Client({ name: 'vx-confirm-test', version: '1' },
+  { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } })
+const asked = []
+client.setRequestHandler('elicitation/create', async req => { asked.push(req.params.message); return { action } })
+await client.connect(new StdioClientTransport({ command: vx, args: ['mcp'], cwd: dir, env: process.env, stderr: 'inherit' }))
+const res = await client.callTool({ name: 'runTasks', arguments: { tasks: ['deploy'] } })
+console.log(JSON.stringify({ asked, isError: !!res.isError, text: res.content[0].text }))
+await client.close()
+`
+
+// The TS client 2.x asks its user through the input_required answer of a stateless call: accepted,
+// the run goes on; declined, the refusal says so.
+func TestMCPConfirmTSClient(t *testing.T) {
+	t.Parallel()
+	modules := npmPackage(t, "tasks-ext-0.2.2", extTasksPackages...)
+	dir := writeWorkspace(t, runToolsWorkspace("{ run: ['test'] }"))
+	script := filepath.Join(t.TempDir(), "confirm.mjs")
+	if err := os.WriteFile(script, []byte(confirmScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for action, want := range map[string]string{"accept": `"exitCode":0`, "decline": "the user declined"} {
+		cmd := exec.Command("node", script, modules, exe, dir, action)
+		cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node (%s): %v\nstdout: %s\nstderr: %s", action, err, stdout, stderr.String())
+		}
+		var got struct {
+			Asked   []string `json:"asked"`
+			IsError bool     `json:"isError"`
+			Text    string   `json:"text"`
+		}
+		if err := json.Unmarshal(stdout, &got); err != nil {
+			t.Fatalf("%s: %v", stdout, err)
+		}
+		if len(got.Asked) != 1 || !strings.Contains(got.Asked[0], "Run deploy?") || !strings.Contains(got.Text, want) ||
+			got.IsError != (action == "decline") {
+			t.Errorf("%s: %s", action, stdout)
+		}
+	}
+}
