@@ -317,3 +317,26 @@ func TestMCPConfirmTSClient(t *testing.T) {
 		}
 	}
 }
+
+// The MCP Inspector's strict check of vx's tools/list warns of nothing: no schema that accepts any
+// value (items {} among them), none of the shapes hosts refuse.
+func TestInspectorStrictWarnsOfNothing(t *testing.T) {
+	t.Parallel()
+	modules := npmPackage(t, "inspector-2.12.0", "@modelcontextprotocol/inspector@2.12.0")
+	dir := writeWorkspace(t, runToolsWorkspace(""))
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(modules, ".bin", "mcp-inspector"), "--cli", "--strict", "-e", "VX_TEST_MAIN=1",
+		"--cwd", dir, "--method", "tools/list", exe, "mcp")
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"runTasks"`) {
+		t.Fatalf("mcp-inspector --cli --strict: %v\n%.2000s", err, out)
+	}
+	if i := strings.Index(string(out), "Warning"); i >= 0 {
+		t.Errorf("the Inspector warns:\n%.2000s", out[i:])
+	}
+}
