@@ -9,7 +9,7 @@ import (
 )
 
 type checkLockArgs struct {
-	Cursor string `json:"cursor" arg:"nonempty"`
+	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // checkLock answers as `vx lock --check --format json`.

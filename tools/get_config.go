@@ -12,7 +12,7 @@ type getConfigArgs struct {
 	Target   string     `json:"target" arg:"nonempty,doc=A project, project#task or task name; none: all."`
 	Filter   FilterList `json:"filter" arg:"doc=--filter value(s): NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
 	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
-	Cursor   string     `json:"cursor" arg:"nonempty"`
+	Cursor   string     `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // getConfig answers as `vx show <target> --format json`.

@@ -15,7 +15,7 @@ import (
 
 type getFailuresArgs struct {
 	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest failed run."`
-	Cursor string `json:"cursor" arg:"nonempty"`
+	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // Failures is getFailures' answer: a run's failed tasks.
@@ -56,7 +56,7 @@ func (d *Deps) getFailures() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getFailures",
 		Title:       "Why a run failed",
-		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it after runTasks reports a failure.",
+		Description: "Why did run X fail? Each failed task: taskId, exitCode, timedOut, its output (head and tail, at most 8 KiB + 56 KiB, sharing the answer; plain text, secrets masked) and the file locations it names. Call it once a run failed.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getFailuresArgs) (*Failures, error) {

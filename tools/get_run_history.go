@@ -14,7 +14,7 @@ type getRunHistoryArgs struct {
 	Task    string   `json:"task" arg:"nonempty,doc=Only this task name (test), not an id."`
 	Limit   *float64 `json:"limit" arg:"doc=Runs to answer: 1..500, clamped (default 20)."`
 	RunID   string   `json:"runId" arg:"nonempty,doc=Answer this run's summary and tasks instead."`
-	Cursor  string   `json:"cursor" arg:"nonempty"`
+	Cursor  string   `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // runHistoryAnswer is getRunHistory's answer: recent runs and statistics, or, asked with a run id,
@@ -31,7 +31,7 @@ func (d *Deps) getRunHistory() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getRunHistory",
 		Title:       "Run history and task statistics",
-		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, failing first. runId: that run's every task.",
+		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, failing first.",
 		Paged:       true,
 		Optional:    []string{"limit", "totals", "runs", "tasks", "omittedTasks", "store"},
 		Annotations: readOnly,

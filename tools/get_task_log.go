@@ -22,7 +22,7 @@ import (
 type getTaskLogArgs struct {
 	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
 	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the latest with the task."`
-	Cursor string `json:"cursor" arg:"nonempty"`
+	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // getTaskLog answers what a task printed in a run: history.Log's document, `vx last --log TASKID

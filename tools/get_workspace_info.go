@@ -11,7 +11,7 @@ import (
 )
 
 type getWorkspaceInfoArgs struct {
-	Cursor string `json:"cursor" arg:"nonempty"`
+	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // getWorkspaceInfo answers as `vx info --format json`.

@@ -16,7 +16,7 @@ type listTasksArgs struct {
 	Project  string    `json:"project" arg:"nonempty,doc=Only this project."`
 	Filter   *Filter   `json:"filter" arg:"doc=As vx --filter: NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
 	Affected *Affected `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
-	Cursor   string    `json:"cursor" arg:"nonempty"`
+	Cursor   string    `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // TaskList is listTasks' answer: the projects and the tasks a run would see.

@@ -25,6 +25,7 @@ func TestModelVisibleToolText(t *testing.T) {
 		}
 		size += len(js)
 	}
+	t.Logf("the tools' model-visible text takes %d bytes", size)
 	if size > 10_240 {
 		t.Errorf("the tools' model-visible text takes %d bytes, more than 10,240", size)
 	}

@@ -13,7 +13,7 @@ import (
 type planInitArgs struct {
 	Mode   string   `json:"mode" arg:"nonempty,enum=auto|turbo|nx|scripts,doc=auto (default): turbo.json, else nx.json, else package scripts."`
 	Agents []string `json:"agents" arg:"doc=Hosts, as vx init --agents: claude, codex…, all."`
-	Cursor string   `json:"cursor" arg:"nonempty"`
+	Cursor string   `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // planInit answers as `vx init --dry --format json`.
@@ -21,7 +21,7 @@ func (d *Deps) planInit() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "planInit",
 		Title:       "Plan adopting vx",
-		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts; agents adds the hosts' agent files. Writes nothing.",
+		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args planInitArgs) (*initplan.Plan, error) {

@@ -70,7 +70,7 @@ type PlanAnswer struct {
 // planTasksArgs are planTasks' arguments: a selection, and the cursor of its task list.
 type planTasksArgs struct {
 	taskSelectionArgs
-	Cursor string `json:"cursor" arg:"nonempty"`
+	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // planTasks answers as `vx run <tasks…> --dry=json`, through the same engine function, in process.

@@ -14,7 +14,7 @@ type pruneCacheArgs struct {
 	OlderThan string `json:"olderThan" arg:"nonempty,doc=Evict entries unused for this long: 12h, 7d, 2w."`
 	MaxSize   string `json:"maxSize" arg:"nonempty,doc=Evict least recently used until the cache fits: 500MB, 2G; 0 empties it."`
 	DryRun    *bool  `json:"dryRun" arg:"default=true,doc=true (default): only say what would go. false: remove it."`
-	Cursor    string `json:"cursor" arg:"nonempty"`
+	Cursor    string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // pruneCache answers as `vx cache prune [--older-than D] [--max-size S] [--dry-run] --format json`,
@@ -23,7 +23,7 @@ func (d *Deps) pruneCache() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "pruneCache",
 		Title:       "Prune the cache",
-		Description: "Free cache space. Evicts entries last used before olderThan, then the least recently used until the cache fits maxSize (0 empties it), and removes orphan blobs; history is kept. A dry run unless dryRun is false. As vx cache prune --format json.",
+		Description: "Free cache space. Evicts entries last used before olderThan, then the least recently used until the cache fits maxSize (0 empties it), and removes orphan blobs; history is kept. As vx cache prune --format json.",
 		Paged:       true,
 		Annotations: tool.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(true),
 			OpenWorldHint: ptr(false)},

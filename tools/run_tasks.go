@@ -69,7 +69,7 @@ func (d *Deps) runTasks() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "runTasks",
 		Title:       "Run tasks",
-		Description: "Run tasks: vx run --format json, cached. Answers exitCode, the summary: totals, tasks needing attention (all when few), the rest via getRunHistory {runId, cursor: nextCursor}. On failure: getFailures. A refusal (unknown task, mcp() limits) answers error, runs nothing.",
+		Description: "Run tasks: vx run --format json, cached. Answers exitCode, the summary: totals, tasks needing attention (all when few), the rest via getRunHistory {runId, cursor: nextCursor}. On failure: getFailures. A refusal answers error, runs nothing.",
 		Paged:       true,
 		Annotations: tool.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(false), IdempotentHint: ptr(false),
 			OpenWorldHint: ptr(false)},

@@ -12,7 +12,7 @@ import (
 type searchDocsArgs struct {
 	Query  string   `json:"query" arg:"required,nonempty,doc=Words to find, e.g. cache key."`
 	Limit  *float64 `json:"limit" arg:"doc=Sections to answer: 1..100, clamped (default 10)."`
-	Cursor string   `json:"cursor" arg:"nonempty"`
+	Cursor string   `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // searchDocs answers as `vx docs QUERY --format json`.
@@ -20,7 +20,7 @@ func (d *Deps) searchDocs() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "searchDocs",
 		Title:       "Search the vx manual",
-		Description: "Where is X documented? Searches vx's manual offline: the sections holding every word of query, each whole with its URL (limit: most sections). Call it for config fields, CLI flags and how the cache works. As vx docs --format json.",
+		Description: "Where is X documented? Searches vx's manual offline: the sections holding every word of query, each whole with its URL (limit: most sections). For config fields, CLI flags, how the cache works. As vx docs --format json.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args searchDocsArgs) (*docsearch.Result, error) {

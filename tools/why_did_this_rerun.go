@@ -12,7 +12,7 @@ import (
 type whyDidThisRerunArgs struct {
 	TaskID string `json:"taskId" arg:"required,nonempty,pattern=^[^#]+#.+$,doc=project#task."`
 	RunID  string `json:"runId" arg:"nonempty,doc=Run id or unique prefix; default the task's latest run."`
-	Cursor string `json:"cursor" arg:"nonempty"`
+	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // whyDidThisRerun answers as `vx why TASKID [--run ID] --format json`.
@@ -20,7 +20,7 @@ func (d *Deps) whyDidThisRerun() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "whyDidThisRerun",
 		Title:       "Why a task re-executed",
-		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (files, global files, env names, command, scripts, lockfile versions, upstream keys, outputs), and under a moved upstream the roots whose own inputs moved. runId: whole or unique prefix, default the latest. As vx why --format json.",
+		Description: "Why did pkg#test run again (or hit) in run X? Its cache key against its previous run's: changed, and what moved (files, global files, env names, command, scripts, lockfile versions, upstream keys, outputs), and the roots whose own inputs moved. As vx why --format json.",
 		Paged:       true,
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args whyDidThisRerunArgs) (*history.Why, error) {

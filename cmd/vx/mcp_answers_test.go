@@ -91,8 +91,9 @@ func TestMCPAnswersValidateAgainstTheirSchemas(t *testing.T) {
 	}
 }
 
-// tools/list, as the server writes it, stays within 25 KB: what a client stores of the tools (the
-// summaries' totals and getWorkspaceInfo's attention took it past 24 KB).
+// tools/list, as the server writes it, stays within 26 KB: what a client stores of the tools (the
+// summaries' totals and getWorkspaceInfo's attention took it past 24 KB, the hints hosts that defer
+// tools read in _meta past 25 KB). What the model reads of it is TestModelVisibleToolText's.
 func TestMCPToolsListIsAffordable(t *testing.T) {
 	t.Parallel()
 	dir := writeWorkspace(t, historyWorkspace)
@@ -118,8 +119,8 @@ func TestMCPToolsListIsAffordable(t *testing.T) {
 			t.Fatalf("tools/list: %v, %d tools", err, len(r.Result.Tools))
 		}
 		t.Logf("tools/list: %d characters for %d tools", len(line), len(r.Result.Tools))
-		if len(line) > 25_000 {
-			t.Errorf("tools/list is %d characters, more than 25,000", len(line))
+		if len(line) > 26_000 {
+			t.Errorf("tools/list is %d characters, more than 26,000", len(line))
 		}
 		return
 	}
