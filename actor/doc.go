@@ -25,6 +25,15 @@
 // only by the state's transitions (inflight.go): register, start, cancel, finish,
 // claim.
 //
+// MCP tasks (tasks.go) run a tool that allows it (runTasks) beyond the request that
+// started it, for a client that declares them: 2025-11-25's tasks/* and the 2026-07-28
+// tasks extension. A task's context is a child of the server's, not of its request's,
+// and its goroutine is the session's: stdin's end cancels it, and Serve waits for it
+// before it closes the reply stream. Confirmations (confirm.go) ask the client's user
+// before a tool destroys or runs what the workspace did not allow: elicitation/create,
+// a request of the server's whose response the reader routes back (asked.go), or an
+// input_required answer with a signed requestState for a stateless client.
+//
 // GuardStdout is called first: it keeps fd 1 for the replies and points fd 1 at
 // stderr, so that nothing else in the process or its children can corrupt them.
 package actor
