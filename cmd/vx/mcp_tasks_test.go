@@ -106,8 +106,11 @@ func TestMCPTasks20251125(t *testing.T) {
 
 	// A run that finishes: polled until completed, its result the runTasks answer.
 	c.result("tools/call", map[string]any{"name": "runTasks", "arguments": map[string]any{"tasks": []string{"test"}},
-		"task": map[string]any{}}, &created)
+		"task": map[string]any{}, "_meta": map[string]any{"progressToken": "test"}}, &created)
 	id := created.Task.TaskID
+	// Progress goes on past the call's answer, to the last task of the run, tied to the task.
+	c.waitNotification("notifications/progress", `"progressToken":"test","progress":4,"total":4`,
+		`"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c.result("tasks/get", map[string]any{"taskId": id}, &got)
 		if got.Status != "working" || time.Now().After(deadline) {
@@ -212,4 +215,39 @@ func TestMCPTasksExtension(t *testing.T) {
 	if r := c.request("tasks/list", map[string]any{"_meta": meta()}); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("tasks/list under the extension = %+v", r)
 	}
+}
+
+// A task outlives the request that started it, not the server: the end of stdin stops its run and
+// every process the run started before the server exits.
+func TestMCPTaskEndsWithTheServer(t *testing.T) {
+	t.Parallel()
+	dir := writeWorkspace(t, runToolsWorkspace(""))
+	pidsDir := t.TempDir()
+	pidsFile := filepath.Join(pidsDir, "pids")
+	killRunLeftovers(t, pidsFile)
+	c := startRawClient(t, dir, nil, "PIDS_DIR="+pidsDir)
+	c.initialize("2025-11-25", map[string]any{"tasks": map[string]any{}})
+	var created struct {
+		Task taskV1 `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "runTasks", "arguments": map[string]any{"tasks": []string{"slow"}},
+		"task": map[string]any{}}, &created)
+	pids := readRunPids(t, pidsFile, 2)
+	runPid := readRunPids(t, filepath.Join(pidsDir, "runpid"), 1)[0]
+	var got taskV1
+	c.result("tasks/get", map[string]any{"taskId": created.Task.TaskID}, &got)
+	if got.Status != "working" {
+		t.Fatalf("tasks/get = %+v", got)
+	}
+	c.stdin.Close()
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Errorf("vx mcp exited: %v", err)
+		}
+		c.done <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatal("vx mcp did not exit after EOF with a task running")
+	}
+	expectRunGone(t, "after EOF", append(pids, runPid), 10*time.Second)
 }
