@@ -72,9 +72,10 @@ func newSession(cfg Config) *session {
 	return m
 }
 
-// preempt answers ping, initialize and server/discover on the reader, refuses an
-// unknown method or a revision the server does not speak, and queues tools/list
-// and tools/call with the revision they are made under.
+// preempt answers ping, initialize, server/discover, tasks/get, tasks/list, tasks/cancel
+// and tasks/update on the reader, refuses an unknown method or a revision the server
+// does not speak, and queues tools/list, tools/call and tasks/result (which waits for
+// its task) with the revision they are made under and what their client declared.
 func (m *session) preempt(msg message) (*pooled, any, error) {
 	if msg.method == "initialize" {
 		// Its version is its params' protocolVersion, negotiated: an unknown one is offered the
@@ -147,8 +148,9 @@ func (m *session) metaOf(msg message) (reqMeta, error) {
 	return reqMeta{revision: m.revision, progressToken: rm.progressToken, caps: m.caps}, nil
 }
 
-// tasksSpoken reports whether a request may use the tasks/* methods: a stateless one always (the
-// extension's), a handshake one when its client declared tasks.
+// tasksSpoken reports whether a request may use the tasks/* methods, on a server that runs tasks
+// (Config.Tasks): a stateless one always (the extension's), a handshake one when its client
+// declared tasks.
 func (m *session) tasksSpoken(meta reqMeta) bool {
 	return m.taskTools && (isStateless(meta.revision) || meta.caps.tasks)
 }
