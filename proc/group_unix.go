@@ -31,7 +31,7 @@ func (r *Result) fillUsage(state *os.ProcessState) {
 	if ru, ok := state.SysUsage().(*syscall.Rusage); ok && ru != nil {
 		r.UserCPU = time.Duration(ru.Utime.Nano())
 		r.SysCPU = time.Duration(ru.Stime.Nano())
-		r.PeakRSSBytes = maxRSSBytes(ru)
+		r.PeakRSSBytes = taskPeakRSS(maxRSSBytes(ru))
 	}
 }
 

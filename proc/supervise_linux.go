@@ -119,7 +119,7 @@ func supervise(sa superviseArgs, opts SuperviseOptions) report {
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err == nil {
-		rep.UserCPUNs, rep.SysCPUNs, rep.PeakRSSBytes = ru.Utime.Nano(), ru.Stime.Nano(), maxRSSBytes(&ru)
+		rep.UserCPUNs, rep.SysCPUNs, rep.PeakRSSBytes = ru.Utime.Nano(), ru.Stime.Nano(), taskPeakRSS(maxRSSBytes(&ru))
 	}
 	return rep
 }

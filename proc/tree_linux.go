@@ -168,6 +168,21 @@ const waitsUnreaped = true
 
 func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
 
+// taskPeakRSS is the peak RSS a child's rusage says, as the task's own: 0 (none measured) when it
+// is at most this process's own peak. On Linux a child is cloned sharing this process's memory
+// until it executes its program, and the kernel counts that memory's high-water mark into the
+// child's ru_maxrss; a peak no higher than ours is ours, not the task's.
+func taskPeakRSS(childPeak int64) int64 {
+	var self syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &self); err != nil {
+		return childPeak
+	}
+	if childPeak <= maxRSSBytes(&self) {
+		return 0
+	}
+	return childPeak
+}
+
 // setParentDeathSignal asks the kernel to send sig to the child when its parent dies.
 func setParentDeathSignal(attr *syscall.SysProcAttr, sig syscall.Signal) {
 	attr.Pdeathsig = sig
