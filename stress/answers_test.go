@@ -139,7 +139,7 @@ func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
 			`"tasks":[{"taskId":"p00000#test",`, `"nextCursor"`}},
 		{"getWorkspaceInfo", map[string]any{}, []string{`{"attention":["4 flaky task(s) (one cache key both passed and failed): p00000#test, p00001#test, p00002#test and 1 more"],`,
 			`"projects":` + fmt.Sprint(n) + `,"tasks":` + fmt.Sprint(2*n)}},
-		{"getCacheStats", map[string]any{}, []string{`{"scope":null,"entries":` + fmt.Sprint(n) + `,`}},
+		{"getCacheStats", map[string]any{}, []string{`{"scope":"all","entryCount":` + fmt.Sprint(n) + `,`}},
 		{"planTasks", map[string]any{"all": true}, []string{`{"exitCode":0,"plan":{"workers":`, `"totals":{"tasks":` + fmt.Sprint(2*n) + `,`, `"nextCursor"`}},
 		{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{`"totals":{"tasks":` + fmt.Sprint(n) + `,`, `"missesByName":{"build":`}},
 	} {
@@ -155,11 +155,11 @@ func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
 	}
 	// The details: one project's statistics and runs whole, one project's cache numbers.
 	text := callText(t, cs, "getRunHistory", map[string]any{"project": "p00000"})
-	if !strings.Contains(text, `"tasks":[{"taskId":"p00000#test","executions":2,`) || strings.Contains(text, "nextCursor") {
+	if !strings.Contains(text, `"tasks":[{"taskId":"p00000#test","id":"p00000#test","executions":2,"runs":2,`) || strings.Contains(text, "nextCursor") {
 		t.Errorf("getRunHistory {project: p00000} is not that project's whole history: %.600s", text)
 	}
 	text = callText(t, cs, "getCacheStats", map[string]any{"scope": map[string]any{"project": "p00001"}})
-	if !strings.Contains(text, `{"scope":{"project":"p00001"},"entries":1,`) {
+	if !strings.Contains(text, `{"scope":{"project":"p00001"},"entryCount":1,`) {
 		t.Errorf("getCacheStats {scope: {project: p00001}}: %s", text)
 	}
 }

@@ -2,18 +2,59 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/engine/history"
 )
 
 type getCacheStatsArgs struct {
-	Scope *cacheScopeArg `json:"scope" arg:"doc=Narrow every number to part of the workspace."`
+	Scope *cacheScopeArg `json:"scope" arg:"doc=all (default) or { project }."`
 }
 
+// cacheScopeArg is getCacheStats' scope: "all", or an object naming a project. An object that
+// names none ({}) is refused: it would read as a narrowing that narrows nothing.
 type cacheScopeArg struct {
-	Project string `json:"project" arg:"nonempty,doc=A project name."`
+	Project string
+}
+
+// UnmarshalJSON accepts "all" or {"project": NAME} with a non-empty NAME and no other key.
+func (c *cacheScopeArg) UnmarshalJSON(data []byte) error {
+	var all string
+	if json.Unmarshal(data, &all) == nil {
+		if all != "all" {
+			return errors.New(`must be "all" or {"project": NAME}`)
+		}
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return errors.New(`must be "all" or {"project": NAME}`)
+	}
+	for k := range obj {
+		if k != "project" {
+			return errors.New(`takes only the key "project", not "` + k + `"`)
+		}
+	}
+	raw, ok := obj["project"]
+	if !ok || json.Unmarshal(raw, &c.Project) != nil || strings.TrimSpace(c.Project) == "" {
+		return errors.New(`must name a project ({"project": NAME}) or be "all"`)
+	}
+	return nil
+}
+
+// ArgSchema is "all" or an object with a non-empty project.
+func (cacheScopeArg) ArgSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+		{Type: "string", Enum: []any{"all"}},
+		{Type: "object", Properties: map[string]*jsonschema.Schema{"project": nonemptyString()}, Required: []string{"project"}},
+	}}
 }
 
 // getCacheStats answers as `vx cache stats [--project P] --format json`.
@@ -23,6 +64,9 @@ func (d *Deps) getCacheStats() tool.Tool {
 		Title:       "Cache statistics",
 		Description: "What's the state of my cache? Entries, total bytes, runs and hits in the last 24h, hit rate; scope: { project } narrows every number. Call it before pruneCache. As vx cache stats --format json. Reads the index only.",
 		Annotations: readOnly,
+		OutputTypes: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[history.CacheScope](): {AnyOf: []*jsonschema.Schema{
+			{Type: "string"}, {Type: "object"},
+		}}},
 	}, func(ctx context.Context, call *tool.Call, args getCacheStatsArgs) (*history.CacheStats, error) {
 		project := ""
 		if args.Scope != nil {

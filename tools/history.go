@@ -31,6 +31,9 @@ func (d *Deps) openState(ctx context.Context) (*store.Store, func(), error) {
 		if errors.As(err, &ve) || errors.As(err, &sve) {
 			return nil, nil, &tool.Refusal{Msg: tool.OneLine("read the state folder: " + err.Error())}
 		}
+		if store.IsCorrupt(err) {
+			return nil, nil, corruptIndex(dirs.Checkout, err)
+		}
 		return nil, nil, fmt.Errorf("read the state folder: %w", err)
 	}
 	return st, release, nil
@@ -55,7 +58,19 @@ func historyError(err error, what string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if store.IsCorrupt(err) {
+		return tool.Refusef("read %s: the run history index is damaged (%s): run vx run (it moves the index aside and starts a new one) or move .vx/index.db aside", what, tool.OneLine(err.Error()))
+	}
 	return fmt.Errorf("read %s: %w", what, err)
+}
+
+// corruptIndex refuses a call whose state folder's index is damaged, saying what to do: the next
+// vx run sets it aside and starts a new one (its history and cache entries are lost; the blobs
+// stay until a prune), or the user moves it aside.
+func corruptIndex(dir string, err error) error {
+	path := store.IndexPath(dir)
+	return tool.Refusef("the run history index %s is damaged (%s): run vx run (it moves the index aside and starts a new one; past runs and cache entries are forgotten) or move it aside yourself (mv %s %s.bad)",
+		path, tool.OneLine(err.Error()), path, path)
 }
 
 // refusal makes err's message a one-line refusal.

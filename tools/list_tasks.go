@@ -13,10 +13,10 @@ import (
 )
 
 type listTasksArgs struct {
-	Project  string    `json:"project" arg:"nonempty,doc=Only this project."`
-	Filter   *Filter   `json:"filter" arg:"doc=As vx --filter: NAME or glob, tag:T, ./PATH, [REF], NAME..., ...NAME, !F."`
-	Affected *Affected `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
-	Cursor   string    `json:"cursor" arg:"nonempty,doc=nextCursor."`
+	Project  string     `json:"project" arg:"nonempty,doc=Only this project."`
+	Filter   FilterList `json:"filter" arg:"doc=--filter value(s), as getConfig."`
+	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
+	Cursor   string     `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
 // TaskList is listTasks' answer: the projects and the tasks a run would see.
@@ -72,12 +72,17 @@ type ListedProject struct {
 
 // ListedTask is one task of listTasks' answer: of show.Task, the fields that say what it runs and
 // after what, each as show answers it (see listOf).
+// Name and Cached are the original's names of the task's name and of whether it caches.
 type ListedTask struct {
 	ID          string   `json:"id"`
+	Name        string   `json:"name"`
 	Command     string   `json:"command"`
 	Description string   `json:"description,omitempty"`
 	DependsOn   []string `json:"dependsOn"`
 	Cache       bool     `json:"cache"`
+	Cached      bool     `json:"cached"`
+	// Persistent marks a long-running task: runTasks refuses it.
+	Persistent bool `json:"persistent,omitempty"`
 }
 
 func (d *Deps) listTasks() tool.Tool {
@@ -92,11 +97,10 @@ func (d *Deps) listTasks() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
-		var filters []string
-		if args.Filter != nil {
-			filters = []string{string(*args.Filter)}
+		if args.Project != "" && (args.Filter != nil || args.Affected != nil) {
+			return nil, tool.Refusef("argument %q does not combine with filter or affected: name the project in filter instead (filter: [%q, …])", "project", args.Project)
 		}
-		doc, err := show.Show(ctx, ws, show.Options{Target: args.Project, Select: selectOptions(filters, args.Affected)})
+		doc, err := show.Show(ctx, ws, show.Options{Target: args.Project, Select: selectOptions(args.Filter, args.Affected)})
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +133,7 @@ func (d *Deps) listTasks() tool.Tool {
 // and json tag (Tasks aside, which is projected in turn), checked when the package starts.
 var (
 	projectFields = projection[ListedProject, show.Project]("Tasks")
-	taskFields    = projection[ListedTask, show.Task]()
+	taskFields    = projection[ListedTask, show.Task]("Cached")
 )
 
 // listOf is the list of the projects of doc and their tasks.
@@ -141,6 +145,7 @@ func listOf(doc *show.Document) *TaskList {
 		lp.Tasks = make([]ListedTask, len(p.Tasks))
 		for j := range p.Tasks {
 			taskFields.copy(&lp.Tasks[j], &p.Tasks[j])
+			lp.Tasks[j].Cached = lp.Tasks[j].Cache
 		}
 	}
 	return list

@@ -486,7 +486,7 @@ func TestMCPHistoryToolsOnEmptyWorkspace(t *testing.T) {
 		want  string
 		isErr bool
 	}{
-		{"getCacheStats", map[string]any{}, `{"entries":0,"hitRate":null,"hits24h":0,"runs24h":0,"scope":null,` + shared + `,"totalBytes":0}`, false},
+		{"getCacheStats", map[string]any{}, `{"entries":0,"entryCount":0,"hitCountLast24h":0,"hitRate":null,"hitRate24h":null,"hits24h":0,"runCountLast24h":0,"runs24h":0,"scope":"all",` + shared + `,"totalBytes":0}`, false},
 		{"getCacheStats", map[string]any{"scope": map[string]any{"project": "lib"}}, `"scope":{"project":"lib"}`, false},
 		{"getRunHistory", map[string]any{}, `{"limit":20,"omittedTasks":0,"runs":[],` + checkout + `,"tasks":[],"totals":{"failing":{},"runs":0,"runsByStatus":{},"tasks":0}}`, false},
 		{"explainCacheKey", map[string]any{"taskId": "lib#build"}, `"found":false`, false},

@@ -3,6 +3,8 @@ package history
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -95,12 +97,20 @@ type HistoryTask struct {
 // TaskStats are one task's statistics. Durations count executions that ran the command and passed
 // (a hit's duration is a restore, a failure's says little of the task's).
 type TaskStats struct {
-	TaskID     string `json:"taskId"`
-	Executions int    `json:"executions"`
+	TaskID string `json:"taskId"`
+	// ID is TaskID under the original's name.
+	ID string `json:"id"`
+	// Executions counts the task's recorded executions; Runs those that started its command or
+	// restored it from the cache (not a blocked or skipped one).
+	Executions int `json:"executions"`
+	Runs       int `json:"runs"`
 	// P50Ms and P99Ms are the duration percentiles of the executions that ran the command and
 	// passed (CountsForDuration); null when none did in the window.
 	P50Ms *int64 `json:"p50Ms"`
 	P99Ms *int64 `json:"p99Ms"`
+	// P50DurationMs and P99DurationMs are P50Ms and P99Ms under the original's names.
+	P50DurationMs *int64 `json:"p50DurationMs"`
+	P99DurationMs *int64 `json:"p99DurationMs"`
 	// SuccessRate is passes over executions that reached a verdict; HitRate hits over executions
 	// that consulted the cache. Null when there were none.
 	SuccessRate *float64 `json:"successRate"`
@@ -276,6 +286,8 @@ func rankStats(stats []TaskStats) {
 type taskAcc struct {
 	lastStatus store.Status
 	executions int
+	// runs counts the executions that started (not blocked, not skipped).
+	runs int
 	// timed are the durations of the executions that count for the percentiles (CountsForDuration).
 	timed []time.Duration
 	// Executions that passed, reached a verdict, hit, consulted the cache, failed, timed out.
@@ -288,6 +300,9 @@ type taskAcc struct {
 
 func (a *taskAcc) add(status store.Status, dur, cpu time.Duration, peakRSS int64) {
 	a.executions++
+	if status != store.StatusBlocked && status != store.StatusSkipped {
+		a.runs++
+	}
 	switch status {
 	case store.StatusHit:
 		a.hits++
@@ -317,11 +332,11 @@ func (a *taskAcc) add(status store.Status, dur, cpu time.Duration, peakRSS int64
 
 // stats answers the statistics; flaky says whether one cache key both passed and failed.
 func (a *taskAcc) stats(taskID string, flaky bool) TaskStats {
-	s := TaskStats{TaskID: taskID, Executions: a.executions, LastStatus: a.lastStatus,
+	s := TaskStats{TaskID: taskID, ID: taskID, Executions: a.executions, Runs: a.runs, LastStatus: a.lastStatus,
 		MaxPeakRssBytes: a.maxPeakRSS, MaxCPUParallelism: a.maxParallelism}
 	if len(a.timed) > 0 {
 		p50, p99 := percentile(a.timed, 50), percentile(a.timed, 99)
-		s.P50Ms, s.P99Ms = &p50, &p99
+		s.P50Ms, s.P99Ms, s.P50DurationMs, s.P99DurationMs = &p50, &p99, &p50, &p99
 	}
 	if a.verdicts > 0 {
 		r := round3(float64(a.passed) / float64(a.verdicts))
@@ -400,14 +415,21 @@ func FlakyTasks(ctx context.Context, st *store.Store) ([]string, error) {
 	return st.FlakyTasks(ctx)
 }
 
-// CacheStats is getCacheStats' answer.
+// CacheStats is getCacheStats' answer (vx cache stats --format json): the original's names
+// (scope, entryCount, totalBytes, runCountLast24h, hitCountLast24h, hitRate24h) and, beside them,
+// vx's own (entries, runs24h, hits24h, hitRate), which carry the same numbers.
 type CacheStats struct {
-	// Scope is the project the numbers are narrowed to, null for the whole workspace.
-	Scope      *CacheScope `json:"scope"`
-	Entries    int         `json:"entries"`
-	TotalBytes int64       `json:"totalBytes"`
-	// Runs24h counts runs in the last 24 hours (that ran a task of the scope); Hits24h the hits
-	// among their executions; HitRate hits over executions that consulted the cache (null: none).
+	// Scope is the project the numbers are narrowed to, "all" for the whole workspace.
+	Scope           CacheScope `json:"scope"`
+	EntryCount      int        `json:"entryCount"`
+	TotalBytes      int64      `json:"totalBytes"`
+	RunCountLast24h int        `json:"runCountLast24h"`
+	HitCountLast24h int        `json:"hitCountLast24h"`
+	HitRate24h      *float64   `json:"hitRate24h"`
+	Entries         int        `json:"entries"`
+	// Runs24h counts runs in the last 24 hours (that ran a task of the scope or took it from the
+	// cache: a run that only blocked its tasks does not count); Hits24h the hits among their
+	// executions; HitRate hits over executions that consulted the cache (null: none).
 	Runs24h int      `json:"runs24h"`
 	Hits24h int      `json:"hits24h"`
 	HitRate *float64 `json:"hitRate"`
@@ -418,9 +440,19 @@ type CacheStats struct {
 	Store Store `json:"store"`
 }
 
-// CacheScope narrows CacheStats.
+// CacheScope narrows CacheStats: a project, or none (the whole workspace, written "all").
 type CacheScope struct {
 	Project string `json:"project"`
+}
+
+// MarshalJSON writes "all" for the whole workspace, else {"project": NAME}.
+func (c CacheScope) MarshalJSON() ([]byte, error) {
+	if c.Project == "" {
+		return []byte(`"all"`), nil
+	}
+	return json.Marshal(struct {
+		Project string `json:"project"`
+	}{c.Project})
 }
 
 // Cache answers cache statistics, narrowed to project when not "". now is the clock.
@@ -429,10 +461,7 @@ func cacheOf(ctx context.Context, st *store.Store, project string, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	out := &CacheStats{Entries: c.Entries, TotalBytes: c.TotalBytes, Runs24h: c.RunsSince, Hits24h: c.HitsSince}
-	if project != "" {
-		out.Scope = &CacheScope{Project: project}
-	}
+	out := &CacheStats{Scope: CacheScope{Project: project}, Entries: c.Entries, TotalBytes: c.TotalBytes, Runs24h: c.RunsSince, Hits24h: c.HitsSince}
 	if out.RemoteHits24h, err = st.CountRemoteHits(ctx, project, now.Add(-24*time.Hour)); err != nil {
 		return nil, err
 	}
@@ -440,22 +469,32 @@ func cacheOf(ctx context.Context, st *store.Store, project string, now time.Time
 		r := round3(float64(c.HitsSince) / float64(c.CacheableSince))
 		out.HitRate = &r
 	}
+	out.EntryCount, out.RunCountLast24h, out.HitCountLast24h, out.HitRate24h = out.Entries, out.Runs24h, out.Hits24h, out.HitRate
 	return out, nil
 }
 
-// KeyInfo is explainCacheKey's answer: a task's latest cache entry.
+// KeyInfo is explainCacheKey's answer: a task's latest cache entry, in the original's shape
+// (taskId, project, task, latestEntry, note) and, beside it, vx's own flat fields of the entry,
+// present only when there is one.
 type KeyInfo struct {
-	TaskID string `json:"taskId"`
-	// Found is false when the task has no cache entry; the other fields are then empty.
-	Found      bool      `json:"found"`
-	Hash       string    `json:"hash"`
-	Command    string    `json:"command"`
-	ExitCode   int       `json:"exitCode"`
-	DurationMs int64     `json:"durationMs"`
-	SizeBytes  int64     `json:"sizeBytes"`
-	Outputs    int       `json:"outputs"`
-	CreatedAt  time.Time `json:"createdAt"`
-	LastUsedAt time.Time `json:"lastUsedAt"`
+	TaskID  string `json:"taskId"`
+	Project string `json:"project"`
+	Task    string `json:"task"`
+	// Found is false when the task has no cache entry; LatestEntry is then null.
+	Found       bool        `json:"found"`
+	LatestEntry *EntryBrief `json:"latestEntry"`
+	// Note says in a sentence what the answer means: the entry's age, why there is none, or
+	// that the entry shown is not the current key's.
+	Note string `json:"note"`
+
+	Hash       string     `json:"hash,omitempty"`
+	Command    string     `json:"command,omitempty"`
+	ExitCode   int        `json:"exitCode"`
+	DurationMs int64      `json:"durationMs,omitempty"`
+	SizeBytes  int64      `json:"sizeBytes,omitempty"`
+	Outputs    int        `json:"outputs,omitempty"`
+	CreatedAt  *time.Time `json:"createdAt,omitempty"`
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 	// CurrentHash is the key the task's latest recorded run computed, and CurrentRunID that run;
 	// absent when no run recorded one.
 	CurrentHash  string `json:"currentHash,omitempty"`
@@ -464,10 +503,19 @@ type KeyInfo struct {
 	Stale bool `json:"stale,omitempty"`
 	// NotCachedReason says why the latest run, which passed, stored no entry for its key.
 	NotCachedReason string `json:"notCachedReason,omitempty"`
-	// Note says in one line what the entry shown is to the current key, when it is not its.
-	Note string `json:"note,omitempty"`
 	// Store names the folder the answer was read from: the shared store.
 	Store Store `json:"store"`
+}
+
+// EntryBrief is a cache entry as the original's explainCacheKey answers it: createdAt in epoch
+// milliseconds.
+type EntryBrief struct {
+	Hash       string `json:"hash"`
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exitCode"`
+	DurationMs int64  `json:"durationMs"`
+	SizeBytes  int64  `json:"sizeBytes"`
+	CreatedAt  int64  `json:"createdAt"`
 }
 
 // latestEntryOf answers the entry of the key the task's latest recorded run computed, else the
@@ -495,28 +543,38 @@ func latestEntryOf(ctx context.Context, st *store.Store, taskID string) (*KeyInf
 	if err != nil {
 		return nil, err
 	}
-	info := &KeyInfo{TaskID: taskID}
-	if len(entries) > 0 {
-		info = keyInfo(taskID, entries[0])
+	if len(entries) == 0 {
+		info := &KeyInfo{TaskID: taskID, Note: "no cache entry: the task has not passed with its cache on, or its entries were pruned"}
+		info.Project, info.Task, _ = graph.SplitTaskID(taskID)
+		if ok {
+			info.CurrentHash, info.CurrentRunID, info.NotCachedReason = cur.Hash, cur.RunID, cur.NotCached
+		}
+		return info, nil
 	}
+	info := keyInfo(taskID, entries[0])
 	if ok {
 		info.CurrentHash, info.CurrentRunID, info.NotCachedReason = cur.Hash, cur.RunID, cur.NotCached
-		info.Stale = info.Found
-		if info.Found {
-			info.Note = "this entry is of an older key: run " + cur.RunID + " computed " + cur.Hash + ", which has no entry"
-			if cur.NotCached != "" {
-				info.Note += " (not cached: " + cur.NotCached + ")"
-			}
+		info.Stale = true
+		info.Note = "this entry is of an older key: run " + cur.RunID + " computed " + cur.Hash + ", which has no entry"
+		if cur.NotCached != "" {
+			info.Note += " (not cached: " + cur.NotCached + ")"
 		}
 	}
 	return info, nil
 }
 
-// keyInfo answers the KeyInfo of task taskID's entry e.
+// keyInfo answers the KeyInfo of task taskID's entry e, in the original's shape and vx's.
 func keyInfo(taskID string, e store.Entry) *KeyInfo {
-	return &KeyInfo{TaskID: taskID, Found: true, Hash: e.Hash, Command: e.Command, ExitCode: e.ExitCode,
-		DurationMs: e.Duration.Milliseconds(), SizeBytes: e.Size, Outputs: len(e.Outputs),
-		CreatedAt: e.Created.UTC(), LastUsedAt: e.LastUsed.UTC()}
+	info := &KeyInfo{TaskID: taskID}
+	info.Project, info.Task, _ = graph.SplitTaskID(taskID)
+	created, used := e.Created.UTC(), e.LastUsed.UTC()
+	info.Found, info.Hash, info.Command, info.ExitCode = true, e.Hash, e.Command, e.ExitCode
+	info.DurationMs, info.SizeBytes, info.Outputs = e.Duration.Milliseconds(), e.Size, len(e.Outputs)
+	info.CreatedAt, info.LastUsedAt = &created, &used
+	info.LatestEntry = &EntryBrief{Hash: e.Hash, Command: e.Command, ExitCode: e.ExitCode,
+		DurationMs: info.DurationMs, SizeBytes: e.Size, CreatedAt: created.UnixMilli()}
+	info.Note = fmt.Sprintf("the latest of the task's cache entries, created %s; a run whose key is this hash hits", created.Format(time.RFC3339))
+	return info
 }
 
 // latestKeyed answers the task's latest recorded execution with a key; ok is false when none

@@ -6,12 +6,15 @@ import (
 	"time"
 )
 
+// neverStarted are the statuses of an execution whose command never started.
+var neverStarted = sqlList(StatusBlocked, StatusSkipped)
+
 // CacheCounts are the cache statistics the index answers directly.
 type CacheCounts struct {
 	Entries    int
 	TotalBytes int64
-	// RunsSince counts the runs since the given time (that executed a task of the project, when
-	// narrowed to one); HitsSince the hit executions since then, CacheableSince the executions
+	// RunsSince counts the runs since the given time (that started or restored a task of the
+	// project, when narrowed to one); HitsSince the hit executions since then, CacheableSince the executions
 	// that could have hit (hits, misses, failures and timeouts).
 	RunsSince, HitsSince, CacheableSince int
 }
@@ -37,7 +40,9 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 		c.RunsSince, err = s.CountRuns(ctx, since)
 		return c, err
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT run_id), coalesce(sum(status = `+sqlHit+`), 0),
+	// A run counts for the project once one of its tasks started: a run that only blocked or
+	// skipped them ran nothing of it.
+	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT CASE WHEN status NOT IN `+neverStarted+` THEN run_id END), coalesce(sum(status = `+sqlHit+`), 0),
 		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND task_id >= ? AND task_id < ? AND project = ?`,
 		projectArgs(project, sinceMs)...).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
 		return c, fmt.Errorf("count cache use: %w", err)

@@ -75,3 +75,41 @@ func distance(a, b string) int {
 	}
 	return prev[len(t)]
 }
+
+// Nearest answers up to n candidates nearest to word, nearest first: those fewest edits away
+// (within the distance Closest allows, each counted as Closest counts them), then those that
+// share word's start or its part after the '#' (a task id's task name), then those that share its
+// part before the '#' (a task id's project). Case is ignored.
+func Nearest(word string, candidates []string, n int) []string {
+	w := strings.ToLower(word)
+	if w == "" || n <= 0 {
+		return nil
+	}
+	limit := min(3, max(1, len([]rune(w))/3))
+	type scored struct {
+		word string
+		dist int
+	}
+	var near []scored
+	head, tail, hasTail := strings.Cut(w, "#")
+	for _, c := range sortedUnique(candidates) {
+		lc := strings.ToLower(c)
+		if c == word {
+			continue
+		}
+		switch d := distance(w, lc); {
+		case d <= limit:
+			near = append(near, scored{c, d})
+		case hasTail && strings.HasSuffix(lc, "#"+tail), strings.HasPrefix(lc, w) && len(w) >= 3:
+			near = append(near, scored{c, limit + 1})
+		case hasTail && strings.HasPrefix(lc, head+"#"):
+			near = append(near, scored{c, limit + 2})
+		}
+	}
+	slices.SortStableFunc(near, func(a, b scored) int { return a.dist - b.dist })
+	out := make([]string, 0, min(n, len(near)))
+	for _, s := range near[:min(n, len(near))] {
+		out = append(out, s.word)
+	}
+	return out
+}
