@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,27 +26,28 @@ type cacheScopeArg struct {
 	Project string
 }
 
-// UnmarshalJSON accepts "all" or {"project": NAME} with a non-empty NAME and no other key.
+// UnmarshalJSON accepts "all" or {"project": NAME} with a non-empty NAME and no other key; each
+// refusal names the argument by its path, as the decoder's own do.
 func (c *cacheScopeArg) UnmarshalJSON(data []byte) error {
 	var all string
-	if json.Unmarshal(data, &all) == nil {
-		if all != "all" {
-			return errors.New(`must be "all" or {"project": NAME}`)
-		}
+	if json.Unmarshal(data, &all) == nil && all == "all" {
 		return nil
 	}
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(data, &obj) != nil {
-		return errors.New(`must be "all" or {"project": NAME}`)
+	if json.Unmarshal(data, &obj) != nil || obj == nil {
+		return errors.New(`must be "all" or an object {"project": NAME}`)
 	}
-	for k := range obj {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if k != "project" {
-			return errors.New(`takes only the key "project", not "` + k + `"`)
+			return tool.Refusef("unknown argument %q", "scope."+k)
 		}
 	}
 	raw, ok := obj["project"]
-	if !ok || json.Unmarshal(raw, &c.Project) != nil || strings.TrimSpace(c.Project) == "" {
+	if !ok {
 		return errors.New(`must name a project ({"project": NAME}) or be "all"`)
+	}
+	if json.Unmarshal(raw, &c.Project) != nil || strings.TrimSpace(c.Project) == "" {
+		return tool.Refusef("argument %q must be a non-empty string", "scope.project")
 	}
 	return nil
 }

@@ -387,7 +387,8 @@ func TestMCPHistoryTools(t *testing.T) {
 			{"getCacheStats", map[string]any{"scope": map[string]any{"task": "build"}}, `unknown argument "scope.task"`},
 			{"getCacheStats", map[string]any{"scpoe": map[string]any{}}, `unknown argument "scpoe"`},
 			{"getCacheStats", map[string]any{"scope": map[string]any{"project": ""}}, `argument "scope.project" must be a non-empty string`},
-			{"getCacheStats", map[string]any{"scope": "lib"}, `argument "scope" must be an object`},
+			{"getCacheStats", map[string]any{"scope": "lib"}, `argument "scope" must be "all" or an object`},
+			{"getCacheStats", map[string]any{"scope": map[string]any{}}, `argument "scope" must name a project`},
 			{"getRunHistory", map[string]any{"tsk": "build"}, `unknown argument "tsk"`},
 			{"getRunHistory", map[string]any{"task": "lib#build"}, `argument "task" must be a task name, not the task id "lib#build"`},
 			{"getRunHistory", map[string]any{"task": ""}, `argument "task" must be a non-empty string`},
@@ -704,7 +705,8 @@ func TestMCPHistoryToolsBounded(t *testing.T) {
 	if full != 2 {
 		t.Errorf("%d full runs in the last 20, want 2", full)
 	}
-	if len(h.Tasks) != 100 || h.OmittedTasks < 3*projects-100 {
+	// Each statistic carries the original's names beside vx's: some 75 fit the budget beside the runs.
+	if len(h.Tasks) < 70 || h.OmittedTasks < 3*projects-100 {
 		t.Errorf("%d task statistics, %d omitted", len(h.Tasks), h.OmittedTasks)
 	}
 	failing := true
