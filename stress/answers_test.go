@@ -50,15 +50,15 @@ func TestAnswersAtScale(t *testing.T) {
 				args  map[string]any
 				lists []string // the windowed lists, as JSON paths
 			}{
-				{"getConfig", map[string]any{}, []string{"projects"}},
-				{"getConfig", map[string]any{"target": "build"}, []string{"projects"}},
-				{"getConfig", map[string]any{"affected": true}, []string{"projects"}},
+				{"getConfig", map[string]any{}, []string{"config.projects"}},
+				{"getConfig", map[string]any{"target": "build"}, []string{"config.projects"}},
+				{"getConfig", map[string]any{"affected": true}, []string{"config.projects"}},
 				{"listTasks", map[string]any{"affected": true}, []string{"projects"}},
 				{"planTasks", map[string]any{"all": true}, []string{"plan.criticalPath", "plan.tasks"}},
 				{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{"plan.criticalPath", "plan.tasks"}},
-				{"checkLock", map[string]any{}, []string{"problems", "notAudited", "audited"}},
+				{"checkLock", map[string]any{}, []string{"lock.problems", "lock.drift", "lock.notAuditedTasks", "lock.auditedTasks"}},
 				{"listTasks", map[string]any{}, []string{"projects"}},
-				{"planInit", map[string]any{}, []string{"files", "todos", "notes", "projects"}},
+				{"planInit", map[string]any{}, []string{"init.todos", "init.notes", "init.files", "init.projects"}},
 				{"getRunHistory", map[string]any{}, []string{"runs", "tasks"}},
 				{"getRunHistory", map[string]any{"runId": runs.hits}, []string{"run.tasks", "run.requested"}},
 				{"getRunHistory", map[string]any{"runId": runs.failed}, []string{"run.tasks", "run.requested"}},
@@ -67,8 +67,8 @@ func TestAnswersAtScale(t *testing.T) {
 				{"getCacheStats", map[string]any{}, nil},
 				{"explainCacheKey", map[string]any{"taskId": "p00001#build"}, nil},
 				{"whyDidThisRerun", map[string]any{"taskId": "p00001#build"}, nil},
-				{"pruneCache", map[string]any{"maxSize": "0"}, []string{"evicted"}},
-				{"searchDocs", map[string]any{"query": "cache", "limit": 100}, []string{"sections"}},
+				{"pruneCache", map[string]any{"maxSize": "0"}, []string{"prune.evictedEntries"}},
+				{"searchDocs", map[string]any{"query": "cache", "limit": 100}, []string{"docs.hits"}},
 				{"getWorkspaceInfo", map[string]any{}, []string{"configErrors", "flakyTasks.value.tasks"}},
 			} {
 				first, pages := followCursors(t, cs, q.tool, q.args, q.lists, measureOnly)
@@ -125,8 +125,8 @@ func runTasksAtScale(t *testing.T, cs *mcp.ClientSession, n int, measureOnly boo
 	}
 }
 
-// checkFirstAnswers checks the first answers of getRunHistory, getWorkspaceInfo, getCacheStats and
-// planTasks with no narrowing argument: each begins with its totals and what needs attention, and
+// checkFirstAnswers checks the first answers of getRunHistory, getWorkspaceInfo, getCacheStats,
+// planTasks, getConfig, checkLock, planInit and searchDocs with no narrowing argument: each begins with its totals and what needs attention, and
 // is under 8,000 characters at n projects; the details are behind the narrowing arguments (the
 // cursors, which followCursors follows, reach every element).
 func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
@@ -143,6 +143,10 @@ func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
 		{"getCacheStats", map[string]any{}, []string{`{"scope":"all","entryCount":` + fmt.Sprint(n) + `,`}},
 		{"planTasks", map[string]any{"all": true}, []string{`{"exitCode":0,"plan":{"workers":`, `"totals":{"tasks":` + fmt.Sprint(2*n) + `,`, `"nextCursor"`}},
 		{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{`"totals":{"tasks":` + fmt.Sprint(n) + `,`, `"missesByName":{"build":`}},
+		{"getConfig", map[string]any{}, []string{`{"exitCode":0,"config":{"root":`, `"nextCursor"`}},
+		{"checkLock", map[string]any{}, []string{`{"exitCode":0,"lock":{"exitCode":0,"file":"vx.lock","written":false,"upToDate":true,"audited":` + fmt.Sprint(2*n) + `,"notAudited":0,"problems":[]`, `"auditedTasks":[]`, `"nextCursor"`}},
+		{"planInit", map[string]any{}, []string{`{"exitCode":0,"init":{"mode":"scripts","source":"package.json scripts",`, `"nextCursor"`}},
+		{"searchDocs", map[string]any{"query": "cache", "limit": 100}, []string{`"url":"docs/cache.md#the-cache","text":"","page":"cache","heading":"The cache"`, `"textOmitted":true`}},
 	} {
 		text := callText(t, cs, q.tool, q.args)
 		if len(text) > 8000 {

@@ -249,3 +249,49 @@ func TestCorruptIndexIsRefusedWithWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// checkLock without a lock says so in one line: the one problem, no drift row per task, the tasks
+// counted, and listed only through the cursor.
+func TestCheckLockWithoutALockIsOneLine(t *testing.T) {
+	d, _, _ := answersDeps(t)
+	pages := followPages(t, d.checkLock(), map[string]any{})
+	var first struct {
+		ExitCode int `json:"exitCode"`
+		Lock     struct {
+			NotAudited      int      `json:"notAudited"`
+			Problems        []string `json:"problems"`
+			Drift           []any    `json:"drift"`
+			NotAuditedTasks []string `json:"notAuditedTasks"`
+		} `json:"lock"`
+	}
+	if err := json.Unmarshal([]byte(pages[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	l := first.Lock
+	if first.ExitCode != 1 || l.NotAudited != 6 || len(l.Problems) != 1 || !strings.HasPrefix(l.Problems[0], "vx.lock is missing") ||
+		len(l.Drift) != 0 || len(l.NotAuditedTasks) != 0 || len(pages) < 2 {
+		t.Errorf("checkLock without a lock, first of %d pages: %s", len(pages), pages[0])
+	}
+	if rest := strings.Join(pages[1:], ""); !strings.Contains(rest, `"a#build"`) || !strings.Contains(rest, `"b#test"`) {
+		t.Errorf("the cursor does not list the tasks not audited: %s", rest)
+	}
+}
+
+// searchDocs for a common word answers each hit's heading and url first, its text left out,
+// within a summary's size; section answers one hit whole.
+func TestSearchDocsCommonWordIsHeadingsFirst(t *testing.T) {
+	d := &Deps{}
+	out, err := ask(t, d.searchDocs(), `{"query":"cache","limit":100}`)
+	if err != nil || len(out) > summaryChars || !strings.Contains(out, `"textOmitted":true`) ||
+		!strings.Contains(out, `"url":"docs/cache.md#the-cache","text":"","page":"cache","heading":"The cache"`) {
+		t.Errorf("searchDocs {query: cache} = %d characters, %v: %.400s", len(out), err, out)
+	}
+	got := answer(t, d.searchDocs(), `{"query":"cache","section":"docs/cache.md#the-cache"}`)
+	hits := got["docs"].(map[string]any)["hits"].([]any)
+	if len(hits) != 1 || !strings.HasPrefix(hits[0].(map[string]any)["text"].(string), "# The cache\n") || got["textOmitted"] != nil {
+		t.Errorf("searchDocs {section} = %v", got)
+	}
+	if msg := refused(t, d.searchDocs(), `{"query":"cache","section":"docs/nowhere.md#x"}`); !strings.Contains(msg, `"section"`) {
+		t.Errorf("an unknown section: %s", msg)
+	}
+}

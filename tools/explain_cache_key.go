@@ -24,6 +24,7 @@ func (d *Deps) explainCacheKey() tool.Tool {
 		Title:       "A task's cache identity",
 		Description: "What's the cache identity of pkg#build? The task's latest cache entry: hash, command, exitCode, duration, size, output count, created and last used; found is false when it has none. Reads the index only.",
 		Annotations: readOnly,
+		OutputTypes: documentSchema[history.EntryBrief](),
 	}, func(ctx context.Context, call *tool.Call, args explainCacheKeyArgs) (*history.KeyInfo, error) {
 		info, err := taskQuery(ctx, d, args.TaskID, "the cache entry of", func(st *store.Store) (*history.KeyInfo, error) {
 			info, err := history.LatestEntry(ctx, st, args.TaskID)

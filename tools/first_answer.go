@@ -110,3 +110,51 @@ func infoLists(doc *info.Document) []window.List {
 	}
 	return []window.List{errs, tasks}
 }
+
+// headed is one list of a first answer with the JSON size of each of its elements.
+type headed struct {
+	list  window.List
+	sizes []int
+}
+
+// headedOf is list, whose elements are items, with their sizes.
+func headedOf[T any](list window.List, items []T) headed {
+	sizes := make([]int, len(items))
+	for i, it := range items {
+		sizes[i] = jsonSize(it)
+	}
+	return headed{list, sizes}
+}
+
+// summaryLists answers the lists of a first answer (no narrowing argument, no cursor) whose
+// document without its lists takes base characters: where the lists' elements together are
+// small (summaryListChars) they are answered whole; else each list, in the order given (what
+// needs attention first), shows the first elements that fit what summaryRoom leaves, and the
+// cursor the rest.
+func summaryLists(base int, lists ...headed) []window.List {
+	out := make([]window.List, len(lists))
+	total := 0
+	for i, l := range lists {
+		out[i] = l.list
+		for _, s := range l.sizes {
+			total += s + 1
+		}
+	}
+	if total <= summaryListChars {
+		return out
+	}
+	room := summaryRoom - base
+	for i, l := range lists {
+		n, used := 0, 0
+		for _, s := range l.sizes {
+			if used+s+1 > room {
+				break
+			}
+			used += s + 1
+			n++
+		}
+		room -= used
+		out[i] = l.list.Head(n)
+	}
+	return out
+}

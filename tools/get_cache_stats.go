@@ -17,7 +17,7 @@ import (
 )
 
 type getCacheStatsArgs struct {
-	Scope *cacheScopeArg `json:"scope" arg:"doc=all (default) or { project }."`
+	Scope *cacheScopeArg `json:"scope" arg:"doc=all or {project: NAME}."`
 }
 
 // cacheScopeArg is getCacheStats' scope: "all", or an object naming a project. An object that
@@ -52,12 +52,10 @@ func (c *cacheScopeArg) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ArgSchema is "all" or an object with a non-empty project.
+// ArgSchema is a string ("all") or an object ({"project": NAME}); the description says which.
 func (cacheScopeArg) ArgSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
-		{Type: "string", Enum: []any{"all"}},
-		{Type: "object", Properties: map[string]*jsonschema.Schema{"project": nonemptyString()}, Required: []string{"project"}},
-	}}
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string"},
+		{Type: "object", Properties: map[string]*jsonschema.Schema{"project": {Type: "string"}}, Required: []string{"project"}}}}
 }
 
 // getCacheStats answers as `vx cache stats [--project P] --format json`.

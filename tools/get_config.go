@@ -15,6 +15,13 @@ type getConfigArgs struct {
 	Cursor   string     `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
+// ConfigAnswer is getConfig's answer, as the original's: vx show's exit status and its --format
+// json document.
+type ConfigAnswer struct {
+	ExitCode int        `json:"exitCode"`
+	Config   configPage `json:"config"`
+}
+
 // getConfig answers as `vx show <target> --format json`.
 func (d *Deps) getConfig() tool.Tool {
 	return tool.New(tool.Tool{
@@ -23,7 +30,7 @@ func (d *Deps) getConfig() tool.Tool {
 		Description: "What does this task declare? vx show --format json: the resolved inputs, outputs, env, sandbox, dependsOn, scripts and where each value was set, secrets masked. target: a project, project#task or a task name.",
 		Paged:       true,
 		Annotations: readOnly,
-	}, func(ctx context.Context, call *tool.Call, args getConfigArgs) (*configPage, error) {
+	}, func(ctx context.Context, call *tool.Call, args getConfigArgs) (*ConfigAnswer, error) {
 		ws, err := d.load(ctx)
 		if err != nil {
 			return nil, err
@@ -32,7 +39,15 @@ func (d *Deps) getConfig() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
-		call.Window(ctx, args.Cursor, window.Of("projects", &doc.Projects))
-		return &configPage{doc, len(doc.Projects)}, nil
+		projects := window.Of("config.projects", &doc.Projects)
+		if args.Target == "" && args.Filter == nil && args.Affected == nil {
+			// A first answer of a large workspace: the projects that fit, the cursor the rest,
+			// target one project or task whole.
+			rest := *doc
+			rest.Projects = nil
+			projects = summaryLists(jsonSize(ConfigAnswer{Config: configPage{&rest, 0}}), headedOf(projects, doc.Projects))[0]
+		}
+		call.Window(ctx, args.Cursor, projects)
+		return &ConfigAnswer{Config: configPage{doc, len(doc.Projects)}}, nil
 	})
 }

@@ -159,48 +159,33 @@ func leanMember(doc []byte, key string, rewrite func(json.RawMessage) (json.RawM
 // totals without the counts that are 0.
 func (a RunAnswer) MarshalJSON() ([]byte, error) {
 	type plain RunAnswer
-	out := struct {
-		plain
-		Summary json.RawMessage `json:"summary,omitempty"`
-	}{plain: plain(a)}
-	if a.Summary == nil {
-		return json.Marshal(out)
+	doc, err := json.Marshal(plain(a))
+	if err != nil || a.Summary == nil {
+		return doc, err
 	}
-	doc, err := json.Marshal(a.Summary)
-	if err != nil {
-		return nil, err
-	}
-	if doc, err = leanMember(doc, "tasks", func(rows json.RawMessage) (json.RawMessage, error) {
-		return leanRows(rows, leanRunKeys, passedRow)
-	}); err != nil {
-		return nil, err
-	}
-	if out.Summary, err = leanMember(doc, "totals", func(totals json.RawMessage) (json.RawMessage, error) {
-		return leanObject(totals, nil)
-	}); err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return leanMember(doc, "summary", func(sum json.RawMessage) (json.RawMessage, error) {
+		sum, err := leanMember(sum, "tasks", func(rows json.RawMessage) (json.RawMessage, error) {
+			return leanRows(rows, leanRunKeys, passedRow)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return leanMember(sum, "totals", func(totals json.RawMessage) (json.RawMessage, error) {
+			return leanObject(totals, nil)
+		})
+	})
 }
 
 // MarshalJSON writes the answer with its plan's rows of tasks predicted to hit lean.
 func (a PlanAnswer) MarshalJSON() ([]byte, error) {
 	type plain PlanAnswer
-	out := struct {
-		plain
-		Plan json.RawMessage `json:"plan,omitempty"`
-	}{plain: plain(a)}
-	if a.Plan == nil {
-		return json.Marshal(out)
+	doc, err := json.Marshal(plain(a))
+	if err != nil || a.Plan == nil {
+		return doc, err
 	}
-	doc, err := json.Marshal(a.Plan)
-	if err != nil {
-		return nil, err
-	}
-	if out.Plan, err = leanMember(doc, "tasks", func(rows json.RawMessage) (json.RawMessage, error) {
-		return leanRows(rows, leanPlanKeys, hitRow)
-	}); err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return leanMember(doc, "plan", func(plan json.RawMessage) (json.RawMessage, error) {
+		return leanMember(plan, "tasks", func(rows json.RawMessage) (json.RawMessage, error) {
+			return leanRows(rows, leanPlanKeys, hitRow)
+		})
+	})
 }

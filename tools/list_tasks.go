@@ -14,7 +14,7 @@ import (
 
 type listTasksArgs struct {
 	Project  string     `json:"project" arg:"nonempty,doc=Only this project."`
-	Filter   FilterList `json:"filter" arg:"doc=--filter value(s), as getConfig."`
+	Filter   FilterList `json:"filter" arg:"doc=--filter value(s)."`
 	Affected *Affected  `json:"affected" arg:"doc=Changed since the default branch (true) or this ref, and dependents."`
 	Cursor   string     `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }

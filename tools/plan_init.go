@@ -16,6 +16,13 @@ type planInitArgs struct {
 	Cursor string   `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
+// InitAnswer is planInit's answer, as the original's: vx init --dry's exit status and its
+// --format json document.
+type InitAnswer struct {
+	ExitCode int            `json:"exitCode"`
+	Init     *initplan.Plan `json:"init"`
+}
+
 // planInit answers as `vx init --dry --format json`.
 func (d *Deps) planInit() tool.Tool {
 	return tool.New(tool.Tool{
@@ -24,7 +31,8 @@ func (d *Deps) planInit() tool.Tool {
 		Description: "What would adopting vx write here? vx init --dry --format json: each file with its text and status, todos, notes, next commands, translated from turbo.json, nx.json or package scripts. Writes nothing.",
 		Paged:       true,
 		Annotations: readOnly,
-	}, func(ctx context.Context, call *tool.Call, args planInitArgs) (*initplan.Plan, error) {
+		OutputTypes: documentSchema[initplan.Plan](),
+	}, func(ctx context.Context, call *tool.Call, args planInitArgs) (*InitAnswer, error) {
 		root, err := d.loader().Root()
 		if err != nil {
 			return nil, err
@@ -38,8 +46,8 @@ func (d *Deps) planInit() tool.Tool {
 				return nil, err
 			}
 		}
-		call.Window(ctx, args.Cursor, window.OfCut("files", &plan.Files, cutFile), window.Of("todos", &plan.Todos), window.Of("notes", &plan.Notes), window.Of("projects", &plan.Projects))
-		return plan, nil
+		call.Window(ctx, args.Cursor, initLists(plan)...)
+		return &InitAnswer{Init: plan}, nil
 	})
 }
 
@@ -64,5 +72,17 @@ func (d *Deps) planAgents(ctx context.Context, root string, hosts []string, plan
 		plan.Files = append(plan.Files, initplan.File{Path: f.Path, Text: f.Text, Status: f.Status})
 	}
 	plan.Notes = append(plan.Notes, ap.Todos...)
+	plan.Derive()
 	return nil
+}
+
+// initLists answers planInit's windowed lists: what could not be translated, the notes, the files
+// and the projects. A first answer of a large workspace shows the first of each that fit, in that
+// order, and the cursor the rest.
+func initLists(plan *initplan.Plan) []window.List {
+	p := *plan
+	p.Files, p.Todos, p.Notes, p.Projects = nil, nil, nil, nil
+	return summaryLists(jsonSize(InitAnswer{Init: &p}),
+		headedOf(window.Of("init.todos", &plan.Todos), plan.Todos), headedOf(window.Of("init.notes", &plan.Notes), plan.Notes),
+		headedOf(window.OfCut("init.files", &plan.Files, cutFile), plan.Files), headedOf(window.Of("init.projects", &plan.Projects), plan.Projects))
 }

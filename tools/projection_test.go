@@ -18,7 +18,7 @@ func TestListOfProjectsShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"projects":[{"name":"app","dir":"apps/app","tags":["web"],"dependsOn":["lib"],"tasks":[{"id":"app#build","command":"tsc","dependsOn":["lib#build"],"cache":true}]}],"totalProjects":1}`
+	want := `{"projects":[{"name":"app","dir":"apps/app","tags":["web"],"dependsOn":["lib"],"tasks":[{"id":"app#build","name":"build","command":"tsc","dependsOn":["lib#build"],"cache":true,"cached":true}]}],"totalProjects":1}`
 	if string(js) != want {
 		t.Errorf("listOf = %s\nwant      %s", js, want)
 	}

@@ -17,6 +17,13 @@ type pruneCacheArgs struct {
 	Cursor    string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
+// PruneAnswer is pruneCache's answer, as the original's: vx cache prune's exit status and its
+// --format json document.
+type PruneAnswer struct {
+	ExitCode int           `json:"exitCode"`
+	Prune    *prune.Result `json:"prune"`
+}
+
 // pruneCache answers as `vx cache prune [--older-than D] [--max-size S] [--dry-run] --format json`,
 // a dry run unless dryRun is false.
 func (d *Deps) pruneCache() tool.Tool {
@@ -27,7 +34,8 @@ func (d *Deps) pruneCache() tool.Tool {
 		Paged:       true,
 		Annotations: tool.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(true),
 			OpenWorldHint: ptr(false)},
-	}, func(ctx context.Context, call *tool.Call, args pruneCacheArgs) (*prune.Result, error) {
+		OutputTypes: documentSchema[prune.Result](),
+	}, func(ctx context.Context, call *tool.Call, args pruneCacheArgs) (*PruneAnswer, error) {
 		dryRun := args.DryRun == nil || *args.DryRun
 		if args.Cursor != "" && !dryRun {
 			return nil, tool.Refusef("argument %q pages a dry run's list: a prune that removes cannot be asked again", "cursor")
@@ -49,8 +57,8 @@ func (d *Deps) pruneCache() tool.Tool {
 			return nil, err
 		}
 		// What a prune removed cannot be asked again: its list is cut, counted, and has no cursor.
-		call.WindowRequest(ctx, window.Request{Cursor: args.Cursor, Final: !dryRun}, window.Of("evicted", &res.Evicted))
-		return res, nil
+		call.WindowRequest(ctx, window.Request{Cursor: args.Cursor, Final: !dryRun}, window.Of("prune.evictedEntries", &res.Evicted))
+		return &PruneAnswer{Prune: res}, nil
 	})
 }
 

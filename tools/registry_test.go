@@ -48,7 +48,7 @@ func TestToolsTakeTheHostsKeys(t *testing.T) {
 		t.Fatal("no searchDocs")
 	}
 	if js, err := search.Call(ctx, &tool.Call{Args: json.RawMessage(`{"query":"cache key","wait_for_previous":true}`)}); err != nil ||
-		!strings.Contains(string(js), `"sections"`) {
+		!strings.Contains(string(js), `"hits"`) {
 		t.Errorf("searchDocs with wait_for_previous: %.200s, %v", js, err)
 	}
 	if _, err := search.Call(ctx, &tool.Call{Args: json.RawMessage(`{"query":"cache key","bogus":1}`)}); err == nil ||

@@ -73,6 +73,7 @@ func withAgents(plan *initplan.Plan, ap *agents.Plan) {
 		plan.Files = append(plan.Files, initplan.File{Path: f.Path, Text: f.Text, Status: f.Status})
 	}
 	plan.Notes = append(plan.Notes, ap.Todos...)
+	plan.Derive()
 }
 
 // plannedTasks are the task names an init plan gives its projects.

@@ -178,13 +178,15 @@ func TestMCPAnswerCharsSetsTheBudget(t *testing.T) {
 			t.Fatalf("getConfig page %d: %d characters (error %v): %.300s", pages, len(text), isErr, text)
 		}
 		page := decode[struct {
-			Projects []struct {
-				Name string `json:"name"`
-			} `json:"projects"`
+			Config struct {
+				Projects []struct {
+					Name string `json:"name"`
+				} `json:"projects"`
+			} `json:"config"`
 			NextCursor string `json:"nextCursor"`
 			Total      int    `json:"total"`
 		}](t, got)
-		for _, p := range page.Projects {
+		for _, p := range page.Config.Projects {
 			if seen[p.Name] {
 				t.Fatalf("project %s answered twice", p.Name)
 			}

@@ -893,7 +893,7 @@ func TestMCPPruneCache(t *testing.T) {
 	dir := writeWorkspace(t, runToolsWorkspace(""))
 	s := startRunSession(t, dir)
 
-	const empty = `{"dryRun":%v,"evicted":[],"bytesFreed":0,"orphans":0,"orphanBytes":0,"staleFileStats":0}`
+	const empty = `{"exitCode":0,"prune":{"dryRun":%v,"evicted":0,"bytesFreed":0,"orphans":0,"orphanBytes":0,"staleFileStats":0,"evictedEntries":[]}}`
 	for _, tc := range []struct {
 		args map[string]any
 		want string
@@ -924,7 +924,7 @@ func TestMCPPruneCache(t *testing.T) {
 		{map[string]any{"olderThan": "1h", "dryRun": true}, []string{"cache", "prune", "--older-than", "1h", "--dry-run"}},
 	} {
 		r := mustCallRunTool(t, s.cs, "pruneCache", tc.args, "")
-		if want := cliJSON(t, dir, tc.cli...); r.isError || string(compact(t, r.structured)) != string(want) {
+		if want := cliJSON(t, dir, tc.cli...); r.isError || string(documentOf(t, r.structured, "prune")) != string(want) {
 			t.Errorf("pruneCache(%v) = %s\nvx %s = %s", tc.args, r.text, strings.Join(tc.cli, " "), want)
 		}
 	}
@@ -978,7 +978,7 @@ func TestMCPPlanPruneEmptyWorkspace(t *testing.T) {
 		t.Errorf("planTasks(all) in an empty workspace = %s", r.text)
 	}
 	r = mustCallRunTool(t, s.cs, "pruneCache", map[string]any{"dryRun": false}, "")
-	if r.isError || !strings.Contains(string(r.structured), `"evicted":[]`) {
+	if r.isError || !strings.Contains(string(r.structured), `"evicted":0`) {
 		t.Errorf("pruneCache in an empty workspace = %s", r.text)
 	}
 	r = mustCallRunTool(t, s.cs, "runTasks", map[string]any{"all": true}, "")

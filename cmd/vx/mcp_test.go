@@ -120,6 +120,17 @@ func compact(t *testing.T, data []byte) json.RawMessage {
 	return out
 }
 
+// documentOf answers, compacted, the document a tool's answer {exitCode, <key>: document} holds
+// (the original's shape of getConfig, checkLock, pruneCache, planInit and searchDocs).
+func documentOf(t *testing.T, answer []byte, key string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(answer, &m); err != nil || m[key] == nil {
+		t.Fatalf("no %q in the answer (%v): %.300s", key, err, answer)
+	}
+	return compact(t, m[key])
+}
+
 // expectRefusal calls a tool and checks that it refuses with one line containing want; it
 // returns the refusal's text.
 func expectRefusal(t *testing.T, cs *mcp.ClientSession, tool string, args any, want string) string {
@@ -173,7 +184,7 @@ func TestMCPConfigTools(t *testing.T) {
 		t.Errorf("listTasks(filter app...) = %s", got)
 	}
 
-	// getConfig and getWorkspaceInfo answer what the CLI answers.
+	// getConfig and getWorkspaceInfo answer what the CLI answers (getConfig as {exitCode, config}).
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -186,6 +197,9 @@ func TestMCPConfigTools(t *testing.T) {
 	} {
 		got, _, isErr := call(t, cs, tc.tool, tc.args)
 		want := cliJSON(t, dir, tc.cli...)
+		if tc.tool == "getConfig" {
+			got = documentOf(t, got, "config")
+		}
 		if isErr || string(compact(t, got)) != string(want) {
 			t.Errorf("%s(%v) = %s\nvx %s --format json = %s", tc.tool, tc.args, got, strings.Join(tc.cli, " "), want)
 		}
@@ -207,7 +221,6 @@ func TestMCPConfigTools(t *testing.T) {
 	}{
 		{"listTasks", map[string]any{"projetc": "lib"}, `unknown argument "projetc"`},
 		{"listTasks", map[string]any{"filter": ""}, `argument "filter" must be a non-empty string`},
-		{"listTasks", map[string]any{"filter": []string{"lib"}}, `argument "filter" must be a non-empty string`},
 		{"listTasks", map[string]any{"project": "nope"}, `unknown target "nope"`},
 		{"listTasks", map[string]any{"cursor": "zzz"}, `argument "cursor" is not a cursor this server gave`},
 		{"getConfig", map[string]any{"tsk": "x"}, `unknown argument "tsk"`},
@@ -306,13 +319,34 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		{"planInit", map[string]any{}, []string{"init", "--dry"}},
 		{"planInit", map[string]any{"mode": "scripts"}, []string{"init", "--dry", "--mode", "scripts"}},
 		{"planInit", map[string]any{"agents": []string{"claude", "codex"}}, []string{"init", "--dry", "--agents", "claude,codex"}},
-		{"searchDocs", map[string]any{"query": "cache key"}, []string{"docs", "cache", "key"}},
-		{"searchDocs", map[string]any{"query": "dependsOn", "limit": 2}, []string{"docs", "dependsOn", "--limit", "2"}},
+		{"searchDocs", map[string]any{"query": "dependsOn", "limit": 1}, []string{"docs", "dependsOn", "--limit", "1"}},
 		{"searchDocs", map[string]any{"query": "zqxjv wombat"}, []string{"docs", "zqxjv", "wombat"}},
+		{"searchDocs", map[string]any{"query": "cache key", "section": "docs/cache.md#the-cache-key"}, nil},
 	} {
 		got, text, isErr := call(t, cs, tc.tool, tc.args)
+		key := map[string]string{"planInit": "init", "searchDocs": "docs"}[tc.tool]
+		if tc.cli == nil {
+			// One section whole: the CLI's hit of that url.
+			var whole struct{ Hits []json.RawMessage }
+			_ = json.Unmarshal(cliJSON(t, dir, "docs", "cache", "key", "--limit", "100"), &whole)
+			var page struct {
+				Docs struct{ Hits []json.RawMessage }
+			}
+			if err := json.Unmarshal(got, &page); isErr || err != nil || len(page.Docs.Hits) != 1 || !strings.Contains(string(page.Docs.Hits[0]), `"url":"docs/cache.md#the-cache-key"`) {
+				t.Errorf("searchDocs(%v) = %.300s", tc.args, got)
+				continue
+			}
+			found := false
+			for _, h := range whole.Hits {
+				found = found || string(compact(t, h)) == string(compact(t, page.Docs.Hits[0]))
+			}
+			if !found {
+				t.Errorf("searchDocs(%v) is not the CLI's hit, whole: %.300s", tc.args, page.Docs.Hits[0])
+			}
+			continue
+		}
 		want := cliJSON(t, dir, tc.cli...)
-		if isErr || string(compact(t, got)) != string(want) {
+		if isErr || string(documentOf(t, got, key)) != string(want) {
 			t.Errorf("%s(%v) = %s %s\nvx %s --format json = %s", tc.tool, tc.args, got, text, strings.Join(tc.cli, " "), want)
 		}
 	}
@@ -326,6 +360,11 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 	if !strings.Contains(string(got), `"limit":100`) {
 		t.Errorf("searchDocs with a huge limit = %.200s, want the applied limit 100", got)
 	}
+	// A common word: each hit's heading and url first, its text left out, within 8,000 characters.
+	if _, text, _ := call(t, cs, "searchDocs", map[string]any{"query": "cache"}); len(text) > 8000 || !strings.Contains(text, `"textOmitted":true`) ||
+		!strings.Contains(text, `"url":"docs/cache.md#the-cache","text":"","page":"cache","heading":"The cache"`) {
+		t.Errorf("searchDocs(cache) = %d characters: %.400s", len(text), text)
+	}
 
 	// checkLock: without a lock every task is not audited; after vx lock it is up to date; a
 	// changed command is drift.
@@ -337,7 +376,7 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		t.Fatalf("vx lock: %v\n%s", err, out)
 	}
 	got, _, _ = call(t, cs, "checkLock", map[string]any{})
-	if want := cliJSON(t, dir, "lock", "--check"); !strings.Contains(string(got), `"upToDate":true`) || string(compact(t, got)) != string(want) {
+	if want := cliJSON(t, dir, "lock", "--check"); !strings.Contains(string(got), `"upToDate":true`) || string(documentOf(t, got, "lock")) != string(want) {
 		t.Errorf("checkLock after vx lock = %s\nCLI = %s", got, want)
 	}
 	ws := strings.Replace(files["vx.workspace.ts"], "echo tested", "echo tested twice", 1)
@@ -349,7 +388,7 @@ func TestMCPInitDocsLockTools(t *testing.T) {
 		!strings.Contains(string(got), `"field":"command"`) || !strings.Contains(string(got), "web#test") {
 		t.Errorf("checkLock after a command changed = %s", got)
 	}
-	if want := cliJSON(t, dir, "lock", "--check"); string(compact(t, got)) != string(want) {
+	if want := cliJSON(t, dir, "lock", "--check"); string(documentOf(t, got, "lock")) != string(want) {
 		t.Errorf("checkLock on drift = %s\nCLI = %s", got, want)
 	}
 

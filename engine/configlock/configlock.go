@@ -95,7 +95,10 @@ type Problem struct {
 	Current any    `json:"current"`
 }
 
-// Report is the answer of `vx lock` and `vx lock --check`, and the --format json document of both.
+// Report is the answer of `vx lock` and `vx lock --check`, and the --format json document of both:
+// the original's audit (upToDate, audited and notAudited counted, problems one line per drift, a
+// missing lock one) and vx's lists of them (auditedTasks, notAuditedTasks, each drift's task,
+// field, locked and current values in drift).
 type Report struct {
 	// ExitCode is the exit status the report ends on: 1 on drift, else 0. The checkLock tool
 	// answers it too, so the CLI and the tool print one document.
@@ -106,14 +109,41 @@ type Report struct {
 	Written bool `json:"written"`
 	// UpToDate is true when every task matches the lock and the lock names no removed task.
 	UpToDate bool `json:"upToDate"`
+	// AuditedCount and NotAuditedCount count Audited and NotAudited.
+	AuditedCount    int `json:"audited"`
+	NotAuditedCount int `json:"notAudited"`
+	// Lines holds one line per drift, as the plain report prints it; a missing lock is one line.
+	Lines []string `json:"problems"`
+	// Missing is true when there is no lock file: every task is then new, and Problems is empty.
+	Missing bool `json:"missing,omitempty"`
 	// Audited lists the tasks whose config matches the lock, sorted.
-	Audited []string `json:"audited"`
+	Audited []string `json:"auditedTasks"`
 	// NotAudited lists the tasks new or changed since the lock, sorted.
-	NotAudited []string `json:"notAudited"`
+	NotAudited []string `json:"notAuditedTasks"`
 	// Problems holds one entry per drift, by task id then field.
-	Problems []Problem `json:"problems"`
+	Problems []Problem `json:"drift"`
 	// Recorded holds, for `vx lock`, the drift it accepted into the new lock.
 	Recorded []Problem `json:"recorded,omitempty"`
+}
+
+// missingLine is the one problem of a workspace without a lock.
+const missingLine = FileName + " is missing: no task is audited; review the config, then run `vx lock` to record it"
+
+// count fills the counts and the lines of the lists.
+func (r *Report) count() {
+	r.AuditedCount, r.NotAuditedCount = len(r.Audited), len(r.NotAudited)
+	r.Lines = make([]string, 0, len(r.Problems)+1)
+	if r.Missing {
+		r.Lines = append(r.Lines, missingLine)
+	}
+	for _, p := range r.Problems {
+		r.Lines = append(r.Lines, p.Line())
+	}
+}
+
+// Line is the drift as the plain report prints it: task, field, locked and current values.
+func (p Problem) Line() string {
+	return fmt.Sprintf("%s %s: locked %s, now %s", p.TaskID, p.Field, textValue(p.Locked), textValue(p.Current))
 }
 
 // Status is the lock state `vx info` reports.
@@ -223,13 +253,19 @@ func Read(root string) (f File, ok bool, err error) {
 	return f, true, nil
 }
 
-// Check compares ws with its vx.lock. Without a lock every task is new: not audited, one problem each.
+// Check compares ws with its vx.lock. Without a lock every task is new, not audited, and the one
+// problem is the missing lock.
 func Check(ws *graph.Workspace) (*Report, error) {
-	locked, _, err := Read(ws.Root)
+	locked, ok, err := Read(ws.Root)
 	if err != nil {
 		return nil, err
 	}
-	return compare(locked, Of(ws)), nil
+	r := compare(locked, Of(ws))
+	if !ok {
+		r.Missing, r.Problems = true, []Problem{}
+		r.count()
+	}
+	return r, nil
 }
 
 // Write records the current config of ws as audited in vx.lock (atomically) and reports the drift it
@@ -342,6 +378,7 @@ func compare(locked, current File) *Report {
 		}
 	}
 	r.UpToDate = len(r.Problems) == 0
+	r.count()
 	r.ExitCode = vxerr.ExitOK
 	if !r.UpToDate {
 		r.ExitCode = vxerr.ExitFailure
@@ -436,8 +473,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	default:
 		fmt.Fprintf(&b, "%s: %d tasks audited, %d not audited\n", r.File, len(r.Audited), len(r.NotAudited))
 	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "  %s %s: locked %s, now %s\n", p.TaskID, p.Field, textValue(p.Locked), textValue(p.Current))
+	for _, line := range r.Lines {
+		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	if len(r.Problems) > 0 {
 		b.WriteString("review the changes, then run `vx lock` to record them\n")

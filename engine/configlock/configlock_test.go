@@ -115,7 +115,9 @@ func TestCheckWithoutLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.UpToDate || len(c.NotAudited) != 3 || len(c.Problems) != 3 {
+	// One problem, the missing lock, rather than one per task; the tasks are not audited.
+	if c.UpToDate || !c.Missing || len(c.NotAudited) != 3 || c.NotAuditedCount != 3 || len(c.Problems) != 0 ||
+		len(c.Lines) != 1 || !strings.Contains(c.Lines[0], "vx.lock is missing") || c.ExitCode != 1 {
 		t.Fatalf("check = %+v", c)
 	}
 	if st := State(ws); st.State != StateAbsent || st.NotAudited != 3 {

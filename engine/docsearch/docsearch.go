@@ -57,6 +57,10 @@ type Section struct {
 	URL string `json:"url"`
 	// Text is the whole section, heading line included, as Markdown.
 	Text string `json:"text"`
+	// Page is the file's name without folder and extension ("cache"), and Heading the Title:
+	// the original's names.
+	Page    string `json:"page"`
+	Heading string `json:"heading"`
 }
 
 // Result is the answer to one query, and the --format json document of `vx docs`.
@@ -66,8 +70,8 @@ type Result struct {
 	Limit int `json:"limit"`
 	// Total is how many sections matched, before the limit.
 	Total int `json:"total"`
-	// Sections holds the matching sections, best first.
-	Sections []Section `json:"sections"`
+	// Sections holds the matching sections, best first: the original's hits.
+	Sections []Section `json:"hits"`
 }
 
 // entry is one section with the lower-cased text a search scans. Lower-casing is ASCII-only so
@@ -325,6 +329,7 @@ func splitSections(file, text string) []parsedSection {
 				cur = &parsedSection{Section: Section{
 					Title: title, Level: level, File: file, Anchor: anchor,
 					URL: file + "#" + anchor, Text: line,
+					Page: strings.TrimSuffix(path.Base(file), path.Ext(file)), Heading: title,
 				}, ancestors: anc}
 				continue
 			}

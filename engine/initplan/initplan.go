@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vzn/vx/engine/atomicfile"
@@ -51,10 +52,15 @@ type Options struct {
 	Force bool
 }
 
-// Plan is the answer of `vx init`, and its --format json document.
+// Plan is the answer of `vx init`, and its --format json document: the original's (dry, source,
+// files with their contents, kept, replaced, todos with a reason and tasks, notes, next) and vx's
+// own (mode, packageManager, projects, each file's status, each todo's file, key and projects,
+// every next command).
 type Plan struct {
 	// Mode is where the tasks came from: turbo, nx or scripts.
 	Mode string `json:"mode"`
+	// Source says it in words: turbo.json, the nx graph, or package.json scripts.
+	Source string `json:"source"`
 	// PackageManager runs the package scripts: npm, pnpm, yarn or bun.
 	PackageManager string `json:"packageManager"`
 	// Dry is true when nothing was written.
@@ -67,8 +73,41 @@ type Plan struct {
 	Todos []Todo `json:"todos"`
 	// Notes explain choices made while translating.
 	Notes []string `json:"notes"`
+	// Kept and Replaced list the paths of the files the plan keeps as they are and those it
+	// replaces (Derive fills them from Files).
+	Kept     []string `json:"kept"`
+	Replaced []string `json:"replaced"`
+	// NextCommand is the command to type after the real run (Derive picks it from Next); null
+	// when the plan names none.
+	NextCommand *string `json:"next"`
 	// Next lists the commands to run next.
-	Next []string `json:"next"`
+	Next []string `json:"nextCommands"`
+}
+
+// Derive fills the fields that restate others: Source from Mode, Kept and Replaced from the
+// files' statuses, NextCommand from Next, each todo's reason and tasks. Init calls it; a caller
+// that adds files or todos to a plan calls it again.
+func (p *Plan) Derive() {
+	p.Source = map[string]string{"turbo": "turbo.json", "nx": "nx graph"}[p.Mode]
+	if p.Source == "" {
+		p.Source = "package.json scripts"
+	}
+	p.Kept, p.Replaced = []string{}, []string{}
+	for _, f := range p.Files {
+		switch f.Status {
+		case "kept":
+			p.Kept = append(p.Kept, f.Path)
+		case "replaced":
+			p.Replaced = append(p.Replaced, f.Path)
+		}
+	}
+	p.NextCommand = nil
+	if i := slices.Index(p.Next, "vx init"); i+1 < len(p.Next) {
+		p.NextCommand = &p.Next[i+1]
+	}
+	for i := range p.Todos {
+		p.Todos[i].derive()
+	}
 }
 
 // PlannedProject is one project as the planned config declares it.
@@ -84,8 +123,9 @@ type PlannedProject struct {
 type File struct {
 	// Path is relative to the repository root, with forward slashes.
 	Path string `json:"path"`
-	// Text is the planned content (for a kept file: what --force would write).
-	Text string `json:"text"`
+	// Text is the planned content (for a kept file: what --force would write): the original's
+	// contents.
+	Text string `json:"contents"`
 	// Status is new, kept, replaced or updated.
 	Status string `json:"status"`
 	// addsLines is true for a file vx init adds to, keeping what it holds (.gitignore): it is
@@ -104,6 +144,29 @@ type Todo struct {
 	// Projects names the projects the todo applies to, when it is one project's or several's: one
 	// todo stands for the same finding in each of them.
 	Projects []string `json:"projects,omitempty"`
+	// Reason is Message, and Tasks the project#task ids the todo names (its key's task in each of
+	// its projects), under the original's names.
+	Reason string   `json:"reason"`
+	Tasks  []string `json:"tasks"`
+}
+
+// derive fills Reason and Tasks: a key tasks.NAME.… or targets.NAME.… names task NAME.
+func (t *Todo) derive() {
+	t.Reason, t.Tasks = t.Message, []string{}
+	parts := strings.Split(t.Key, ".")
+	if len(parts) < 2 || parts[0] != "tasks" && parts[0] != "targets" && parts[0] != "pipeline" {
+		return
+	}
+	name := parts[1]
+	if _, task, ok := strings.Cut(name, "#"); ok {
+		t.Tasks = append(t.Tasks, name)
+		name = task
+	}
+	for _, project := range t.Projects {
+		if id := project + "#" + name; !slices.Contains(t.Tasks, id) {
+			t.Tasks = append(t.Tasks, id)
+		}
+	}
 }
 
 // Init plans vx's config for the repository around opts.Dir and, unless opts.Dry, writes it.
@@ -164,6 +227,7 @@ func Init(opts Options) (*Plan, error) {
 		return nil, err
 	}
 	plan.Next = next(r, plan, opts.Dry)
+	plan.Derive()
 	return plan, nil
 }
 

@@ -50,8 +50,9 @@ type Options struct {
 
 // Result is `vx cache prune --format json`.
 type Result struct {
-	DryRun  bool      `json:"dryRun"`
-	Evicted []Evicted `json:"evicted"`
+	DryRun bool `json:"dryRun"`
+	// EvictedCount counts Evicted: the original's evicted.
+	EvictedCount int `json:"evicted"`
 	// BytesFreed counts the evicted entries' blobs and the orphans (what was, or would be, freed).
 	BytesFreed int64 `json:"bytesFreed"`
 	// Orphans counts blobs no entry references (and stale temporary files); OrphanBytes their size.
@@ -62,6 +63,8 @@ type Result struct {
 	// Held counts the entries chosen for eviction that were kept because a run (in this checkout
 	// or another sharing the store) holds their key.
 	Held int `json:"held"`
+	// Evicted lists the entries evicted (or that would be), least recently used first.
+	Evicted []Evicted `json:"evictedEntries"`
 }
 
 // Request is what vx cache prune and the pruneCache tool are asked, the limits as written.
@@ -257,6 +260,7 @@ func Prune(ctx context.Context, st *store.Store, opts Options) (*Result, error) 
 		res.OrphanBytes += b.Size
 	}
 	res.BytesFreed += res.OrphanBytes
+	res.EvictedCount = len(res.Evicted)
 	var stale []string
 	if opts.Root != "" {
 		if stale, err = staleFileStats(ctx, st, opts.Root); err != nil {
