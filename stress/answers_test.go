@@ -62,7 +62,7 @@ func TestAnswersAtScale(t *testing.T) {
 				{"getRunHistory", map[string]any{}, []string{"runs", "tasks"}},
 				{"getRunHistory", map[string]any{"runId": runs.hits}, []string{"run.tasks", "run.requested"}},
 				{"getRunHistory", map[string]any{"runId": runs.failed}, []string{"run.tasks", "run.requested"}},
-				{"getFailures", map[string]any{}, []string{"failures"}},
+				{"getFailures", map[string]any{}, []string{"tasks"}},
 				{"getTaskLog", map[string]any{"taskId": failed}, nil},
 				{"getCacheStats", map[string]any{}, nil},
 				{"explainCacheKey", map[string]any{"taskId": "p00001#build"}, nil},

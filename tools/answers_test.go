@@ -295,3 +295,28 @@ func TestSearchDocsCommonWordIsHeadingsFirst(t *testing.T) {
 		t.Errorf("an unknown section: %s", msg)
 	}
 }
+
+// whyDidThisRerun answers the original's found, hashChanged, thisRun, previousRun and note: on a
+// task's first run hashChanged is null; a run that did not record the task, or blocked it (no
+// key), is found: false rather than refused.
+func TestWhyAnswersFoundAndHashChanged(t *testing.T) {
+	d, _, runs := answersDeps(t, firstBuild, []fixedRun{{"a#build", store.StatusHit, 0}, {"b#build", store.StatusBlocked, 0}},
+		[]fixedRun{{"a#build", store.StatusHit, 0}})
+	first := answer(t, d.whyDidThisRerun(), `{"taskId":"a#build","runId":"`+runs[0]+`"}`)
+	this, _ := first["thisRun"].(map[string]any)
+	if first["found"] != true || first["hashChanged"] != nil || first["previousRun"] != nil || this["hash"] != "key-a#build" ||
+		this["cacheHit"] != false || this["startedAt"].(float64) < 1e12 || first["note"] == "" {
+		t.Errorf("why on a first run: %v", first)
+	}
+	second := answer(t, d.whyDidThisRerun(), `{"taskId":"a#build","runId":"`+runs[1]+`"}`)
+	prev, _ := second["previousRun"].(map[string]any)
+	if second["found"] != true || second["hashChanged"] != false || prev["runId"] != runs[0] || second["thisRun"].(map[string]any)["cacheHit"] != true {
+		t.Errorf("why on a hit with the same key: %v", second)
+	}
+	for _, args := range []string{`{"taskId":"b#build","runId":"` + runs[1] + `"}`, `{"taskId":"b#build","runId":"` + runs[2] + `"}`} {
+		got := answer(t, d.whyDidThisRerun(), args)
+		if got["found"] != false || got["hashChanged"] != nil || got["note"] == "" {
+			t.Errorf("why %s: %v", args, got)
+		}
+	}
+}

@@ -18,11 +18,11 @@ type getFailuresArgs struct {
 	Cursor string `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
 
-// Failures is getFailures' answer: a run's failed tasks.
+// Failures is getFailures' answer: a run's failed tasks, under the original's tasks.
 type Failures struct {
 	// RunID is the run answered; null when no run has failed (then Failures is empty).
 	RunID    *string      `json:"runId"`
-	Failures []FailedTask `json:"failures"`
+	Failures []FailedTask `json:"tasks"`
 	// Store names this checkout's history, which the failures were read from.
 	Store history.Store `json:"store"`
 }
@@ -97,7 +97,7 @@ func (d *Deps) getFailures() tool.Tool {
 				Locations: failloc.New(root, projectDir(ws, f.TaskID)).Parse(f.Plain)}
 			out.Failures = append(out.Failures, fitFailure(t, f.Plain, share))
 		}
-		call.Window(ctx, args.Cursor, window.Of("failures", &out.Failures))
+		call.Window(ctx, args.Cursor, window.Of("tasks", &out.Failures))
 		return out, nil
 	})
 }

@@ -79,12 +79,13 @@ func TestRunTasksRowsAreLean(t *testing.T) {
 }
 
 // planTasks' rows of predicted hits carry only the task id, the predicted status and the p50; a
-// predicted miss keeps everything.
+// predicted miss keeps everything, its id under the original's name too; the plan carries the
+// original's predicted.
 func TestPlanTasksRowsAreLean(t *testing.T) {
 	p50 := int64(9)
-	plan := &runner.Plan{Workers: 2, CriticalPath: []string{"a#build"}, Tasks: []runner.PlanTask{
-		{TaskID: "a#build", Command: "echo built", Cache: store.StatusHit, Cacheable: true, Hash: "k1", DependsOn: []string{}, P50Ms: &p50, Requested: true, ReserveBytes: 4 << 20, ReserveFrom: "history"},
-		{TaskID: "b#build", Command: "echo built", Cache: store.StatusMiss, Cacheable: true, Hash: "k2", DependsOn: []string{"a#build"}},
+	plan := &runner.Plan{Workers: 2, WallMs: 5, WorkMs: 7, CriticalPath: []string{"a#build"}, Tasks: []runner.PlanTask{
+		{TaskID: "a#build", ID: "a#build", Command: "echo built", Cache: store.StatusHit, Cacheable: true, Hash: "k1", DependsOn: []string{}, P50Ms: &p50, Requested: true, ReserveBytes: 4 << 20, ReserveFrom: "history"},
+		{TaskID: "b#build", ID: "b#build", Command: "echo built", Cache: store.StatusMiss, Cacheable: true, Hash: "k2", DependsOn: []string{"a#build"}},
 	}}
 	js, err := json.Marshal(PlanAnswer{Plan: plan, Counts: planCounts(plan)})
 	if err != nil {
@@ -92,7 +93,8 @@ func TestPlanTasksRowsAreLean(t *testing.T) {
 	}
 	got := string(js)
 	for _, want := range []string{`{"taskId":"a#build","cache":"hit","p50Ms":9}`,
-		`{"taskId":"b#build","command":"echo built","cache":"miss","cacheable":true,"hash":"k2","dependsOn":["a#build"],"p50Ms":null,"requested":false,"affected":null,`} {
+		`{"taskId":"b#build","id":"b#build","command":"echo built","cache":"miss","cacheable":true,"hash":"k2","dependsOn":["a#build"],"p50Ms":null,"requested":false,"affected":null,`,
+		`"predicted":{"wallMs":5,"workMs":7,"unknownCount":0,"criticalPath":["a#build"]}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the plan lacks %s: %s", want, got)
 		}

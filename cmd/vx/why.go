@@ -43,6 +43,10 @@ func (a *app) whyCmd() *cobra.Command {
 }
 
 func writeWhyText(w io.Writer, d *history.Why) error {
+	if !d.Found && d.RunID != "" {
+		_, err := fmt.Fprintf(w, "%s\n", esc(d.Reason))
+		return err
+	}
 	fmt.Fprintf(w, "%s in run %s: %s (key %s)\n", esc(d.TaskID), d.RunID, d.Status, short(d.Hash))
 	if d.PreviousRunID != nil {
 		verb := "unchanged since"

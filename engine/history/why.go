@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -35,6 +36,42 @@ type Why struct {
 	NotCachedReason string `json:"notCachedReason,omitempty"`
 	// Store names the folder the answer was read from: this checkout's history.
 	Store Store `json:"store"`
+
+	// The original's names: Found is false for a run that did not record the task or computed
+	// no key for it (blocked); HashChanged is null when there is nothing to compare (no previous
+	// run with a key, or no key); ThisRun and PreviousRun are the two executions compared
+	// (PreviousRun null on the task's first run with a key); Note is Reason.
+	Found       bool     `json:"found"`
+	HashChanged *bool    `json:"hashChanged"`
+	ThisRun     *RunSide `json:"thisRun"`
+	PreviousRun *RunSide `json:"previousRun"`
+	Note        string   `json:"note"`
+}
+
+// RunSide is one execution of a why answer, as the original names it: cacheHit, restored (on a
+// hit: whether outputs were restored; null otherwise) and startedAt in epoch milliseconds.
+type RunSide struct {
+	RunID     string       `json:"runId"`
+	Hash      string       `json:"hash"`
+	Status    store.Status `json:"status"`
+	CacheHit  bool         `json:"cacheHit"`
+	Restored  *bool        `json:"restored"`
+	StartedAt int64        `json:"startedAt"`
+}
+
+// sideOf is e as a RunSide.
+func sideOf(e store.Execution) *RunSide {
+	s := &RunSide{RunID: e.RunID, Hash: e.Hash, Status: e.Status, CacheHit: e.Status == store.StatusHit, StartedAt: e.Started.UnixMilli()}
+	if s.CacheHit && e.RestoredFiles != nil {
+		restored := *e.RestoredFiles > 0
+		s.Restored = &restored
+	}
+	return s
+}
+
+// notFound answers a why of a run that recorded no key for the task: found false, and why.
+func notFound(taskID, runID, note string) *Why {
+	return &Why{TaskID: taskID, RunID: runID, Roots: []Root{}, Diff: emptyDiff(), Reason: note, Note: note}
 }
 
 // Diff is what moved between two manifests.
@@ -143,16 +180,23 @@ func explainOf(ctx context.Context, st *store.Store, taskID, runID string) (*Why
 			return nil, err
 		}
 		if !ok {
-			return nil, vxerr.Usagef("run %s did not record %s", id, taskID)
+			return notFound(taskID, id, fmt.Sprintf("run %s did not record %s", id, taskID)), nil
 		}
 		if e.Hash == "" {
-			return nil, vxerr.Usagef("run %s did not compute a key for %s (it was %s)", id, taskID, e.Status)
+			w := notFound(taskID, id, fmt.Sprintf("run %s did not compute a key for %s (it was %s)", id, taskID, e.Status))
+			w.Status, w.ThisRun = e.Status, sideOf(e)
+			return w, nil
 		}
 		cur = e
 	}
 	w := &Why{TaskID: taskID, RunID: cur.RunID, Status: cur.Reported(), Hash: cur.Hash, Roots: []Root{}, Diff: emptyDiff(),
-		NotCachedReason: cur.NotCached}
-	return against(ctx, st, w, store.ExecQuery{TaskID: taskID, BeforeRun: cur.RunID, Limit: 50}, storeManifests(st))
+		NotCachedReason: cur.NotCached, Found: true, ThisRun: sideOf(cur)}
+	w, err := against(ctx, st, w, store.ExecQuery{TaskID: taskID, BeforeRun: cur.RunID, Limit: 50}, storeManifests(st))
+	if err != nil {
+		return nil, err
+	}
+	w.Note = w.Reason
+	return w, nil
 }
 
 // manifestSource loads the manifest of a key; ok is false when none was kept.
@@ -186,6 +230,10 @@ func against(ctx context.Context, st *store.Store, w *Why, prevs store.ExecQuery
 	}
 	w.PreviousRunID, w.PreviousHash = &prev.RunID, &prev.Hash
 	w.Changed = prev.Hash != w.Hash
+	if w.Found {
+		changed := w.Changed
+		w.HashChanged, w.PreviousRun = &changed, sideOf(*prev)
+	}
 	if !w.Changed {
 		w.Reason = "same key as run " + prev.RunID + sameKeyReason(w, prev)
 		return w, nil

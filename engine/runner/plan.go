@@ -52,7 +52,9 @@ type MemorySetting struct {
 
 // PlanTask is one task of a plan.
 type PlanTask struct {
-	TaskID  string `json:"taskId"`
+	TaskID string `json:"taskId"`
+	// ID is TaskID under the original's name.
+	ID      string `json:"id"`
 	Command string `json:"command"`
 	// Cache is the predicted cache status: hit or miss (always miss under --force or cache: false).
 	Cache     store.Status `json:"cache"`
@@ -245,7 +247,7 @@ func planTasks(plan *Plan, opts PlanOptions, nodes []*node, hits map[*node]bool,
 	plan.Tasks = make([]PlanTask, 0, len(nodes))
 	cost := make(map[*node]int64, len(nodes))
 	for _, n := range sortedByIndex(nodes) {
-		pt := PlanTask{TaskID: n.task.ID, Command: n.task.Command, Cache: store.StatusMiss, Cacheable: n.task.Cache,
+		pt := PlanTask{TaskID: n.task.ID, ID: n.task.ID, Command: n.task.Command, Cache: store.StatusMiss, Cacheable: n.task.Cache,
 			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID],
 			PriorityMs: n.priority, ReserveBytes: n.reserve, ReserveFrom: n.reserveFrom}
 		if hits[n] {

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"encoding/json"
+
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/store"
 )
@@ -21,6 +23,9 @@ type PlanTotals struct {
 	NoHistory int `json:"noHistory"`
 	// MissesByName counts the predicted misses by task name (build, test).
 	MissesByName map[string]int `json:"missesByName"`
+	// unknown counts the predicted misses without a p50: the predicted times are lower bounds
+	// when it is above 0.
+	unknown int
 }
 
 // totalsOf counts a plan's tasks.
@@ -43,7 +48,33 @@ func totalsOf(tasks []PlanTask) PlanTotals {
 		}
 		if pt.P50Ms == nil {
 			t.NoHistory++
+			if pt.Cache != store.StatusHit {
+				t.unknown++
+			}
 		}
 	}
 	return t
+}
+
+// Predicted is a plan's prediction under the original's names: the wall time, the work, the
+// would-run tasks with no history, and the critical path.
+type Predicted struct {
+	WallMs       int64    `json:"wallMs"`
+	WorkMs       int64    `json:"workMs"`
+	UnknownCount int      `json:"unknownCount"`
+	CriticalPath []string `json:"criticalPath"`
+}
+
+// MarshalJSON writes the plan with its prediction also under the original's predicted (its
+// critical path as the plan lists it).
+func (p Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan
+	path := p.CriticalPath
+	if path == nil {
+		path = []string{}
+	}
+	return json.Marshal(struct {
+		plain
+		Predicted Predicted `json:"predicted"`
+	}{plain(p), Predicted{WallMs: p.WallMs, WorkMs: p.WorkMs, UnknownCount: p.Totals.unknown, CriticalPath: path}})
 }

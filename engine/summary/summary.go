@@ -95,6 +95,8 @@ type TaskResult struct {
 	// NotCachedReason says why a task that ran and passed stored no cache entry (a link its
 	// outputs may not hold, inputs that changed while it ran); absent for every other task.
 	NotCachedReason string `json:"notCachedReason,omitempty"`
+	// ID is TaskID under the original's name.
+	ID string `json:"id"`
 	// WaitedFor names what the task waited for: another process that was executing its cache key
 	// (in this checkout or another sharing the cache store). Absent when it waited for none. Only
 	// the run that waited says so: the index does not keep it.
@@ -193,7 +195,7 @@ func taskResult(e store.Execution) TaskResult {
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 		WaitedMs:      e.Waited.Milliseconds(),
-		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached,
+		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached, ID: e.TaskID,
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource
