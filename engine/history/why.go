@@ -49,14 +49,17 @@ type Why struct {
 }
 
 // RunSide is one execution of a why answer, as the original names it: cacheHit, restored (on a
-// hit: whether outputs were restored; null otherwise) and startedAt in epoch milliseconds.
+// hit: whether outputs were restored; null otherwise), cached and startedAt in epoch
+// milliseconds.
 type RunSide struct {
-	RunID     string       `json:"runId"`
-	Hash      string       `json:"hash"`
-	Status    store.Status `json:"status"`
-	CacheHit  bool         `json:"cacheHit"`
-	Restored  *bool        `json:"restored"`
-	StartedAt int64        `json:"startedAt"`
+	RunID    string       `json:"runId"`
+	Hash     string       `json:"hash"`
+	Status   store.Status `json:"status"`
+	CacheHit bool         `json:"cacheHit"`
+	Restored *bool        `json:"restored"`
+	// Cached is whether the task declares a cache: null, the index does not keep it.
+	Cached    *bool `json:"cached"`
+	StartedAt int64 `json:"startedAt"`
 }
 
 // sideOf is e as a RunSide.
