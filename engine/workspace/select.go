@@ -20,8 +20,9 @@ import (
 
 // Select picks the projects and tasks a verb works on: the filters' projects (all when none, or
 // when every filter is an exclusion) less the excluded ones, narrowed to the affected ones under
-// --affected, then the named tasks (or, under --all, every task of those projects that --all
-// takes) and everything those tasks depend on.
+// --affected, then the named tasks (or, under --all with no task named, every task of those
+// projects that --all takes; --all beside task names selects those tasks in every project, as a
+// name alone does) and everything those tasks depend on.
 //
 // A selection narrowed by git (--affected, a [REF] filter) may hold no task: nothing it names
 // changed. That is an answer, not a refusal: its NothingAffected says since when. A task name no
@@ -59,7 +60,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			requested[id] = true
 		}
 	}
-	if opts.All {
+	if opts.All && len(opts.Tasks) == 0 {
 		for _, pn := range sel.Projects {
 			p, _ := ws.Project(pn)
 			for _, tn := range p.TaskNames() {

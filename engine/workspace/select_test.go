@@ -154,13 +154,21 @@ func TestSelectAllLeavesOutPersistentAndNotAll(t *testing.T) {
 	if got := strings.Join(sel.Requested, " "); got != "core#build" {
 		t.Errorf("--all requested %s, want core#build only", got)
 	}
-	// Named, they are selected still, beside --all.
+	// Named beside --all, they are selected, and only they: --all with task names selects those
+	// tasks in every project, never every task.
 	sel, err = Select(ctx, ws, SelectOptions{All: true, Tasks: []string{"dev", "core#clean"}, Filters: []string{"core"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(sel.Requested, " "); got != "core#build core#clean core#dev" {
+	if got := strings.Join(sel.Requested, " "); got != "core#clean core#dev" {
 		t.Errorf("--all with dev and core#clean requested %s", got)
+	}
+	sel, err = Select(ctx, ws, SelectOptions{All: true, Tasks: []string{"clean"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sel.Requested, " "); got != "core#clean docs#clean tool#clean ui#clean web#clean" {
+		t.Errorf("vx run clean --all requested %s, want clean in every project", got)
 	}
 }
 
