@@ -59,7 +59,7 @@ func TestAnswersAtScale(t *testing.T) {
 				{"checkLock", map[string]any{}, []string{"lock.problems", "lock.drift", "lock.notAuditedTasks", "lock.auditedTasks"}},
 				{"listTasks", map[string]any{}, []string{"projects"}},
 				{"planInit", map[string]any{}, []string{"init.todos", "init.notes", "init.files", "init.projects"}},
-				{"getRunHistory", map[string]any{}, []string{"runs", "tasks"}},
+				{"getRunHistory", map[string]any{}, []string{"invocations", "runs", "history"}},
 				{"getRunHistory", map[string]any{"runId": runs.hits}, []string{"run.tasks", "run.requested"}},
 				{"getRunHistory", map[string]any{"runId": runs.failed}, []string{"run.tasks", "run.requested"}},
 				{"getFailures", map[string]any{}, []string{"tasks"}},
@@ -136,8 +136,8 @@ func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
 		args  map[string]any
 		wants []string
 	}{
-		{"getRunHistory", map[string]any{}, []string{`{"limit":20,"totals":{"runs":2,"runsByStatus":{"failed":1,"ok":1},"tasks":` + fmt.Sprint(2*n) + `,"failing":{"flaky":4}},"runs":[`,
-			`"tasks":[{"taskId":"p00000#test",`, `"nextCursor"`}},
+		{"getRunHistory", map[string]any{}, []string{`{"limit":50,"totals":{"runs":2,"runsByStatus":{"failed":1,"ok":1},"tasks":` + fmt.Sprint(2*n) + `,"failing":{"flaky":4}},"invocations":[`,
+			fmt.Sprintf(`"history":[{"taskId":"p%05d#test",`, n-1), `"nextCursor"`}},
 		{"getWorkspaceInfo", map[string]any{}, []string{`{"attention":["4 flaky task(s) (one cache key both passed and failed): p00000#test, p00001#test, p00002#test and 1 more"],`,
 			`"projects":` + fmt.Sprint(n) + `,"tasks":` + fmt.Sprint(2*n)}},
 		{"getCacheStats", map[string]any{}, []string{`{"scope":"all","entryCount":` + fmt.Sprint(n) + `,`}},
@@ -160,7 +160,7 @@ func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
 	}
 	// The details: one project's statistics and runs whole, one project's cache numbers.
 	text := callText(t, cs, "getRunHistory", map[string]any{"project": "p00000"})
-	if !strings.Contains(text, `"tasks":[{"taskId":"p00000#test","id":"p00000#test","executions":2,"runs":2,`) || strings.Contains(text, "nextCursor") {
+	if !strings.Contains(text, `"history":[{"taskId":"p00000#test","id":"p00000#test","executions":2,"runs":2,`) || strings.Contains(text, "nextCursor") {
 		t.Errorf("getRunHistory {project: p00000} is not that project's whole history: %.600s", text)
 	}
 	text = callText(t, cs, "getCacheStats", map[string]any{"scope": map[string]any{"project": "p00001"}})

@@ -216,7 +216,7 @@ func TestOnlyBlockedIsNotARun(t *testing.T) {
 		t.Errorf("getCacheStats {scope: {project: b}} counts runs that only blocked b: %v", got)
 	}
 	got = answer(t, d.getRunHistory(), `{"project":"b"}`)
-	tasks, _ := got["tasks"].([]any)
+	tasks, _ := got["history"].([]any)
 	for _, s := range tasks {
 		s := s.(map[string]any)
 		if s["taskId"] == "b#build" && (s["runs"] != float64(0) || s["executions"] != float64(2)) {
@@ -318,5 +318,43 @@ func TestWhyAnswersFoundAndHashChanged(t *testing.T) {
 		if got["found"] != false || got["hashChanged"] != nil || got["note"] == "" {
 			t.Errorf("why %s: %v", args, got)
 		}
+	}
+}
+
+// getRunHistory's per-task figures count every recorded execution of the task, not only those of
+// the runs the limit answers, and the most recently run task comes first; runs lists one row per
+// execution, newest first.
+func TestRunHistoryCountsEveryExecution(t *testing.T) {
+	d, _, runs := answersDeps(t, firstBuild, []fixedRun{{"a#build", store.StatusHit, 0}}, []fixedRun{{"b#build", store.StatusFailed, 1}})
+	var got struct {
+		Limit       int `json:"limit"`
+		Invocations []struct {
+			RunID string `json:"runId"`
+		} `json:"invocations"`
+		Runs []struct {
+			RunID    string `json:"runId"`
+			Project  string `json:"project"`
+			Task     string `json:"task"`
+			CacheHit bool   `json:"cacheHit"`
+			EndedAt  int64  `json:"endedAt"`
+		} `json:"runs"`
+		History []struct {
+			ID   string `json:"id"`
+			Runs int    `json:"runs"`
+		} `json:"history"`
+	}
+	out, err := ask(t, d.getRunHistory(), `{"limit":1}`)
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("getRunHistory {limit: 1}: %v: %s", err, out)
+	}
+	if got.Limit != 1 || len(got.Invocations) != 1 || got.Invocations[0].RunID != runs[2] || len(got.Runs) != 1 ||
+		got.Runs[0].Project != "b" || got.Runs[0].Task != "build" || got.Runs[0].EndedAt == 0 {
+		t.Errorf("getRunHistory {limit: 1}: %s", out)
+	}
+	if len(got.History) != 2 || got.History[0].ID != "b#build" || got.History[0].Runs != 2 || got.History[1].ID != "a#build" || got.History[1].Runs != 2 {
+		t.Errorf("the statistics do not count every execution, most recently run first: %+v", got.History)
+	}
+	if out, _ = ask(t, d.getRunHistory(), `{}`); !strings.HasPrefix(out, `{"limit":50,`) {
+		t.Errorf("getRunHistory's default limit is not 50: %.80s", out)
 	}
 }

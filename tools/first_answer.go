@@ -47,22 +47,25 @@ func headFit[T any](items []T, chars int) (n, used int) {
 	return n, used
 }
 
-// historyLists answers getRunHistory's windowed lists, the runs and the task statistics. A summary
-// (no project, task or limit) whose lists are large lists each run's first few tasks that did not
-// pass (the run's own summary, getRunHistory { runId }, has them all) and, on its first page, the
-// newest runs and the statistics worth a look first (failing tasks, then the slowest) that fit
-// summaryChars; the cursor continues both lists.
+// historyLists answers getRunHistory's windowed lists: the runs (invocations), the executions
+// (runs) and the task statistics (history). A summary (no project, task or limit) whose lists
+// are large lists each run's first few tasks that did not pass (the run's own summary,
+// getRunHistory { runId }, has them all) and, on its first page, the newest runs, the most
+// recently run tasks' statistics and the newest executions that fit summaryChars; the cursor
+// continues every list.
 func historyLists(h *history.RunHistory, summary bool) []window.List {
-	if !summary || jsonSize(h.Runs)+jsonSize(h.Tasks) <= summaryListChars {
-		return []window.List{window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks)}
+	runs, execs, stats := window.Of("invocations", &h.Runs), window.Of("runs", &h.Executions), window.Of("history", &h.Tasks)
+	if !summary || jsonSize(h.Runs)+jsonSize(h.Executions)+jsonSize(h.Tasks) <= summaryListChars {
+		return []window.List{runs, execs, stats}
 	}
 	h.Brief(summaryRunRows)
-	runs, tasks := window.Of("runs", &h.Runs), window.Of("tasks", &h.Tasks)
 	room := summaryRoom - jsonSize(history.RunHistory{Limit: h.Limit, Totals: h.Totals, OmittedTasks: h.OmittedTasks})
-	// The runs take at most half the room; the statistics what is left.
-	nRuns, used := headFit(h.Runs, room/2)
-	nTasks, _ := headFit(h.Tasks, room-used)
-	return []window.List{runs.Head(max(nRuns, 1)), tasks.Head(nTasks)}
+	// The runs take at most a third of the room, the statistics the next third; the executions
+	// what is left.
+	nRuns, used := headFit(h.Runs, room/3)
+	nStats, usedStats := headFit(h.Tasks, room/3)
+	nExecs, _ := headFit(h.Executions, room-used-usedStats)
+	return []window.List{runs.Head(max(nRuns, 1)), execs.Head(nExecs), stats.Head(nStats)}
 }
 
 // planTaskLists answers planTasks' windowed lists, the critical path and the tasks, ordered as

@@ -100,20 +100,21 @@ func TestRunHistoryFirstAnswerIsASummary(t *testing.T) {
 	gh := d.getRunHistory()
 	pages := followPages(t, gh, map[string]any{})
 	first := pages[0]
-	if len(first) > summaryChars || !strings.HasPrefix(first, `{"limit":20,"totals":{"runs":20,"runsByStatus":{"failed":20},"tasks":1000,"failing":{"flaky":1000}},"runs":[{"runId":`) {
+	if len(first) > summaryChars || !strings.HasPrefix(first, `{"limit":50,"totals":{"runs":20,"runsByStatus":{"failed":20},"tasks":1000,"failing":{"flaky":1000}},"invocations":[{"runId":`) {
 		t.Errorf("the first answer is %d characters: %.400s", len(first), first)
 	}
-	runIDs, stats := map[string]bool{}, map[string]bool{}
+	runIDs, stats, execs := map[string]bool{}, map[string]bool{}, 0
 	for _, p := range pages {
 		var page struct {
 			Runs []struct {
 				RunID        string        `json:"runId"`
 				Tasks        []HistoryTask `json:"tasks"`
 				OmittedTasks int           `json:"omittedTasks"`
-			} `json:"runs"`
-			Tasks []struct {
+			} `json:"invocations"`
+			Executions []HistoryTask `json:"runs"`
+			Tasks      []struct {
 				TaskID string `json:"taskId"`
-			} `json:"tasks"`
+			} `json:"history"`
 		}
 		if err := json.Unmarshal([]byte(p), &page); err != nil {
 			t.Fatal(err)
@@ -130,9 +131,10 @@ func TestRunHistoryFirstAnswerIsASummary(t *testing.T) {
 		for _, s := range page.Tasks {
 			stats[s.TaskID] = true
 		}
+		execs += len(page.Executions)
 	}
-	if len(runIDs) != runs || len(stats) != 100 {
-		t.Errorf("the cursors reached %d runs and %d statistics, want %d and 100", len(runIDs), len(stats), runs)
+	if len(runIDs) != runs || len(stats) != 100 || execs != 50 {
+		t.Errorf("the cursors reached %d runs, %d statistics and %d executions, want %d, 100 and 50", len(runIDs), len(stats), execs, runs)
 	}
 	// A run's every task, through its run id; one project's whole history.
 	var run struct {
@@ -149,9 +151,9 @@ func TestRunHistoryFirstAnswerIsASummary(t *testing.T) {
 		break
 	}
 	// p00007#test ran in the first two runs and in those whose failing tenth was its own; its rows
-	// in those runs and its statistics name it.
+	// in those runs, its executions' rows and its statistics name it.
 	project := followPages(t, gh, map[string]any{"project": "p00007"})
-	if len(project) != 1 || strings.Count(project[0], `"taskId":"p00007#test"`) != 2+runs/10+1 {
+	if len(project) != 1 || strings.Count(project[0], `"taskId":"p00007#test"`) != 2*(2+runs/10)+1 {
 		t.Errorf("getRunHistory {project: p00007}: %d pages: %.400s", len(project), project[0])
 	}
 }

@@ -12,7 +12,7 @@ import (
 type getRunHistoryArgs struct {
 	Project string   `json:"project" arg:"nonempty,doc=Only this project."`
 	Task    string   `json:"task" arg:"nonempty,doc=Only this task name (test), not an id."`
-	Limit   *float64 `json:"limit" arg:"doc=Runs to answer: 1..500, clamped (default 20)."`
+	Limit   *float64 `json:"limit" arg:"doc=Runs to answer: 1..500, clamped (default 50)."`
 	RunID   string   `json:"runId" arg:"nonempty,doc=Answer this run's summary and tasks instead."`
 	Cursor  string   `json:"cursor" arg:"nonempty,doc=nextCursor."`
 }
@@ -31,9 +31,9 @@ func (d *Deps) getRunHistory() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getRunHistory",
 		Title:       "Run history and task statistics",
-		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, failing first.",
+		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, latest first.",
 		Paged:       true,
-		Optional:    []string{"limit", "totals", "runs", "tasks", "omittedTasks", "store"},
+		Optional:    []string{"limit", "totals", "invocations", "runs", "history", "omittedTasks", "store"},
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getRunHistoryArgs) (*runHistoryAnswer, error) {
 		if err := checkTaskName("task", args.Task); err != nil {
@@ -42,7 +42,7 @@ func (d *Deps) getRunHistory() tool.Tool {
 		if args.RunID != "" {
 			return d.runHistoryOf(ctx, call, &args)
 		}
-		opts := history.HistoryOptions{Project: args.Project, Task: args.Task, Limit: history.DefaultLimit}
+		opts := history.HistoryOptions{Project: args.Project, Task: args.Task, Limit: history.HistoryLimit}
 		if args.Limit != nil {
 			// Clamp before converting, so a huge number cannot overflow into a small one.
 			opts.Limit = int(math.Max(1, math.Min(*args.Limit, history.MaxLimit)))

@@ -136,8 +136,8 @@ func hasPath(v any, p string) bool {
 }
 
 // The answers of the original's tool contract (testdata/original/tools.json) carry every path it
-// lists: a client written against @vzn/vx-mcp reads them unchanged. getRunHistory and
-// getWorkspaceInfo keep vx's own shapes for now (docs/mcp.md, "Where vx departs").
+// lists: a client written against @vzn/vx-mcp reads them unchanged. getWorkspaceInfo keeps vx's
+// own shape for now (docs/mcp.md, "The original's contract").
 func TestAnswersCarryTheOriginalsPaths(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "original", "tools.json"))
 	if err != nil {
@@ -153,9 +153,10 @@ func TestAnswersCarryTheOriginalsPaths(t *testing.T) {
 		"getCacheStats":   `{}`,
 		"explainCacheKey": `{"taskId":"a#build"}`,
 		"whyDidThisRerun": `{"taskId":"a#build","runId":"` + runs[1] + `"}`,
+		"getRunHistory":   `{}`,
 	} {
 		tl := map[string]func() tool.Tool{"listTasks": d.listTasks, "getCacheStats": d.getCacheStats,
-			"explainCacheKey": d.explainCacheKey, "whyDidThisRerun": d.whyDidThisRerun}[name]()
+			"explainCacheKey": d.explainCacheKey, "whyDidThisRerun": d.whyDidThisRerun, "getRunHistory": d.getRunHistory}[name]()
 		got := answer(t, tl, args)
 		for _, p := range contract[name].Answer {
 			if !hasPath(got, p) {

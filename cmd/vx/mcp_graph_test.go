@@ -22,7 +22,7 @@ func TestMCPGraphHints(t *testing.T) {
 		} `json:"run"`
 		Runs []struct {
 			RunID string `json:"runId"`
-		} `json:"runs"`
+		} `json:"invocations"`
 	}
 	decode := func(name string, args map[string]any) {
 		t.Helper()

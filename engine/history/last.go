@@ -89,6 +89,8 @@ type RunInfo struct {
 const (
 	DefaultLimit = 20
 	MaxLimit     = 500
+	// HistoryLimit is getRunHistory's default, the original's: the runs and executions answered.
+	HistoryLimit = 50
 )
 
 // ClampLimit brings a limit into 1..MaxLimit, 0 meaning DefaultLimit.

@@ -1,13 +1,11 @@
 package history
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -44,21 +42,56 @@ const (
 	TaskStatsListed = 100
 )
 
-// RunHistory is getRunHistory's answer: recent runs with their tasks' outcomes, and statistics
-// per task over the executions of those runs.
+// RunHistory is getRunHistory's answer, in the original's shape: runs, the most recent executions
+// one row each, and history, each task's statistics over every execution recorded of it; beside
+// them vx's totals and invocations, the recent runs with their tasks' outcomes.
 type RunHistory struct {
-	// Limit is the limit applied, so that a truncated list cannot read as an exhausted one.
+	// Limit is the limit applied, so that a truncated list cannot read as an exhausted one: the
+	// most recent runs (invocations) and executions (runs) answered.
 	Limit int `json:"limit"`
-	// Totals count the runs and the tasks of the window, whatever the lists hold.
+	// Totals count the runs of the window and the tasks with statistics, whatever the lists hold.
 	Totals HistoryTotals `json:"totals"`
-	Runs   []HistoryRun  `json:"runs"`
-	// Tasks are the statistics of the tasks of those runs: the tasks that failed, then the
-	// others, each group slowest (by p50) first, then by task id; at most TaskStatsListed.
-	Tasks []TaskStats `json:"tasks"`
+	// Runs are the recent runs (vx's invocations), newest first.
+	Runs []HistoryRun `json:"invocations"`
+	// Executions are the most recent executions of the scope, one row each, newest first.
+	Executions []ExecutionRow `json:"runs"`
+	// Tasks are the statistics of the tasks of those runs over every execution recorded of them,
+	// the most recently run task first; at most TaskStatsListed.
+	Tasks []TaskStats `json:"history"`
 	// OmittedTasks counts the tasks whose statistics were left out (narrow with project or task).
 	OmittedTasks int `json:"omittedTasks"`
 	// Store names the folder the answer was read from: this checkout's history.
 	Store Store `json:"store"`
+}
+
+// ExecutionRow is one execution as the original's getRunHistory lists it: startedAt and endedAt in
+// epoch milliseconds, cacheHit for a hit.
+type ExecutionRow struct {
+	RunID      string       `json:"runId"`
+	TaskID     string       `json:"taskId"`
+	Project    string       `json:"project"`
+	Task       string       `json:"task"`
+	Status     store.Status `json:"status"`
+	ExitCode   *int         `json:"exitCode"`
+	CacheHit   bool         `json:"cacheHit"`
+	DurationMs int64        `json:"durationMs"`
+	StartedAt  int64        `json:"startedAt"`
+	EndedAt    int64        `json:"endedAt"`
+}
+
+// executionRows answers the limit most recent executions of the scope, newest first.
+func executionRows(ctx context.Context, st *store.Store, opts HistoryOptions, limit int) ([]ExecutionRow, error) {
+	execs, err := st.TaskExecutions(ctx, store.ExecQuery{Project: opts.Project, Task: opts.Task, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]ExecutionRow, len(execs))
+	for i, e := range execs {
+		rows[i] = ExecutionRow{RunID: e.RunID, TaskID: e.TaskID, Project: e.Project, Task: e.Task, Status: e.Status,
+			ExitCode: e.ExitCode, CacheHit: e.Status == store.StatusHit, DurationMs: e.Duration.Milliseconds(),
+			StartedAt: e.Started.UnixMilli(), EndedAt: e.Started.Add(e.Duration).UnixMilli()}
+	}
+	return rows, nil
 }
 
 // HistoryRun is one recent run.
@@ -133,7 +166,7 @@ func historyOf(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunH
 		}
 	}
 	limit := ClampLimit(opts.Limit)
-	out := &RunHistory{Limit: limit, Totals: totalsOf(nil, nil), Runs: []HistoryRun{}, Tasks: []TaskStats{}}
+	out := &RunHistory{Limit: limit, Totals: totalsOf(nil, nil), Runs: []HistoryRun{}, Executions: []ExecutionRow{}, Tasks: []TaskStats{}}
 	err := st.Snapshot(ctx, func(sn *store.Snapshot) error {
 		runs, err := sn.Runs(ctx, store.RunQuery{Limit: limit, Project: opts.Project, Task: opts.Task})
 		if err != nil || len(runs) == 0 {
@@ -143,12 +176,18 @@ func historyOf(ctx context.Context, st *store.Store, opts HistoryOptions) (*RunH
 		if out.Runs, err = historyRuns(ctx, sn, w, runs); err != nil {
 			return err
 		}
-		stats, err := windowStats(ctx, sn, w)
+		// Every execution recorded of the scope's tasks, not only the window's runs.
+		every := w
+		every.Oldest = ""
+		stats, err := windowStats(ctx, sn, every)
 		out.Totals = totalsOf(out.Runs, stats)
 		out.Tasks, out.OmittedTasks = cutStats(stats)
 		return err
 	})
 	if err != nil {
+		return nil, err
+	}
+	if out.Executions, err = executionRows(ctx, st, opts, limit); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -216,17 +255,19 @@ func historyTask(e store.Listed) HistoryTask {
 	return ht
 }
 
-// windowStats answers the statistics of the window's tasks, ranked: failing first, then by p50,
-// slowest first, then by task id.
+// windowStats answers the statistics of the window's tasks, the most recently run task first.
 func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]TaskStats, error) {
 	byTask := map[string]*taskAcc{}
+	var order []string
 	failing := false
 	err := sn.EachExecStat(ctx, w, func(e store.ExecStat) {
 		a := byTask[e.TaskID]
 		if a == nil {
-			// Newest run first: the first execution seen is the task's last status.
+			// Newest run first: the first execution seen is the task's last status, and the
+			// tasks are seen most recently run first.
 			a = &taskAcc{lastStatus: e.Status}
 			byTask[e.TaskID] = a
+			order = append(order, e.TaskID)
 		}
 		a.add(e.Status, e.Duration, e.CPU, e.PeakRSSBytes)
 		failing = failing || a.failed > 0
@@ -247,10 +288,9 @@ func windowStats(ctx context.Context, sn *store.Snapshot, w store.Window) ([]Tas
 	}
 	maps.Copy(flaky, retried)
 	stats := make([]TaskStats, 0, len(byTask))
-	for _, id := range slices.Sorted(maps.Keys(byTask)) {
+	for _, id := range order {
 		stats = append(stats, byTask[id].stats(id, flaky[id]))
 	}
-	rankStats(stats)
 	return stats, nil
 }
 
@@ -260,26 +300,6 @@ func cutStats(stats []TaskStats) ([]TaskStats, int) {
 		return stats[:TaskStatsListed], len(stats) - TaskStatsListed
 	}
 	return stats, 0
-}
-
-// rankStats orders statistics sorted by task id so that the ones worth a look come first: the
-// tasks that failed, then the others, each group slowest (by p50) first.
-func rankStats(stats []TaskStats) {
-	p50 := func(s TaskStats) int64 {
-		if s.P50Ms == nil {
-			return -1
-		}
-		return *s.P50Ms
-	}
-	slices.SortStableFunc(stats, func(a, b TaskStats) int {
-		if fa, fb := a.FailureMode != nil, b.FailureMode != nil; fa != fb {
-			if fa {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(p50(b), p50(a))
-	})
 }
 
 // taskAcc accumulates one task's executions into its statistics.

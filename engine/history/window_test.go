@@ -1,15 +1,12 @@
 package history
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -85,7 +82,6 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 	}
 	out := &RunHistory{Limit: limit, Runs: []HistoryRun{}, Tasks: []TaskStats{}, Store: checkoutStore(st),
 		Totals: HistoryTotals{Runs: len(runs), RunsByStatus: map[string]int{}, Failing: map[string]int{}}}
-	perTask := map[string][]store.Execution{}
 	for _, r := range runs {
 		out.Totals.RunsByStatus[r.Status]++
 		all, err := st.Executions(ctx, r.ID)
@@ -99,7 +95,6 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 		for _, e := range all {
 			if (opts.Project == "" || e.Project == opts.Project) && (opts.Task == "" || e.Task == opts.Task) {
 				inScope = append(inScope, e)
-				perTask[e.TaskID] = append(perTask[e.TaskID], e)
 				hr.Counts[e.Status]++
 			}
 		}
@@ -114,24 +109,33 @@ func historyFromExecutions(t *testing.T, st *store.Store, opts HistoryOptions) *
 		hr.OmittedTasks = len(inScope) - len(hr.Tasks)
 		out.Runs = append(out.Runs, hr)
 	}
-	for _, id := range slices.Sorted(maps.Keys(perTask)) {
+	// The statistics count every execution recorded of the scope's tasks, the most recently run
+	// task first; the executions' rows are the most recent limit of them.
+	every, err := st.TaskExecutions(ctx, store.ExecQuery{Project: opts.Project, Task: opts.Task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Executions = []ExecutionRow{}
+	for i, e := range every {
+		if i < limit {
+			out.Executions = append(out.Executions, ExecutionRow{RunID: e.RunID, TaskID: e.TaskID, Project: e.Project, Task: e.Task,
+				Status: e.Status, ExitCode: e.ExitCode, CacheHit: e.Status == store.StatusHit, DurationMs: e.Duration.Milliseconds(),
+				StartedAt: e.Started.UnixMilli(), EndedAt: e.Started.Add(e.Duration).UnixMilli()})
+		}
+	}
+	perTask, order := map[string][]store.Execution{}, []string{}
+	for _, e := range every {
+		if len(runs) == 0 {
+			break
+		}
+		if _, seen := perTask[e.TaskID]; !seen {
+			order = append(order, e.TaskID)
+		}
+		perTask[e.TaskID] = append(perTask[e.TaskID], e)
+	}
+	for _, id := range order {
 		out.Tasks = append(out.Tasks, Stats(id, perTask[id]))
 	}
-	slices.SortStableFunc(out.Tasks, func(a, b TaskStats) int {
-		if fa, fb := a.FailureMode != nil, b.FailureMode != nil; fa != fb {
-			if fa {
-				return -1
-			}
-			return 1
-		}
-		p50 := func(s TaskStats) int64 {
-			if s.P50Ms == nil {
-				return -1
-			}
-			return *s.P50Ms
-		}
-		return cmp.Compare(p50(b), p50(a))
-	})
 	out.Totals.Tasks = len(out.Tasks)
 	for _, s := range out.Tasks {
 		if s.FailureMode != nil {

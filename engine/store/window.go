@@ -110,15 +110,15 @@ type ExecStat struct {
 	PeakRSSBytes int64
 }
 
-// EachExecStat calls fn with each execution of the window, newest run first (in no particular
-// order within a run).
+// EachExecStat calls fn with each execution of the window, newest run first, and within a run the
+// last finished first.
 func (sn *Snapshot) EachExecStat(ctx context.Context, w Window, fn func(ExecStat)) error {
 	if sn.q == nil {
 		return nil
 	}
 	cond, args := w.where("e")
 	rows, err := sn.q.QueryContext(ctx, `SELECT e.task_id, e.status, e.duration_ms, e.user_cpu_ms + e.sys_cpu_ms, e.peak_rss
-		FROM executions e WHERE `+cond+` ORDER BY e.run_id DESC`, args...)
+		FROM executions e WHERE `+cond+` ORDER BY e.run_id DESC, e.ord DESC`, args...)
 	if err != nil {
 		return fmt.Errorf("read executions: %w", err)
 	}
