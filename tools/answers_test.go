@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -356,5 +357,31 @@ func TestRunHistoryCountsEveryExecution(t *testing.T) {
 	}
 	if out, _ = ask(t, d.getRunHistory(), `{}`); !strings.HasPrefix(out, `{"limit":50,`) {
 		t.Errorf("getRunHistory's default limit is not 50: %.80s", out)
+	}
+}
+
+// getWorkspaceInfo answers, beside its attention lines and sections, the original's flat facts it
+// knows: vx's version, the root, the cache's folder, entries, bytes and versions, the runs and hits
+// of the last 24 hours, and whether there is a lockfile.
+func TestWorkspaceInfoAnswersTheOriginalsFacts(t *testing.T) {
+	d, root, _ := answersDeps(t, firstBuild, []fixedRun{{"a#build", store.StatusHit, 0}})
+	d.Version = "9.9.9"
+	out, err := ask(t, d.getWorkspaceInfo(), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"vx": "9.9.9", "workspaceRoot": root, "cacheDir": filepath.Join(root, ".vx"), "cacheEntries": 2.0,
+		"cacheBytes": 12.0, "schemaVersion": fmt.Sprint(store.SchemaVersion), "runs24h": 2.0, "hits24h": 1.0, "lockfile": false}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("getWorkspaceInfo's %s = %v, want %v", k, got[k], v)
+		}
+	}
+	if v, _ := got["cacheVersion"].(string); v == "" || !strings.HasPrefix(out, `{"attention":`) {
+		t.Errorf("getWorkspaceInfo: %.300s", out)
 	}
 }

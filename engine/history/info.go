@@ -42,6 +42,9 @@ type CacheInfo struct {
 	Entries    int   `json:"entries"`
 	TotalBytes int64 `json:"totalBytes"`
 	Runs       int   `json:"runs"`
+	// Runs24h counts the runs of the last 24 hours, Hits24h the hits among their executions.
+	Runs24h int `json:"runs24h"`
+	Hits24h int `json:"hits24h"`
 }
 
 // InfoCache answers vx info's cache section for the state folders dirs, creating nothing. A dirs
@@ -82,6 +85,11 @@ func InfoCache(ctx context.Context, dirs statedirs.Dirs, getenv func(string) str
 	if out.Runs, err = st.CountRuns(ctx, time.Unix(0, 0)); err != nil {
 		return nil, err
 	}
+	c, err := st.CountCache(ctx, "", time.Now().Add(-24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	out.Runs24h, out.Hits24h = c.RunsSince, c.HitsSince
 	return out, nil
 }
 

@@ -51,6 +51,8 @@ type Document struct {
 	// Watcher is what the file watcher of vx mcp and vx watch needs against what the OS allows
 	// (inotify watches, open files for kqueue), with the fix when too low, and whether one runs.
 	Watcher Section `json:"watcher"`
+	// lockfile is whether the root holds a package manager's lockfile (Facts).
+	lockfile bool
 }
 
 // Versions names the versions of vx and what it is built on.
@@ -157,6 +159,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 		}
 	}
 	doc.Attention = attentionOf(doc)
+	doc.lockfile = hasLockfile(opts.Root)
 	return doc, nil
 }
 
