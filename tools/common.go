@@ -42,19 +42,6 @@ func (f *FilterList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Filter is a single filter argument: a non-empty string.
-type Filter string
-
-// UnmarshalJSON accepts only a non-empty string.
-func (f *Filter) UnmarshalJSON(data []byte) error {
-	var s string
-	if json.Unmarshal(data, &s) != nil || strings.TrimSpace(s) == "" {
-		return errors.New("must be a non-empty string")
-	}
-	*f = Filter(s)
-	return nil
-}
-
 // Affected is the affected argument: true (compare with the default branch), false (no
 // narrowing), or a git ref.
 type Affected struct {

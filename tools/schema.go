@@ -13,9 +13,6 @@ func nonemptyString() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", MinLength: jsonschema.Ptr(1)}
 }
 
-// ArgSchema is a non-empty string.
-func (Filter) ArgSchema() *jsonschema.Schema { return nonemptyString() }
-
 // ArgSchema is a non-empty string or a non-empty list of them.
 func (FilterList) ArgSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
