@@ -384,4 +384,10 @@ func TestWorkspaceInfoAnswersTheOriginalsFacts(t *testing.T) {
 	if v, _ := got["cacheVersion"].(string); v == "" || !strings.HasPrefix(out, `{"attention":`) {
 		t.Errorf("getWorkspaceInfo: %.300s", out)
 	}
+	// The workers with the original's count and cores, the plugins with their seams.
+	for _, want := range []string{`"workers":{"value":`, `"cpuQuota":null}`, `"plugins":[{"name":"mcp","commands":["mcp"],"stage":false,"seams":["commands"]}]`, `"configErrors":[]`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("getWorkspaceInfo lacks %s: %.2000s", want, out)
+		}
+	}
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+
+	"github.com/vzn/vx/engine/graph"
 )
 
 // Facts are the original's flat facts of vx info, written beside vx's sections: vx's version, the
@@ -48,12 +51,51 @@ func (d *Document) facts() Facts {
 	return f
 }
 
+// workersFact is the workers setting with the original's count, cores and CPU quota beside vx's
+// value and source (vx's sources: flag, env, default; the quota null: vx does not report it).
+type workersFact struct {
+	Setting
+	Count    int      `json:"count"`
+	Cores    int      `json:"cores"`
+	CPUQuota *float64 `json:"cpuQuota"`
+}
+
+// pluginFact is a plugin with the original's seams: the parts of vx it plugs into (commands, a
+// stage).
+type pluginFact struct {
+	graph.Plugin
+	Seams []string `json:"seams"`
+}
+
+// configErrorFact is a config error with the original's path (the file) beside vx's file.
+type configErrorFact struct {
+	ConfigError
+	Path string `json:"path"`
+}
+
 // MarshalJSON writes the document, its attention lines first, with the original's flat facts
-// after vx's sections.
+// after vx's sections, and its workers, plugins and configErrors with the original's fields.
 func (d Document) MarshalJSON() ([]byte, error) {
 	type plain Document
+	plugins := make([]pluginFact, len(d.Plugins))
+	for i, p := range d.Plugins {
+		plugins[i] = pluginFact{Plugin: p, Seams: []string{}}
+		if len(p.Commands) > 0 {
+			plugins[i].Seams = append(plugins[i].Seams, "commands")
+		}
+		if p.Stage {
+			plugins[i].Seams = append(plugins[i].Seams, "stage")
+		}
+	}
+	errs := make([]configErrorFact, len(d.ConfigErrors))
+	for i, e := range d.ConfigErrors {
+		errs[i] = configErrorFact{ConfigError: e, Path: e.File}
+	}
 	return json.Marshal(struct {
 		plain
 		Facts
-	}{plain(d), d.facts()})
+		Workers      workersFact       `json:"workers"`
+		Plugins      []pluginFact      `json:"plugins"`
+		ConfigErrors []configErrorFact `json:"configErrors"`
+	}{plain(d), d.facts(), workersFact{Setting: d.Workers, Count: int(d.Workers.Value), Cores: runtime.NumCPU()}, plugins, errs})
 }
