@@ -24,7 +24,7 @@ func (d *Deps) checkLock() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "checkLock",
 		Title:       "Check the config lock",
-		Description: "Is the config lock current? vx lock --check --format json: upToDate, audited and notAudited tasks, and each drift (task, field, locked, current) in problems; exitCode 1 on drift. Call it after editing vx config or package scripts.",
+		Description: "Is the config lock current? vx lock --check --format json: upToDate, audited counts, each drift (task, field, locked, current); exitCode 1 on drift. Call it after editing vx config or package scripts.",
 		Paged:       true,
 		Annotations: readOnly,
 		OutputTypes: documentSchema[configlock.Report](),

@@ -31,7 +31,7 @@ func (d *Deps) getRunHistory() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getRunHistory",
 		Title:       "Run history and task statistics",
-		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, tasks that did not pass and why); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, latest first.",
+		Description: "Which tasks ran recently, and how fast? Totals; recent runs (status, counts, what did not pass); per task p50Ms/p99Ms, successRate, hitRate, failureMode (flaky: a key passed and failed), maxPeakRssBytes, maxCpuParallelism, latest first.",
 		Paged:       true,
 		Optional:    []string{"limit", "totals", "invocations", "runs", "history", "omittedTasks", "store"},
 		Annotations: readOnly,
