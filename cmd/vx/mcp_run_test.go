@@ -895,7 +895,7 @@ func TestMCPPruneCache(t *testing.T) {
 	dir := writeWorkspace(t, runToolsWorkspace(""))
 	s := startRunSession(t, dir)
 
-	const empty = `{"exitCode":0,"prune":{"dryRun":%v,"evicted":0,"bytesFreed":0,"orphans":0,"orphanBytes":0,"staleFileStats":0,"evictedEntries":[]}}`
+	const empty = `{"exitCode":0,"prune":{"dryRun":%v,"evicted":0,"bytesFreed":0,"orphans":0,"orphanBytes":0,"staleFileStats":0,"held":0,"evictedEntries":[]}}`
 	for _, tc := range []struct {
 		args map[string]any
 		want string
