@@ -107,6 +107,9 @@ var migrations = []migration{
 	{12, "move the cache entries to the shared store", []string{
 		`DROP TABLE IF EXISTS cache_entries`,
 	}, nil},
+	// The estimates carried from another machine (vx history import, carried.go): what the
+	// scheduler plans a task from until it ran here.
+	{13, "keep the estimates carried from another machine", []string{carriedTable}, nil},
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -18,7 +18,9 @@ type CommandRun struct {
 // failed or timedOut) in any checkout sharing the store, newest first; a task with none is absent.
 // It reads three columns through the task index of the shared store's command runs, one prepared
 // query a task: the scheduler plans every run from it (each task's p50 and the peak RSS it
-// reserves), so it is what a full-hit run pays for its schedule.
+// reserves), so it is what a full-hit run pays for its schedule. A task
+// with none that has an estimate carried from another machine (CarryEstimates) answers it as
+// one command run of its p50 and peak RSS.
 func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) (map[string][]CommandRun, error) {
 	out := make(map[string][]CommandRun, len(taskIDs))
 	if s.sh == nil || len(taskIDs) == 0 {
@@ -48,6 +50,11 @@ func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) 
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
 		}
+	}
+	// A task that never ran here is planned from what another machine measured, where it was
+	// carried over (carried.go).
+	if err := s.addCarried(ctx, taskIDs, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
