@@ -57,6 +57,7 @@ func (a *app) rootCommand(ctx context.Context, args []string) *cobra.Command {
 			a.runCmd(), a.graphCmd(), a.showCmd(), a.lsCmd(), a.lastCmd(), a.whyCmd(), a.cacheCmd(),
 			a.initCmd(), a.agentsCmd(), a.docsCmd(), a.lockCmd(), a.infoCmd(), a.versionCmd(), a.watchCmd(),
 			a.pruneCmd(),
+			a.historyCmd(),
 		} {
 			c.GroupID = groupBuiltin
 			root.AddCommand(withUsage(c))
