@@ -7,6 +7,8 @@ package profilerec
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -124,3 +126,79 @@ func RecordTask(ctx context.Context, t Task) {
 
 // Enabled reports whether ctx carries a recorder.
 func Enabled(ctx context.Context) bool { return recorderOf(ctx) != nil }
+
+// Collector is a Recorder that keeps everything it receives, for a consumer that lays the run out
+// once it ended (the OpenTelemetry export). It is safe for concurrent use.
+type Collector struct {
+	now   func() time.Time
+	mu    sync.Mutex
+	spans []Span
+	tasks []Task
+}
+
+// NewCollector returns a Collector timing spans by now (nil: time.Now).
+func NewCollector(now func() time.Time) *Collector {
+	if now == nil {
+		now = time.Now
+	}
+	return &Collector{now: now}
+}
+
+// Now is the collector's clock.
+func (c *Collector) Now() time.Time { return c.now() }
+
+// Span keeps one ended span.
+func (c *Collector) Span(s Span) {
+	c.mu.Lock()
+	c.spans = append(c.spans, s)
+	c.mu.Unlock()
+}
+
+// Task keeps one task's timing.
+func (c *Collector) Task(t Task) {
+	c.mu.Lock()
+	c.tasks = append(c.tasks, t)
+	c.mu.Unlock()
+}
+
+// Recorded answers copies of the spans and the task timings kept so far, in the order received.
+func (c *Collector) Recorded() ([]Span, []Task) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.spans), slices.Clone(c.tasks)
+}
+
+// Tee answers a Recorder that hands every span and task timing to each of recs (nil ones left
+// out), timed by the first one's clock: a run profiled and traced at once marks its phases once.
+// With one recorder it answers that one; with none, nil.
+func Tee(recs ...Recorder) Recorder {
+	var kept tee
+	for _, r := range recs {
+		if r != nil {
+			kept = append(kept, r)
+		}
+	}
+	switch len(kept) {
+	case 0:
+		return nil
+	case 1:
+		return kept[0]
+	}
+	return kept
+}
+
+type tee []Recorder
+
+func (t tee) Now() time.Time { return t[0].Now() }
+
+func (t tee) Span(s Span) {
+	for _, r := range t {
+		r.Span(s)
+	}
+}
+
+func (t tee) Task(task Task) {
+	for _, r := range t {
+		r.Task(task)
+	}
+}

@@ -51,3 +51,21 @@ func TestSpansGoToTheContextsRecorderAsItsTasks(t *testing.T) {
 		t.Errorf("tasks %+v", rec.tasks)
 	}
 }
+
+// A Tee hands each span and task to every recorder, timed by the first one's clock; a Collector
+// answers what it kept.
+func TestTeeAndCollector(t *testing.T) {
+	first := &recorder{}
+	col := profilerec.NewCollector(func() time.Time { return time.Unix(99, 0) })
+	if profilerec.Tee(nil, col) != profilerec.Recorder(col) || profilerec.Tee() != nil {
+		t.Error("a tee of one recorder is not that recorder, or of none not nil")
+	}
+	ctx := profilerec.WithTask(profilerec.WithRecorder(context.Background(), profilerec.Tee(first, col)), "a#b")
+	profilerec.Start(ctx, "hash").End()
+	profilerec.RecordTask(ctx, profilerec.Task{ID: "a#b"})
+	spans, tasks := col.Recorded()
+	if len(spans) != 1 || len(first.spans) != 1 || spans[0] != first.spans[0] || spans[0].Task != "a#b" ||
+		!spans[0].Start.Equal(time.Unix(0, 0)) || len(tasks) != 1 || len(first.tasks) != 1 {
+		t.Errorf("collector %v %v, first %v %v", spans, tasks, first.spans, first.tasks)
+	}
+}
