@@ -56,6 +56,7 @@ type runFlags struct {
 	noCache   bool
 	cacheSpec string
 	cacheUse  cache.Use
+	otel      string // --otel[=URL]: the run's OpenTelemetry export (run_trace.go)
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -159,6 +160,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.frozen, "frozen", false, frozenUsage)
 	f.BoolVar(&rf.noCache, "no-cache", false, "run every task, and read and write no cache entry (local or remote)")
 	f.StringVar(&rf.cacheSpec, "cache", "", "read and write each cache layer as `LAYERS` says: local:rw,remote:r (access r, w, rw or off; a layer left out is off)")
+	registerOTel(f, &rf.otel)
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -183,7 +185,10 @@ func (rf *runFlags) check(args []string) error {
 	if err := rf.checkCacheScope(); err != nil {
 		return err
 	}
-	return rf.checkCache()
+	if err := rf.checkCache(); err != nil {
+		return err
+	}
+	return checkOTel(rf.otel, rf.dry)
 }
 
 // checkCache reads --no-cache, --cache and --remote-cache (an alias of --cache's remote layer)
@@ -224,11 +229,16 @@ func (a *app) emitSummary(sum *summary.Summary, forServer bool) error {
 // run plans or runs the selection the flags and args name.
 func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer, handoff io.Reader) error {
 	ctx, profile := startRunTrace(cmd.Context(), rf.profile)
+	ctx, otel := startOTel(ctx, rf.otel, profile)
 	fileState := a.startFileState(ctx, handoff)
 	defer fileState.of(nil)
+	loadStart := time.Now()
 	ws, err := a.loadForRun(ctx, rf)
 	if err != nil {
 		return err
+	}
+	if rf.dry == "" {
+		ctx = otel.fromConfig(ctx, ws, profile, loadStart)
 	}
 	so, err := a.selectOptions(ws, &rf.sel)
 	if err != nil {
@@ -293,6 +303,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if err := profile.write(sum, opts); err != nil {
 		return err
 	}
+	otel.export(ctx, sum, a.stderr)
 	if cmd.Flags().Changed("summarize") {
 		path := rf.summarize
 		if path == summarizeDefault {

@@ -396,6 +396,9 @@ type Workspace struct {
 	CacheScope string `json:"cacheScope,omitempty"`
 	// CacheRetention is cacheRetention, how much the cache store keeps; nil for the defaults.
 	CacheRetention *CacheRetention `json:"cacheRetention,omitempty"`
+	// OTel is otel: every run is exported as OpenTelemetry traces, to the endpoint the standard
+	// OTEL_EXPORTER_OTLP_* variables name (vx run --otel[=URL] does it for one run).
+	OTel bool `json:"otel,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -183,7 +183,7 @@ func globalInputs(r reader, top map[string]any) ([]string, error) {
 // workspaceEnv reads what the workspace declares for every task's environment and memory, and
 // for its cache store: env, passThroughEnv, envMode, memoryBudget, taskMemory and cacheRetention.
 func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error) {
-	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention"} {
+	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention", "otel"} {
 		v, ok := top[k]
 		if !ok {
 			continue
@@ -203,6 +203,8 @@ func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error)
 			ws.RunTimeout, ws.RunTimeoutSpec, err = r.duration(k, v)
 		case "cacheRetention":
 			ws.CacheRetention, err = cacheRetention(r, v)
+		case "otel":
+			ws.OTel, err = r.boolean(k, v)
 		}
 		if err != nil {
 			return err

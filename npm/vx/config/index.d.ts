@@ -215,6 +215,12 @@ export interface WorkspaceConfig {
    * a tenth of the disk holding the store; `false` prunes only when asked with limits.
    */
   cacheRetention?: false | { maxSize?: string | number; maxAge?: string }
+  /**
+   * `true`: every `vx run` exports its run as OpenTelemetry traces over OTLP/HTTP, to the endpoint
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` names (default
+   * `http://localhost:4318`), as `vx run --otel` does.
+   */
+  otel?: boolean
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
