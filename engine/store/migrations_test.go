@@ -76,7 +76,7 @@ func TestNewIndexStamped(t *testing.T) {
 	want := []string{
 		"index executions_by_run", "index executions_by_status", "index executions_by_task",
 		"index executions_command_runs", "index executions_retried",
-		"table executions", "table key_outcomes", "table manifests",
+		"table carried_estimates", "table executions", "table key_outcomes", "table manifests",
 		"table meta", "table runs", "table stat_folders",
 	}
 	if got := schemaObjects(t, st.db); !slices.Equal(got, want) {
