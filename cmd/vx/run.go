@@ -272,25 +272,10 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	if err != nil {
 		return err
 	}
-	opts := prepared.Options
-	var stale bool
-	opts.Known, stale = fileState.handed(opts, &a.log)
-	if stale {
-		opts.Files = nil
-	}
-	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), a.recordedArgs()
-	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
-	opts.Events = eventsOut
-	opts.Logs = rf.habits.logOptions(a.colorOn(a.stderr))
-	sup := taskSupervisor(a.getenv)
-	opts.Exec = supervisedExec(sup)
-	opts.Sandbox = taskenv.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
-	opts.RemoteCache = rf.remoteCache
-	if opts.CacheScope, err = a.resolveCacheScope(rf, ws); err != nil {
+	opts, err := a.runOptions(cmd, rf, ws, prepared.Options, fileState, eventsOut)
+	if err != nil {
 		return err
 	}
-	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
-	opts.Cache = rf.cacheUse
 	// A reader that went away (the vx mcp of a runTasks call died, `vx run | head`) must
 	// not kill vx before it stopped its tasks and recorded the run: writes fail instead.
 	brokenPipe := make(chan os.Signal, 1)
@@ -329,6 +314,32 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		return &vxerr.FailureError{}
 	}
 	return nil
+}
+
+// runOptions completes the runner's options Prepare made with what this process and its flags
+// decide: the file state handed over, the display, the supervisor and sandbox, the cache's
+// layers and scope, and vx run's CI flags.
+func (a *app) runOptions(cmd *cobra.Command, rf *runFlags, ws *graph.Workspace, opts runner.Options, fileState *fileStateAsk, eventsOut io.Writer) (runner.Options, error) {
+	var stale bool
+	opts.Known, stale = fileState.handed(opts, &a.log)
+	if stale {
+		opts.Files = nil
+	}
+	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), a.recordedArgs()
+	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
+	opts.Events = eventsOut
+	opts.Logs = rf.habits.logOptions(a.colorOn(a.stderr))
+	sup := taskSupervisor(a.getenv)
+	opts.Exec = supervisedExec(sup)
+	opts.Sandbox = taskenv.SandboxOptions{Supervisor: sup, Agent: rf.sandboxAgent}
+	opts.RemoteCache = rf.remoteCache
+	var err error
+	if opts.CacheScope, err = a.resolveCacheScope(rf, ws); err != nil {
+		return opts, err
+	}
+	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
+	opts.Cache = rf.cacheUse
+	return opts, nil
 }
 
 // leafUsage prints the usage of a command without subcommands, aliases or examples as cobra does,

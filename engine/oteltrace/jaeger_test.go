@@ -312,7 +312,7 @@ func TestJaeger(t *testing.T) {
 			test: { command: 'exit 3', dependsOn: ['build'], cache: false } } }`,
 		".gitignore":       ".vx/\nout.txt\n",
 		"lib/package.json": `{ "name": "lib" }`,
-		"lib/build.sh":     "echo built > out.txt\n",
+		"lib/build.sh":     "awk 'BEGIN { s = \"x\"; for (i = 0; i < 26; i++) s = s s; print length(s) }' > /dev/null\necho built > out.txt\n",
 		"app/package.json": `{ "name": "app", "dependencies": { "lib": "*" } }`,
 		"app/build.sh":     "echo built > out.txt\n",
 	})

@@ -204,13 +204,15 @@ func taskAttrs(row *summary.TaskResult) []attribute.KeyValue {
 		attribute.String("vx.task", task),
 		attribute.String(AttrCacheStatus, string(row.Status)),
 		attribute.String(AttrCacheKey, row.Hash),
-		attribute.Int64(AttrPeakRSSBytes, row.PeakRssBytes),
 		attribute.Int64("vx.duration_ms", row.DurationMs),
 		attribute.Int64("vx.saved_ms", row.SavedMs),
 		attribute.Int64("vx.reserved_bytes", row.ReservedBytes),
 	}
 	if row.CacheSource != nil {
 		attrs = append(attrs, attribute.String(AttrCacheSource, *row.CacheSource))
+	}
+	if row.PeakRssBytes > 0 { // 0: not measured (a hit, or a task lighter than its supervisor)
+		attrs = append(attrs, attribute.Int64(AttrPeakRSSBytes, row.PeakRssBytes))
 	}
 	if row.ExitCode != nil {
 		attrs = append(attrs, attribute.Int(AttrExitCode, *row.ExitCode))

@@ -23,38 +23,49 @@ type CommandRun struct {
 // one command run of its p50 and peak RSS.
 func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) (map[string][]CommandRun, error) {
 	out := make(map[string][]CommandRun, len(taskIDs))
-	if s.sh == nil || len(taskIDs) == 0 {
+	if len(taskIDs) == 0 {
 		return out, nil
 	}
-	stmt, err := s.sh.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM command_runs
+	if s.sh != nil {
+		if err := s.sh.recentCommandRuns(ctx, taskIDs, n, out); err != nil {
+			return nil, err
+		}
+	}
+	// A task that never ran here is planned from what another machine measured, where it was
+	// carried over (carried.go); a shared store not made yet holds no run of any.
+	if err := s.addCarried(ctx, taskIDs, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// recentCommandRuns fills out with the last n command runs of each of taskIDs in the shared
+// store sh, newest first.
+func (sh *sharedDB) recentCommandRuns(ctx context.Context, taskIDs []string, n int, out map[string][]CommandRun) error {
+	stmt, err := sh.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM command_runs
 		WHERE task_id = ? ORDER BY seq DESC LIMIT ?`)
 	if err != nil {
-		return nil, fmt.Errorf("read recent executions: %w", err)
+		return fmt.Errorf("read recent executions: %w", err)
 	}
 	for _, id := range taskIDs {
 		rows, err := stmt.QueryContext(ctx, id, n)
 		if err != nil {
-			return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
+			return fmt.Errorf("read recent executions of %s: %w", id, err)
 		}
 		for rows.Next() {
 			var c CommandRun
 			var ms int64
 			if err := rows.Scan(&c.Status, &ms, &c.PeakRSSBytes); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
+				return fmt.Errorf("read recent executions of %s: %w", id, err)
 			}
 			c.Duration = time.Duration(ms) * time.Millisecond
 			out[id] = append(out[id], c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read recent executions of %s: %w", id, err)
+			return fmt.Errorf("read recent executions of %s: %w", id, err)
 		}
 	}
-	// A task that never ran here is planned from what another machine measured, where it was
-	// carried over (carried.go).
-	if err := s.addCarried(ctx, taskIDs, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return nil
 }
