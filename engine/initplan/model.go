@@ -453,7 +453,8 @@ func (b *builder) selfWrittenInputs() {
 	for _, p := range b.projects {
 		for _, name := range slices.Sorted(maps.Keys(p.tasks)) {
 			t := p.tasks[name]
-			if !runsTshy(p.scripts, name, 3) || slices.Contains(t.Rewrites, "package.json") {
+			// A persistent task (tshy --watch) is never cached: nothing to declare.
+			if t.Persistent || !runsTshy(p.scripts, name, 3) || slices.Contains(t.Rewrites, "package.json") {
 				continue
 			}
 			c := *t // a template's spec may be shared: the project's own copy changes
