@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -71,41 +70,21 @@ var sharedTables = []string{
 
 // sharedDB is an open shared index; its statements are prepared once for its life.
 type sharedDB struct {
-	dir string
-	db  *sql.DB
-
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+	dir   string
+	db    *sql.DB
+	stmts stmtCache
 }
 
 // prepared answers a statement of the shared index prepared once.
 func (d *sharedDB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
-	d.stmtMu.Lock()
-	defer d.stmtMu.Unlock()
-	if st, ok := d.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := d.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if d.stmts == nil {
-		d.stmts = map[string]*sql.Stmt{}
-	}
-	d.stmts[query] = st
-	return st, nil
+	return d.stmts.prepare(ctx, d.db, query)
 }
 
 func (d *sharedDB) close() error {
 	if d == nil {
 		return nil
 	}
-	d.stmtMu.Lock()
-	for _, st := range d.stmts {
-		st.Close()
-	}
-	d.stmts = nil
-	d.stmtMu.Unlock()
+	d.stmts.close()
 	if err := d.db.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", SharedIndexPath(d.dir), err)
 	}

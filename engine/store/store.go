@@ -57,8 +57,7 @@ type Store struct {
 	Reset string
 	now   func() time.Time
 
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+	stmts stmtCache
 
 	// runsMu guards runs: the runs begun here and not finished (see BeginRun).
 	runsMu sync.Mutex
@@ -67,20 +66,7 @@ type Store struct {
 
 // prepared answers a statement prepared once for the store's life.
 func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := s.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if s.stmts == nil {
-		s.stmts = map[string]*sql.Stmt{}
-	}
-	s.stmts[query] = st
-	return st, nil
+	return s.stmts.prepare(ctx, s.db, query)
 }
 
 // Options configure Open.
@@ -435,12 +421,7 @@ func (s *Store) Close() error {
 	if s.db == nil {
 		return serr
 	}
-	s.stmtMu.Lock()
-	for _, st := range s.stmts {
-		st.Close()
-	}
-	s.stmts = nil
-	s.stmtMu.Unlock()
+	s.stmts.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", IndexPath(s.dir), err)
 	}
