@@ -341,6 +341,7 @@ export default defineWorkspace({
       ifScript: false,
       passThroughEnv: ['LANG'],
       envMode: 'strict',
+      rewrites: ['package.json'],
     },
     test: { command: 'test -s out.txt', dependsOn: ['build'], timeout: 60000 },
     // Declared, never run here: what the sandbox allows is not this test's business.

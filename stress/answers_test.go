@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/engine/workspace"
 )
 
 // answerBudget is the default answer budget of `vx mcp`, in characters.
@@ -221,16 +222,18 @@ export default defineWorkspace({
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("vx lock: %v\n%s", err, out)
 	}
-	return root, seedHistory(t, filepath.Join(root, ".vx"), n)
+	// The entries go to the shared store the server resolves for this checkout, as a run's would.
+	dirs := workspace.StoreDirs(root, "", "", os.Getenv)
+	return root, seedHistory(t, dirs.Checkout, dirs.Shared, n)
 }
 
 // seedHistory records, straight into the index, a run in which every task hit, and a later run
 // in which the first failedTasks test tasks failed (each printing failedLogBytes) and blocked
 // nothing else; every build has a cache entry.
-func seedHistory(t *testing.T, dir string, n int) seededRuns {
+func seedHistory(t *testing.T, dir, shared string, n int) seededRuns {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, store.Options{})
+	st, err := store.Open(ctx, dir, store.Options{SharedDir: shared})
 	if err != nil {
 		t.Fatal(err)
 	}

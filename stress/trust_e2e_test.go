@@ -195,8 +195,9 @@ func taskStatuses(t *testing.T, res vxResult) map[string]string {
 	return out
 }
 
+// The local store lives in the checkout's state folder, so that honestRun forgets it with .vx.
 func remoteEnv(url string) []string {
-	return []string{"VX_REMOTE_CACHE_URL=" + url, "VX_REMOTE_CACHE_TOKEN=" + trustToken}
+	return []string{"VX_REMOTE_CACHE_URL=" + url, "VX_REMOTE_CACHE_TOKEN=" + trustToken, "VX_CACHE_DIR=.vx/store"}
 }
 
 // honestRun runs build once against srv, which then holds its artifact, and forgets the local

@@ -67,7 +67,8 @@ func TestTaskCannotReadVxEnviron(t *testing.T) {
 	}
 	cmd := exec.Command(exe, "run", "plain", "boxed")
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1", "HOME="+dir, "PROBE_TOKEN=tok-in-vx-environ")
+	// The test's cache home is root's: nobody keeps its store in the state folder it owns.
+	cmd.Env = append(cleanEnv(), "VX_TEST_MAIN=1", "HOME="+dir, "PROBE_TOKEN=tok-in-vx-environ", "VX_CACHE_DIR=.vx/store")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	out, err := cmd.CombinedOutput()
 	text := string(out)

@@ -487,7 +487,8 @@ func asNobody(t *testing.T, cmd *exec.Cmd, dir string) {
 		t.Fatal(err)
 	}
 	cmd.Path, cmd.Args[0] = bin, bin
-	cmd.Env = append(cmd.Env, "HOME="+dir)
+	// The test's cache home is root's: nobody keeps its store in the state folder it owns.
+	cmd.Env = append(cmd.Env, "HOME="+dir, "VX_CACHE_DIR=.vx/store")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 }
 

@@ -465,6 +465,22 @@ type CacheScope struct {
 	Project string `json:"project"`
 }
 
+// UnmarshalJSON reads what MarshalJSON writes: "all", or {"project": NAME}.
+func (c *CacheScope) UnmarshalJSON(b []byte) error {
+	if string(b) == `"all"` || string(b) == "null" {
+		*c = CacheScope{}
+		return nil
+	}
+	var v struct {
+		Project string `json:"project"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("cache scope %s: want \"all\" or {\"project\": NAME}", b)
+	}
+	*c = CacheScope{Project: v.Project}
+	return nil
+}
+
 // MarshalJSON writes "all" for the whole workspace, else {"project": NAME}.
 func (c CacheScope) MarshalJSON() ([]byte, error) {
 	if c.Project == "" {
