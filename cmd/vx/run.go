@@ -57,6 +57,8 @@ type runFlags struct {
 	cacheSpec string
 	cacheUse  cache.Use
 	otel      string // --otel[=URL]: the run's OpenTelemetry export (run_trace.go)
+	// continueAlways is --continue=always (run_habits.go): a failure's dependents run too.
+	continueAlways bool
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -339,6 +341,7 @@ func (a *app) runOptions(cmd *cobra.Command, rf *runFlags, ws *graph.Workspace, 
 	}
 	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
 	opts.Cache = rf.cacheUse
+	opts.ContinueAlways = rf.continueAlways
 	return opts, nil
 }
 

@@ -25,17 +25,20 @@ type habitFlags struct {
 // --continue=dependencies-successful.
 const continueDefault = "dependencies-successful"
 
+// continueAlways is --continue=always: as turbo's, the dependents of a failed task run too.
+const continueAlways = "always"
+
 func (h *habitFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&h.concurrency, "concurrency", "", "how many tasks run at once: `N`, or a share of the CPUs such as 50% (default: env VX_CONCURRENCY, else the number of CPUs)")
-	f.StringVar(&h.continueOn, "continue", "", "after a failure, go on with every task that does not depend on it; `WHEN` is dependencies-successful, vx run's default, so --continue changes nothing (as turbo's --continue=dependencies-successful), or never (--bail)")
+	f.StringVar(&h.continueOn, "continue", "", "after a failure, go on with every task that does not depend on it; `WHEN` is dependencies-successful, vx run's default, so --continue changes nothing (as turbo's --continue=dependencies-successful), always (the failure's dependents run too) or never (--bail)")
 	f.Lookup("continue").NoOptDefVal = continueDefault
 	f.StringVar(&h.outputLogs, "output-logs", "", "which task output to show, as `MODE`: full (the default), new-only (not the logs hits replay), errors-only (failed tasks' output, each whole), hash-only (each task's key, no output) or none")
 	f.StringVar(&h.logOrder, "log-order", "", "how task output is ordered, as `ORDER`: stream (the default: lines as they come) or grouped (each task's output together when it ends)")
 }
 
 // apply checks the flags' values and puts them in rf: the worker count, --bail for
-// --continue=never. Each refusal is a usage error naming the flag.
+// --continue=never, continueAlways for --continue=always. Each refusal is a usage error naming the flag.
 func (h *habitFlags) apply(cmd *cobra.Command, rf *runFlags) error {
 	if cmd.Flags().Changed("concurrency") {
 		n, err := parseConcurrency(h.concurrency, runtime.NumCPU())
@@ -51,10 +54,13 @@ func (h *habitFlags) apply(cmd *cobra.Command, rf *runFlags) error {
 		}
 	case "never":
 		rf.bail = true
-	case "always":
-		return vxerr.Usagef("--continue=always: vx never runs a task whose dependency failed (it is blocked); --continue, the default, runs every task that does not depend on a failure")
+	case continueAlways:
+		if rf.bail {
+			return vxerr.Usagef("--continue=always and --bail: choose one (--continue=always runs even the dependents of a failure; --bail stops)")
+		}
+		rf.continueAlways = true
 	default:
-		return vxerr.Usagef("--continue=%s: want dependencies-successful (the default) or never", h.continueOn)
+		return vxerr.Usagef("--continue=%s: want dependencies-successful (the default), always or never", h.continueOn)
 	}
 	return runout.CheckLogOptions(h.outputLogs, h.logOrder)
 }

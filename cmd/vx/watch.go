@@ -117,6 +117,7 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 		Configure: func(o *runner.Options) {
 			o.Output, o.Terminal, o.Args = a.stderr, isTerminal(a.stderr), os.Args[1:]
 			o.Bail, o.Logs = wf.run.bail, wf.habits.logOptions(a.colorOn(a.stderr))
+			o.ContinueAlways = wf.run.continueAlways
 			o.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 			o.Exec = supervisedExec(sup)
 			o.Sandbox = taskenv.SandboxOptions{Supervisor: sup}

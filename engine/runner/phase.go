@@ -233,6 +233,11 @@ func (s *scheduler) finish(o outcome) {
 		}
 		fallthrough
 	default:
+		if s.r.opts.ContinueAlways && (n.phase == endFailed || n.phase == endTimedOut) {
+			// --continue=always: its dependents run as if it had passed.
+			s.releaseDependents(n)
+			break
+		}
 		s.block(n, n.task.ID)
 		if s.r.opts.Bail {
 			s.stopping = true

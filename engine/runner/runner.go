@@ -117,6 +117,9 @@ type Options struct {
 	// "" is VX_CACHE_SCOPE's, else the workspace's cacheScope, else the trusted one
 	// (remote.ResolveScope).
 	CacheScope string
+	// ContinueAlways runs the dependents of a task that failed or timed out as if it had passed
+	// (vx run --continue=always, as turbo's); false blocks them.
+	ContinueAlways bool
 }
 
 func (o *Options) fill() error {
