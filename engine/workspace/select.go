@@ -90,6 +90,13 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 // selected project that has it. Under a selection narrowed by git (narrowed), a name that no
 // selected project has is no refusal: none of its projects changed.
 func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts SelectOptions, narrowed bool) ([]string, error) {
+	if task, ok := strings.CutPrefix(arg, RootAlias+"#"); ok {
+		root := RootProject(ws)
+		if root == nil {
+			return nil, vxerr.Usagef("task id %q: the workspace folder is no project (add '.' to projects)", arg)
+		}
+		arg = graph.TaskID(root.Name, task)
+	}
 	if strings.Contains(arg, "#") {
 		if _, _, ok := graph.SplitTaskID(arg); !ok {
 			return nil, vxerr.Usagef("task id %q is missing a half (write project#task)", arg)
@@ -117,6 +124,17 @@ func matchTask(ws *graph.Workspace, projects map[string]bool, arg string, opts S
 		return nil, vxerr.Usagef("no project selected by --filter %s has task %q", strings.Join(opts.Filters, " --filter "), arg)
 	}
 	return ids, nil
+}
+
+// RootProject is the project of the workspace folder itself (RootAlias names it), nil when the
+// workspace has none.
+func RootProject(ws *graph.Workspace) *graph.Project {
+	for _, p := range ws.Projects {
+		if p.Dir == "." {
+			return p
+		}
+	}
+	return nil
 }
 
 // filterProjects resolves the --filter values to the set of project names: the union of what the
@@ -194,7 +212,13 @@ type selector struct {
 	// matchDeps (NAME...[REF]) keeps a matched project when it or any project it depends on
 	// changed, instead of only when it changed itself.
 	matchDeps bool
+	// root (//, as Turborepo's //#task) matches the root project, the workspace folder itself.
+	root bool
 }
+
+// RootAlias is how a filter or a task id names the root project whatever its name: --filter //,
+// //#lint, as Turborepo names the root package.
+const RootAlias = "//"
 
 // selectorBody is what a filter holds inside its ! and ... marks: a name, a {folder} and a git
 // range, each optional, in that order. A name cannot start or end with a dot, so that ./PATH and
@@ -234,6 +258,9 @@ func parseFilter(raw string) (*selector, error) {
 		return nil, vxerr.Usagef("--filter %q names no project: %s", raw, filterForms)
 	case strings.HasPrefix(body, "!"):
 		return nil, unsupported("! goes first, once: !NAME, !./PATH, !...NAME")
+	case body == RootAlias:
+		s.root = true
+		return s, nil
 	case body == "." || body == ".." || strings.HasPrefix(body, "./") || strings.HasPrefix(body, "../"):
 		// A path: the whole body, globs included (turbo reads it so too).
 		if strings.Contains(body, "...[") || strings.HasSuffix(body, "}") {
@@ -336,6 +363,9 @@ func (s *selector) setDir(p string, at int, unsupported func(string) error) erro
 
 // matchesName reports whether the project matches the selector's name part.
 func (s *selector) matchesName(p *graph.Project) bool {
+	if s.root {
+		return p.Dir == "."
+	}
 	if s.name == "" {
 		return true
 	}
@@ -445,6 +475,9 @@ func (r *resolver) resolve(s *selector) ([]string, error) {
 // noMatch is the refusal of a selector whose name and folder match no project. A name that is a
 // project's folder gets a hint to write it as a path; a name or tag near a project's, that one.
 func (r *resolver) noMatch(s *selector) error {
+	if s.root {
+		return vxerr.Usagef("--filter %q matches no project: the workspace folder is no project (add '.' to projects)", s.raw)
+	}
 	if s.name != "" && s.dir == "" && !strings.HasPrefix(s.name, "tag:") && strings.Contains(s.name, "/") {
 		clean := path.Clean(s.name)
 		for _, p := range r.ws.Projects {
