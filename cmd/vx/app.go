@@ -143,7 +143,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if err == nil {
 		return vxerr.ExitOK
 	}
-	err = hinted(root, err)
+	err = hinted(root, a.taskVerb(ctx, root, args, err))
 	code := vxerr.ExitCode(err)
 	var c vxerr.Coder
 	if !errors.As(err, &c) && isCobraUsage(err) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/vzn/vx/engine/suggest"
 	"github.com/vzn/vx/engine/vxerr"
+	"github.com/vzn/vx/engine/workspace"
 )
 
 // verbHabits are the verbs other task runners' users type, and vx's for them.
@@ -39,6 +42,34 @@ func hinted(root *cobra.Command, err error) error {
 	word, parent := m[1], m[2]
 	under := strings.TrimSpace(strings.TrimPrefix(parent, root.Name()) + " " + word)
 	return &vxerr.UsageError{Msg: fmt.Sprintf("unknown command %q%s", under, verbHint(root, parent, word))}
+}
+
+// taskVerb rewrites cobra's refusal of an unknown top-level verb that is a task name of the
+// workspace (`vx build app`, as `nx build app` and `npm run build` are typed) as one line naming
+// the vx run that does it: the words after the verb, up to the first flag, are its filters.
+// Outside a workspace, or for a word no project declares as a task, err comes back as it was.
+func (a *app) taskVerb(ctx context.Context, root *cobra.Command, args []string, err error) error {
+	m := unknownCommand.FindStringSubmatch(err.Error())
+	if m == nil || m[2] != root.Name() {
+		return err
+	}
+	word := m[1]
+	at := slices.Index(args, word)
+	if at < 0 || strings.HasPrefix(word, "-") {
+		return err
+	}
+	ws, loadErr := a.load(ctx)
+	if loadErr != nil || !slices.Contains(workspace.TaskNames(ws), word) {
+		return err
+	}
+	run := "vx run " + word
+	for _, arg := range args[at+1:] {
+		if strings.HasPrefix(arg, "-") {
+			break
+		}
+		run += " --filter " + arg
+	}
+	return &vxerr.UsageError{Msg: fmt.Sprintf("unknown command %q (did you mean %s?)", word, run)}
 }
 
 // verbHint is " (did you mean vx X?)" for a verb word under the command path parent: a verb
