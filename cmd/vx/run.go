@@ -59,6 +59,9 @@ type runFlags struct {
 	otel      string // --otel[=URL]: the run's OpenTelemetry export (run_trace.go)
 	// continueAlways is --continue=always (run_habits.go): a failure's dependents run too.
 	continueAlways bool
+	// excludeDeps is --exclude-dependencies: only the named tasks run, what they depend on is
+	// restored from the cache.
+	excludeDeps bool
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -163,6 +166,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.noCache, "no-cache", false, "run every task, and read and write no cache entry (local or remote)")
 	f.StringVar(&rf.cacheSpec, "cache", "", "read and write each cache layer as `LAYERS` says: local:rw,remote:r (access r, w, rw or off; a layer left out is off)")
 	registerOTel(f, &rf.otel)
+	f.BoolVar(&rf.excludeDeps, "exclude-dependencies", false, "run only the tasks named: restore what they depend on from the cache, and refuse the run, before anything runs, when one of those misses")
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -190,7 +194,26 @@ func (rf *runFlags) check(args []string) error {
 	if err := rf.checkCache(); err != nil {
 		return err
 	}
+	if err := rf.checkExcludeDeps(args); err != nil {
+		return err
+	}
 	return checkOTel(rf.otel, rf.dry)
+}
+
+// checkExcludeDeps refuses --exclude-dependencies where the run would read no cache to restore
+// the dependencies from, or names no task to run without them.
+func (rf *runFlags) checkExcludeDeps(args []string) error {
+	switch {
+	case !rf.excludeDeps:
+		return nil
+	case len(args) == 0:
+		return vxerr.Usagef("--exclude-dependencies with --all: name the tasks to run without their dependencies")
+	case rf.force || rf.noCache:
+		return vxerr.Usagef("--exclude-dependencies restores the dependencies from the cache, which --force and --no-cache do not read: give one")
+	case rf.cacheSpec != "" && !rf.cacheUse.LocalRead() && !rf.cacheUse.RemoteRead():
+		return vxerr.Usagef("--exclude-dependencies restores the dependencies from the cache, which --cache=%s does not read", rf.cacheSpec)
+	}
+	return nil
 }
 
 // checkCache reads --no-cache, --cache and --remote-cache (an alias of --cache's remote layer)
@@ -260,6 +283,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		req.DebugHash = a.stderr
 	}
 	req.Files = fileState.of(ws)
+	req.ExcludeDependencies = rf.excludeDeps
 	if rf.dry != "" {
 		plan, err := runrequest.PlanDocument(ctx, ws, req)
 		if err != nil {
@@ -272,6 +296,9 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	}
 	prepared, err := runrequest.Prepare(ctx, ws, req)
 	if err != nil {
+		return err
+	}
+	if err := runrequest.Restorable(ctx, prepared); err != nil {
 		return err
 	}
 	opts, err := a.runOptions(cmd, rf, ws, prepared.Options, fileState, eventsOut)

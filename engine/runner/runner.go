@@ -120,6 +120,10 @@ type Options struct {
 	// ContinueAlways runs the dependents of a task that failed or timed out as if it had passed
 	// (vx run --continue=always, as turbo's); false blocks them.
 	ContinueAlways bool
+	// RestoreOnly are the tasks that may only be restored from the cache (vx run
+	// --exclude-dependencies: the dependencies of the tasks named): one whose key misses fails,
+	// saying so, instead of running; nil for none.
+	RestoreOnly map[string]bool
 }
 
 func (o *Options) fill() error {

@@ -86,6 +86,9 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 			}
 		}
 	}
+	if r.opts.RestoreOnly[t.ID] {
+		return a.fail(store.StatusFailed, fmt.Sprintf("vx: %s has no cache entry for its key %s, and --exclude-dependencies restores the dependencies, never runs them\n", t.ID, key))
+	}
 	// The task runs, once this process holds its key (unless another process stored it first).
 	keyLock, done := a.claim(key)
 	if done {

@@ -7,6 +7,7 @@ package runrequest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/resources"
 	"github.com/vzn/vx/engine/runner"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/vxerr"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -44,6 +46,10 @@ type Request struct {
 	Files filestate.Source
 	// Memo is a long-lived process's memo of its plans (see runner.PlanMemo); nil for none.
 	Memo runner.PlanMemo
+	// ExcludeDependencies (vx run --exclude-dependencies) runs only the tasks requested: what they
+	// depend on may only be restored from the cache (runner.Options.RestoreOnly), and
+	// CheckRestorable refuses a plan in which one of them misses.
+	ExcludeDependencies bool
 }
 
 // Prepare selects req's tasks in ws and answers the options of a run of them, to which the caller
@@ -84,10 +90,77 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (runner.Plan
 			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
 			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
 			MemoryBudget: budget, MemorySource: budgetSource, NothingAffected: selection.NothingAffected, Files: req.Files,
+			RestoreOnly: restoreOnly(req, selection),
 		},
 		Affected: selection.Affected,
 		Memo:     req.Memo,
 	}, nil
+}
+
+// restoreOnly is what a run of the selection may only restore: under ExcludeDependencies, every
+// task it holds but did not request; nil otherwise.
+func restoreOnly(req Request, selection *workspace.Selection) map[string]bool {
+	if !req.ExcludeDependencies {
+		return nil
+	}
+	requested := map[string]bool{}
+	for _, id := range selection.Requested {
+		requested[id] = true
+	}
+	only := map[string]bool{}
+	for _, id := range selection.TaskIDs {
+		if !requested[id] {
+			only[id] = true
+		}
+	}
+	return only
+}
+
+// Restorable plans a run of opts that has tasks it may only restore (Options.RestoreOnly), and
+// refuses it as CheckRestorable does; a run without any passes unplanned.
+func Restorable(ctx context.Context, opts runner.PlanOptions) error {
+	if len(opts.RestoreOnly) == 0 {
+		return nil
+	}
+	plan, err := runner.DryRun(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return CheckRestorable(plan, opts)
+}
+
+// CheckRestorable refuses, under --exclude-dependencies, a plan in which a task that may only be
+// restored would miss: it names the first such task in dependency order (and how many more there
+// are), so that nothing runs. A plan of a run without RestoreOnly passes.
+func CheckRestorable(plan *runner.Plan, opts runner.PlanOptions) error {
+	var missed []runner.PlanTask
+	for _, t := range plan.Tasks {
+		if opts.RestoreOnly[t.TaskID] && t.Cache != store.StatusHit {
+			missed = append(missed, t)
+		}
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	first := missed[0]
+	why := "has no cache entry for its key " + shortKey(first.Hash)
+	if !first.Cacheable {
+		why = "is never cached (cache: false)"
+	}
+	more := ""
+	if len(missed) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(missed)-1)
+	}
+	return vxerr.Usagef("--exclude-dependencies: the dependency %s %s%s: run it first (vx run %s), or without --exclude-dependencies",
+		first.TaskID, why, more, first.TaskID)
+}
+
+// shortKey is a key's first 12 characters, as vx run --dry shows it.
+func shortKey(key string) string {
+	if len(key) > 12 {
+		return key[:12]
+	}
+	return key
 }
 
 // PlanDocument answers `vx run --dry=json` for req: its plan, or the refusal vx run answers (an
@@ -97,7 +170,14 @@ func PlanDocument(ctx context.Context, ws *graph.Workspace, req Request) (*runne
 	if err != nil {
 		return nil, err
 	}
-	return runner.DryRun(ctx, opts)
+	plan, err := runner.DryRun(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckRestorable(plan, opts); err != nil {
+		return nil, err
+	}
+	return plan, nil
 }
 
 // describeSelection names a selection as vx run's command line would: its tasks or --all, then
