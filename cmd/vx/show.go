@@ -20,6 +20,10 @@ type selectFlags struct {
 
 const affectedDefault = "\x00default"
 
+// affectedBaseEnv names the git ref --affected compares with when it names none, over the
+// workspace's affectedBase.
+const affectedBaseEnv = "VX_AFFECTED_BASE"
+
 func (f *selectFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.filters, "filter", "F", nil, "narrow to projects: a name, a glob, tag:NAME, ./PATH or {PATH} (project folders), [REF] (changed since REF); "+
@@ -47,6 +51,9 @@ func (a *app) selectOptions(ws *graph.Workspace, f *selectFlags) (workspace.Sele
 		opts.Affected = true
 		if f.affected != affectedDefault {
 			opts.AffectedRef = f.affected
+		} else {
+			// Over the config's affectedBase, under the flag's own ref.
+			opts.AffectedRef = a.getenv(affectedBaseEnv)
 		}
 	}
 	return opts, nil

@@ -399,6 +399,9 @@ type Workspace struct {
 	// OTel is otel: every run is exported as OpenTelemetry traces, to the endpoint the standard
 	// OTEL_EXPORTER_OTLP_* variables name (vx run --otel[=URL] does it for one run).
 	OTel bool `json:"otel,omitempty"`
+	// AffectedBase is affectedBase: the git ref --affected compares with by default ("" for the
+	// default branch); the flag's value and VX_AFFECTED_BASE override it.
+	AffectedBase string `json:"affectedBase,omitempty"`
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`

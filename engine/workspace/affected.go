@@ -20,8 +20,7 @@ import (
 // (the ref, the default branch or HEAD). A change to the workspace config or the root package.json
 // affects every project.
 func affectedSince(ctx context.Context, ws *graph.Workspace, ref string) (map[string]string, string, error) {
-	asker := gitAsker{noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)}
-	files, base, err := changedFiles(ctx, ws.Root, ref, "", asker)
+	files, base, err := changedSinceBase(ctx, ws, ref)
 	if err != nil {
 		return nil, "", err
 	}
@@ -35,6 +34,18 @@ func affectedSince(ctx context.Context, ws *graph.Workspace, ref string) (map[st
 		}
 	}
 	return out, base, nil
+}
+
+// changedSinceBase lists the files changed since the merge-base of HEAD with ref, else the
+// workspace's affectedBase, else the default branch (else HEAD), uncommitted and untracked files
+// included, and names the base. A ref that git does not know is refused naming where it came from.
+func changedSinceBase(ctx context.Context, ws *graph.Workspace, ref string) ([]string, string, error) {
+	asker := gitAsker{noRepo: "--affected needs a git repository", noRef: fmt.Sprintf("--affected=%s: no such git ref", ref)}
+	if ref == "" && ws.AffectedBase != "" {
+		ref = ws.AffectedBase
+		asker.noRef = fmt.Sprintf("affectedBase %q in %s: no such git ref", ref, ConfigFileName)
+	}
+	return changedFiles(ctx, ws.Root, ref, "", asker)
 }
 
 // changedProjects answers the projects holding one of the changed files (the file's deepest
@@ -99,6 +110,24 @@ func owner(ws *graph.Workspace, file string) *graph.Project {
 		}
 	}
 	return best
+}
+
+// affectedBase reads `affectedBase` ("" when absent): the git ref --affected compares with when
+// neither the flag nor VX_AFFECTED_BASE names one. Like a ref on the command line, it never
+// starts with "-" and holds no space.
+func affectedBase(r reader, top map[string]any) (string, error) {
+	v, ok := top["affectedBase"]
+	if !ok {
+		return "", nil
+	}
+	ref, err := r.str("affectedBase", v)
+	if err != nil {
+		return "", err
+	}
+	if ref == "" || strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, " \t\n") {
+		return "", r.errAt("affectedBase", "affectedBase %q is not a git ref", ref)
+	}
+	return ref, nil
 }
 
 // gitAsker holds the refusals a git question answers with, each naming the flag that asked it.

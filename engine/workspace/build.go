@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -260,14 +260,18 @@ func (b *build) allSecretNames(ws *graph.Workspace) map[string]bool {
 	return names
 }
 
-// workspaceCache reads where the workspace's cache store is (cacheDir) and the remote scope its
-// runs read and write as (cacheScope) into ws.
+// workspaceCache reads where the workspace's cache store is (cacheDir), the remote scope its
+// runs read and write as (cacheScope) and the git ref --affected compares with (affectedBase)
+// into ws.
 func workspaceCache(r reader, top map[string]any, ws *graph.Workspace) (err error) {
 	if v, ok := top["cacheDir"]; ok {
 		if ws.ConfiguredCacheDir, err = r.str("cacheDir", v); err != nil {
 			return err
 		}
 	}
-	ws.CacheScope, err = cacheScope(r, top)
+	if ws.CacheScope, err = cacheScope(r, top); err != nil {
+		return err
+	}
+	ws.AffectedBase, err = affectedBase(r, top)
 	return err
 }

@@ -20,7 +20,7 @@ import (
 
 // Select picks the projects and tasks a verb works on: the filters' projects (all when none, or
 // when every filter is an exclusion) less the excluded ones, narrowed to the affected ones under
-// --affected, then the named tasks (or, under --all with no task named, every task of those
+// --affected (with tasks named or --all, task by task instead: see selectAffectedTasks), then the named tasks (or, under --all with no task named, every task of those
 // projects that --all takes; --all beside task names selects those tasks in every project, as a
 // name alone does) and everything those tasks depend on.
 //
@@ -33,6 +33,12 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 		return nil, err
 	}
 	sel := &Selection{Projects: []string{}, Requested: []string{}, TaskIDs: []string{}}
+	// Naming tasks (or --all), --affected narrows task by task (selectAffectedTasks); a selection
+	// of projects only, project by project.
+	byTask := opts.Affected && (len(opts.Tasks) > 0 || opts.All)
+	if byTask {
+		return selectAffectedTasks(ctx, ws, opts, projects, ranges, sel)
+	}
 	if opts.Affected {
 		affected, base, err := affectedSince(ctx, ws, opts.AffectedRef)
 		if err != nil {
@@ -49,10 +55,55 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 		}
 	}
 	sel.Projects = append([]string{}, slices.Sorted(maps.Keys(projects))...)
+	requested, err := requestedTasks(ws, projects, opts, sel.Projects, len(ranges) > 0)
+	if err != nil {
+		return nil, err
+	}
+	return finishSelection(ws, opts, sel, requested, ranges), nil
+}
 
+// selectAffectedTasks is Select under --affected with tasks named (or --all): of the tasks the
+// names select in the filtered projects, those affected since the base (affectedTasks), and what
+// they depend on. sel.Affected holds, for each project with an affected task of the selection,
+// the reason of its first one.
+func selectAffectedTasks(ctx context.Context, ws *graph.Workspace, opts SelectOptions, projects map[string]bool, ranges []string, sel *Selection) (*Selection, error) {
+	affected, base, err := affectedTaskSet(ctx, ws, opts.AffectedRef)
+	if err != nil {
+		return nil, err
+	}
+	ranges = append(ranges, base)
+	all := append([]string{}, slices.Sorted(maps.Keys(projects))...)
+	requested, err := requestedTasks(ws, projects, opts, all, true)
+	if err != nil {
+		return nil, err
+	}
+	for id := range requested {
+		if _, ok := affected[id]; !ok {
+			delete(requested, id)
+		}
+	}
+	sel.Affected = map[string]string{}
+	keep := map[string]bool{}
+	for _, id := range Closure(ws, slices.Collect(maps.Keys(requested))) {
+		t, _ := ws.Task(id)
+		if why, ok := affected[id]; ok && sel.Affected[t.Project] == "" {
+			sel.Affected[t.Project] = why
+		}
+		if requested[id] {
+			keep[t.Project] = true
+		}
+	}
+	sel.Projects = append([]string{}, slices.Sorted(maps.Keys(keep))...)
+	return finishSelection(ws, opts, sel, requested, ranges), nil
+}
+
+// requestedTasks answers the tasks the selection's names (or --all) ask for in the projects
+// (names: the same, sorted); narrowed says git narrowed the projects, so that a name none of them
+// has is no refusal.
+func requestedTasks(ws *graph.Workspace, projects map[string]bool, opts SelectOptions, names []string, narrowed bool) (map[string]bool, error) {
 	requested := map[string]bool{}
 	for _, name := range opts.Tasks {
-		ids, err := matchTask(ws, projects, name, opts, len(ranges) > 0)
+		ids, err := matchTask(ws, projects, name, opts, narrowed)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +112,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 		}
 	}
 	if opts.All && len(opts.Tasks) == 0 {
-		for _, pn := range sel.Projects {
+		for _, pn := range names {
 			p, _ := ws.Project(pn)
 			for _, tn := range p.TaskNames() {
 				// A dev server or a watcher never ends, and a task marked all: false (a clean-up)
@@ -73,6 +124,12 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 			}
 		}
 	}
+	return requested, nil
+}
+
+// finishSelection completes sel with the requested tasks, what they depend on, and why it is
+// empty where git narrowed it to nothing.
+func finishSelection(ws *graph.Workspace, opts SelectOptions, sel *Selection, requested map[string]bool, ranges []string) *Selection {
 	sel.Requested = append([]string{}, slices.Sorted(maps.Keys(requested))...)
 	sel.TaskIDs = Closure(ws, sel.Requested)
 	// A selection of projects only (vx show, vx ls) is empty when it holds no project.
@@ -83,7 +140,7 @@ func Select(ctx context.Context, ws *graph.Workspace, opts SelectOptions) (*Sele
 	if empty && len(ranges) > 0 {
 		sel.NothingAffected = "nothing affected since " + strings.Join(slices.Compact(slices.Sorted(slices.Values(ranges))), ", ")
 	}
-	return sel, nil
+	return sel
 }
 
 // matchTask resolves one task argument: an id names that task; a name matches it in every

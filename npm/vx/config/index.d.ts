@@ -221,6 +221,12 @@ export interface WorkspaceConfig {
    * `http://localhost:4318`), as `vx run --otel` does.
    */
   otel?: boolean
+  /**
+   * The git ref `--affected` compares with when none is given (`'origin/main'`, `'develop'`):
+   * a task is affected when a file its inputs match changed since the merge-base with it. Default:
+   * the default branch. `VX_AFFECTED_BASE` and `--affected=REF` override it.
+   */
+  affectedBase?: string
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
