@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/runrequest"
 	"github.com/vzn/vx/engine/show"
 	"github.com/vzn/vx/engine/workspace"
 )
@@ -19,10 +20,6 @@ type selectFlags struct {
 }
 
 const affectedDefault = "\x00default"
-
-// affectedBaseEnv names the git ref --affected compares with when it names none, over the
-// workspace's affectedBase.
-const affectedBaseEnv = "VX_AFFECTED_BASE"
 
 func (f *selectFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -53,7 +50,7 @@ func (a *app) selectOptions(ws *graph.Workspace, f *selectFlags) (workspace.Sele
 			opts.AffectedRef = f.affected
 		} else {
 			// Over the config's affectedBase, under the flag's own ref.
-			opts.AffectedRef = a.getenv(affectedBaseEnv)
+			opts.AffectedRef = a.getenv(runrequest.AffectedBaseEnv)
 		}
 	}
 	return opts, nil

@@ -22,6 +22,10 @@ import (
 	"github.com/vzn/vx/engine/workspace"
 )
 
+// AffectedBaseEnv names the variable that holds the git ref --affected compares with when it
+// names none, over the workspace's affectedBase.
+const AffectedBaseEnv = "VX_AFFECTED_BASE"
+
 // Request is what vx run is asked, to run or to plan: the selection its task arguments, --all,
 // --filter, --exclude and --affected make, and what a plan depends on besides. The callers resolve
 // the filters: --exclude F is the filter !F, and vx run reads the folders they name from its
@@ -62,6 +66,10 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (runner.Plan
 	getenv := req.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if req.Affected && req.AffectedRef == "" {
+		// Over the workspace's affectedBase; a ref asked for (--affected=REF) over both.
+		req.AffectedRef = getenv(AffectedBaseEnv)
 	}
 	selection, err := workspace.Select(ctx, ws, req.SelectOptions)
 	if err != nil {
