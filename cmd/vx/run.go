@@ -110,6 +110,14 @@ part of those tasks' cache keys.`,
 				handoff = f
 			}
 			args, rf.passArgs = splitAtDash(cmd, args)
+			if len(args) == 0 && a.pickable(&rf, os.Stdin) {
+				// A person at a terminal who named no task picks one (run_pick.go).
+				id, err := a.pickTask(cmd.Context(), &rf, os.Stdin)
+				if err != nil {
+					return err
+				}
+				args = []string{id}
+			}
 			if err := rf.check(args); err != nil {
 				return err
 			}
