@@ -79,7 +79,9 @@ given --filter NAME: its tasks and what they depend on.
 
 Arguments after -- go to the commands of the tasks named before it, never to what they depend on
 (vx run test -- --watch=false -t "adds"), shell-quoted, after the -- that npm run needs; they are
-part of those tasks' cache keys.`,
+part of those tasks' cache keys.
+
+At a terminal, vx run with no task lists each project#task with its description, to pick one.`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			shortLivedGC(a.getenv)
 			var eventsOut io.Writer

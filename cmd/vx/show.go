@@ -26,7 +26,7 @@ func (f *selectFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVarP(&f.filters, "filter", "F", nil, "narrow to projects: a name, a glob, tag:NAME, ./PATH or {PATH} (project folders), [REF] (changed since REF); "+
 		"NAME... adds its dependencies, ...NAME its dependents, NAME^... and ...^NAME only those; !F excludes; repeatable")
 	fl.StringArrayVar(&f.excludes, "exclude", nil, "leave out the projects `F` selects, as --filter '!F' does; repeatable")
-	fl.StringVar(&f.affected, "affected", "", "narrow to projects with files changed since the merge-base with `REF` (default: the default branch), uncommitted and untracked files, and their dependents")
+	fl.StringVar(&f.affected, "affected", "", "narrow to projects with files changed since the merge-base with `REF` (default: env VX_AFFECTED_BASE, else affectedBase in vx.workspace.ts, else the default branch), uncommitted and untracked files, and their dependents; naming tasks, to the tasks a file of whose own inputs changed, and the tasks depending on them")
 	fl.Lookup("affected").NoOptDefVal = affectedDefault
 }
 
