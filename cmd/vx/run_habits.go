@@ -21,18 +21,19 @@ type habitFlags struct {
 	logOrder    string
 }
 
-// continueDefault is --continue without a value: vx's default, as turbo's
-// --continue=dependencies-successful.
+// continueDefault is vx run's default after a failure, as turbo's
+// --continue=dependencies-successful: the tasks that do not depend on it go on.
 const continueDefault = "dependencies-successful"
 
-// continueAlways is --continue=always: as turbo's, the dependents of a failed task run too.
+// continueAlways is --continue=always, and --continue without a value, as turbo 2's: the
+// dependents of a failed task run too.
 const continueAlways = "always"
 
 func (h *habitFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&h.concurrency, "concurrency", "", "how many tasks run at once: `N`, or a share of the CPUs such as 50% (default: env VX_CONCURRENCY, else the number of CPUs)")
-	f.StringVar(&h.continueOn, "continue", "", "after a failure, go on with every task that does not depend on it; `WHEN` is dependencies-successful, vx run's default, so --continue changes nothing (as turbo's --continue=dependencies-successful), always (the failure's dependents run too) or never (--bail)")
-	f.Lookup("continue").NoOptDefVal = continueDefault
+	f.StringVar(&h.continueOn, "continue", "", "after a failure, go on: `WHEN` is dependencies-successful (vx run's default: every task that does not depend on the failure), always (the default of --continue alone, as turbo's: the failure's dependents run too) or never (--bail)")
+	f.Lookup("continue").NoOptDefVal = continueAlways
 	f.StringVar(&h.outputLogs, "output-logs", "", "which task output to show, as `MODE`: full (the default), new-only (not the logs hits replay), errors-only (failed tasks' output, each whole), hash-only (each task's key, no output) or none")
 	f.StringVar(&h.logOrder, "log-order", "", "how task output is ordered, as `ORDER`: stream (the default: lines as they come) or grouped (each task's output together when it ends)")
 }
@@ -56,7 +57,7 @@ func (h *habitFlags) apply(cmd *cobra.Command, rf *runFlags) error {
 		rf.bail = true
 	case continueAlways:
 		if rf.bail {
-			return vxerr.Usagef("--continue=always and --bail: choose one (--continue=always runs even the dependents of a failure; --bail stops)")
+			return vxerr.Usagef("--continue and --bail: choose one (--continue, --continue=always, runs even the dependents of a failure; --bail stops)")
 		}
 		rf.continueAlways = true
 	default:
