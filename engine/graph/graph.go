@@ -120,7 +120,30 @@ type Task struct {
 	// itself (tshy writes its package.json on every build): after it ran, such a file has moved
 	// only when its content is no longer the content the key took. Not part of the key.
 	Rewrites []string `json:"rewrites,omitempty"`
+	// ReadyWhen, on a persistent task, gates its dependents on its readiness: they start once
+	// any condition it gives holds; nil means they start as soon as its command does.
+	ReadyWhen *ReadyWhen `json:"readyWhen,omitempty"`
+	// RuntimeInputs are commands (`node -v`) whose trimmed standard output enters the task's
+	// key: a probe of the tools the task runs with, beside the workspace's GlobalRuntimeInputs.
+	RuntimeInputs []string `json:"runtimeInputs,omitempty"`
 }
+
+// ReadyWhen is a persistent task's readiness gate: it is ready once any condition given holds,
+// and not ready (stopped, its dependents blocked) when none held within Timeout.
+type ReadyWhen struct {
+	// Log is a text (not a pattern) that a line of the task's output holds, colours removed.
+	Log string `json:"log,omitempty"`
+	// Port is a TCP port on localhost that accepts a connection; 0 for none.
+	Port int `json:"port,omitempty"`
+	// Timeout bounds the wait (DefaultReadyTimeout when not declared); TimeoutSpec is the
+	// value as declared.
+	Timeout     time.Duration `json:"-"`
+	TimeoutSpec string        `json:"timeout,omitempty"`
+}
+
+// DefaultReadyTimeout is how long a persistent task with readyWhen and no readyWhen.timeout is
+// given to become ready.
+const DefaultReadyTimeout = 60 * time.Second
 
 // MaxRetries bounds exec.retries and vx run --retry: a task that fails more often is broken,
 // not flaky.
@@ -160,6 +183,8 @@ var taskFields = [...]TaskField{
 	{Name: "passThroughEnv"},
 	{Name: "envMode"},
 	{Name: "rewrites", Lock: "rewrites"},
+	{Name: "readyWhen"},
+	{Name: "runtimeInputs"},
 }
 
 // TaskFieldIndex answers the position of a field in TaskFields, -1 for an unknown name.
@@ -405,6 +430,9 @@ type Workspace struct {
 	// Secrets holds the values of every secret the workspace's tasks read, as found in the
 	// environment at load time; used only for masking, never serialised.
 	Secrets []string `json:"-"`
+	// GlobalRuntimeInputs are commands (`node -v`) whose trimmed standard output enters every
+	// task's key, as GlobalInputs' files do.
+	GlobalRuntimeInputs []string `json:"globalRuntimeInputs,omitempty"`
 
 	byName map[string]*Project
 	tasks  map[string]*Task

@@ -14,7 +14,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase", "globalRuntimeInputs"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -89,6 +89,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if ws.GlobalInputs, err = globalInputs(r, top); err != nil {
 		return nil, err
 	}
+	if err := globalRuntimeInputs(r, top, ws); err != nil {
+		return nil, err
+	}
 	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
 		return nil, err
 	}
@@ -131,6 +134,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		return nil, err
 	}
 	b.resolveScripts(ws)
+	if err := refuseReadyWhen(ws); err != nil {
+		return nil, err
+	}
 	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
 }

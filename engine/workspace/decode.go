@@ -249,6 +249,14 @@ var fieldCodecs = map[string]fieldCodec{
 		t.EnvMode, err = r.envMode(kp, v)
 		return err
 	}, func(d, s *graph.Task) { d.EnvMode = s.EnvMode }},
+	"readyWhen": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.ReadyWhen, err = r.readyWhen(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.ReadyWhen = s.ReadyWhen }},
+	"runtimeInputs": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.RuntimeInputs, err = r.probes(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.RuntimeInputs = s.RuntimeInputs }},
 }
 
 // envMode reads an envMode: "strict" or "loose".

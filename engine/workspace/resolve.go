@@ -270,6 +270,27 @@ func taskMap(t *graph.Task) map[string]any {
 	if !t.All {
 		m["all"] = false
 	}
+	if rw := t.ReadyWhen; rw != nil {
+		m["readyWhen"] = readyWhenMap(rw)
+	}
+	if t.RuntimeInputs != nil {
+		m["runtimeInputs"] = toAny(t.RuntimeInputs)
+	}
+	return m
+}
+
+// readyWhenMap is the plain form of a readyWhen a plugin stage receives.
+func readyWhenMap(rw *graph.ReadyWhen) map[string]any {
+	m := map[string]any{}
+	if rw.Log != "" {
+		m["log"] = rw.Log
+	}
+	if rw.Port != 0 {
+		m["port"] = int64(rw.Port)
+	}
+	if rw.TimeoutSpec != "" {
+		m["timeout"] = rw.TimeoutSpec
+	}
 	return m
 }
 

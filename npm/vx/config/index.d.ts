@@ -136,6 +136,28 @@ export interface Task {
    * writes `package.json`: after the task, such a file has changed only when its content did.
    */
   rewrites?: Glob[]
+  /**
+   * On a persistent task: its dependents start once it is ready, when any condition given holds:
+   * `log`, a text a line of its output holds (not a pattern); `port`, a localhost TCP port that
+   * accepts a connection. Past `timeout` (default `'60s'`) it is stopped as not ready and its
+   * dependents are blocked.
+   */
+  readyWhen?: ReadyWhen
+  /**
+   * Commands (`'node -v'`) whose trimmed standard output enters the task's key: a tool upgrade
+   * moves it. Each runs once per run, in the workspace root.
+   */
+  runtimeInputs?: string[]
+}
+
+/** A persistent task's readiness gate: ready when any condition given holds. */
+export interface ReadyWhen {
+  /** A text (not a regular expression) that a line of the task's output holds, colours removed. */
+  log?: string
+  /** A TCP port on localhost that accepts a connection. */
+  port?: number
+  /** How long to wait: `'90s'`, `'2m'`, or milliseconds (default `'60s'`). */
+  timeout?: string | number
 }
 
 /**
@@ -227,6 +249,10 @@ export interface WorkspaceConfig {
    * the default branch. `VX_AFFECTED_BASE` and `--affected=REF` override it.
    */
   affectedBase?: string
+   * Commands (`'node -v'`, `'pnpm -v'`) whose trimmed standard output enters every task's key,
+   * as `globalInputs`' files do: a Node upgrade moves every key.
+   */
+  globalRuntimeInputs?: string[]
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
