@@ -70,6 +70,7 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 		fmt.Fprintf(w, "  script changed: %s\n", esc(s))
 	}
 	writeFiles(w, "  global", d.Diff.Global)
+	writeRuntime(w, "", d.Diff.Runtime)
 	writePackages(w, "", d.Diff.Packages)
 	for _, p := range d.Diff.Through {
 		fmt.Fprintf(w, "  files changed in %s (a dependency without the task)\n", esc(p))
@@ -93,6 +94,7 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 			fmt.Fprintf(w, "    script changed: %s\n", esc(s))
 		}
 		writePackages(w, "  ", r.Packages)
+		writeRuntime(w, "  ", r.Runtime)
 		for _, p := range r.DepFiles {
 			fmt.Fprintf(w, "    files of upstream project %s changed\n", esc(p))
 		}
@@ -106,6 +108,13 @@ func writeWhyText(w io.Writer, d *history.Why) error {
 func writePackages(w io.Writer, indent string, ps []history.PackageChange) {
 	for _, p := range ps {
 		fmt.Fprintf(w, "%s  package %s: %s → %s\n", indent, esc(p.Name), esc(orNone(p.Before)), esc(orNone(p.After)))
+	}
+}
+
+// writeRuntime prints each runtime probe whose output moved, with its two outputs.
+func writeRuntime(w io.Writer, indent string, rs []history.RuntimeChange) {
+	for _, r := range rs {
+		fmt.Fprintf(w, "%s  runtime %s: %s → %s\n", indent, esc(r.Probe), esc(orNone(r.Before)), esc(orNone(r.After)))
 	}
 }
 

@@ -84,6 +84,9 @@ type Manifest struct {
 	// DepFiles maps each project the task's project depends on, transitively, to a digest of its
 	// git-visible files, when the task's inputs name `^default` (graph.DependencyDefault).
 	DepFiles map[string]string `json:"depFiles,omitempty"`
+	// Runtime maps each runtime probe the task declares, and the workspace's (`node -v`), to
+	// its trimmed standard output.
+	Runtime map[string]string `json:"runtime,omitempty"`
 
 	// Inputs is what the hasher saw of every input file it keyed, and of the folders holding
 	// them, for Recheck after the task ran; it is never part of the key.
@@ -187,6 +190,9 @@ type Options struct {
 	// Lockfile is the workspace's lockfile as a hasher of a long-lived process read it (Lockfile),
 	// while the watcher saw no file of the root change; nil reads it.
 	Lockfile *depversions.Lockfile
+	// Environ is the environment runtime probes start from (under the workspace's env rules);
+	// nil means os.Environ().
+	Environ []string
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -239,6 +245,9 @@ type Hasher struct {
 	global       map[string]string
 	globalSeen   []seenFile
 	globalErr    error
+
+	// probes holds each runtime probe's answer, run once per hasher (runtime.go).
+	probes probeMemo
 
 	// counters for benchmarks and the debug output
 	statted, hashed int
@@ -422,6 +431,9 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 	}
 	m.Global = global
 	m.Inputs.add(h.globalSeenFiles()...)
+	if m.Runtime, err = h.runtimeInputs(ctx, t); err != nil {
+		return nil, fmt.Errorf("hash %s: %w", t.ID, err)
+	}
 	// The workspace's env (Turborepo's globalEnv) enters every task's key as the task's own does.
 	var globalEnv []string
 	if h.opts.Workspace != nil {
@@ -719,6 +731,9 @@ func (h *Hasher) debug(m *Manifest) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.DepFiles)) {
 		fmt.Fprintf(w, "vx hash %s: dependency files %s %s\n", m.TaskID, k, m.DepFiles[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Runtime)) {
+		fmt.Fprintf(w, "vx hash %s: runtime %q %q\n", m.TaskID, k, m.Runtime[k])
 	}
 	if keyErr == nil {
 		fmt.Fprintf(w, "vx hash %s: key %s\n", m.TaskID, key)

@@ -102,6 +102,8 @@ type Diff struct {
 	Through []string `json:"through"`
 	// DepFiles lists the projects whose files a `^default` input takes in and that moved.
 	DepFiles []string `json:"depFiles"`
+	// Runtime lists the runtime probes (`node -v`) whose output moved, with both outputs.
+	Runtime []RuntimeChange `json:"runtime"`
 	// sandbox is true when the sandbox the task runs under changed (its declaration, or an
 	// agent's narrowing of it); the reason says so.
 	sandbox bool
@@ -111,6 +113,14 @@ type Diff struct {
 // was added or removed.
 type PackageChange struct {
 	Name   string `json:"name"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// RuntimeChange is a runtime probe whose output moved; an empty side means the probe was added
+// or removed.
+type RuntimeChange struct {
+	Probe  string `json:"probe"`
 	Before string `json:"before"`
 	After  string `json:"after"`
 }
@@ -149,6 +159,8 @@ type Root struct {
 	// explains it; Through, the dependencies without the task whose files moved.
 	DepFiles []string `json:"depFiles,omitempty"`
 	Through  []string `json:"through,omitempty"`
+	// Runtime are the root's runtime probes whose output moved, when any did.
+	Runtime []RuntimeChange `json:"runtime,omitempty"`
 }
 
 // Explain answers why taskID ran as it did in runID (whole or a prefix; "" for the latest run that
@@ -310,6 +322,9 @@ func reason(w *Why) string {
 		return "input files changed"
 	case len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0:
 		return "global input files changed"
+	case len(d.Runtime) > 0:
+		r := d.Runtime[0]
+		return fmt.Sprintf("the output of runtime input %q changed: %s → %s", r.Probe, orNone(r.Before), orNone(r.After))
 	case len(d.Packages) > 0:
 		return "resolved external packages changed"
 	case len(d.DepFiles) > 0:
@@ -332,7 +347,7 @@ func reason(w *Why) string {
 
 func emptyDiff() Diff {
 	return Diff{Files: emptyFiles(), Env: []string{}, Upstream: []UpstreamChange{}, Scripts: []string{},
-		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}, DepFiles: []string{}}
+		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}, DepFiles: []string{}, Runtime: []RuntimeChange{}}
 }
 
 func emptyFiles() FileDiff {
@@ -431,7 +446,7 @@ func rootsOf(moved map[string]*Diff) []Root {
 			}
 		}
 		own := len(d.Files.Added)+len(d.Files.Removed)+len(d.Files.Modified)+len(d.Env)+len(d.Scripts)+len(d.Packages)+len(d.Through)+len(depFiles) > 0 ||
-			d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox ||
+			d.Command != nil || d.Outputs || d.Version || d.Lockfile || d.sandbox || len(d.Runtime) > 0 ||
 			len(d.Global.Added)+len(d.Global.Removed)+len(d.Global.Modified) > 0
 		if !own {
 			continue
@@ -445,6 +460,9 @@ func rootsOf(moved map[string]*Diff) []Root {
 		}
 		if len(d.Through) > 0 {
 			root.Through = d.Through
+		}
+		if len(d.Runtime) > 0 {
+			root.Runtime = d.Runtime
 		}
 		roots = append(roots, root)
 	}
@@ -500,6 +518,9 @@ func diffManifests(before, after *hasher.Manifest) Diff {
 	d.Lockfile = before.Lockfile != after.Lockfile
 	d.Through = movedKeys(before.Through, after.Through)
 	d.DepFiles = movedKeys(before.DepFiles, after.DepFiles)
+	for _, probe := range movedKeys(before.Runtime, after.Runtime) {
+		d.Runtime = append(d.Runtime, RuntimeChange{Probe: probe, Before: before.Runtime[probe], After: after.Runtime[probe]})
+	}
 	envNames := map[string]bool{}
 	for k, v := range after.Env {
 		if old, ok := before.Env[k]; !ok || old != v {
@@ -561,4 +582,12 @@ func Explain(ctx context.Context, st *store.Store, taskID, runID string) (*Why, 
 		out.Store = checkoutStore(st)
 	}
 	return out, err
+}
+
+// orNone is a probe's output as a reason shows it: "(none)" for a probe added or removed.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

@@ -214,7 +214,7 @@ func startKeying(ctx context.Context, opts PlanOptions) (k *keying, err error) {
 	// Point lookups are never worth interrupting; a cancellable context costs two goroutines a
 	// query (database/sql's and the driver's).
 	dbctx := context.WithoutCancel(ctx)
-	hopts := hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files}
+	hopts := hasher.Options{Workspace: o.Workspace, Getenv: o.Getenv, Debug: o.DebugHash, Now: o.Now, Files: o.Files, Environ: o.Environ}
 	if memo != nil {
 		hopts = memo.HasherOptions(hopts)
 	}
