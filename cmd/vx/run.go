@@ -511,6 +511,9 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 			if task.ExitCode != nil {
 				code = fmt.Sprintf("exit code %d", *task.ExitCode)
 			}
+			if len(task.NotReady) > 0 {
+				code += ", not ready"
+			}
 			fmt.Fprintf(w, "  failed    %s (%s)\n", task.TaskID, code)
 			for _, v := range task.SandboxViolations {
 				fmt.Fprintf(w, "            sandbox: %s\n", v)
@@ -518,7 +521,11 @@ func writeSummaryText(w io.Writer, s *summary.Summary, color bool) error {
 		case store.StatusTimedOut:
 			fmt.Fprintf(w, "  timed out %s after %s\n", task.TaskID, ms(task.DurationMs))
 		case store.StatusBlocked:
-			fmt.Fprintf(w, "  blocked   %s by %s\n", task.TaskID, deref(task.BlockedBy))
+			notReady := ""
+			if len(task.NotReady) > 0 {
+				notReady = ", which was not ready"
+			}
+			fmt.Fprintf(w, "  blocked   %s by %s%s\n", task.TaskID, deref(task.BlockedBy), notReady)
 		case store.StatusMiss:
 			if task.Flaky {
 				fmt.Fprintf(w, "  flaky     %s (passed on attempt %d)\n", task.TaskID, task.Attempts)

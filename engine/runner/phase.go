@@ -238,7 +238,7 @@ func (s *scheduler) finish(o outcome) {
 			s.releaseDependents(n)
 			break
 		}
-		s.block(n, n.task.ID)
+		s.block(n, n.task.ID, n.exec.NotReady)
 		if s.r.opts.Bail {
 			s.stopping = true
 		}
@@ -289,14 +289,15 @@ func (s *scheduler) traceTask(n *node, e store.Execution) {
 		Start: n.timing.started, End: n.timing.ended, MeasuredFrom: from, Duration: e.Duration, ReservedBytes: e.ReservedBytes})
 }
 
-// block ends every task downstream of failed that has not started as blocked by root.
-func (s *scheduler) block(failed *node, root string) {
+// block ends every task downstream of failed that has not started as blocked by root; notReady
+// names root when it is a persistent task that never became ready (readyWhen), else nil.
+func (s *scheduler) block(failed *node, root string, notReady []string) {
 	for _, d := range failed.dependents {
 		if d.phase != waiting && d.phase != ready {
 			continue
 		}
-		s.end(d, s.r.row(d, store.StatusBlocked, func(e *store.Execution) { e.BlockedBy = root }))
-		s.block(d, root)
+		s.end(d, s.r.row(d, store.StatusBlocked, func(e *store.Execution) { e.BlockedBy, e.NotReady = root, notReady }))
+		s.block(d, root, notReady)
 	}
 }
 

@@ -19,7 +19,13 @@ import (
 	"github.com/vzn/vx/proc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(readyHelperEnv); spec != "" {
+		readyHelper(spec) // a child of a readiness test (ready_test.go), not a test run
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fixture is a workspace made by hand: projects with tasks, files on disk.
 type fixture struct {

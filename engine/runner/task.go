@@ -36,6 +36,8 @@ type attempt struct {
 	// inputs is what the key was made from (hasher.Recheck compares it after the command ran);
 	// nil until the key is made here.
 	inputs *hasher.InputStats
+	// gate is a persistent task's readiness gate (ready.go); nil without readyWhen.
+	gate *readyGate
 }
 
 // execute runs one task (or restores it from the cache) and answers its outcome; report tells the
@@ -98,7 +100,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	// The task runs: what it writes may be a later task's input.
 	r.handed.wrote()
 	if t.Persistent {
-		report(step{n: n, to: released, key: key}) // its dependents start beside it now
+		return a.serve(key) // its dependents start beside it, once it is ready
 	}
 	return a.run(key)
 }
@@ -307,7 +309,7 @@ func (a *attempt) runOnce() (log []byte, inputs executor.InputCheck, refusal str
 	a.commandSpan(res)
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(a.p.Dir)
-	log = a.judge(res, runErr, r.masker.Bytes(res.Log))
+	log = a.gateVerdict(a.judge(res, runErr, r.masker.Bytes(res.Log)))
 	return a.confine(box, res.Log, log), res.Inputs, ""
 }
 
@@ -369,7 +371,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 	return executor.Task{
 		ID: t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
 		Sandbox: r.sandbox.Effective(t), Inputs: t.Inputs, Outputs: t.Outputs, Timeout: t.Timeout, Grace: r.opts.Grace,
-		Output: taskLog{r.display.TaskWriter(t.ID)},
+		Output: a.output(taskLog{r.display.TaskWriter(t.ID)}),
 		Confine: func(spec *executor.Spec) error {
 			b, refusal := r.sandbox.Start(p, t, spec)
 			if refusal != "" {

@@ -76,6 +76,10 @@ type Task struct {
 	Rewrites []string `json:"rewrites,omitempty"`
 	// Origins maps each field to where its value was set: "file:line", or "default".
 	Origins map[string]string `json:"origins"`
+	// ReadyWhen is a persistent task's readiness gate; absent for none.
+	ReadyWhen *graph.ReadyWhen `json:"readyWhen,omitempty"`
+	// RuntimeInputs are the commands whose output enters the task's key.
+	RuntimeInputs []string `json:"runtimeInputs,omitempty"`
 }
 
 // Options narrow the answer.
@@ -170,7 +174,7 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		DependsOn: t.DependsOn, Inputs: t.Inputs, Outputs: t.Outputs, Env: t.Env,
 		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
 		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent, Rewrites: t.Rewrites,
-		Interruptible: t.Interruptible,
+		Interruptible: t.Interruptible, ReadyWhen: t.ReadyWhen, RuntimeInputs: maskAll(m, t.RuntimeInputs),
 	}
 	if !t.All {
 		td.All = new(false)
@@ -285,6 +289,7 @@ func (d *Document) WriteText(w io.Writer) error {
 			if len(t.Rewrites) > 0 {
 				line("rewrites", strings.Join(t.Rewrites, ", "))
 			}
+			writeGates(line, t)
 			if t.Sandbox != nil {
 				line("sandbox", fmt.Sprintf("network=%v read=%s write=%s", t.Sandbox.Network, strings.Join(t.Sandbox.Read, ","), strings.Join(t.Sandbox.Write, ",")))
 			}
@@ -292,6 +297,35 @@ func (d *Document) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maskAll is list with every secret masked; nil for nil.
+func maskAll(m *mask.Masker, list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = m.String(s)
+	}
+	return out
+}
+
+// writeGates prints a task's readyWhen and runtimeInputs, where it declares them.
+func writeGates(line func(k, v string), t Task) {
+	if rw := t.ReadyWhen; rw != nil {
+		var conds []string
+		if rw.Log != "" {
+			conds = append(conds, fmt.Sprintf("log %q", rw.Log))
+		}
+		if rw.Port != 0 {
+			conds = append(conds, fmt.Sprintf("port %d", rw.Port))
+		}
+		line("readyWhen", strings.Join(conds, " or ")+" within "+rw.Timeout.String())
+	}
+	if len(t.RuntimeInputs) > 0 {
+		line("runtimeInputs", strings.Join(t.RuntimeInputs, ", "))
+	}
 }
 
 // esc is logtext.Escape: config text printed for people.

@@ -72,7 +72,8 @@ type TaskResult struct {
 	// the task's command ran, whose outputs were then not cached; absent for every other task.
 	// Only the run that saw it says so: the index does not keep it.
 	InputsChangedDuringRun []string `json:"inputsChangedDuringRun,omitempty"`
-	// NotReady lists, for a skipped task, the tasks it still waited for when the run stopped.
+	// NotReady lists, for a skipped task, the tasks it still waited for when the run stopped; for
+	// a persistent task that never became ready (readyWhen), itself, and for a task it blocked, it.
 	NotReady     []string `json:"notReady"`
 	PeakRssBytes int64    `json:"peakRssBytes"`
 	// ReservedBytes is the memory the scheduler reserved for the task from the run's budget: the

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"path/filepath"
@@ -89,9 +90,6 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if ws.GlobalInputs, err = globalInputs(r, top); err != nil {
 		return nil, err
 	}
-	if err := globalRuntimeInputs(r, top, ws); err != nil {
-		return nil, err
-	}
 	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
 		return nil, err
 	}
@@ -130,13 +128,10 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 			return nil, err
 		}
 	}
-	if err := findCycle(ws); err != nil {
+	if err := cmp.Or(findCycle(ws), refuseReadyWhen(ws)); err != nil {
 		return nil, err
 	}
 	b.resolveScripts(ws)
-	if err := refuseReadyWhen(ws); err != nil {
-		return nil, err
-	}
 	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
 }
@@ -189,7 +184,7 @@ func globalInputs(r reader, top map[string]any) ([]string, error) {
 // workspaceEnv reads what the workspace declares for every task's environment and memory, and
 // for its cache store: env, passThroughEnv, envMode, memoryBudget, taskMemory and cacheRetention.
 func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error) {
-	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention", "otel"} {
+	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention", "otel", "globalRuntimeInputs"} {
 		v, ok := top[k]
 		if !ok {
 			continue
@@ -211,6 +206,8 @@ func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error)
 			ws.CacheRetention, err = cacheRetention(r, v)
 		case "otel":
 			ws.OTel, err = r.boolean(k, v)
+		case "globalRuntimeInputs":
+			ws.GlobalRuntimeInputs, err = r.probes(k, v)
 		}
 		if err != nil {
 			return err

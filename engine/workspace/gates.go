@@ -77,14 +77,6 @@ func (r reader) probes(keyPath string, v any) ([]string, error) {
 	return list, nil
 }
 
-// globalRuntimeInputs reads the workspace's globalRuntimeInputs.
-func globalRuntimeInputs(r reader, top map[string]any, ws *graph.Workspace) (err error) {
-	if v, ok := top["globalRuntimeInputs"]; ok {
-		ws.GlobalRuntimeInputs, err = r.probes("globalRuntimeInputs", v)
-	}
-	return err
-}
-
 // refuseReadyWhen refuses readyWhen on a task that is not persistent (as resolved from its
 // template and its project), at the line that declared it.
 func refuseReadyWhen(ws *graph.Workspace) error {
