@@ -225,9 +225,10 @@ func (v *memoView) KeepKeys(nodes []runner.KeyedTask, h *hasher.Hasher) {
 }
 
 // Key answers the memo's key of n when nothing it is made of moved: its dependencies' keys are
-// the ones it was made with (depKeys, as computed now), and no folder of its file scope changed.
+// the ones it was made with (depKeys, as computed now), no folder of its file scope changed, and
+// it runs no runtime probe.
 func (v *memoView) Key(n runner.KeyedTask, depKeys map[string]string) (string, bool) {
-	if !v.keysOK {
+	if !v.keysOK || probed(v.ws, n.Task) {
 		return "", false
 	}
 	k, ok := v.keys[n.Task.ID]
@@ -249,6 +250,12 @@ func (v *memoView) Key(n runner.KeyedTask, depKeys map[string]string) (string, b
 		}
 	}
 	return k, true
+}
+
+// probed reports whether t's key holds runtime probes' outputs (runtimeInputs, the workspace's
+// globalRuntimeInputs): a tool upgrade moves no folder, so such a key is made again, probes run.
+func probed(ws *graph.Workspace, t *graph.Task) bool {
+	return len(t.RuntimeInputs) > 0 || (ws != nil && len(ws.GlobalRuntimeInputs) > 0)
 }
 
 // touches reports whether a changed folder lies in (or is) dir.
