@@ -325,6 +325,7 @@ export default defineWorkspace({
   envMode: 'strict',
   memoryBudget: '2GiB',
   taskMemory: 64 * 1024 * 1024,
+  globalRuntimeInputs: ['echo fixture-runtime'],
   tasks: {
     build: {
       command: 'cat src/*.txt > out.txt',
@@ -342,10 +343,12 @@ export default defineWorkspace({
       passThroughEnv: ['LANG'],
       envMode: 'strict',
       rewrites: ['package.json'],
+      runtimeInputs: ['node -v'],
     },
     test: { command: 'test -s out.txt', dependsOn: ['build'], timeout: 60000 },
     // Declared, never run here: what the sandbox allows is not this test's business.
-    dev: { command: 'sleep 1', persistent: true, interruptible: true, cache: false, all: false, sandbox: true },
+    dev: { command: 'sleep 1', persistent: true, interruptible: true, cache: false, all: false, sandbox: true,
+           readyWhen: { log: 'ready in', port: 5173, timeout: '30s' } },
     e2e: { command: 'true', sandbox: { network: false, read: ['//shared/**'], write: ['out.txt'], required: false }, all: false },
   },
 })
@@ -385,6 +388,8 @@ var badConfigs = []string{
 	`export const n = defineProject({ nam: 'app' })`,
 	`export const o = mcp({ run: 'all' })`,
 	`export const p = mcp({ runn: true })`,
+	`export const q = defineWorkspace({ tasks: { t: { readyWhen: { logg: 'x' } } } })`,
+	`export const r = defineWorkspace({ globalRuntimeInputs: 'node -v' })`,
 }
 
 // TestPackInstallTypecheck packs every package with npm/build.sh, installs the tarballs offline
