@@ -16,15 +16,17 @@ import (
 )
 
 // probeMemo holds the answer of each runtime probe a hasher ran: a probe runs once per hasher
-// (once per run), whichever task asks first.
+// (once per run), whichever task asks first; a run its asker's context cancelled is not kept.
 type probeMemo struct {
 	mu      sync.Mutex
 	answers map[string]*probeAnswer
 }
 
-// probeAnswer is one probe's trimmed standard output, or why it failed; once guards the run.
+// probeAnswer is one probe's trimmed standard output, or why it failed, once done; mu is held
+// while it runs, so that the tasks asking at once wait for one run.
 type probeAnswer struct {
-	once sync.Once
+	mu   sync.Mutex
+	done bool
 	out  string
 	err  error
 }
@@ -66,7 +68,15 @@ func (h *Hasher) probe(ctx context.Context, cmd string) (string, error) {
 		h.probes.answers[cmd] = a
 	}
 	h.probes.mu.Unlock()
-	a.once.Do(func() { a.out, a.err = h.runProbe(ctx, cmd) })
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.done {
+		out, err := h.runProbe(ctx, cmd)
+		if ctx.Err() != nil {
+			return "", err // the asker's own cancellation: the next asker runs it again
+		}
+		a.done, a.out, a.err = true, out, err
+	}
 	return a.out, a.err
 }
 

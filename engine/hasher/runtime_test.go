@@ -85,3 +85,20 @@ func TestRuntimeInputFailureNamesTheProbe(t *testing.T) {
 		t.Fatalf("error %v, want %s", err, want)
 	}
 }
+
+func TestRuntimeInputCancelledIsAskedAgain(t *testing.T) {
+	ws, p, tasks := probeWorkspace(t, "echo run >> count; echo v1")
+	h := New(Options{Workspace: ws, Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Manifest(ctx, p, tasks[0], nil); err == nil {
+		t.Fatal("a cancelled task's manifest: no error")
+	}
+	m, err := h.Manifest(context.Background(), p, tasks[1], nil)
+	if err != nil {
+		t.Fatalf("the next task: %v, want the probe run again for it", err)
+	}
+	if got := m.Runtime[tasks[1].RuntimeInputs[0]]; got != "v1" {
+		t.Fatalf("the next task's probe output %q, want v1", got)
+	}
+}
