@@ -249,6 +249,7 @@ export interface WorkspaceConfig {
    * the default branch. `VX_AFFECTED_BASE` and `--affected=REF` override it.
    */
   affectedBase?: string
+  /**
    * Commands (`'node -v'`, `'pnpm -v'`) whose trimmed standard output enters every task's key,
    * as `globalInputs`' files do: a Node upgrade moves every key.
    */
