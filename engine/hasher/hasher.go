@@ -36,7 +36,7 @@ import (
 
 // CacheVersion enters every cache key: changing how keys or cache entries are made changes it, so
 // entries of an older vx are never hit.
-const CacheVersion = "2"
+const CacheVersion = "3"
 
 // racyWindow is how close to the moment it was hashed a file's mtime may be before its stat cache
 // row is distrusted: a write within the same timestamp tick leaves size and mtime unchanged. A
@@ -67,9 +67,10 @@ type Manifest struct {
 	// Scripts holds the text of the package.json scripts the command runs, by name.
 	Scripts map[string]string `json:"scripts,omitempty"`
 	// Files maps each input file (relative to the project folder; "//"-prefixed and relative to
-	// the workspace root when outside it) to its content's SHA-256 (a symlink: of its target text).
+	// the workspace root when outside it) to its digest: git's blob id of the content as git
+	// stores it (a symlink: "link:" and the blob id of its target's text), see digest.go.
 	Files map[string]string `json:"files"`
-	// Global maps each file of the workspace's globalInputs (root-relative) to its SHA-256.
+	// Global maps each file of the workspace's globalInputs (root-relative) to its digest.
 	Global map[string]string `json:"global,omitempty"`
 	// Packages maps each external package the project resolves to (with the root's own
 	// dependencies) to its resolved version(s), read from the lockfile.
@@ -251,6 +252,9 @@ type Hasher struct {
 
 	// counters for benchmarks and the debug output
 	statted, hashed int
+
+	// git is the repository's index and line-ending rules, read on first need (digest.go).
+	git gitView
 }
 
 // New returns a Hasher.
@@ -494,7 +498,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		if !outside {
 			rootRel = joinRel(p.Dir, rel)
 		}
-		sum, info, err := h.fileHash(rootRel)
+		sum, info, err := h.fileHash(ctx, rootRel)
 		m.Inputs.add(seenOf(rel, rootRel, info, sum, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue // listed by git but deleted from the work tree, or a nested repository
@@ -579,7 +583,7 @@ func (h *Hasher) projectInputsDigest(ctx context.Context, name string, globs []s
 	sum := sha256.New()
 	for _, rel := range listed {
 		rootRel := joinRel(p.Dir, rel)
-		fh, info, err := h.fileHash(rootRel)
+		fh, info, err := h.fileHash(ctx, rootRel)
 		files = append(files, seenOf(pathglob.RootPrefix+rootRel, rootRel, info, fh, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 			continue
@@ -678,7 +682,7 @@ func (h *Hasher) globalFiles(ctx context.Context) (map[string]string, error) {
 		}
 		h.global = map[string]string{}
 		for _, rel := range files {
-			sum, info, err := h.fileHash(rel)
+			sum, info, err := h.fileHash(ctx, rel)
 			h.globalSeen = append(h.globalSeen, seenOf(pathglob.RootPrefix+rel, rel, info, sum, err))
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {
 				continue
@@ -754,20 +758,24 @@ func joinRel(dir, rel string) string {
 	return dir + "/" + rel
 }
 
-// FileHash answers the SHA-256 of a file (root-relative, forward slashes), through the stat cache.
+// FileHash answers the SHA-256 of a file's raw content (root-relative, forward slashes), through
+// the stat cache: the hash the cache compares outputs by, never a key's digest.
 func (h *Hasher) FileHash(rel string) (string, error) {
-	sum, _, err := h.fileHash(rel)
-	return sum, err
+	fi, err := h.source().Lstat(rel)
+	if err != nil {
+		return "", err
+	}
+	return h.FileHashOf(rel, fi)
 }
 
-// fileHash is FileHash that also answers what the file stat'ed as when it was hashed (the zero
-// Info when the lstat failed).
-func (h *Hasher) fileHash(rel string) (string, filestate.Info, error) {
+// fileHash answers the digest of an input file for a key (keyDigest) and what the file stat'ed
+// as when it was hashed (the zero Info when the lstat failed).
+func (h *Hasher) fileHash(ctx context.Context, rel string) (string, filestate.Info, error) {
 	fi, err := h.source().Lstat(rel)
 	if err != nil {
 		return "", filestate.Info{}, err
 	}
-	sum, err := h.FileHashOf(rel, fi)
+	sum, err := h.keyDigest(ctx, rel, fi)
 	return sum, filestate.InfoOf(fi), err
 }
 
@@ -779,7 +787,7 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 		return "", errIsDir
 	}
 	info := filestate.InfoOf(fi)
-	if info.Hash != "" {
+	if rawHash(info.Hash) {
 		h.mu.Lock()
 		h.statted++
 		h.mu.Unlock()
@@ -808,10 +816,11 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 		}
 		cached, ok = stats.Get(rel)
 	}
-	if ok && Trusted(cached, info) {
+	if ok && Trusted(cached, info) && rawHash(cached.Hash) {
 		return cached.Hash, nil
 	}
 	recorded := h.opts.Now()
+	h.git.countOpen(1)
 	sum, err := filestate.HashFile(abs)
 	if err != nil {
 		return "", err
@@ -825,6 +834,10 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 }
 
 var errIsDir = errors.New("a folder, not a file")
+
+// rawHash reports whether a stat cache row's (or a watcher's) hash is the SHA-256 of raw content,
+// not a key's digest (digestTag).
+func rawHash(hash string) bool { return len(hash) == 64 && !strings.Contains(hash, ":") }
 
 // racy reports whether the file may have changed within the timestamp tick it was hashed in.
 func racy(f store.FileStat) bool {

@@ -290,7 +290,7 @@ func RootedInput(dir, name string) string {
 
 // contentIs reports whether the file f, which stats as fi now, holds the content the key took.
 func (h *Hasher) contentIs(f seenFile, fi fs.FileInfo) bool {
-	sum, err := h.FileHashOf(f.rootRel, fi)
+	sum, err := h.keyDigest(context.Background(), f.rootRel, fi)
 	return err == nil && sum == f.hash
 }
 
