@@ -37,12 +37,15 @@ type gitView struct {
 	convErr  error
 
 	mu sync.Mutex
+	// attrMu is held while attributes are asked, so workers needing them wait for one call.
+	attrMu sync.Mutex
 	// conv holds the conversion of each root-relative path asked about, and the paths asked
 	// about with it in one batch.
 	conv map[string]git.Conversion
 
-	// opened counts the files opened to make digests (and raw hashes).
-	opened int
+	// opened counts the files opened to make digests (and raw hashes), attrBatches the
+	// `git check-attr` calls made.
+	opened, attrBatches int
 }
 
 // git answers the hasher's view of the repository, reading the index on first need.
@@ -220,6 +223,8 @@ func (h *Hasher) conversion(ctx context.Context, g *gitView, rel string) (git.Co
 	if g.convErr != nil {
 		return git.ConvertNone, fmt.Errorf("read core.autocrlf: %w", g.convErr)
 	}
+	g.attrMu.Lock()
+	defer g.attrMu.Unlock()
 	g.mu.Lock()
 	conv, ok := g.conv[rel]
 	g.mu.Unlock()
@@ -245,6 +250,7 @@ func (h *Hasher) conversion(ctx context.Context, g *gitView, rel string) (git.Co
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.attrBatches++
 	if g.conv == nil {
 		g.conv = map[string]git.Conversion{}
 	}

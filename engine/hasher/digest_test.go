@@ -82,6 +82,13 @@ func refreshIndex(t *testing.T, root string) {
 // how many files the hasher opened to make them.
 func taskKeys(t *testing.T, root string) (map[string]string, map[string]*Manifest, int) {
 	t.Helper()
+	keys, manifests, h := keysOf(t, root)
+	return keys, manifests, h.FilesOpened()
+}
+
+// keysOf is taskKeys answering the hasher that made the keys.
+func keysOf(t *testing.T, root string) (map[string]string, map[string]*Manifest, *Hasher) {
+	t.Helper()
 	ws := &graph.Workspace{Root: root, CacheDir: filepath.Join(root, ".vx"), Projects: []*graph.Project{
 		{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")},
 		{Name: "b", Dir: "packages/b", AbsDir: filepath.Join(root, "packages/b")},
@@ -102,7 +109,7 @@ func taskKeys(t *testing.T, root string) (map[string]string, map[string]*Manifes
 		}
 		keys[task.ID], manifests[task.ID] = key, m
 	}
-	return keys, manifests, h.FilesOpened()
+	return keys, manifests, h
 }
 
 // indexIDs answers git's index ids of root by root-relative path ("link:"-prefixed for a symlink).
