@@ -46,6 +46,10 @@ type Info struct {
 	// Hash is the hex SHA-256 of the content (of "symlink\x00"+Link for a symlink), "" when not
 	// known: the asker hashes the file itself.
 	Hash string
+	// Digest is the content's digest for a key, where known: its git blob id in the
+	// repository's object format, tagged with it ("sha1:<hex>"). A watcher records it beside Hash
+	// when the content holds no CRLF, which no line-ending rule of git then changes.
+	Digest string
 }
 
 // SameStat reports whether two infos describe the same file as a stat does: kind, permissions,
@@ -91,6 +95,32 @@ func HashFile(path string) (string, error) {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// HashFileDigest answers, from one read of the file at path, the hex SHA-256 of its content
+// (HashFile's) and its Digest in the object format: "" when the content holds a CRLF.
+func HashFileDigest(path, format string) (sum, digest string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	raw, blob := sha256.New(), newObjectHash(format)
+	writeBlobHeader(blob, fi.Size())
+	var stats TextStats
+	n, err := io.Copy(io.MultiWriter(raw, blob, &stats), io.LimitReader(f, fi.Size()+1))
+	if err != nil {
+		return "", "", fmt.Errorf("read %s: %w", path, err)
+	}
+	sum = hex.EncodeToString(raw.Sum(nil))
+	if n == fi.Size() && stats.CRLF == 0 {
+		digest = format + ":" + hex.EncodeToString(blob.Sum(nil))
+	}
+	return sum, digest, nil
 }
 
 // LinkHash answers the hash a symlink with target stands for: its target's text, as git records

@@ -46,6 +46,7 @@ func sampleSnapshot(root string) *Snapshot {
 
 func TestWireRoundTrip(t *testing.T) {
 	s := sampleSnapshot("/ws")
+	s.dirs["."].Entries[1].Info.Digest = "sha1:" + strings.Repeat("cd", 20) // a.js
 	got, err := Decode(s.Encoded())
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package filestate
 import (
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Bounds of the answer an asker takes: a snapshot holds, per tracked file, less than four times
@@ -31,31 +30,11 @@ func answerLimit(root string) int64 {
 	return min(baseAnswer+perIndexByte*fi.Size(), maxAnswer)
 }
 
-// gitIndexOf answers the index file of the git repository holding dir (found as git does: the
-// nearest .git folder, or .git file naming one, above it), "" when there is none.
+// gitIndexOf answers the index file of the git repository holding dir, "" when there is none.
 func gitIndexOf(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		dotGit := filepath.Join(d, ".git")
-		fi, err := os.Stat(dotGit)
-		switch {
-		case err == nil && fi.IsDir():
-			return filepath.Join(dotGit, "index")
-		case err == nil && fi.Mode().IsRegular():
-			data, err := os.ReadFile(dotGit)
-			if err != nil {
-				return ""
-			}
-			gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
-			if !ok {
-				return ""
-			}
-			if !filepath.IsAbs(gitDir) {
-				gitDir = filepath.Join(d, gitDir)
-			}
-			return filepath.Join(gitDir, "index")
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
+	gitDir := gitDirOf(dir)
+	if gitDir == "" {
+		return ""
 	}
+	return filepath.Join(gitDir, "index")
 }

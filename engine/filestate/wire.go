@@ -12,19 +12,20 @@ import (
 // The wire form of a Snapshot, as the socket carries it: the magic and version, the root and the
 // state folder, then each folder (sorted) with its entries, every number a varint:
 //
-//	"VXFS" 2 root stateDir ndirs { dir mode size mtime ctime ino nentries { name flags mode size mtime ctime ino [link] [hash] } }
+//	"VXFS" 3 root stateDir ndirs { dir mode size mtime ctime ino nentries { name flags mode size mtime ctime ino [link] [hash] [digest] } }
 //
 // where a string is its length then its bytes, flags say visible (1), opaque (2), a link target
 // follows (4), a hash follows (8: its 64 hex digits, which the decoder cuts from the answer as
-// they are, where 32 bytes would cost a string each).
+// they are, where 32 bytes would cost a string each), a digest follows (16: a string).
 const (
 	wireMagic   = "VXFS"
-	wireVersion = 2
+	wireVersion = 3
 
 	flagVisible = 1 << iota
 	flagOpaque
 	flagLink
 	flagHash
+	flagDigest
 )
 
 // errWire is a wire form that does not decode.
@@ -85,6 +86,9 @@ func appendEntry(buf []byte, e *Entry) []byte {
 	if len(e.Info.Hash) == hashLen {
 		flags |= flagHash
 	}
+	if e.Info.Digest != "" {
+		flags |= flagDigest
+	}
 	buf = appendString(buf, e.Name)
 	buf = append(buf, flags)
 	buf = appendStat(buf, &e.Info)
@@ -93,6 +97,9 @@ func appendEntry(buf []byte, e *Entry) []byte {
 	}
 	if flags&flagHash != 0 {
 		buf = append(buf, e.Info.Hash...)
+	}
+	if flags&flagDigest != 0 {
+		buf = appendString(buf, e.Info.Digest)
 	}
 	return buf
 }
@@ -171,6 +178,9 @@ func (r *reader) entry(e *Entry) {
 		}
 		e.Info.Hash = r.str[r.pos : r.pos+hashLen]
 		r.pos += hashLen
+	}
+	if flags&flagDigest != 0 {
+		e.Info.Digest = r.string()
 	}
 }
 

@@ -24,13 +24,15 @@ import (
 
 // gitView is what the hasher knows of the git repository holding the workspace, loaded once.
 type gitView struct {
+	formatOnce sync.Once
+	// format is the object format of the blob ids: the repository's, "sha1" outside git.
+	format string
+
 	once  sync.Once
 	err   error
 	inGit bool
 	// index holds the workspace's stage-0 entries, by root-relative path; nil outside git.
 	index *git.Index
-	// format is the object format of the blob ids: the repository's, "sha1" outside git.
-	format string
 
 	convOnce sync.Once
 	autocrlf string
@@ -48,15 +50,25 @@ type gitView struct {
 	opened, attrBatches int
 }
 
-// git answers the hasher's view of the repository, reading the index on first need.
+// objectFormat answers the object format of the digests, read from the repository's config
+// without running git.
+func (h *Hasher) objectFormat() string {
+	g := &h.git
+	g.formatOnce.Do(func() { g.format = filestate.ObjectFormat(h.opts.Root) })
+	return g.format
+}
+
+// gitState answers the hasher's view of the repository, reading the index on first need.
 func (h *Hasher) gitState(ctx context.Context) (*gitView, error) {
 	g := &h.git
+	format := h.objectFormat()
 	g.once.Do(func() {
-		g.format = filestate.FormatSHA1
 		x, err := git.ReadIndex(ctx, h.opts.Root)
 		switch {
+		case err == nil && x.Format != format:
+			g.err = fmt.Errorf("read git index: object format %s, but the repository's config says %s", x.Format, format)
 		case err == nil:
-			g.inGit, g.index, g.format = true, x, x.Format
+			g.inGit, g.index = true, x
 		case notGit(err):
 		default:
 			g.err = fmt.Errorf("read git index: %w", err)
@@ -99,29 +111,31 @@ func (h *Hasher) keyDigest(ctx context.Context, rel string, fi fs.FileInfo) (str
 	if fi.IsDir() {
 		return "", errIsDir
 	}
-	g, err := h.gitState(ctx)
-	if err != nil {
-		return "", err
-	}
+	format := h.objectFormat()
 	info := filestate.InfoOf(fi)
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target := info.Link
 		if target == "" {
+			var err error
 			if target, err = os.Readlink(filepath.Join(h.opts.Root, filepath.FromSlash(rel))); err != nil {
 				return "", err
 			}
 		}
-		return linkDigest(g.format, target), nil
+		return linkDigest(format, target), nil
 	}
-	tag := digestTag(g.format)
+	tag := digestTag(format)
 	h.mu.Lock()
 	h.statted++
 	h.mu.Unlock()
-	if id, ok := strings.CutPrefix(info.Hash, tag); ok {
-		return id, nil // a watcher seeded it from a stat cache row that vouched for the file
+	if id, ok := strings.CutPrefix(info.Digest, tag); ok {
+		return id, nil // the watcher's, of the file as it stats now
 	}
 	if id, ok, err := h.cachedDigest(rel, info, tag); err != nil || ok {
 		return id, err
+	}
+	g, err := h.gitState(ctx)
+	if err != nil {
+		return "", err
 	}
 	if id, ok := g.index.CleanID(rel, gitStat(fi, info)); ok {
 		h.remember(rel, info, tag+id, g.index.MtimeNs)

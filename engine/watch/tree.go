@@ -203,7 +203,7 @@ func (t *tree) rescan(ctx context.Context) (Change, error) {
 		for name, n := range nodes {
 			if o := old[dir][name]; o != nil && o.entry.Info.Hash != "" && o.entry.Info.SameStat(n.entry.Info) &&
 				!racy(o.entry.Info.MtimeNs, o.hashedAt) {
-				n.entry.Info.Hash, n.hashedAt = o.entry.Info.Hash, o.hashedAt
+				n.entry.Info.Hash, n.entry.Info.Digest, n.hashedAt = o.entry.Info.Hash, o.entry.Info.Digest, o.hashedAt
 				delete(t.unhashed, joinRel(dir, name))
 			}
 		}
@@ -600,7 +600,10 @@ func (t *tree) seedAll() {
 		if n.resolve || !n.entry.Info.Mode.IsRegular() || !t.hashable(rel, n) {
 			continue
 		}
-		if sum, ok := t.w.opts.Seed(rel, n.entry.Info); ok {
+		if sum, ok := t.w.opts.Seed(rel, n.entry.Info); ok && strings.Contains(sum, ":") {
+			// A key's digest (the hasher's row of an input): the raw hash is still to take.
+			n.entry.Info.Digest = sum
+		} else if ok {
 			n.entry.Info.Hash, n.hashedAt = sum, time.Now().UnixNano()
 			delete(t.unhashed, rel)
 		}
@@ -612,8 +615,10 @@ type hashJob struct {
 	rel string
 	gen uint64
 	sum string
-	at  int64
-	err error
+	// digest is the file's key digest where its content allows one (filestate.HashFileDigest).
+	digest string
+	at     int64
+	err    error
 }
 
 // hashJobs answers the files to hash, settling at once those that need no read (a symlink, whose
@@ -651,12 +656,13 @@ func (t *tree) jobBytes(jobs []hashJob) int64 {
 
 // hashAll hashes the jobs' files.
 func hashAll(ctx context.Context, root string, jobs []hashJob) []hashJob {
+	format := filestate.ObjectFormat(root)
 	for i := range jobs {
 		if ctx.Err() != nil {
 			return jobs[:i]
 		}
 		jobs[i].at = time.Now().UnixNano()
-		jobs[i].sum, jobs[i].err = filestate.HashFile(root + "/" + jobs[i].rel)
+		jobs[i].sum, jobs[i].digest, jobs[i].err = filestate.HashFileDigest(root+"/"+jobs[i].rel, format)
 	}
 	return jobs
 }
@@ -674,7 +680,7 @@ func (t *tree) applyHashes(done []hashJob) bool {
 		if j.err != nil {
 			continue // unreadable or gone: the asker hashes it, or its event says so
 		}
-		n.entry.Info.Hash, n.hashedAt = j.sum, j.at
+		n.entry.Info.Hash, n.entry.Info.Digest, n.hashedAt = j.sum, j.digest, j.at
 		dir, _ := splitRel(j.rel)
 		t.touched[dir] = true
 		changed = true
