@@ -75,7 +75,7 @@ func refreshIndex(t *testing.T, root string) {
 	for !time.Now().After(fi.ModTime().Add(20 * time.Millisecond)) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	runGit(t, root, "update-index", "-q", "--really-refresh")
+	runGit(t, root, "update-index", "-q", "--unmerged", "--really-refresh")
 }
 
 // taskKeys answers the keys of a#build and b#build in the workspace at root, the manifests, and
@@ -264,6 +264,41 @@ func TestIndexOlderThanNoFileIsTrusted(t *testing.T) {
 	for id, key := range keys {
 		if again[id] != key {
 			t.Fatalf("%s: key moved", id)
+		}
+	}
+}
+
+// TestUnmergedAndUntrackedAreRead: a file in conflict (no stage-0 entry), one added with
+// `git add -N` (an entry without content) and an untracked one are read, each keyed by the blob
+// id of what the work tree holds.
+func TestUnmergedAndUntrackedAreRead(t *testing.T) {
+	root := originRepo(t, "sha1", nil)
+	runGit(t, root, "checkout", "-q", "-b", "other")
+	write(t, root, "packages/a/README.md", "# a\n\nother\n")
+	runGit(t, root, "commit", "-qam", "other")
+	runGit(t, root, "checkout", "-q", "main")
+	write(t, root, "packages/a/README.md", "# a\n\nmain\n")
+	runGit(t, root, "commit", "-qam", "main")
+	cmd := exec.Command("git", "merge", "-q", "other")
+	cmd.Dir = root
+	if err := cmd.Run(); err == nil {
+		t.Fatal("the merge did not conflict")
+	}
+	write(t, root, "packages/a/new.ts", "new\n")
+	write(t, root, "packages/a/intent.ts", "intent\n")
+	runGit(t, root, "add", "-N", "packages/a/intent.ts")
+	refreshIndex(t, root)
+	_, manifests, opened := taskKeys(t, root)
+	if opened != 3 {
+		t.Fatalf("opened %d files, want the conflicted, the intended and the untracked one", opened)
+	}
+	for _, rel := range []string{"README.md", "new.ts", "intent.ts"} {
+		data, err := os.ReadFile(filepath.Join(root, "packages/a", rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := manifests["a#build"].Files[rel], gitHashObject(t, root, string(data)); got != want {
+			t.Fatalf("%s: digest %s, want %s", rel, got, want)
 		}
 	}
 }
