@@ -17,8 +17,9 @@ import (
 // An input file's digest in a key is git's blob id of the file as git would store it: the
 // SHA-1 (or, in a SHA-256 repository, the SHA-256) of "blob SIZE\0" and the content after git's
 // clean conversion of its line endings. A symlink's is "link:" and the blob id of its target's
-// text. The digest is the same whichever way it was obtained — from git's index for a tracked
-// file the index says is clean, from the stat cache for a file hashed before, or from a read —
+// text. The digest is the same whichever way it was obtained — from a watcher's file state,
+// from the stat cache for a file hashed before, from git's index for a tracked file the index
+// says is clean, or from a read —
 // so a fresh clone keys its tasks without reading a file, and a checkout with CRLF line endings
 // keys them as one with LF does.
 
