@@ -35,8 +35,8 @@ func repoRoot(t testing.TB) string {
 // that a second run pays seconds.
 func toolDir(t testing.TB) string {
 	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
+	base := userCacheDir
+	if base == "" {
 		base = os.TempDir()
 	}
 	dir := filepath.Join(base, "vx-test")
@@ -45,6 +45,10 @@ func toolDir(t testing.TB) string {
 	}
 	return dir
 }
+
+// userCacheDir is the user's cache folder as it was before TestMain isolated the tests' own
+// (testkit.IsolateCacheHome), so that the servers built stay between runs.
+var userCacheDir string
 
 var (
 	vxBinOnce, bazelRemoteOnce  sync.Once
@@ -144,7 +148,7 @@ type server struct {
 	Dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *strings.Builder
+	log  *lockedWriter
 }
 
 // Stop kills the server and waits for it.
@@ -165,7 +169,7 @@ func startServer(t testing.TB, cmd *exec.Cmd, url string, probe func() bool) *se
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{URL: url, cmd: cmd, done: make(chan struct{}), log: &log}
+	s := &server{URL: url, cmd: cmd, done: make(chan struct{}), log: out}
 	go func() {
 		_ = cmd.Wait()
 		close(s.done)
