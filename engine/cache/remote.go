@@ -44,6 +44,13 @@ func (r RemoteConfig) WithScope(name string) RemoteConfig {
 	return r
 }
 
+// WithRoot answers r with relative TLS file paths of a reapi server read from root (the
+// workspace root).
+func (r RemoteConfig) WithRoot(root string) RemoteConfig {
+	r.settings.Root = root
+	return r
+}
+
 // backend answers the client of the configured server; nil when the mode is off.
 func (r RemoteConfig) backend() Backend {
 	c := remote.New(r.settings)

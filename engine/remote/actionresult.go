@@ -1,6 +1,9 @@
 package remote
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // The few fields of REAPI v2 (build.bazel.remote.execution.v2) a vx entry uses, written and read
 // with the wire format of wire.go rather than the whole generated remote-apis package.
@@ -155,4 +158,24 @@ func eachField(b []byte, fn func(num wireNumber, typ wireType, v []byte, x uint6
 		}
 	}
 	return nil
+}
+
+// metaOf decodes an entry's Meta document and checks it against the ActionResult that names it:
+// both name the same blobs, or the entry is not one vx wrote.
+func metaOf(ar actionResult, metaData []byte) (Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(metaData, &m); err != nil {
+		return Meta{}, fmt.Errorf("%w: entry document: %v", ErrCorrupt, err)
+	}
+	if err := m.check(); err != nil {
+		return Meta{}, err
+	}
+	out, hasOut := ar.files[arOutputsPath]
+	if hasOut != (m.OutputsBlob != "") || (hasOut && (out.hash != m.OutputsBlob || out.size != m.OutputsSize)) {
+		return Meta{}, fmt.Errorf("%w: action result and entry document disagree", ErrCorrupt)
+	}
+	if m.LogSize > 0 && (ar.stdout == nil || ar.stdout.hash != m.LogBlob || ar.stdout.size != m.LogSize) {
+		return Meta{}, fmt.Errorf("%w: action result and entry document disagree on the log", ErrCorrupt)
+	}
+	return m, nil
 }

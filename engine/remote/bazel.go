@@ -48,20 +48,9 @@ func (b *bazel) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bo
 	if sum := sha256.Sum256(metaData); hex.EncodeToString(sum[:]) != metaDigest.hash || int64(len(metaData)) != metaDigest.size {
 		return Meta{}, false, fmt.Errorf("%w: blob %s does not match its digest", ErrCorrupt, metaDigest.hash[:12])
 	}
-	var m Meta
-	if err := json.Unmarshal(metaData, &m); err != nil {
-		return Meta{}, false, fmt.Errorf("%w: entry document: %v", ErrCorrupt, err)
-	}
-	if err := m.check(); err != nil {
+	m, err := metaOf(ar, metaData)
+	if err != nil {
 		return Meta{}, false, err
-	}
-	// The ActionResult names the same blobs as the document, or the entry is not one vx wrote.
-	out, hasOut := ar.files[arOutputsPath]
-	if hasOut != (m.OutputsBlob != "") || (hasOut && (out.hash != m.OutputsBlob || out.size != m.OutputsSize)) {
-		return Meta{}, false, fmt.Errorf("%w: action result and entry document disagree", ErrCorrupt)
-	}
-	if m.LogSize > 0 && (ar.stdout == nil || ar.stdout.hash != m.LogBlob || ar.stdout.size != m.LogSize) {
-		return Meta{}, false, fmt.Errorf("%w: action result and entry document disagree on the log", ErrCorrupt)
 	}
 	for _, d := range []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}} {
 		if ok, err := b.getBlob(ctx, d, cas); err != nil || !ok {

@@ -170,13 +170,18 @@ const bytesPerSecond = 1 << 20
 // but moving keeps to a bound that grows with what it sends. Every body, signed or not, is read
 // (or sent) through the watch's reader; stop releases it.
 func (h *httpClient) watch(ctx context.Context) (context.Context, *transferWatch) {
+	return watchTransfer(ctx, h.timeout)
+}
+
+// watchTransfer answers ctx bounded for one transfer by timeout, as httpClient.watch says.
+func watchTransfer(ctx context.Context, timeout time.Duration) (context.Context, *transferWatch) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	w := &transferWatch{timeout: h.timeout, start: time.Now(), cancel: cancel}
-	w.stall = time.AfterFunc(h.timeout, func() {
-		cancel(fmt.Errorf("no byte moved for %s", h.timeout))
+	w := &transferWatch{timeout: timeout, start: time.Now(), cancel: cancel}
+	w.stall = time.AfterFunc(timeout, func() {
+		cancel(fmt.Errorf("no byte moved for %s", timeout))
 	})
-	w.deadline = time.AfterFunc(h.timeout, func() {
-		cancel(fmt.Errorf("not done within %s", h.timeout))
+	w.deadline = time.AfterFunc(timeout, func() {
+		cancel(fmt.Errorf("not done within %s", timeout))
 	})
 	return ctx, w
 }
@@ -200,6 +205,9 @@ func (w *transferWatch) sized(size int64) {
 }
 
 func (w *transferWatch) reader(r io.Reader) io.Reader { return &watchedReader{r: r, w: w} }
+
+// moved says that bytes moved: the stall timer starts again.
+func (w *transferWatch) moved() { w.stall.Reset(w.timeout) }
 
 func (w *transferWatch) stop() {
 	w.stall.Stop()

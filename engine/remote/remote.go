@@ -1,6 +1,7 @@
 // Package remote is vx's client of the shared cache servers teams already run: bazel-remote (its
-// HTTP /ac/ and /cas/ API) and any server of the Turborepo remote cache API (/v8/artifacts), such as
-// Vercel's or ducktors/turborepo-remote-cache. vx is only ever a client.
+// HTTP /ac/ and /cas/ API), any server of the Turborepo remote cache API (/v8/artifacts), such as
+// Vercel's or ducktors/turborepo-remote-cache, and any server of the Remote Execution API v2 over
+// gRPC (bazel-remote's gRPC port, Buildbarn, BuildBuddy, NativeLink). vx is only ever a client.
 //
 // A cache entry travels as what the local cache keeps: its outputs archive (one blob), its masked
 // log (another) and a small JSON document, Meta, that lists the archive's files with their hashes.
@@ -27,6 +28,7 @@ import (
 const (
 	ProtocolBazel = "bazel"
 	ProtocolTurbo = "turbo"
+	ProtocolREAPI = "reapi"
 )
 
 // The environment variables that configure a remote cache for CI, over the workspace's remoteCache.
@@ -129,6 +131,20 @@ type Settings struct {
 	SignatureKey    string
 	// Scope is the cache scope the run reads and writes as (ResolveScope); "" is the trusted one.
 	Scope string
+	// Instance, Headers and TLS are a reapi server's: its instance name, the metadata of every
+	// call (Headers' values resolved, secrets among them), and its TLS files.
+	Instance string
+	Headers  []Header
+	TLS      graph.RemoteTLS
+	// Root is the folder relative TLS paths are read from: the workspace root.
+	Root string
+}
+
+// Header is one header of a reapi server's calls, its value resolved; Secret when it came from
+// the environment.
+type Header struct {
+	Name, Value string
+	Secret      bool
 }
 
 // Resolve answers a workspace's remote cache settings: the config's remoteCache, under
@@ -138,7 +154,17 @@ func Resolve(cfg *graph.RemoteCache, getenv func(string) string, mode string) (S
 	var s Settings
 	if cfg != nil {
 		s = Settings{URL: cfg.URL, Protocol: cfg.Protocol, Mode: cfg.Mode, TokenEnv: cfg.TokenEnv, Team: cfg.Team,
-			Slug: cfg.Slug, Timeout: cfg.Timeout, SignatureKeyEnv: cfg.SignatureKeyEnv}
+			Slug: cfg.Slug, Timeout: cfg.Timeout, SignatureKeyEnv: cfg.SignatureKeyEnv, Instance: cfg.Instance}
+		if cfg.TLS != nil {
+			s.TLS = *cfg.TLS
+		}
+		for _, h := range cfg.Headers {
+			v := Header{Name: h.Name, Value: h.Value}
+			if h.Env != "" {
+				v.Value, v.Secret = getenv(h.Env), true
+			}
+			s.Headers = append(s.Headers, v)
+		}
 	}
 	if v := getenv(EnvURL); v != "" {
 		s.URL = v
@@ -154,6 +180,10 @@ func Resolve(cfg *graph.RemoteCache, getenv func(string) string, mode string) (S
 	}
 	if s.SignatureKeyEnv != "" {
 		s.SignatureKey = getenv(s.SignatureKeyEnv)
+	}
+	if isGRPCURL(s.URL) {
+		// A grpc:// or grpcs:// server speaks REAPI, whatever protocol an http one was given.
+		s.Protocol = ProtocolREAPI
 	}
 	if s.Protocol == "" {
 		s.Protocol = ProtocolBazel
@@ -178,8 +208,10 @@ func Resolve(cfg *graph.RemoteCache, getenv func(string) string, mode string) (S
 	}
 	switch s.Protocol {
 	case ProtocolBazel, ProtocolTurbo:
+	case ProtocolREAPI:
+		return s, checkREAPISettings(s)
 	default:
-		return s, fmt.Errorf("remote cache protocol must be bazel or turbo, not %q", s.Protocol)
+		return s, fmt.Errorf("remote cache protocol must be bazel, turbo or reapi, not %q", s.Protocol)
 	}
 	u, err := url.Parse(s.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -202,6 +234,11 @@ func (s Settings) Secrets() []string {
 			out = append(out, v)
 		}
 	}
+	for _, h := range s.Headers {
+		if h.Secret && h.Value != "" {
+			out = append(out, h.Value)
+		}
+	}
 	if u, err := url.Parse(s.URL); err == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
 			out = append(out, p)
@@ -215,11 +252,32 @@ func New(s Settings) Cache {
 	if s.Mode == graph.RemoteOff || s.URL == "" {
 		return nil
 	}
+	if s.Protocol == ProtocolREAPI {
+		return Scoped(newREAPI(s), s.Scope)
+	}
 	h := newHTTP(s)
 	if s.Protocol == ProtocolTurbo {
 		return Scoped(&turbo{h: h, team: s.Team, slug: s.Slug, key: []byte(s.SignatureKey)}, s.Scope)
 	}
 	return Scoped(&bazel{h: h}, s.Scope)
+}
+
+// isGRPCURL reports whether raw is a grpc:// or grpcs:// URL.
+func isGRPCURL(raw string) bool {
+	return strings.HasPrefix(raw, "grpc://") || strings.HasPrefix(raw, "grpcs://")
+}
+
+// checkREAPISettings refuses a reapi server's settings that cannot work: a URL that is not
+// grpc:// or grpcs://, TLS files for a plain-text server. (A header whose variable is unset is
+// not sent, as a token whose variable is unset is not.)
+func checkREAPISettings(s Settings) error {
+	if err := graph.CheckREAPIURL(s.URL); err != nil {
+		return fmt.Errorf("remote cache URL: %w", err)
+	}
+	if strings.HasPrefix(s.URL, "grpc://") && s.TLS != (graph.RemoteTLS{}) {
+		return errors.New("remote cache tls is set for a grpc:// (plain-text) server: use grpcs://")
+	}
+	return nil
 }
 
 // RedactURL is u without a password.

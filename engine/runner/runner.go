@@ -385,6 +385,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	remoteCfg = remoteCfg.WithScope(scope)
+	remoteCfg = remoteCfg.WithRoot(opts.Workspace.Root)
 	tasks := make([]*graph.Task, len(nodes))
 	for i, n := range nodes {
 		tasks[i] = n.task

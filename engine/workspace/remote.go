@@ -4,12 +4,13 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/vzn/vx/engine/graph"
 )
 
 // remoteCacheFields are what `remoteCache` may declare.
-var remoteCacheFields = []string{"url", "protocol", "tokenEnv", "team", "slug", "mode", "timeout", "signature"}
+var remoteCacheFields = []string{"url", "protocol", "tokenEnv", "team", "slug", "mode", "timeout", "signature", "reapi", "instance", "headers", "tls"}
 
 // remoteCache reads `remoteCache` (nil when absent): the shared cache server, checked here so
 // that a typo is a config error naming the line, not a silent miss at every run.
@@ -24,7 +25,7 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 	}
 	rc := &graph.RemoteCache{}
 	strs := map[string]*string{"url": &rc.URL, "protocol": &rc.Protocol, "tokenEnv": &rc.TokenEnv,
-		"team": &rc.Team, "slug": &rc.Slug, "mode": &rc.Mode}
+		"team": &rc.Team, "slug": &rc.Slug, "mode": &rc.Mode, "instance": &rc.Instance}
 	for _, k := range slices.Sorted(maps.Keys(strs)) {
 		if x, ok := m[k]; ok {
 			if *strs[k], err = r.str("remoteCache."+k, x); err != nil {
@@ -32,7 +33,10 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 			}
 		}
 	}
-	if rc.URL != "" {
+	if err := remoteREAPI(r, m, rc); err != nil {
+		return nil, err
+	}
+	if rc.URL != "" && rc.Protocol != "reapi" {
 		u, err := url.Parse(rc.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, r.errAt("remoteCache.url", "remoteCache.url %q is not an http(s) URL", rc.URL)
@@ -42,9 +46,9 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 		}
 	}
 	switch rc.Protocol {
-	case "", "bazel", "turbo":
+	case "", "bazel", "turbo", "reapi":
 	default:
-		return nil, r.errAt("remoteCache.protocol", "remoteCache.protocol must be 'bazel' or 'turbo', not %q", rc.Protocol)
+		return nil, r.errAt("remoteCache.protocol", "remoteCache.protocol must be 'bazel', 'turbo' or 'reapi', not %q", rc.Protocol)
 	}
 	if !graph.IsRemoteMode(rc.Mode) {
 		return nil, r.errAt("remoteCache.mode", "remoteCache.mode must be 'readwrite', 'read' or 'off', not %q", rc.Mode)
@@ -69,6 +73,106 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 		}
 	}
 	return rc, nil
+}
+
+// remoteREAPI reads the fields of a REAPI server into rc: reapi (its grpc:// or grpcs:// URL,
+// which sets the protocol), instance, headers and tls. Headers and tls belong to a reapi server
+// only.
+func remoteREAPI(r reader, m map[string]any, rc *graph.RemoteCache) error {
+	if x, ok := m["reapi"]; ok {
+		u, err := r.str("remoteCache.reapi", x)
+		if err != nil {
+			return err
+		}
+		if rc.URL != "" {
+			return r.errAt("remoteCache.reapi", "remoteCache.reapi and remoteCache.url name the server twice: keep one")
+		}
+		if rc.Protocol != "" && rc.Protocol != "reapi" {
+			return r.errAt("remoteCache.reapi", "remoteCache.reapi is a REAPI server, not protocol %q", rc.Protocol)
+		}
+		rc.URL, rc.Protocol = u, "reapi"
+	}
+	if rc.Protocol == "reapi" && rc.URL != "" {
+		if err := graph.CheckREAPIURL(rc.URL); err != nil {
+			return r.errAt("remoteCache.reapi", "remoteCache.reapi: %v", err)
+		}
+	}
+	if x, ok := m["headers"]; ok {
+		hs, err := remoteHeaders(r, x)
+		if err != nil {
+			return err
+		}
+		rc.Headers = hs
+	}
+	if x, ok := m["tls"]; ok {
+		t, err := remoteTLS(r, x)
+		if err != nil {
+			return err
+		}
+		rc.TLS = t
+	}
+	if rc.Protocol != "reapi" && (rc.Instance != "" || rc.Headers != nil || rc.TLS != nil) {
+		return r.errAt("remoteCache", "remoteCache.instance, headers and tls are settings of a REAPI server (remoteCache.reapi)")
+	}
+	return nil
+}
+
+// remoteHeaders reads remoteCache.headers: an object of header name to a string, or to { env }
+// naming the variable that holds a secret value.
+func remoteHeaders(r reader, v any) ([]graph.RemoteHeader, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, r.errAt("remoteCache.headers", "remoteCache.headers must be an object of header name to value, not %s", jsType(v))
+	}
+	out := []graph.RemoteHeader{}
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		kp := "remoteCache.headers." + name
+		if err := graph.CheckHeaderName(name); err != nil {
+			return nil, r.errAt(kp, "%s: %v", kp, err)
+		}
+		h := graph.RemoteHeader{Name: strings.ToLower(name)}
+		switch x := m[name].(type) {
+		case string:
+			h.Value = x
+		case map[string]any:
+			o, err := r.object(kp, x, "env")
+			if err != nil {
+				return nil, err
+			}
+			if h.Env, err = r.str(kp+".env", o["env"]); err != nil || h.Env == "" {
+				return nil, r.errAt(kp, "%s must be a string or { env: 'NAME' }", kp)
+			}
+		default:
+			return nil, r.errAt(kp, "%s must be a string or { env: 'NAME' }, not %s", kp, jsType(x))
+		}
+		if slices.ContainsFunc(out, func(o graph.RemoteHeader) bool { return o.Name == h.Name }) {
+			return nil, r.errAt(kp, "%s: header %s is named twice (header names are case-insensitive)", kp, h.Name)
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b graph.RemoteHeader) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// remoteTLS reads remoteCache.tls: ca, cert, key and serverName, cert and key both or neither.
+func remoteTLS(r reader, v any) (*graph.RemoteTLS, error) {
+	m, err := r.object("remoteCache.tls", v, "ca", "cert", "key", "serverName")
+	if err != nil {
+		return nil, err
+	}
+	t := &graph.RemoteTLS{}
+	fields := map[string]*string{"ca": &t.CA, "cert": &t.Cert, "key": &t.Key, "serverName": &t.ServerName}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if x, ok := m[k]; ok {
+			if *fields[k], err = r.str("remoteCache.tls."+k, x); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if (t.Cert == "") != (t.Key == "") {
+		return nil, r.errAt("remoteCache.tls", "remoteCache.tls needs cert and key together (the client's certificate and its key)")
+	}
+	return t, nil
 }
 
 // cacheScope reads `cacheScope` ("" when absent): the remote cache scope a run writes to.

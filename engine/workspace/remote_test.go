@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vzn/vx/engine/graph"
 )
 
 func TestRemoteCacheConfig(t *testing.T) {
@@ -31,7 +33,14 @@ func TestRemoteCacheConfig(t *testing.T) {
 	for _, tc := range []struct{ cfg, want string }{
 		{`{ url: 'ftp://x' }`, "not an http(s) URL"},
 		{`{ url: 'http://u:p@x' }`, "must not hold credentials"},
-		{`{ protocol: 'grpc' }`, "must be 'bazel' or 'turbo'"},
+		{`{ protocol: 'grpc' }`, "must be 'bazel', 'turbo' or 'reapi'"},
+		{`{ reapi: 'http://x:1' }`, "not a grpc:// or grpcs:// URL"},
+		{`{ reapi: 'grpc://x:1', url: 'http://x' }`, "name the server twice"},
+		{`{ url: 'http://x', instance: 'main' }`, "settings of a REAPI server"},
+		{`{ reapi: 'grpcs://x:1', tls: { cert: 'c.pem' } }`, "needs cert and key together"},
+		{`{ reapi: 'grpc://x:1', headers: { 'grpc-timeout': '1S' } }`, "gRPC keeps for itself"},
+		{`{ reapi: 'grpc://x:1', headers: { 'x-key': 42 } }`, "must be a string or { env: 'NAME' }"},
+		{`{ reapi: 'grpc://x:1', headers: { 'X-Key': 'a', 'x-key': 'b' } }`, "named twice"},
 		{`{ mode: 'write' }`, "must be 'readwrite', 'read' or 'off'"},
 		{`{ token: 'inline' }`, `unknown field "token"`},
 		{`{ signature: {} }`, "needs keyEnv"},
@@ -45,5 +54,34 @@ func TestRemoteCacheConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "vx.workspace.ts:3") {
 			t.Errorf("remoteCache: %s: want an error with %q at line 3, got %v", tc.cfg, tc.want, err)
 		}
+	}
+}
+
+func TestRemoteCacheREAPIConfig(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts": `export default {
+  projects: ['packages/*'],
+  remoteCache: { reapi: 'grpcs://cache.example:8980', instance: 'main', tokenEnv: 'TOK',
+                 headers: { 'X-Team': 'web', 'x-api-key': { env: 'API_KEY' } },
+                 tls: { ca: 'certs/ca.pem', cert: 'certs/client.pem', key: 'certs/client.key', serverName: 'cache' } },
+}
+`,
+		"packages/a/package.json": `{"name": "a"}`,
+	})
+	ws, err := NewLoader(Options{Dir: root}).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := ws.RemoteCache
+	if rc == nil || rc.URL != "grpcs://cache.example:8980" || rc.Protocol != "reapi" || rc.Instance != "main" || rc.TokenEnv != "TOK" {
+		t.Fatalf("remoteCache: %+v", rc)
+	}
+	if len(rc.Headers) != 2 || rc.Headers[1] != (graph.RemoteHeader{Name: "x-team", Value: "web"}) ||
+		rc.Headers[0] != (graph.RemoteHeader{Name: "x-api-key", Env: "API_KEY"}) {
+		t.Fatalf("headers: %+v", rc.Headers)
+	}
+	if rc.TLS == nil || *rc.TLS != (graph.RemoteTLS{CA: "certs/ca.pem", Cert: "certs/client.pem", Key: "certs/client.key", ServerName: "cache"}) {
+		t.Fatalf("tls: %+v", rc.TLS)
 	}
 }

@@ -260,8 +260,8 @@ export interface WorkspaceConfig {
 export interface RemoteCacheOptions {
   /** The server's base URL, http(s), without credentials; `VX_REMOTE_CACHE_URL` overrides it. */
   url?: string
-  /** `'bazel'` (bazel-remote: `/ac/` and `/cas/`) or `'turbo'` (the Turborepo `/v8/artifacts` API). */
-  protocol?: 'bazel' | 'turbo'
+  /** `'bazel'` (bazel-remote: `/ac/` and `/cas/`), `'turbo'` (the Turborepo `/v8/artifacts` API) or `'reapi'` (a Remote Execution API server over gRPC; `reapi` sets it). */
+  protocol?: 'bazel' | 'turbo' | 'reapi'
   /** The environment variable the token is read from at run time (default `VX_REMOTE_CACHE_TOKEN`); a secret: `***` everywhere. */
   tokenEnv?: string
   /** The Turborepo team id (`teamId` query parameter). */
@@ -274,6 +274,14 @@ export interface RemoteCacheOptions {
   timeout?: string | number
   /** Turborepo artifact signatures (`x-artifact-tag`): the variable holding the HMAC key. */
   signature?: { keyEnv: string }
+  /** A Remote Execution API server (bazel-remote's gRPC port, Buildbarn, BuildBuddy, NativeLink): `'grpc://host:port'` (plain text) or `'grpcs://host:port'` (TLS); instead of `url`. */
+  reapi?: string
+  /** The REAPI instance name the server is asked under (default: the server's default instance). */
+  instance?: string
+  /** Headers sent with every REAPI call: a value, or `{ env: 'NAME' }` for a secret read from the environment at run time (`***` everywhere). */
+  headers?: Record<string, string | { env: string }>
+  /** A `grpcs://` server's TLS: `ca` the PEM roots its certificate must chain to (default: the system's), `cert` and `key` the client's certificate for mutual TLS, `serverName` the name its certificate holds; paths absolute or relative to the workspace root. */
+  tls?: { ca?: string; cert?: string; key?: string; serverName?: string }
 }
 
 /** vx.project.ts: a project's name, tags, dependencies, and its changes to the templates. */
