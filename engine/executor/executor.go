@@ -90,6 +90,8 @@ type Result struct {
 	OutputsDir string
 	// Inputs is the verdict of Task.CheckInputs.
 	Inputs InputCheck
+	// Executor names where the command ran (ExecutorLocal or ExecutorRemote) when a Chooser ran it; "" else.
+	Executor string
 }
 
 // Passed reports whether the command exited 0 on its own.
