@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 
 	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
@@ -20,10 +21,12 @@ import (
 	"github.com/vzn/vx/engine/store"
 )
 
-// blob is one blob to upload: its digest, and its content when the local blob store lacks it.
+// blob is one blob to upload: its digest, and its content when the local blob store lacks it:
+// data, or the file at path.
 type blob struct {
 	d    digest
 	data []byte
+	path string
 }
 
 // upload sends the blobs the server lacks (FindMissingBlobs): those under the batch bound in
@@ -59,7 +62,7 @@ func (c *reapiCache) upload(ctx context.Context, cas *store.CAS, blobs []blob) e
 			batch, batchSize = nil, 0
 		}
 		if b.data == nil {
-			if b.data, err = localBlob(cas, b.d); err != nil {
+			if b.data, err = blobData(cas, b); err != nil {
 				return err
 			}
 		}
@@ -69,6 +72,32 @@ func (c *reapiCache) upload(ctx context.Context, cas *store.CAS, blobs []blob) e
 		return nil
 	}
 	return c.batchUpdate(ctx, batch)
+}
+
+// blobData reads a small blob to upload whole: from its file, checked against its digest (the
+// file may have changed since it was hashed), else from the local store.
+func blobData(cas *store.CAS, b blob) ([]byte, error) {
+	if b.path == "" {
+		return localBlob(cas, b.d)
+	}
+	data, err := readBounded(b.path, b.d.size)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != b.d.hash || int64(len(data)) != b.d.size {
+		return nil, fmt.Errorf("%s changed since it was hashed", b.path)
+	}
+	return data, nil
+}
+
+// readBounded reads a file of size bytes, at most one more.
+func readBounded(path string, size int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, size+1))
 }
 
 // localBlob reads a small blob of the local store whole, refusing one whose size moved.
@@ -306,7 +335,17 @@ func (r *streamReader) Read(p []byte) (int, error) {
 // server must commit all of it (or hold it already).
 func (c *reapiCache) write(ctx context.Context, cas *store.CAS, b blob) error {
 	var src io.Reader = bytes.NewReader(b.data)
-	if b.data == nil {
+	switch {
+	case b.data == nil && b.path != "":
+		// The server checks what it commits against the digest: a file changed since it was
+		// hashed is refused there.
+		f, err := os.Open(b.path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		src = f
+	case b.data == nil:
 		f, size, err := cas.Open(b.d.hash)
 		if err != nil {
 			return fmt.Errorf("local blob %s: %w", b.d.hash[:12], err)

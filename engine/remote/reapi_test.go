@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
+
+	"github.com/vzn/vx/engine/executor/remoteexec"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/store"
@@ -323,5 +326,85 @@ func TestREAPIMutualTLS(t *testing.T) {
 				t.Fatalf("want unavailable, got %v", err)
 			}
 		})
+	}
+}
+
+// TestREAPIUploadForExecution puts an Action, its Command and its input root into bazel-remote's
+// CAS the way remote execution does: the tree's folders and the messages from memory, the file
+// contents from the workspace files (a large one through ByteStream); afterwards the server lacks
+// none of them. A file changed since it was hashed is refused before it is sent.
+func TestREAPIUploadForExecution(t *testing.T) {
+	srv := startBazelRemoteGRPC(t)
+	s, err := remote.Resolve(&graph.RemoteCache{URL: srv.URL}, func(string) string { return "" }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := remote.DialREAPI(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	root := t.TempDir()
+	big := make([]byte, 3<<20)
+	_, _ = rand.Read(big)
+	for name, data := range map[string][]byte{"src/a.txt": []byte("hello\n"), "src/big.bin": big} {
+		if err := os.MkdirAll(filepath.Join(root, "src"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inputs, sources, err := remoteexec.InputsFromDisk(root, []string{"src/a.txt", "src/big.bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := remoteexec.BuildTree(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := remoteexec.Command(remoteexec.Spec{Shell: "cat src/*", Env: map[string]string{"PATH": "/bin", "HOME": "/tmp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	action := remoteexec.NewAction(cmd, tree.Root, 0)
+	blobs := []remote.Blob{{Hash: action.Digest.Hash, Size: action.Digest.Size, Data: action.Action},
+		{Hash: action.CommandDigest.Hash, Size: action.CommandDigest.Size, Data: action.Command}}
+	for d, data := range tree.Directories {
+		blobs = append(blobs, remote.Blob{Hash: d.Hash, Size: d.Size, Data: data})
+	}
+	for _, src := range sources {
+		blobs = append(blobs, remote.Blob{Hash: src.Digest.Hash, Size: src.Digest.Size, Path: src.Path})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.Upload(ctx, blobs); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	req := &pb.FindMissingBlobsRequest{}
+	for _, b := range blobs {
+		req.BlobDigests = append(req.BlobDigests, &pb.Digest{Hash: b.Hash, SizeBytes: b.Size})
+	}
+	missing, err := pb.NewContentAddressableStorageClient(r.Conn()).FindMissingBlobs(ctx, req)
+	if err != nil || len(missing.GetMissingBlobDigests()) != 0 {
+		t.Fatalf("after the upload the server lacks %v (%v)", missing.GetMissingBlobDigests(), err)
+	}
+	if log := srv.log.String(); !strings.Contains(log, "GRPC BYTESTREAM WRITE COMPLETED") {
+		t.Fatalf("the large file was not streamed:\n%s", log)
+	}
+	if err := os.WriteFile(filepath.Join(root, "src/a.txt"), []byte("HELLO\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// sources[0] is src/a.txt, as InputsFromDisk keeps the order of its paths.
+	changed := []remote.Blob{{Hash: sources[0].Digest.Hash, Size: sources[0].Digest.Size, Path: sources[0].Path}}
+	fresh := startBazelRemoteGRPC(t)
+	s.URL = fresh.URL
+	r2, err := remote.DialREAPI(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if err := r2.Upload(ctx, changed); err == nil || !strings.Contains(err.Error(), "changed since it was hashed") {
+		t.Fatalf("a file changed since it was hashed: want it refused, got %v", err)
 	}
 }

@@ -1,0 +1,69 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// REAPI is a connection to a REAPI engine for remote execution: its CAS, through the same bounded
+// and checked transfers as the cache's (FindMissingBlobs first, batches under the engine's limit,
+// ByteStream past it), and the connection and headers the Execution service is called with.
+type REAPI struct{ c *reapiCache }
+
+// Blob is one blob to put in an engine's CAS: its SHA-256 and size, and its content, Data or the
+// file at Path (absolute) whose content it was hashed from.
+type Blob struct {
+	Hash string
+	Size int64
+	Data []byte
+	Path string
+}
+
+// DialREAPI answers a connection to the reapi server of s; an error when s is not one, or its
+// TLS files cannot be read.
+func DialREAPI(s Settings) (*REAPI, error) {
+	if s.Protocol != ProtocolREAPI {
+		return nil, fmt.Errorf("remote execution needs a grpc:// or grpcs:// server, not %s", RedactURL(s.URL))
+	}
+	c := newREAPI(s)
+	if c.setupErr != nil {
+		return nil, c.setupErr
+	}
+	return &REAPI{c: c}, nil
+}
+
+// Conn is the gRPC connection, for the Execution and Operations services.
+func (r *REAPI) Conn() grpc.ClientConnInterface { return r.c.conn }
+
+// Metadata are the headers of every call: the configured ones and the credentials.
+func (r *REAPI) Metadata() metadata.MD { return r.c.md.Copy() }
+
+// Instance is the instance name every call names.
+func (r *REAPI) Instance() string { return r.c.instance }
+
+// Upload puts the blobs the engine lacks into its CAS. A blob read from a file is checked against
+// its digest before a batch sends it; one streamed is checked by the engine as it commits it.
+func (r *REAPI) Upload(ctx context.Context, blobs []Blob) error {
+	in := make([]blob, 0, len(blobs))
+	seen := map[string]bool{}
+	for _, b := range blobs {
+		if b.Size == 0 || seen[b.Hash] {
+			continue // the empty blob is in every CAS
+		}
+		if !isDigest(b.Hash) || b.Size < 0 || (b.Data == nil && b.Path == "") {
+			return fmt.Errorf("blob %q of %d bytes has no content to upload", b.Hash, b.Size)
+		}
+		seen[b.Hash] = true
+		in = append(in, blob{d: digest{b.Hash, b.Size}, data: b.Data, path: b.Path})
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	return r.c.upload(ctx, nil, in)
+}
+
+// Close ends the connection.
+func (r *REAPI) Close() { r.c.Close() }
