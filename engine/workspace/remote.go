@@ -33,6 +33,9 @@ func remoteCache(r reader, top map[string]any) (*graph.RemoteCache, error) {
 			}
 		}
 	}
+	if rc.Protocol == "" && (strings.HasPrefix(rc.URL, "grpc://") || strings.HasPrefix(rc.URL, "grpcs://")) {
+		rc.Protocol = "reapi" // a gRPC server speaks REAPI, as VX_REMOTE_CACHE_URL's does
+	}
 	if err := remoteREAPI(r, m, rc); err != nil {
 		return nil, err
 	}

@@ -84,4 +84,13 @@ func TestRemoteCacheREAPIConfig(t *testing.T) {
 	if rc.TLS == nil || *rc.TLS != (graph.RemoteTLS{CA: "certs/ca.pem", Cert: "certs/client.pem", Key: "certs/client.key", ServerName: "cache"}) {
 		t.Fatalf("tls: %+v", rc.TLS)
 	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"vx.workspace.ts":         "export default { projects: ['packages/*'], remoteCache: { url: 'grpc://127.0.0.1:9092' } }\n",
+		"packages/a/package.json": `{"name": "a"}`,
+	})
+	ws, err = NewLoader(Options{Dir: dir}).Load(context.Background())
+	if err != nil || ws.RemoteCache.Protocol != "reapi" {
+		t.Fatalf("a grpc:// url: want the reapi protocol, got %+v %v", ws.RemoteCache, err)
+	}
 }
