@@ -70,7 +70,7 @@ func TestAnswersAtScale(t *testing.T) {
 				{"whyDidThisRerun", map[string]any{"taskId": "p00001#build"}, nil},
 				{"pruneCache", map[string]any{"maxSize": "0"}, []string{"prune.evictedEntries"}},
 				{"searchDocs", map[string]any{"query": "cache", "limit": 100}, []string{"docs.hits"}},
-				{"getWorkspaceInfo", map[string]any{}, []string{"configErrors", "flakyTasks.value.tasks"}},
+				{"getWorkspaceInfo", map[string]any{}, []string{"configErrors", "flakyTasks", "flakyReport.value.tasks"}},
 			} {
 				first, pages := followCursors(t, cs, q.tool, q.args, q.lists, measureOnly)
 				t.Logf("%s %v: %d characters, %d pages", q.tool, q.args, first, pages)

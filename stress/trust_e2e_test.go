@@ -488,7 +488,7 @@ func trustSandboxRead(t *testing.T, bin string) {
 			Value struct {
 				Enforced bool `json:"enforced"`
 			} `json:"value"`
-		} `json:"sandbox"`
+		} `json:"sandboxReport"`
 	}
 	if err := json.Unmarshal([]byte(info.stdout), &doc); err != nil {
 		t.Fatalf("vx info: %v\n%s", err, info.stdout)

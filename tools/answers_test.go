@@ -385,7 +385,7 @@ func TestWorkspaceInfoAnswersTheOriginalsFacts(t *testing.T) {
 		t.Errorf("getWorkspaceInfo: %.300s", out)
 	}
 	// The workers with the original's count and cores, the plugins with their seams.
-	for _, want := range []string{`"workers":{"value":`, `"cpuQuota":null}`, `"plugins":[{"name":"mcp","commands":["mcp"],"stage":false,"seams":["commands"]}]`, `"configErrors":[]`} {
+	for _, want := range []string{`"workers":{"count":`, `"plugins":[{"name":"mcp","commands":["mcp"],"stage":false,"seams":["commands"]}]`, `"configErrors":[]`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("getWorkspaceInfo lacks %s: %.2000s", want, out)
 		}

@@ -87,10 +87,11 @@ func planTaskLists(ans *PlanAnswer, summary bool) []window.List {
 	return []window.List{lists[0].Head(nPath), lists[1].Head(nTasks)}
 }
 
-// infoLists answers getWorkspaceInfo's windowed lists, the configs that did not load and the
-// flaky tasks (doc's flaky section made a pointer, so that the window sees its list). The answer
-// begins with its attention lines and totals; where the lists are large, the first page shows
-// the first of each that fit summaryChars, and the cursor the rest.
+// infoLists answers getWorkspaceInfo's windowed lists: the configs that did not load, the flaky
+// tasks in the original's rows and vx's flaky section's task ids (doc's flaky section made a
+// pointer, so that the window sees its list). The answer begins with its attention lines and
+// totals; where the lists are large, the first page shows the first of each that fit
+// summaryChars, and the cursor the rest.
 func infoLists(doc *info.Document) []window.List {
 	flaky := &info.FlakyReport{}
 	f, known := doc.FlakyTasks.Value.(info.FlakyReport)
@@ -98,20 +99,21 @@ func infoLists(doc *info.Document) []window.List {
 		flaky = &f
 		doc.FlakyTasks.Value = flaky
 	}
-	errs, tasks := window.Of("configErrors", &doc.ConfigErrors), window.Of("flakyTasks.value.tasks", &flaky.Tasks)
-	if jsonSize(doc.ConfigErrors)+jsonSize(flaky.Tasks) > summaryListChars {
-		errorList, taskList := doc.ConfigErrors, flaky.Tasks
-		doc.ConfigErrors, flaky.Tasks = nil, nil
-		room := summaryRoom - jsonSize(doc)
-		doc.ConfigErrors, flaky.Tasks = errorList, taskList
-		nErrors, used := headFit(errorList, room/2)
-		nTasks, _ := headFit(taskList, room-used)
-		errs, tasks = errs.Head(nErrors), tasks.Head(nTasks)
+	// A config error is written with the original's path beside its file.
+	errSizes := make([]int, len(doc.ConfigErrors))
+	for i, e := range doc.ConfigErrors {
+		errSizes[i] = jsonSize(e) + len(`,"path":`) + jsonSize(e.File)
 	}
-	if !known {
-		return []window.List{errs}
+	lists := []headed{{window.Of("configErrors", &doc.ConfigErrors), errSizes},
+		headedOf(window.Of("flakyTasks", &doc.Facts.FlakyTasks), doc.Facts.FlakyTasks)}
+	if known {
+		lists = append(lists, headedOf(window.Of("flakyReport.value.tasks", &flaky.Tasks), flaky.Tasks))
 	}
-	return []window.List{errs, tasks}
+	errs, rows, ids := doc.ConfigErrors, doc.Facts.FlakyTasks, flaky.Tasks
+	doc.ConfigErrors, doc.Facts.FlakyTasks, flaky.Tasks = nil, nil, nil
+	base := jsonSize(doc)
+	doc.ConfigErrors, doc.Facts.FlakyTasks, flaky.Tasks = errs, rows, ids
+	return summaryLists(base, lists...)
 }
 
 // headed is one list of a first answer with the JSON size of each of its elements.

@@ -172,17 +172,18 @@ func TestWorkspaceInfoFirstAnswerIsASummary(t *testing.T) {
 	pages := followPages(t, d.getWorkspaceInfo(), map[string]any{})
 	first := pages[0]
 	if len(first) > summaryChars || !strings.HasPrefix(first, `{"attention":["1000 flaky task(s) (one cache key both passed and failed): p00000#test, p00001#test, p00002#test and 997 more"],`) ||
-		!strings.Contains(first, `"flakyTasks":{"known":true,"value":{"count":1000,"tasks":["p00000#test",`) {
+		!strings.Contains(first, `"flakyReport":{"known":true,"value":{"count":1000,"tasks":["p00000#test",`) {
 		t.Errorf("the first answer is %d characters: %.600s", len(first), first)
 	}
-	seen := map[string]bool{}
+	seen, seenRows := map[string]bool{}, map[string]bool{}
 	for _, p := range pages {
 		var page struct {
 			FlakyTasks struct {
 				Value struct {
 					Tasks []string `json:"tasks"`
 				} `json:"value"`
-			} `json:"flakyTasks"`
+			} `json:"flakyReport"`
+			Rows []store.FlakyCount `json:"flakyTasks"`
 		}
 		if err := json.Unmarshal([]byte(p), &page); err != nil {
 			t.Fatal(err)
@@ -193,9 +194,15 @@ func TestWorkspaceInfoFirstAnswerIsASummary(t *testing.T) {
 			}
 			seen[id] = true
 		}
+		for _, r := range page.Rows {
+			if seenRows[r.TaskID] {
+				t.Errorf("%s's row on two pages", r.TaskID)
+			}
+			seenRows[r.TaskID] = true
+		}
 	}
-	if len(seen) != n {
-		t.Errorf("the cursors listed %d flaky tasks, want %d", len(seen), n)
+	if len(seen) != n || len(seenRows) != n {
+		t.Errorf("the cursors listed %d flaky tasks and %d rows, want %d", len(seen), len(seenRows), n)
 	}
 }
 

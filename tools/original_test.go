@@ -1,11 +1,18 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -35,6 +42,13 @@ func openSchema(v any) any {
 // originalSchema loads testdata/original/NAME.json (its $defs' DEF when def is not ""), opened.
 func originalSchema(t *testing.T, name, def string) *jsonschema.Resolved {
 	t.Helper()
+	return resolveSchema(t, name, originalSchemaMap(t, name, def))
+}
+
+// originalSchemaMap is NAME.json (its $defs' DEF when def is not ""), opened, as a map a test
+// may narrow further by the departures docs/mcp.md names.
+func originalSchemaMap(t *testing.T, name, def string) map[string]any {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "original", name+".json"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +60,13 @@ func originalSchema(t *testing.T, name, def string) *jsonschema.Resolved {
 	if def != "" {
 		m = m["$defs"].(map[string]any)[def].(map[string]any)
 	}
-	js, _ := json.Marshal(openSchema(m))
+	return openSchema(m).(map[string]any)
+}
+
+// resolveSchema resolves the schema map m of NAME.json.
+func resolveSchema(t *testing.T, name string, m map[string]any) *jsonschema.Resolved {
+	t.Helper()
+	js, _ := json.Marshal(m)
 	var s jsonschema.Schema
 	if err := json.Unmarshal(js, &s); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -164,4 +184,147 @@ func TestAnswersCarryTheOriginalsPaths(t *testing.T) {
 			}
 		}
 	}
+}
+
+// notRequired removes names from the required list of the schema map m: fields vx does not answer
+// on purpose (docs/mcp.md, "The original's contract").
+func notRequired(m map[string]any, names ...string) map[string]any {
+	var kept []any
+	for _, r := range m["required"].([]any) {
+		if !slices.Contains(names, r.(string)) {
+			kept = append(kept, r)
+		}
+	}
+	m["required"] = kept
+	return m
+}
+
+// getWorkspaceInfo (vx info --format json) answers the original's flat facts in its shapes, vx's
+// own sections beside them under other names, and each fact is read from the workspace: git's
+// version and status caches, the machine's memory, the cache's orphan blobs, the hits that
+// restored outputs, the flaky tasks with their counts, the workers and the sandbox.
+func TestWorkspaceInfoValidatesAgainstTheOriginal(t *testing.T) {
+	d, root, _ := answersDeps(t, firstBuild)
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(root, ".vx"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two runs: a#test failed, then passed with the same key; a#build hit and restored 3 files.
+	restored, zero, one := 3, 0, 1
+	for r, execs := range [][]store.Execution{
+		{{TaskID: "a#test", Status: store.StatusFailed, Hash: "key-a#test", ExitCode: &one}},
+		{{TaskID: "a#build", Status: store.StatusHit, CacheSource: "local", Hash: "key-a#build", RestoredFiles: &restored},
+			{TaskID: "a#test", Status: store.StatusMiss, Hash: "key-a#test", ExitCode: &zero},
+			{TaskID: "b#test", Status: store.StatusFailed, Hash: "key-b#test", ExitCode: &one}},
+	} {
+		at := time.Now().Add(time.Duration(r-2) * time.Minute)
+		id := store.NewRunID(at)
+		if err := st.BeginRun(ctx, store.Run{ID: id, Started: at, TaskCount: len(execs)}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range execs {
+			execs[i].RunID, execs[i].Ord, execs[i].Started, execs[i].Duration = id, i, at, time.Millisecond
+			execs[i].Project, execs[i].Task, _ = strings.Cut(execs[i].TaskID, "#")
+		}
+		if err := st.Record(ctx, store.Batch{Executions: execs}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.FinishRun(ctx, id, store.RunFailed, 1, at.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A blob no entry references: an orphan.
+	orphan := filepath.Join(st.SharedDir(), "cas", "ab", strings.Repeat("ab", 32))
+	st.Close()
+	if err := os.MkdirAll(filepath.Dir(orphan), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(orphan, []byte("seventeen bytes!\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", root, "config", "core.untrackedCache", "true").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v: %s", err, out)
+	}
+	got := answer(t, d.getWorkspaceInfo(), `{}`)
+	js, _ := json.Marshal(got)
+
+	// The original's document, but for bun and bunSupported: vx does not run on Bun.
+	if err := resolveSchema(t, "info", notRequired(originalSchemaMap(t, "info", ""), "bun", "bunSupported")).Validate(got); err != nil {
+		t.Errorf("getWorkspaceInfo does not validate against the original's info.json: %v\n%.3000s", err, js)
+	}
+	gitVersion, err := exec.Command("git", "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Git            *string
+		GitStatusCache *struct{ Fsmonitor, UntrackedCache bool }
+		Memory         struct{ UsableBytes, TotalBytes int64 }
+		Orphans        struct {
+			Artifacts int
+			Bytes     int64
+		}
+		Hits24h, Restored24h int
+		FlakyTasks           []store.FlakyCount
+		Workers              struct {
+			Count, Cores int
+			Source       string
+		}
+		Sandbox struct {
+			Available bool
+			Declared  int
+			Untraced  *string
+		}
+		SandboxReport struct{ Value struct{ Enforced bool } }
+		Repository    struct{ Available bool }
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimPrefix(strings.TrimSpace(string(gitVersion)), "git version "); doc.Git == nil || *doc.Git != want {
+		t.Errorf("git = %v, want %q", doc.Git, want)
+	}
+	if c := doc.GitStatusCache; c == nil || c.Fsmonitor || !c.UntrackedCache {
+		t.Errorf("gitStatusCache = %+v, want untrackedCache on, fsmonitor off", c)
+	}
+	if total := memTotal(t); total != 0 && (doc.Memory.TotalBytes != total || doc.Memory.UsableBytes > total || doc.Memory.UsableBytes <= 0) {
+		t.Errorf("memory = %+v; /proc/meminfo says %d bytes", doc.Memory, total)
+	}
+	if doc.Orphans.Artifacts != 1 || doc.Orphans.Bytes != 17 {
+		t.Errorf("orphans = %+v, want the one blob of 17 bytes", doc.Orphans)
+	}
+	if doc.Hits24h != 1 || doc.Restored24h != 1 {
+		t.Errorf("hits24h %d, restored24h %d; want 1 and 1", doc.Hits24h, doc.Restored24h)
+	}
+	if want := []store.FlakyCount{{TaskID: "a#test", Project: "a", Task: "test", Keys: 1, Passes: 1, Failures: 1}}; !reflect.DeepEqual(doc.FlakyTasks, want) {
+		t.Errorf("flakyTasks = %+v, want %+v", doc.FlakyTasks, want)
+	}
+	if w := doc.Workers; w.Count != runtime.NumCPU() || w.Cores != runtime.NumCPU() || w.Source != "cores" {
+		t.Errorf("workers = %+v, want the CPU count from cores", w)
+	}
+	if s := doc.Sandbox; s.Available != doc.SandboxReport.Value.Enforced || s.Declared != 0 || (s.Untraced != nil) != s.Available {
+		t.Errorf("sandbox = %+v; vx's report says enforced %v", s, doc.SandboxReport.Value.Enforced)
+	}
+	if !doc.Repository.Available {
+		t.Errorf("repository (vx's git status) = %+v, want available", doc.Repository)
+	}
+}
+
+// memTotal is the machine's memory as /proc/meminfo says it, 0 where there is none.
+func memTotal(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -130,7 +130,7 @@ func TestSandboxInfoVerdict(t *testing.T) {
 				TasksDeclaring int `json:"tasksDeclaring"`
 				TasksRequiring int `json:"tasksRequiring"`
 			} `json:"value"`
-		} `json:"sandbox"`
+		} `json:"sandboxReport"`
 	}
 	if err := json.Unmarshal(cliJSON(t, dir, "info"), &doc); err != nil {
 		t.Fatal(err)

@@ -28,11 +28,12 @@ type Document struct {
 	// Attention says, a line each, what needs looking at before a run: configs that did not load,
 	// flaky tasks, a drifted or unreadable lock, a required sandbox this host does not enforce,
 	// an unusable index or remote cache. Empty when nothing does.
-	Attention    []string          `json:"attention"`
-	Versions     Versions          `json:"versions"`
-	Root         string            `json:"root"`
-	ConfigFile   string            `json:"configFile"`
-	Git          Git               `json:"git"`
+	Attention  []string `json:"attention"`
+	Versions   Versions `json:"versions"`
+	Root       string   `json:"root"`
+	ConfigFile string   `json:"configFile"`
+	// Git is the checkout's git status (the original's git is git's version: Facts).
+	Git          Git               `json:"repository"`
 	Projects     int               `json:"projects"`
 	Tasks        int               `json:"tasks"`
 	ConfigErrors []ConfigError     `json:"configErrors"`
@@ -41,9 +42,11 @@ type Document struct {
 	Workers      Setting           `json:"workers"`
 	MemoryBudget Setting           `json:"memoryBudget"`
 	Cache        Section           `json:"cache"`
-	FlakyTasks   Section           `json:"flakyTasks"`
-	Sandbox      Section           `json:"sandbox"`
-	Lock         Section           `json:"lock"`
+	// FlakyTasks and Sandbox are vx's sections, beside the original's flakyTasks and sandbox
+	// (Facts).
+	FlakyTasks Section `json:"flakyReport"`
+	Sandbox    Section `json:"sandboxReport"`
+	Lock       Section `json:"lock"`
 	// RemoteCache is the shared remote cache: its settings (token ***) and the last server check.
 	RemoteCache Section `json:"remoteCache"`
 	// Supervisor is the program each task of a run is started under.
@@ -51,8 +54,8 @@ type Document struct {
 	// Watcher is what the file watcher of vx mcp and vx watch needs against what the OS allows
 	// (inotify watches, open files for kqueue), with the fix when too low, and whether one runs.
 	Watcher Section `json:"watcher"`
-	// lockfile is whether the root holds a package manager's lockfile (Facts).
-	lockfile bool
+	// Facts are the original's flat facts, written beside vx's sections.
+	Facts Facts `json:"-"`
 }
 
 // Versions names the versions of vx and what it is built on.
@@ -159,7 +162,7 @@ func Info(ctx context.Context, opts Options) (*Document, error) {
 		}
 	}
 	doc.Attention = attentionOf(doc)
-	doc.lockfile = hasLockfile(opts.Root)
+	doc.Facts = factsOf(ctx, doc)
 	return doc, nil
 }
 

@@ -4,14 +4,42 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/history"
+	"github.com/vzn/vx/engine/prune"
 	"github.com/vzn/vx/engine/statedirs"
+	"github.com/vzn/vx/engine/store"
 )
 
-// cacheReport is the cache section: the history's answer, with a one-line summary for text.
-type cacheReport struct{ *history.CacheInfo }
+// cacheFacts answers the store's orphan blobs (as a dry vx cache prune finds them) and the hits
+// of the last 24 hours that restored output files, read-only, from a checkout's state folder and
+// the shared store.
+func cacheFacts(ctx context.Context, checkout, shared string) (Orphans, int, error) {
+	st, err := store.OpenReadOnlyShared(ctx, checkout, shared)
+	if err != nil {
+		return Orphans{}, 0, err
+	}
+	defer st.Close()
+	res, err := prune.Prune(ctx, st, prune.Options{DryRun: true})
+	if err != nil {
+		return Orphans{}, 0, fmt.Errorf("count orphan blobs: %w", err)
+	}
+	restored, err := st.RestoredSince(ctx, time.Now().Add(-24*time.Hour))
+	if err != nil {
+		return Orphans{}, 0, err
+	}
+	return Orphans{Artifacts: res.Orphans, Bytes: res.OrphanBytes}, restored, nil
+}
+
+// cacheReport is the cache section: the history's answer, with a one-line summary for text, and
+// the orphan blobs and restoring hits the original's facts count.
+type cacheReport struct {
+	*history.CacheInfo
+	orphans     Orphans
+	restored24h int
+}
 
 // Summary renders the report on one line.
 func (c cacheReport) Summary() string {
@@ -39,6 +67,8 @@ type FlakyReport struct {
 	// Count is how many tasks are flaky, however many a list of them shows.
 	Count int      `json:"count"`
 	Tasks []string `json:"tasks"`
+	// counts are the flaky tasks with their keys, passes and failures (the original's list).
+	counts []store.FlakyCount
 }
 
 // Summary renders the report on one line.
@@ -58,17 +88,29 @@ func stateSections(dirs statedirs.Dirs, getenv func(string) string) (cache, flak
 		if err != nil {
 			return nil, err
 		}
-		return cacheReport{c}, nil
+		r := cacheReport{CacheInfo: c}
+		if (c.State == "ok" || c.State == "absent") && c.SharedState == "ok" {
+			if r.orphans, r.restored24h, err = cacheFacts(ctx, dirs.Checkout, c.SharedDir); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
 	}
 	flaky = func(ctx context.Context, _ *graph.Workspace) (any, error) {
-		tasks, err := history.InfoFlaky(ctx, cacheDir)
+		st, err := store.OpenReadOnlyShared(ctx, cacheDir, cacheDir)
 		if err != nil {
 			return nil, err
 		}
-		if tasks == nil {
-			tasks = []string{}
+		defer st.Close()
+		tasks, err := history.FlakyTasks(ctx, st)
+		if err != nil {
+			return nil, err
 		}
-		return FlakyReport{Count: len(tasks), Tasks: tasks}, nil
+		counts, err := st.FlakyCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return FlakyReport{Count: len(tasks), Tasks: tasks, counts: counts}, nil
 	}
 	return cache, flaky
 }
