@@ -152,22 +152,30 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if msg, ok := a.message(err); ok {
 		fmt.Fprintf(a.stderr, "%s %s\n", a.paint(a.stderr, ansiRed, "vx:"), msg)
 		if out.n == 0 && a.wantsJSONError(cmd, args) {
-			a.writeErrorDoc(msg, code)
+			a.writeErrorDoc(msg, errorCode(err, msg, code), code)
 		}
 	}
 	return code
 }
 
 // errorDoc is the document vx prints on stdout under --format json when a verb fails before it
-// printed its own: the message it ends on (secrets masked, as on stderr) and its exit status.
+// printed its own, the original's: ok false and the error's stable code and message (secrets
+// masked, as on stderr), with vx's exit status beside them.
 type errorDoc struct {
-	Error    string `json:"error"`
-	ExitCode int    `json:"exitCode"`
+	OK       bool         `json:"ok"`
+	Error    errorDocBody `json:"error"`
+	ExitCode int          `json:"exitCode"`
+}
+
+// errorDocBody is the error of errorDoc.
+type errorDocBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // writeErrorDoc prints the error document on one line.
-func (a *app) writeErrorDoc(msg string, code int) {
-	line, err := json.Marshal(errorDoc{Error: msg, ExitCode: code})
+func (a *app) writeErrorDoc(msg, errCode string, code int) {
+	line, err := json.Marshal(errorDoc{Error: errorDocBody{Code: errCode, Message: msg}, ExitCode: code})
 	if err != nil {
 		return
 	}
