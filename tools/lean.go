@@ -156,8 +156,31 @@ func leanMember(doc []byte, key string, rewrite func(json.RawMessage) (json.RawM
 	return object(ms), nil
 }
 
-// MarshalJSON writes the answer with its summary's rows of tasks that passed or hit lean, and its
-// totals without the counts that are 0.
+// runOriginalKeys are the members of a run summary that restate, in the original's names, what
+// its totals and rows say (endedAt, totalMs, the original's summary counts, the aborted rows,
+// which tasks holds too): the CLI's document carries them, a runTasks answer leaves them out
+// (aborted only when empty).
+var runOriginalKeys = []string{"endedAt", "totalMs", "summary", "aborted"}
+
+// withoutOriginalKeys answers the run summary sum without runOriginalKeys, its aborted rows kept
+// when there are some.
+func withoutOriginalKeys(sum json.RawMessage) (json.RawMessage, error) {
+	ms, err := members(sum)
+	if err != nil {
+		return nil, err
+	}
+	kept := ms[:0]
+	for _, m := range ms {
+		if !slices.Contains(runOriginalKeys, m.key) || (m.key == "aborted" && !isEmpty(m.val)) {
+			kept = append(kept, m)
+		}
+	}
+	return object(kept), nil
+}
+
+// MarshalJSON writes the answer with its summary's rows of tasks that passed or hit lean, its
+// totals without the counts that are 0, and without the members that restate them in the
+// original's names (runOriginalKeys).
 func (a RunAnswer) MarshalJSON() ([]byte, error) {
 	type plain RunAnswer
 	doc, err := json.Marshal(plain(a))
@@ -169,6 +192,9 @@ func (a RunAnswer) MarshalJSON() ([]byte, error) {
 			return leanRows(rows, leanRunKeys, passedRow)
 		})
 		if err != nil {
+			return nil, err
+		}
+		if sum, err = withoutOriginalKeys(sum); err != nil {
 			return nil, err
 		}
 		return leanMember(sum, "totals", func(totals json.RawMessage) (json.RawMessage, error) {

@@ -78,7 +78,7 @@ func TestEverySchemaIsPortable(t *testing.T) {
 		if err := json.Unmarshal(tl.OutputSchema, &out); err != nil {
 			t.Fatal(err)
 		}
-		for _, section := range []string{"cache", "flakyTasks", "sandbox", "lock", "remoteCache"} {
+		for _, section := range []string{"cache", "flakyReport", "sandboxReport", "lock", "remoteCache"} {
 			if got := string(out.Properties[section].Properties["value"]); got != `{"type":"object"}` {
 				t.Errorf("getWorkspaceInfo: %s.value is %s", section, got)
 			}

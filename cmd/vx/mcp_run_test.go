@@ -1178,11 +1178,17 @@ export default defineWorkspace({
 
 // sameLean reports whether a tool's document got is the CLI's want with the rows of passed and hit
 // tasks lean: every member equal, but that got's task rows and totals may leave out members, and
-// each member a row or the totals keep is want's. A row that did not pass is equal whole.
+// each member a row or the totals keep is want's; got may leave out the members that restate the
+// totals in the original's names. A row that did not pass is equal whole.
 func sameLean(got, want json.RawMessage) bool {
 	var g, w map[string]any
-	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || len(g) != len(w) {
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
 		return false
+	}
+	for k := range g {
+		if _, ok := w[k]; !ok {
+			return false
+		}
 	}
 	subset := func(g, w any) bool {
 		gm, ok1 := g.(map[string]any)
@@ -1201,7 +1207,10 @@ func sameLean(got, want json.RawMessage) bool {
 		gv, ok := g[k]
 		switch {
 		case !ok:
-			return false
+			// A runTasks answer leaves out what restates its totals in the original's names.
+			if !slices.Contains([]string{"endedAt", "totalMs", "summary", "aborted"}, k) {
+				return false
+			}
 		case k == "totals":
 			if !subset(gv, wv) {
 				return false

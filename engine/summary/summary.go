@@ -5,7 +5,9 @@
 package summary
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/vzn/vx/engine/store"
@@ -49,6 +51,73 @@ type Summary struct {
 	// TimedOut says the run was cancelled because its own timeout ran out (vx run --timeout,
 	// runTimeout); only the run that saw it says so.
 	TimedOut bool `json:"timedOut,omitempty"`
+	// EndedAt is when the run finished (absent while it runs) and TotalMs its wall time, the
+	// original's names.
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+	TotalMs int64      `json:"totalMs"`
+	// Aborted are the tasks a cancellation stopped (status cancelled), the original's list; Tasks
+	// holds them too.
+	Aborted []TaskResult `json:"aborted"`
+	// Counts are the run's tasks in the original's buckets.
+	Counts Counts `json:"summary"`
+}
+
+// Counts count a run's tasks in the original's buckets: Successful ran and passed, Skipped were
+// blocked or skipped, the hits split by where they came from (CachedLocal, CachedRemote) and by
+// what they did (UpToDate found their outputs in place; RestoredLocal and RestoredRemote restored
+// them), Aborted were cancelled; Total counts every task but the aborted.
+type Counts struct {
+	Successful     int `json:"successful"`
+	Failed         int `json:"failed"`
+	Skipped        int `json:"skipped"`
+	CachedLocal    int `json:"cachedLocal"`
+	RestoredLocal  int `json:"restoredLocal"`
+	RestoredRemote int `json:"restoredRemote"`
+	UpToDate       int `json:"upToDate"`
+	CachedRemote   int `json:"cachedRemote"`
+	Aborted        int `json:"aborted"`
+	Total          int `json:"total"`
+}
+
+// count adds a task of the run, reported as status, to the counts.
+func (c *Counts) count(t TaskResult, status store.Status) {
+	c.Total++
+	switch status {
+	case store.StatusMiss, store.StatusForced:
+		c.Successful++
+	case store.StatusFailed, store.StatusTimedOut:
+		c.Failed++
+	case store.StatusBlocked, store.StatusSkipped:
+		c.Skipped++
+	case store.StatusCancelled:
+		c.Aborted++
+		c.Total--
+	case store.StatusHit:
+		remote := t.CacheSource != nil && *t.CacheSource == CacheSourceRemote
+		restored := t.RestoredFiles == nil || *t.RestoredFiles > 0
+		switch {
+		case !restored:
+			c.UpToDate++
+		case remote:
+			c.RestoredRemote++
+		default:
+			c.RestoredLocal++
+		}
+		if remote {
+			c.CachedRemote++
+		} else {
+			c.CachedLocal++
+		}
+	}
+}
+
+// MarshalJSON writes the summary with its aborted tasks a list, never null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	if s.Aborted == nil {
+		s.Aborted = []TaskResult{}
+	}
+	return json.Marshal(plain(s))
 }
 
 // TaskResult is one task of a run summary.
@@ -98,6 +167,9 @@ type TaskResult struct {
 	NotCachedReason string `json:"notCachedReason,omitempty"`
 	// ID is TaskID under the original's name.
 	ID string `json:"id"`
+	// Project and Task are the halves of TaskID, the original's fields.
+	Project string `json:"project"`
+	Task    string `json:"task"`
 	// WaitedFor names what the task waited for: another process that was executing its cache key
 	// (in this checkout or another sharing the cache store). Absent when it waited for none. Only
 	// the run that waited says so: the index does not keep it.
@@ -143,6 +215,10 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 		t := taskResult(e)
 		s.Tasks = append(s.Tasks, t)
 		s.Totals.Count(e.Reported(), 1)
+		s.Counts.count(t, e.Reported())
+		if e.Reported() == store.StatusCancelled {
+			s.Aborted = append(s.Aborted, t)
+		}
 		if e.Status == store.StatusHit {
 			s.Totals.SavedMs += t.SavedMs
 			if e.CacheSource == CacheSourceRemote {
@@ -151,6 +227,11 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 		}
 	}
 	s.OK, s.ExitCode, s.Totals.WallMs = Outcome(run)
+	s.TotalMs = s.Totals.WallMs
+	if !run.Finished.IsZero() {
+		ended := run.Finished.UTC()
+		s.EndedAt = &ended
+	}
 	s.Tags = run.Tags
 	return s
 }
@@ -196,7 +277,10 @@ func taskResult(e store.Execution) TaskResult {
 		ExitCode: e.ExitCode, TimedOut: e.TimedOut, SandboxViolations: nonNil(e.SandboxViolations),
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 		WaitedMs:      e.Waited.Milliseconds(),
-		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached, ID: e.TaskID,
+		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached, ID: e.TaskID, Project: e.Project, Task: e.Task,
+	}
+	if t.Project == "" {
+		t.Project, t.Task, _ = strings.Cut(e.TaskID, "#")
 	}
 	if e.CacheSource != "" {
 		src := e.CacheSource
