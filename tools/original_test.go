@@ -333,3 +333,23 @@ func memTotal(t *testing.T) int64 {
 	}
 	return 0
 }
+
+// all: true beside task names selects those tasks in every project, as vx run build --all does,
+// never every task; alone it selects every task (a persistent one aside).
+func TestPlanTasksAllBesideTaskNames(t *testing.T) {
+	d, _, _ := answersDeps(t, firstBuild)
+	for args, want := range map[string]string{
+		`{"tasks":["build"],"all":true}`: "a#build b#build",
+		`{"all":true}`:                   "a#build a#test b#build b#test",
+	} {
+		got := answer(t, d.planTasks(), args)
+		var ids []string
+		for _, r := range got["plan"].(map[string]any)["tasks"].([]any) {
+			ids = append(ids, r.(map[string]any)["taskId"].(string))
+		}
+		slices.Sort(ids)
+		if strings.Join(ids, " ") != want {
+			t.Errorf("planTasks %s planned %v, want %s", args, ids, want)
+		}
+	}
+}
