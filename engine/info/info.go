@@ -255,6 +255,9 @@ func (d *Document) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "workers    %d (%s)\n", d.Workers.Value, d.Workers.Source)
 	fmt.Fprintf(&b, "memory     %d MiB (%s)\n", d.MemoryBudget.Value>>20, d.MemoryBudget.Source)
 	fmt.Fprintf(&b, "supervisor %s\n", d.Supervisor.Note)
+	if o := d.Facts.Orphans; o.Artifacts > 0 {
+		fmt.Fprintf(&b, "orphans    %d blob(s), %d KiB, that no cache entry references: vx cache prune removes them\n", o.Artifacts, o.Bytes>>10)
+	}
 	for _, s := range []struct {
 		name string
 		sec  Section

@@ -203,3 +203,19 @@ func TestSupervisorNamed(t *testing.T) {
 		t.Errorf("the answer's supervisor %+v, sandbox helper %+v", doc.Supervisor, doc.Sandbox.Value)
 	}
 }
+
+// vx info's text names the orphan blobs when there are some, and says nothing of them otherwise.
+func TestTextNamesOrphans(t *testing.T) {
+	for orphans, want := range map[Orphans]string{
+		{Artifacts: 3, Bytes: 5 << 10}: "orphans    3 blob(s), 5 KiB, that no cache entry references: vx cache prune removes them\n",
+		{}:                             "",
+	} {
+		var b bytes.Buffer
+		if err := (&Document{Facts: Facts{Orphans: orphans}}).WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); (want == "") == strings.Contains(got, "orphans") || !strings.Contains(got, want) {
+			t.Errorf("orphans %+v: text %q, want %q", orphans, got, want)
+		}
+	}
+}
