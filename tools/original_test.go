@@ -251,8 +251,21 @@ func TestWorkspaceInfoValidatesAgainstTheOriginal(t *testing.T) {
 	if out, err := exec.Command("git", "-C", root, "config", "core.untrackedCache", "true").CombinedOutput(); err != nil {
 		t.Fatalf("git config: %v: %s", err, out)
 	}
+	// lockfile is the config lock's (the original's vx-lock.json), not a package manager's.
+	if err := os.WriteFile(filepath.Join(root, "package-lock.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := answer(t, d.getWorkspaceInfo(), `{}`); got["lockfile"] != false {
+		t.Errorf("lockfile = %v with only package-lock.json, want false", got["lockfile"])
+	}
+	if err := os.WriteFile(filepath.Join(root, "vx.lock"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	got := answer(t, d.getWorkspaceInfo(), `{}`)
 	js, _ := json.Marshal(got)
+	if got["lockfile"] != true {
+		t.Errorf("lockfile = %v with vx.lock, want true", got["lockfile"])
+	}
 
 	// The original's document, but for bun and bunSupported: vx does not run on Bun.
 	if err := resolveSchema(t, "info", notRequired(originalSchemaMap(t, "info", ""), "bun", "bunSupported")).Validate(got); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vzn/vx/engine/configlock"
 	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/resources"
@@ -19,7 +20,7 @@ import (
 // Facts are the original's flat facts of vx info, written beside vx's sections: vx's version,
 // git's version and status caches, the workspace root, the machine's memory, the cache's folder,
 // entries, bytes, versions and orphans, the runs, hits and restoring hits of the last 24 hours,
-// the flaky tasks with their counts, whether the workspace has a package manager's lockfile, and
+// the flaky tasks with their counts, whether the workspace has its config lock (vx.lock), and
 // the sandbox in brief. The cache's figures are 0 and its folder "" while the cache section is
 // not known.
 type Facts struct {
@@ -80,23 +81,17 @@ type SandboxFact struct {
 // a failed task's output.
 const untracedReason = "vx names the accesses a sandbox denied from a failed task's output: a task that tolerates a denied read passes with no word of it"
 
-// lockfiles are the package managers' lockfiles a workspace root may hold.
-var lockfiles = []string{"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb"}
-
-// hasLockfile reports whether root holds a package manager's lockfile.
-func hasLockfile(root string) bool {
-	for _, name := range lockfiles {
-		if _, err := os.Stat(filepath.Join(root, name)); err == nil {
-			return true
-		}
-	}
-	return false
+// hasLock reports whether root holds the config lock (vx.lock): the original's lockfile, its
+// vx-lock.json.
+func hasLock(root string) bool {
+	_, err := os.Stat(filepath.Join(root, configlock.FileName))
+	return err == nil
 }
 
 // factsOf answers the document's flat facts: from its sections, git, the machine and the host's
 // sandbox.
 func factsOf(ctx context.Context, d *Document) Facts {
-	f := Facts{VX: d.Versions.VX, WorkspaceRoot: d.Root, Lockfile: hasLockfile(d.Root), FlakyTasks: []store.FlakyCount{}}
+	f := Facts{VX: d.Versions.VX, WorkspaceRoot: d.Root, Lockfile: hasLock(d.Root), FlakyTasks: []store.FlakyCount{}}
 	f.Git, f.GitStatusCache = gitFacts(ctx, d.Root)
 	if usable, total, limit, err := resources.Memory(); err == nil {
 		f.Memory = Memory{UsableBytes: usable, TotalBytes: total, CgroupLimitBytes: limit}
