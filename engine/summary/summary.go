@@ -51,15 +51,23 @@ type Summary struct {
 	// TimedOut says the run was cancelled because its own timeout ran out (vx run --timeout,
 	// runTimeout); only the run that saw it says so.
 	TimedOut bool `json:"timedOut,omitempty"`
-	// EndedAt is when the run finished (absent while it runs) and TotalMs its wall time, the
-	// original's names.
-	EndedAt *time.Time `json:"endedAt,omitempty"`
-	TotalMs int64      `json:"totalMs"`
-	// Aborted are the tasks a cancellation stopped (status cancelled), the original's list; Tasks
-	// holds them too.
+	// The original's fields, written after vx's (MarshalJSON) and read back (UnmarshalJSON), and
+	// left out of the types a tool's output schema is made from: EndedAt is when the run finished
+	// (nil while it runs) and TotalMs its wall time; Aborted are the tasks a cancellation stopped
+	// (status cancelled), which Tasks holds too; Counts are the run's tasks in the original's
+	// buckets.
+	EndedAt *time.Time   `json:"-"`
+	TotalMs int64        `json:"-"`
+	Aborted []TaskResult `json:"-"`
+	Counts  Counts       `json:"-"`
+}
+
+// originalRun is the original's fields of a summary as JSON writes them.
+type originalRun struct {
+	EndedAt *time.Time   `json:"endedAt,omitempty"`
+	TotalMs int64        `json:"totalMs"`
 	Aborted []TaskResult `json:"aborted"`
-	// Counts are the run's tasks in the original's buckets.
-	Counts Counts `json:"summary"`
+	Counts  Counts       `json:"summary"`
 }
 
 // Counts count a run's tasks in the original's buckets: Successful ran and passed, Skipped were
@@ -111,13 +119,33 @@ func (c *Counts) count(t TaskResult, status store.Status) {
 	}
 }
 
-// MarshalJSON writes the summary with its aborted tasks a list, never null.
+// MarshalJSON writes the summary, the original's fields after vx's, its aborted tasks a list
+// (never null).
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary
-	if s.Aborted == nil {
-		s.Aborted = []TaskResult{}
+	aborted := s.Aborted
+	if aborted == nil {
+		aborted = []TaskResult{}
 	}
-	return json.Marshal(plain(s))
+	return json.Marshal(struct {
+		plain
+		originalRun
+	}{plain(s), originalRun{EndedAt: s.EndedAt, TotalMs: s.TotalMs, Aborted: aborted, Counts: s.Counts}})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	v := struct {
+		*plain
+		originalRun
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	o := v.originalRun
+	s.EndedAt, s.TotalMs, s.Aborted, s.Counts = o.EndedAt, o.TotalMs, o.Aborted, o.Counts
+	return nil
 }
 
 // TaskResult is one task of a run summary.

@@ -113,3 +113,34 @@ func TestSummarizeForcedAndNotCached(t *testing.T) {
 		t.Errorf("a task that was cached says notCachedReason: %s", js)
 	}
 }
+
+// A summary written and read back is the same summary, the original's fields with it.
+func TestSummaryRoundTripsTheOriginalsFields(t *testing.T) {
+	at := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	zero := 0
+	s := Summarize(store.Run{ID: "r1", Status: store.RunCancelled, Started: at, Finished: at.Add(time.Second)}, []store.Execution{
+		{TaskID: "a#build", Project: "a", Task: "build", Status: store.StatusHit, CacheSource: CacheSourceLocal, RestoredFiles: &zero},
+		{TaskID: "a#test", Project: "a", Task: "test", Status: store.StatusCancelled},
+	})
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	again, err := json.Marshal(&back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(js) {
+		t.Errorf("read back:\n%s\nwritten:\n%s", again, js)
+	}
+	for _, want := range []string{`"endedAt":"2026-12-07T06:00:01Z","totalMs":1000,"aborted":[{"taskId":"a#test"`,
+		`"summary":{"successful":0,"failed":0,"skipped":0,"cachedLocal":1,"restoredLocal":0,"restoredRemote":0,"upToDate":1,"cachedRemote":0,"aborted":1,"total":1}`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("the summary lacks %s: %s", want, js)
+		}
+	}
+}
