@@ -104,12 +104,21 @@ func infoNotes(dirs statedirs.Dirs, getenv func(string) string) []string {
 }
 
 // InfoFlaky answers vx info's flaky tasks for the checkout's state folder dir (none when there is
-// no index), creating nothing; an index of another version is an error naming it.
-func InfoFlaky(ctx context.Context, dir string) ([]string, error) {
+// no index), their ids and each with its keys, passes and failures (store.FlakyCounts), creating
+// nothing; an index of another version is an error naming it.
+func InfoFlaky(ctx context.Context, dir string) ([]string, []store.FlakyCount, error) {
 	st, err := store.OpenReadOnlyShared(ctx, dir, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer st.Close()
-	return FlakyTasks(ctx, st)
+	ids, err := FlakyTasks(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err := st.FlakyCounts(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ids, counts, nil
 }

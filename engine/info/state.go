@@ -97,16 +97,7 @@ func stateSections(dirs statedirs.Dirs, getenv func(string) string) (cache, flak
 		return r, nil
 	}
 	flaky = func(ctx context.Context, _ *graph.Workspace) (any, error) {
-		st, err := store.OpenReadOnlyShared(ctx, cacheDir, cacheDir)
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		tasks, err := history.FlakyTasks(ctx, st)
-		if err != nil {
-			return nil, err
-		}
-		counts, err := st.FlakyCounts(ctx)
+		tasks, counts, err := history.InfoFlaky(ctx, cacheDir)
 		if err != nil {
 			return nil, err
 		}
