@@ -24,10 +24,13 @@ func TestMain(m *testing.M) {
 
 // leakChecked runs the tests, then fails the package if any goroutine outlived them.
 // The tests get a cache home of their own (testkit.IsolateCacheHome), made here: testscript runs
-// this only for the tests, never in the vx it starts from this binary.
+// this only for the tests, never in the vx it starts from this binary. Every vx they start exits
+// without the race detector's second of sleep (testkit.ShortenRaceExit; testscript passes GORACE
+// on to its scripts).
 type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() int {
+	testkit.ShortenRaceExit()
 	cleanup := testkit.IsolateCacheHome()
 	code := l.m.Run()
 	cleanup()

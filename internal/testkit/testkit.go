@@ -145,6 +145,25 @@ func IsolateCacheHome() (cleanup func()) {
 	return func() { removeAll(dir) }
 }
 
+// raceExitSleep is the GORACE option ShortenRaceExit sets: a race-enabled process sleeps this
+// long when it exits, a window in which a race another thread is reporting still gets printed.
+const raceExitSleep = "atexit_sleep_ms=10"
+
+// ShortenRaceExit sets GORACE's atexit_sleep_ms, for this test process and every process it
+// starts, to 10 ms unless GORACE already names it. A race-enabled binary sleeps atexit_sleep_ms
+// (a second by default) at every exit, and tests that start the race-enabled test binary as vx
+// start it hundreds of times; the detector itself is unchanged, and a race it found still fails
+// the process (exit status 66). A TestMain calls it before m.Run.
+func ShortenRaceExit() {
+	opts := os.Getenv("GORACE")
+	if strings.Contains(opts, "atexit_sleep_ms=") {
+		return
+	}
+	if err := os.Setenv("GORACE", strings.TrimSpace(opts+" "+raceExitSleep)); err != nil {
+		panic(err)
+	}
+}
+
 // removeAll removes dir, making read-only folders (a test's read-only store) writable first.
 func removeAll(dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
