@@ -130,19 +130,37 @@ func BuildWorkspace(names ...string) *graph.Workspace {
 
 // IsolateCacheHome points XDG_CACHE_HOME (and, for Windows, LocalAppData) at a new temporary
 // folder for this test process and every vx it starts, so that no test writes into the user's
-// cache folder, where vx keeps each repository's shared store by default. A TestMain calls it
-// before m.Run and the answered function once the tests ended; it removes the folder.
+// cache folder, where vx keeps each repository's shared store by default; Go's build cache stays
+// the user's (keepGoCache). A TestMain calls it before m.Run and the answered function once the
+// tests ended; it removes the folder.
 func IsolateCacheHome() (cleanup func()) {
 	dir, err := os.MkdirTemp("", "vx-test-cache-")
 	if err != nil {
 		panic(err)
 	}
+	keepGoCache()
 	for _, k := range []string{"XDG_CACHE_HOME", "LocalAppData"} {
 		if err := os.Setenv(k, dir); err != nil {
 			panic(err)
 		}
 	}
 	return func() { removeAll(dir) }
+}
+
+// keepGoCache sets GOCACHE, when unset, to the build cache the go command uses now: Go finds
+// its default under XDG_CACHE_HOME, and a go build in a test (vx without the race detector, a
+// server to test against) would otherwise compile everything again into an empty cache. Without
+// a go command there is nothing to keep.
+func keepGoCache() {
+	if os.Getenv("GOCACHE") != "" {
+		return
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if gocache := strings.TrimSpace(string(out)); err == nil && gocache != "" {
+		if err := os.Setenv("GOCACHE", gocache); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // raceExitSleep is the GORACE option ShortenRaceExit sets: a race-enabled process sleeps this

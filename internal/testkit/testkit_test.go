@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -18,5 +20,31 @@ func TestShortenRaceExit(t *testing.T) {
 		if got := os.Getenv("GORACE"); got != c.after {
 			t.Errorf("GORACE %q: ShortenRaceExit made it %q, want %q", c.before, got, c.after)
 		}
+	}
+}
+
+// IsolateCacheHome moves the cache home but not Go's build cache, which a go build in a test
+// would otherwise fill from nothing.
+func TestIsolateCacheHomeKeepsGoCache(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gocache := strings.TrimSpace(string(out))
+	before, _ := os.UserCacheDir()
+	for _, k := range []string{"XDG_CACHE_HOME", "LocalAppData", "GOCACHE"} {
+		t.Setenv(k, os.Getenv(k))
+	}
+	os.Unsetenv("GOCACHE")
+	cleanup := IsolateCacheHome()
+	defer cleanup()
+	if got := os.Getenv("GOCACHE"); got != gocache {
+		t.Errorf("GOCACHE = %q after IsolateCacheHome, want the go command's %q", got, gocache)
+	}
+	if got, _ := os.UserCacheDir(); got == before {
+		t.Errorf("the cache home is still %q", got)
 	}
 }
