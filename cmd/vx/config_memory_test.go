@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // A config that doubles a string in a loop is stopped under the memory bound the docs promise:
@@ -19,6 +21,7 @@ func TestGrowingConfigStaysUnderTheMemoryBound(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the kernel's bounds are Linux's")
 	}
+	t.Parallel()
 	bin := plainVX(t)
 	for name, grow := range map[string]string{
 		"plus":   "let s = 'ab'\nwhile (true) s = s + s\n",
@@ -46,7 +49,7 @@ func TestGrowingConfigStaysUnderTheMemoryBound(t *testing.T) {
 }
 
 // plainVX is vx without the race detector, whose shadow memory would count in the RSS: the test
-// binary itself when it has none, else vx built for the test.
+// binary itself when it has none, else vx as testkit.Binary builds it once for every test.
 func plainVX(t *testing.T) string {
 	t.Helper()
 	if !raceEnabled {
@@ -56,11 +59,5 @@ func plainVX(t *testing.T) string {
 		}
 		return exe
 	}
-	bin := filepath.Join(t.TempDir(), "vx")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = cleanEnv()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build vx: %v\n%s", err, out)
-	}
-	return bin
+	return testkit.Binary(t, "cmd/vx")
 }

@@ -130,15 +130,22 @@ func BuildWorkspace(names ...string) *graph.Workspace {
 
 // IsolateCacheHome points XDG_CACHE_HOME (and, for Windows, LocalAppData) at a new temporary
 // folder for this test process and every vx it starts, so that no test writes into the user's
-// cache folder, where vx keeps each repository's shared store by default; Go's build cache stays
-// the user's (keepGoCache). A TestMain calls it before m.Run and the answered function once the
-// tests ended; it removes the folder.
+// cache folder, where vx keeps each repository's shared store by default; Go's build cache
+// (keepGoCache) and ToolDir stay the user's. A TestMain calls it before m.Run and the answered
+// function once the tests ended; it removes the folder.
 func IsolateCacheHome() (cleanup func()) {
 	dir, err := os.MkdirTemp("", "vx-test-cache-")
 	if err != nil {
 		panic(err)
 	}
 	keepGoCache()
+	if os.Getenv(outerCacheEnv) == "" {
+		if outer, err := os.UserCacheDir(); err == nil {
+			if err := os.Setenv(outerCacheEnv, outer); err != nil {
+				panic(err)
+			}
+		}
+	}
 	for _, k := range []string{"XDG_CACHE_HOME", "LocalAppData"} {
 		if err := os.Setenv(k, dir); err != nil {
 			panic(err)

@@ -48,3 +48,41 @@ func TestIsolateCacheHomeKeepsGoCache(t *testing.T) {
 		t.Errorf("the cache home is still %q", got)
 	}
 }
+
+// ToolDir stays in the user's cache folder when IsolateCacheHome moved the cache home, so that the
+// test binaries of a run, and the next run, share what they built there.
+func TestToolDirOutlivesIsolateCacheHome(t *testing.T) {
+	toolDir := ToolDir(t)
+	for _, k := range []string{"XDG_CACHE_HOME", "LocalAppData", "GOCACHE", outerCacheEnv} {
+		t.Setenv(k, os.Getenv(k))
+	}
+	cleanup := IsolateCacheHome()
+	defer cleanup()
+	if got := ToolDir(t); got != toolDir {
+		t.Errorf("ToolDir = %q after IsolateCacheHome, want %q", got, toolDir)
+	}
+}
+
+// Binary builds a program of the checkout into ToolDir, where a second call finds it up to date
+// and leaves the very file in place.
+func TestBinaryIsBuiltOnce(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	bin := Binary(t, "cmd/vx-sandbox")
+	if !strings.HasPrefix(bin, ToolDir(t)+string(os.PathSeparator)) {
+		t.Errorf("Binary built %s, outside ToolDir %s", bin, ToolDir(t))
+	}
+	before, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := Binary(t, "cmd/vx-sandbox")
+	after, err := os.Stat(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != bin || !os.SameFile(before, after) {
+		t.Errorf("the second Binary made %s anew (first %s)", again, bin)
+	}
+}
