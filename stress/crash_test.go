@@ -13,18 +13,13 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/store"
+	"github.com/vzn/vx/internal/testkit"
 )
 
-// buildVX builds the vx binary into a temporary folder.
+// buildVX answers the vx binary, built once for every test of the run (testkit.Binary).
 func buildVX(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vx")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/vzn/vx/cmd/vx")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testkit.Binary(t, "cmd/vx")
 }
 
 // waitNoProcessIn waits until no process has its working folder inside dir (Linux's /proc;

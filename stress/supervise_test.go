@@ -17,19 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vzn/vx/internal/testkit"
 	"github.com/vzn/vx/proc"
 )
 
-// buildVXFor builds the vx binary into a temporary folder.
+// buildVXFor answers the vx binary, built once for every test and benchmark of the run
+// (testkit.Binary).
 func buildVXFor(tb testing.TB) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "vx")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/vzn/vx/cmd/vx")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testkit.Binary(tb, "cmd/vx")
 }
 
 // BenchmarkTaskSupervisor measures what a task's supervisor (`vx __supervise`, a re-exec of vx)

@@ -27,12 +27,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	userCacheDir, _ = os.UserCacheDir()
-	if os.Getenv("GOCACHE") == "" && userCacheDir != "" {
-		// The builds of vx and of the servers keep Go's build cache, which the isolated cache
-		// folder would otherwise move to an empty one: a whole rebuild per test binary.
-		_ = os.Setenv("GOCACHE", filepath.Join(userCacheDir, "go-build"))
-	}
 	cleanup := testkit.IsolateCacheHome()
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // The servers the tests start, at the versions the issue names.
@@ -32,50 +34,23 @@ func repoRoot(t testing.TB) string {
 }
 
 // toolDir is where the servers are built and installed: outside the checkout, kept between runs so
-// that a second run pays seconds.
+// that a second run pays seconds (testkit.ToolDir, which TestMain's isolated cache home leaves
+// alone).
 func toolDir(t testing.TB) string {
 	t.Helper()
-	base := userCacheDir
-	if base == "" {
-		base = os.TempDir()
-	}
-	dir := filepath.Join(base, "vx-test")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testkit.ToolDir(t)
 }
 
-// userCacheDir is the user's cache folder as it was before TestMain isolated the tests' own
-// (testkit.IsolateCacheHome), so that the servers built stay between runs.
-var userCacheDir string
-
 var (
-	vxBinOnce, bazelRemoteOnce  sync.Once
-	vxBin, bazelRemoteBin       string
-	vxBinErr, bazelRemoteBinErr error
+	bazelRemoteOnce   sync.Once
+	bazelRemoteBin    string
+	bazelRemoteBinErr error
 )
 
-// vxBinary builds vx once per test binary.
+// vxBinary answers vx, built once for every test of the run (testkit.Binary).
 func vxBinary(t testing.TB) string {
 	t.Helper()
-	vxBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "vx-remote-test-")
-		if err != nil {
-			vxBinErr = err
-			return
-		}
-		vxBin = filepath.Join(dir, "vx")
-		cmd := exec.Command("go", "build", "-o", vxBin, "github.com/vzn/vx/cmd/vx")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			vxBinErr = fmt.Errorf("go build vx: %v\n%s", err, out)
-		}
-	})
-	if vxBinErr != nil {
-		t.Fatal(vxBinErr)
-	}
-	return vxBin
+	return testkit.Binary(t, "cmd/vx")
 }
 
 // bazelRemoteBinary builds bazel-remote from its module (stress/remote/bazelremote pins it), once;
@@ -123,9 +98,21 @@ func ducktorsCLI(t testing.TB) string {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is not installed: cannot install ducktors/turborepo-remote-cache; the bazel-remote tests still run")
 	}
-	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, "turborepo-remote-cache@"+ducktorsVersion)
+	// Installed aside and renamed into place, so that a test binary (of this run or another
+	// checkout's) never finds it half installed.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", tmp, "turborepo-remote-cache@"+ducktorsVersion)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm install turborepo-remote-cache@%s: %v\n%s", ducktorsVersion, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(cli); statErr != nil {
+			t.Fatalf("install turborepo-remote-cache: %v", err)
+		}
 	}
 	return cli
 }
