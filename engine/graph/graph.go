@@ -126,6 +126,9 @@ type Task struct {
 	// RuntimeInputs are commands (`node -v`) whose trimmed standard output enters the task's
 	// key: a probe of the tools the task runs with, beside the workspace's GlobalRuntimeInputs.
 	RuntimeInputs []string `json:"runtimeInputs,omitempty"`
+	// Interactive marks a task that reads the terminal (a prompt, a login): its command gets
+	// vx's stdin, it is never cached, no other task runs while it does, and runTasks refuses it.
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // ReadyWhen is a persistent task's readiness gate: it is ready once any condition given holds,
@@ -144,6 +147,11 @@ type ReadyWhen struct {
 // DefaultReadyTimeout is how long a persistent task with readyWhen and no readyWhen.timeout is
 // given to become ready.
 const DefaultReadyTimeout = 60 * time.Second
+
+// IsGroup reports whether the task is a group: it declares dependsOn and no command, so running
+// it runs its dependencies and nothing else. Its key is made of its dependencies' keys only, and
+// it is never stored in the cache.
+func (t *Task) IsGroup() bool { return t.Command == "" }
 
 // MaxRetries bounds exec.retries and vx run --retry: a task that fails more often is broken,
 // not flaky.
@@ -185,6 +193,7 @@ var taskFields = [...]TaskField{
 	{Name: "rewrites", Lock: "rewrites"},
 	{Name: "readyWhen"},
 	{Name: "runtimeInputs"},
+	{Name: "interactive", Flag: true},
 }
 
 // TaskFieldIndex answers the position of a field in TaskFields, -1 for an unknown name.

@@ -30,7 +30,7 @@ func reserve(nodes []*node, peaks map[string]int64, taskMemory int64) {
 	}
 	for _, n := range nodes {
 		switch p, ok := peaks[n.task.ID]; {
-		case n.task.Persistent:
+		case n.task.Persistent || n.task.IsGroup():
 			n.reserve, n.reserveFrom = 0, ""
 		case ok:
 			n.reserve, n.reserveFrom = p, resources.ReserveFromHistory

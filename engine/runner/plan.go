@@ -250,6 +250,10 @@ func planTasks(plan *Plan, opts PlanOptions, nodes []*node, hits map[*node]bool,
 		pt := PlanTask{TaskID: n.task.ID, ID: n.task.ID, Command: n.task.Command, Cache: store.StatusMiss, Cacheable: n.task.Cache,
 			Hash: n.key, DependsOn: nonNil(n.task.DependsOn), Requested: requested[n.task.ID],
 			PriorityMs: n.priority, ReserveBytes: n.reserve, ReserveFrom: n.reserveFrom}
+		if n.task.IsGroup() {
+			// A group hits as a run would report it: when every task it depends on hits.
+			hits[n] = allHit(n.deps, func(d *node) bool { return hits[d] })
+		}
 		if hits[n] {
 			pt.Cache = store.StatusHit
 		}
@@ -257,7 +261,7 @@ func planTasks(plan *Plan, opts PlanOptions, nodes []*node, hits map[*node]bool,
 			p := p
 			pt.P50Ms = &p
 		}
-		if pt.Cache == store.StatusMiss && !n.task.Persistent {
+		if pt.Cache == store.StatusMiss && !n.task.Persistent && !n.task.IsGroup() {
 			// A task that never ran counts as the median task (prioritize).
 			cost[n] = n.cost
 			plan.WorkMs += n.cost
@@ -332,6 +336,9 @@ type keyer struct {
 // key answers n's key: the memo's when nothing it is made of moved, else its manifest's.
 // The manifest's data is answered too, nil where the memo answered.
 func (k keyer) key(ctx context.Context, n *node, depKeys map[string]string) (string, []byte, error) {
+	if n.task.IsGroup() {
+		return groupManifest(n.task, depKeys).Key()
+	}
 	if k.memo != nil {
 		if key, ok := k.memo.Key(KeyedTask{Task: n.task, Project: n.project}, depKeys); ok {
 			return key, nil, nil

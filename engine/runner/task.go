@@ -52,6 +52,9 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	if err := ctx.Err(); err != nil {
 		return a.fail(store.StatusSkipped, "")
 	}
+	if t.IsGroup() {
+		return a.group(depKeys)
+	}
 	var ok bool
 	key, handed := r.handed.key(t.ID, depKeys)
 	if handed {

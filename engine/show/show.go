@@ -80,6 +80,10 @@ type Task struct {
 	ReadyWhen *graph.ReadyWhen `json:"readyWhen,omitempty"`
 	// RuntimeInputs are the commands whose output enters the task's key.
 	RuntimeInputs []string `json:"runtimeInputs,omitempty"`
+	// Group marks a task with no command: running it runs its dependencies and nothing else.
+	Group bool `json:"group,omitempty"`
+	// Interactive marks a task that reads the terminal: never cached, run alone.
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // Options narrow the answer.
@@ -174,7 +178,7 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		DependsOn: t.DependsOn, Inputs: t.Inputs, Outputs: t.Outputs, Env: t.Env,
 		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
 		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent, Rewrites: t.Rewrites,
-		Interruptible: t.Interruptible, ReadyWhen: t.ReadyWhen, RuntimeInputs: maskAll(m, t.RuntimeInputs),
+		Interruptible: t.Interruptible, ReadyWhen: t.ReadyWhen, RuntimeInputs: maskAll(m, t.RuntimeInputs), Group: t.IsGroup(), Interactive: t.Interactive,
 	}
 	if !t.All {
 		td.All = new(false)
@@ -237,7 +241,11 @@ func (d *Document) WriteText(w io.Writer) error {
 				}
 				b.WriteString("\n")
 			}
-			line("command", t.Command)
+			if t.Group {
+				fmt.Fprintf(&b, "      %-10s %s\n", "command:", "none: a group, it runs its dependencies and nothing else")
+			} else {
+				line("command", t.Command)
+			}
 			if t.Description != "" {
 				line("description", t.Description)
 			}
@@ -279,6 +287,9 @@ func (d *Document) WriteText(w io.Writer) error {
 			}
 			if t.Interruptible {
 				line("interruptible", "true")
+			}
+			if t.Interactive {
+				line("interactive", "true")
 			}
 			if t.All != nil {
 				line("all", "false")

@@ -137,7 +137,8 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 }
 
 // resolveScripts records the package scripts each task's command runs (its own package's, and the
-// root's it reaches through pnpm -w and friends), and makes a persistent task uncached.
+// root's it reaches through pnpm -w and friends), and makes a persistent task, an interactive
+// one and a group uncached.
 func (b *build) resolveScripts(ws *graph.Workspace) {
 	b.watched = append(b.watched, filepath.Join(b.root, "package.json"))
 	rootPkg, _, _ := readPackageJSON(b.root, ".") // no root package.json: no root scripts
@@ -149,7 +150,7 @@ func (b *build) resolveScripts(ws *graph.Workspace) {
 		src.own, src.dir = p.Scripts, p.Dir
 		for _, t := range p.Tasks {
 			t.Scripts = scriptsRun(t.Command, src)
-			if t.Persistent {
+			if t.Persistent || t.Interactive || t.IsGroup() {
 				t.Cache = false
 			}
 		}

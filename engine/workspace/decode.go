@@ -174,7 +174,7 @@ var fieldCodecs = map[string]fieldCodec{
 		}
 		for i, dep := range t.DependsOnSpec {
 			if !validDepSpec(dep) {
-				return r.errAt(kp, "%s[%d] %q is not a task reference (write \"build\", \"^build\" or \"project#build\")", kp, i, dep)
+				return r.errAt(kp, "%s[%d] %q is not a task reference (write \"build\", \"^build\", \"project#build\" or a pattern, \"lint:*\")", kp, i, dep)
 			}
 		}
 		return nil
@@ -257,6 +257,10 @@ var fieldCodecs = map[string]fieldCodec{
 		t.RuntimeInputs, err = r.probes(kp, v)
 		return err
 	}, func(d, s *graph.Task) { d.RuntimeInputs = s.RuntimeInputs }},
+	"interactive": {func(r reader, kp string, v any, t *graph.Task) (err error) {
+		t.Interactive, err = r.boolean(kp, v)
+		return err
+	}, func(d, s *graph.Task) { d.Interactive = s.Interactive }},
 }
 
 // envMode reads an envMode: "strict" or "loose".
@@ -322,11 +326,14 @@ func validDepSpec(d string) bool {
 	if d == "" || d == "^" {
 		return false
 	}
+	name := strings.TrimPrefix(d, "^")
 	if strings.Contains(d, "#") {
-		_, _, ok := graph.SplitTaskID(d)
-		return ok
+		var ok bool
+		if _, name, ok = graph.SplitTaskID(d); !ok {
+			return false
+		}
 	}
-	return true
+	return !isNamePattern(name) || doublestar.ValidatePattern(name)
 }
 
 // exec reads a task's exec: its env and its retries.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/vxerr"
 )
@@ -33,6 +34,8 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 			switch {
 			case strings.HasPrefix(spec, "^"):
 				upstream(ws, p, spec[1:], deps, through)
+			case isNamePattern(spec):
+				matchingTasks(ws, p, spec, deps)
 			case strings.Contains(spec, "#"):
 				proj, name, _ := graph.SplitTaskID(spec)
 				dproj, ok := ws.Project(proj)
@@ -90,13 +93,61 @@ func resolveDeps(ws *graph.Workspace, missing missingRefs) error {
 // their own to carry it.
 func upstream(ws *graph.Workspace, p *graph.Project, name string, deps, through map[string]bool) {
 	walkDependencies(ws, p, func(dp *graph.Project) bool {
-		if dp.Tasks[name] != nil {
-			deps[graph.TaskID(dp.Name, name)] = true
+		names := taskNamesMatching(dp, name)
+		for _, n := range names {
+			deps[graph.TaskID(dp.Name, n)] = true
+		}
+		if len(names) > 0 {
 			return false
 		}
 		through[dp.Name] = true
 		return true
 	})
+}
+
+// isNamePattern reports whether a dependsOn name (`lint:*`, `lib#test:{unit,e2e}`, `^build:*`
+// without its ^) is a glob over task names rather than one name.
+func isNamePattern(spec string) bool {
+	_, name, ok := graph.SplitTaskID(spec)
+	if !ok {
+		name = spec
+	}
+	return strings.ContainsAny(name, "*?[{")
+}
+
+// taskNamesMatching answers, sorted, the names of p's tasks that name matches: name itself, or
+// every task name the glob matches when it is a pattern (none is fine).
+func taskNamesMatching(p *graph.Project, name string) []string {
+	if !isNamePattern(name) {
+		if p.Tasks[name] != nil {
+			return []string{name}
+		}
+		return nil
+	}
+	var out []string
+	for _, n := range p.TaskNames() {
+		if ok, _ := doublestar.Match(name, n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// matchingTasks adds to deps every task a dependsOn pattern matches: `lint:*` among p's own
+// tasks, `lib#lint:*` among lib's. A pattern that matches nothing, or names a project that does
+// not exist, adds nothing (as a `^` reference does).
+func matchingTasks(ws *graph.Workspace, p *graph.Project, spec string, deps map[string]bool) {
+	target, name := p, spec
+	if proj, n, ok := graph.SplitTaskID(spec); ok {
+		var found bool
+		if target, found = ws.Project(proj); !found {
+			return
+		}
+		name = n
+	}
+	for _, n := range taskNamesMatching(target, name) {
+		deps[graph.TaskID(target.Name, n)] = true
+	}
 }
 
 // dependencyProjects lists, sorted, every project p depends on, transitively: the projects whose
@@ -225,11 +276,13 @@ func (b *build) runStages(ctx context.Context, ws *graph.Workspace) error {
 // taskMap is the plain form of a task a plugin stage receives.
 func taskMap(t *graph.Task) map[string]any {
 	m := map[string]any{
-		"command":   t.Command,
 		"dependsOn": toAny(t.DependsOn),
 		"outputs":   toAny(t.Outputs),
 		"env":       toAny(t.Env),
 		"cache":     t.Cache,
+	}
+	if !t.IsGroup() {
+		m["command"] = t.Command
 	}
 	if t.Inputs != nil {
 		m["inputs"] = toAny(t.Inputs)
@@ -269,6 +322,9 @@ func taskMap(t *graph.Task) map[string]any {
 	}
 	if !t.All {
 		m["all"] = false
+	}
+	if t.Interactive {
+		m["interactive"] = true
 	}
 	if rw := t.ReadyWhen; rw != nil {
 		m["readyWhen"] = readyWhenMap(rw)
@@ -323,7 +379,7 @@ func applyStage(ws *graph.Workspace, plugin string, before map[string]map[string
 		if err != nil {
 			return err
 		}
-		if !spec.declares("command") {
+		if !spec.declares("command") && !spec.declares("dependsOn") {
 			return &vxerr.ConfigError{File: file, Msg: fmt.Sprintf("stage returned task %q with no command", id)}
 		}
 		old, _ := ws.Task(id)

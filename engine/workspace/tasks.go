@@ -32,8 +32,8 @@ func (b *build) templates(r reader, top map[string]any) (map[string]*taskSpec, e
 		if err != nil {
 			return nil, err
 		}
-		if !ts.declares("command") {
-			return nil, r.errAt(join("tasks", name), "task %q has no command", name)
+		if !ts.declares("command") && !ts.declares("dependsOn") {
+			return nil, r.errAt(join("tasks", name), noCommand, name)
 		}
 		out[name] = ts
 	}
@@ -201,8 +201,8 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 			if own, err = r.taskSpec(join("tasks", name), ov); err != nil {
 				return err
 			}
-			if tmpl == nil && !own.declares("command") {
-				return r.errAt(join("tasks", name), "task %q has no command", name)
+			if tmpl == nil && !own.declares("command") && !own.declares("dependsOn") {
+				return r.errAt(join("tasks", name), noCommand, name)
 			}
 		}
 		t := &graph.Task{ID: graph.TaskID(p.Name, name), Project: p.Name, Name: name, Cache: true, All: true}
@@ -211,7 +211,32 @@ func (b *build) projectTasks(p *graph.Project, r reader, templates map[string]*t
 				spec.applyTo(t)
 			}
 		}
+		if err := checkGroup(t); err != nil {
+			return err
+		}
 		p.Tasks[name] = t
+	}
+	return nil
+}
+
+// noCommand is the refusal of a task that declares neither a command nor dependsOn.
+const noCommand = "task %q has no command (give it a command, or dependsOn to make it a group of tasks)"
+
+// checkGroup refuses a group task (dependsOn and no command) that declares what only a command
+// has: outputs, persistent or interactive. It names the field and where it was set.
+func checkGroup(t *graph.Task) error {
+	if !t.IsGroup() {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"outputs", len(t.Outputs) > 0}, {"persistent", t.Persistent}, {"interactive", t.Interactive}} {
+		if f.set {
+			o := t.Origins.Get(f.name)
+			return &vxerr.ConfigError{File: o.File, Line: o.Line, Col: o.Col,
+				Msg: fmt.Sprintf("task %s has no command (a group of tasks), so it cannot declare %s", t.ID, f.name)}
+		}
 	}
 	return nil
 }

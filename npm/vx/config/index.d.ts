@@ -70,7 +70,7 @@ export type Sandbox = boolean | SandboxOptions
 /**
  * A task: a template in vx.workspace.ts that every project gets, or a project's task in
  * vx.project.ts, which overrides the template field by field (or is a whole new task, which then
- * needs a `command`).
+ * needs a `command`, or `dependsOn` alone to be a group that runs its dependencies and nothing else).
  */
 export interface Task {
   /** The shell command, run by `sh -c` in the project folder. */
@@ -79,7 +79,8 @@ export interface Task {
   description?: string
   /**
    * Tasks that must finish first (default `[]`): `'build'` (this project's), `'^build'` (in every
-   * project this one depends on), `'lib#build'` (exactly that task).
+   * project this one depends on), `'lib#build'` (exactly that task); a name may be a pattern
+   * (`'lint:*'`, `'^build:*'`), every task it matches.
    */
   dependsOn?: TaskRef[]
   /**
@@ -148,6 +149,11 @@ export interface Task {
    * moves it. Each runs once per run, in the workspace root.
    */
   runtimeInputs?: string[]
+  /**
+   * A task that reads the terminal (a prompt, a login) (default `false`): its command gets vx's
+   * stdin, it is never cached, no other task runs while it does, and runTasks refuses it.
+   */
+  interactive?: boolean
 }
 
 /** A persistent task's readiness gate: ready when any condition given holds. */
