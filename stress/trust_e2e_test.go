@@ -480,8 +480,9 @@ func trustSandboxRead(t *testing.T, bin string) {
 	writeFile(t, filepath.Join(home, ".bashrc"), "bashrc-secret\n")
 	outside := filepath.Join(t.TempDir(), "private.key")
 	writeFile(t, outside, "key-secret\n")
-	probe := fmt.Sprintf("! cat %s/.bashrc && ! cat %s && ! ls /tmp && mkdir -p dist && echo ok > dist/out.txt", home, outside)
-	ws := trustWorkspace(t, "true", fmt.Sprintf("probe: { command: %s, outputs: ['dist/**'], sandbox: { read: ['src/**'], required: true } },", jsString(probe)))
+	probe := fmt.Sprintf("! cat %s/.bashrc && ! cat %s && ! ls /tmp && mkdir -p probe && echo ok > probe/out.txt", home, outside)
+	// Its outputs apart from build's: two tasks with no edge between them never share outputs.
+	ws := trustWorkspace(t, "true", fmt.Sprintf("probe: { command: %s, outputs: ['probe/**'], sandbox: { read: ['src/**'], required: true } },", jsString(probe)))
 	info := runVX(t, bin, ws, nil, "info", "--format", "json")
 	var doc struct {
 		Sandbox struct {

@@ -131,6 +131,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := cmp.Or(findCycle(ws), refuseReadyWhen(ws)); err != nil {
 		return nil, err
 	}
+	if err := checkExclusiveOutputs(ws); err != nil {
+		return nil, err
+	}
 	b.resolveScripts(ws)
 	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
