@@ -239,6 +239,9 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
 	}
+	if err := refuseNested(opts.Workspace.Root, opts.Getenv); err != nil {
+		return nil, err
+	}
 	if len(opts.TaskIDs) == 0 && opts.NothingAffected != "" {
 		return nothingToRun(opts), nil
 	}

@@ -547,7 +547,8 @@ func (a *attempt) commandSpan(res executor.Result) {
 
 func intPtr(i int) *int { return &i }
 
-// taskEnv is the task's environment: what it declares (taskenv.Env), exec.env and secrets read now.
+// taskEnv is the task's environment: what it declares (taskenv.Env), exec.env and secrets read
+// now, and the marks of the run it belongs to (outerMarks).
 func (r *runState) taskEnv(t *graph.Task) []string {
-	return taskenv.Env(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv)
+	return outerMarks(taskenv.Env(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv), t.ID, r.opts.Workspace.Root)
 }
