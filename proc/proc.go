@@ -90,6 +90,11 @@ type Spec struct {
 	// those of its group. The Result still describes the child, not its supervisor. Linux only:
 	// elsewhere it is ignored.
 	Supervisor *Supervisor
+	// Foreground, when Stdin is a terminal, makes the child's process group the terminal's
+	// foreground group while it runs, so that it may read the terminal (a background group that
+	// reads it is stopped by SIGTTIN), and gives the terminal back to vx's group once the child
+	// was reaped. Ignored when Stdin is no terminal, and on Windows.
+	Foreground bool
 }
 
 // Result is what is known once the child was reaped.
@@ -135,6 +140,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, fmt.Errorf("proc: start %s: %w", spec.describe(), err)
 	}
 	supervised := report != nil
+	if spec.Foreground {
+		defer takeTerminal(cmd.SysProcAttr, spec.Stdin)()
+	}
 
 	began := time.Now()
 	err = cmd.Start()

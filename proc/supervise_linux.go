@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // supervisorSupported: Run starts supervised children under their Supervisor.
@@ -172,14 +174,20 @@ func startSupervised(sa superviseArgs) (int, error) {
 	for fd := 3; fd < sa.reportFD; fd++ {
 		files = append(files, uintptr(fd))
 	}
+	sys := &syscall.SysProcAttr{
+		Setpgid: true,
+		// Should this process die first, the child does not run on unsupervised.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if holdsTerminal(0) {
+		// vx handed this process the terminal (Spec.Foreground): the program reads it, so its
+		// group takes it on; vx takes it back once this process was reaped.
+		sys.Foreground, sys.Ctty = true, 0
+	}
 	pid, err := syscall.ForkExec(path, sa.argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
-		Sys: &syscall.SysProcAttr{
-			Setpgid: true,
-			// Should this process die first, the child does not run on unsupervised.
-			Pdeathsig: syscall.SIGKILL,
-		},
+		Sys:   sys,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("start %q: %w", path, err)
@@ -212,4 +220,11 @@ func reapChildren(child int, status *syscall.WaitStatus) (exited, left bool) {
 // signal is SIGHUP, which vx never sends it otherwise: see Parent.Died.
 func superviseAttr(attr *syscall.SysProcAttr) {
 	attr.Pdeathsig = syscall.SIGHUP
+}
+
+// holdsTerminal reports whether fd is a terminal whose foreground process group is this
+// process's own.
+func holdsTerminal(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == syscall.Getpgrp()
 }

@@ -136,6 +136,9 @@ func (d *Deps) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasks
 	if err := refusePersistent(ctx, ws, args); err != nil {
 		return err
 	}
+	if err := refuseInteractive(ctx, ws, args); err != nil {
+		return err
+	}
 	policy := ws.MCP
 	if len(args.Args) > 0 && (policy == nil || !policy.Args) {
 		return tool.Refusef("this workspace's mcp() lets an agent pass no arguments to a task's command (args): " +
@@ -232,6 +235,26 @@ func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksAr
 	}
 	return tool.Refusef("%s is persistent (a server or watcher that runs until stopped): an agent cannot wait on it; "+
 		"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
+}
+
+// refuseInteractive refuses a run whose selection holds an interactive task (asked for, or one
+// that an asked-for task depends on), by name: it reads the terminal, and an agent has none.
+func refuseInteractive(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
+	sel, err := workspace.Select(ctx, ws, args.selectOptions())
+	if err != nil {
+		return nil // vx run refuses this selection with its own message; nothing will run
+	}
+	var interactive []string
+	for _, id := range sel.TaskIDs {
+		if t, ok := ws.Task(id); ok && t.Interactive {
+			interactive = append(interactive, id)
+		}
+	}
+	if len(interactive) == 0 {
+		return nil
+	}
+	return tool.Refusef("%s is interactive (it reads the terminal): an agent has no terminal to type into; "+
+		"a person runs it with vx run", strings.Join(interactive, ", "))
 }
 
 // handoff makes the keys of the call's selection from the watcher's file state, through the

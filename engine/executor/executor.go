@@ -69,6 +69,9 @@ type Task struct {
 	// CheckInputs, when set, is asked once a command has exited 0: it answers the input files
 	// that changed while the command ran (none when its key still describes them).
 	CheckInputs func(ctx context.Context) ([]string, error)
+	// Stdin, when set, is the command's standard input (an interactive task's: vx's own), and
+	// a terminal there is handed to the command while it runs; nil gives it none (/dev/null).
+	Stdin io.Reader
 }
 
 // Result is what running one task's command came to.

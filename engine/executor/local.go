@@ -9,8 +9,8 @@ import (
 )
 
 // Local runs a task's command as a child process on this machine, in its own process group
-// under proc's supervision, with no descriptor but stdin (/dev/null), stdout and stderr (both
-// Task.Output). Its outputs stay where the command wrote them, in Task.Dir.
+// under proc's supervision, with no descriptor but stdin (/dev/null, or Task.Stdin), stdout and
+// stderr (both Task.Output). Its outputs stay where the command wrote them, in Task.Dir.
 type Local struct {
 	// Exec starts one child and waits for it; nil means proc.Run.
 	Exec ExecFunc
@@ -21,7 +21,7 @@ type Local struct {
 func (l Local) Run(ctx context.Context, t Task) (Result, error) {
 	// One writer for both streams: proc then reads them through one pipe, in order.
 	var out io.Writer = t.Output
-	spec := proc.Spec{Shell: t.Command, Dir: t.Dir, Env: t.Env, Stdout: out, Stderr: out, Grace: t.Grace}
+	spec := proc.Spec{Shell: t.Command, Dir: t.Dir, Env: t.Env, Stdout: out, Stderr: out, Grace: t.Grace, Stdin: t.Stdin, Foreground: t.Stdin != nil}
 	if t.Confine != nil {
 		if err := t.Confine(&spec); err != nil {
 			return Result{ExitCode: -1}, err

@@ -124,6 +124,9 @@ type Options struct {
 	// --exclude-dependencies: the dependencies of the tasks named): one whose key misses fails,
 	// saying so, instead of running; nil for none.
 	RestoreOnly map[string]bool
+	// Stdin is what an interactive task's command reads; nil means vx's own stdin. Every other
+	// command reads nothing (/dev/null).
+	Stdin io.Reader
 }
 
 func (o *Options) fill() error {
@@ -135,6 +138,9 @@ func (o *Options) fill() error {
 	}
 	if o.Environ == nil {
 		o.Environ = os.Environ()
+	}
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
 	}
 	if o.Now == nil {
 		o.Now = time.Now

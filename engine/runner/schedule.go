@@ -72,6 +72,8 @@ type slots struct {
 	ready    readyQueue
 	running  int
 	reserved int64
+	// alone says that an interactive task runs: nothing else starts until it ends.
+	alone bool
 }
 
 func (s *slots) push(n *node) { heap.Push(&s.ready, n) }
@@ -79,7 +81,7 @@ func (s *slots) push(n *node) { heap.Push(&s.ready, n) }
 // next takes the ready task to start now out of the queue and counts it as running; nil when
 // none may start.
 func (s *slots) next() *node {
-	if s.ready.Len() == 0 {
+	if s.ready.Len() == 0 || s.alone {
 		return nil
 	}
 	if s.ready[0].task.Persistent {
@@ -96,12 +98,20 @@ func (s *slots) next() *node {
 	}()
 	for s.ready.Len() > 0 {
 		n := s.ready[0]
+		if runsAlone(n) && s.running > 0 {
+			if len(passed) == 0 {
+				return nil // first in line: nothing passes it, it starts once the running end
+			}
+			passed = append(passed, heap.Pop(&s.ready).(*node))
+			continue
+		}
 		if n.task.Persistent || s.fits(n) {
 			heap.Pop(&s.ready)
 			if !n.task.Persistent {
 				s.running++
 				s.reserved += n.reserve
 			}
+			s.alone = runsAlone(n)
 			return n
 		}
 		if n.reserve > s.budget {
@@ -122,7 +132,15 @@ func (s *slots) done(n *node) {
 		s.running--
 		s.reserved -= n.reserve
 	}
+	if runsAlone(n) {
+		s.alone = false
+	}
 }
+
+// runsAlone reports whether n is an interactive task that runs alone: it reads the terminal, so
+// nothing else prints or starts beside it. A persistent one (a dev server that takes keys) runs
+// beside what depends on it, as any server.
+func runsAlone(n *node) bool { return n.task.Interactive && !n.task.Persistent }
 
 // simulate runs the scheduler on a clock instead of processes: each task takes cost[n] (0 for a
 // predicted hit; a persistent task releases its dependents at once). It answers the predicted

@@ -166,3 +166,39 @@ func TestReserveFromHistory(t *testing.T) {
 		t.Errorf("budget %d from %s", sum.Memory.BudgetBytes, sum.Memory.Source)
 	}
 }
+
+// An interactive task starts only once the running tasks have ended, and nothing starts beside
+// it; a persistent one is a server, which runs beside its dependents as any.
+func TestInteractiveRunsAlone(t *testing.T) {
+	mk := func(id string, interactive, persistent bool) *node {
+		return &node{task: &graph.Task{ID: id, Interactive: interactive, Persistent: persistent}}
+	}
+	s := &slots{workers: 4}
+	a, ask, b := mk("a", false, false), mk("ask", true, false), mk("b", false, false)
+	a.priority, ask.priority, b.priority = 3, 2, 1
+	s.push(a)
+	s.push(ask)
+	s.push(b)
+	if n := s.next(); n != a {
+		t.Fatalf("first started %v, want a", n)
+	}
+	if n := s.next(); n != nil {
+		t.Fatalf("beside a started %s, want none: ask is next in line and waits for a to end", n.task.ID)
+	}
+	s.done(a)
+	if n := s.next(); n != ask {
+		t.Fatalf("once a ended, started %v, want ask", n)
+	}
+	if n := s.next(); n != nil {
+		t.Fatalf("beside ask started %s, want none", n.task.ID)
+	}
+	s.done(ask)
+	if n := s.next(); n != b {
+		t.Fatalf("once ask ended, started %v, want b", n)
+	}
+	dev := mk("dev", true, true)
+	s.push(dev)
+	if n := s.next(); n != dev || s.alone {
+		t.Fatalf("a persistent interactive task: started %v (alone %v), want dev beside b", n, s.alone)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -371,10 +372,17 @@ func (a *attempt) store(key string, log []byte, verdict executor.InputCheck) {
 // was confined in on this machine.
 func (a *attempt) command(box **taskenv.Box) executor.Task {
 	r, t, p := a.r, a.t, a.p
+	output := a.output(taskLog{r.display.TaskWriter(t.ID)})
+	var stdin io.Reader
+	if t.Interactive {
+		// It reads vx's stdin, and what it prints shows at once, a prompt with no newline too.
+		stdin, output = r.opts.Stdin, promptLog{taskLog{r.display.TaskWriter(t.ID)}}
+	}
 	return executor.Task{
-		ID: t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
+		Stdin: stdin,
+		ID:    t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
 		Sandbox: r.sandbox.Effective(t), Inputs: t.Inputs, Outputs: t.Outputs, Timeout: t.Timeout, Grace: r.opts.Grace,
-		Output: a.output(taskLog{r.display.TaskWriter(t.ID)}),
+		Output: output,
 		Confine: func(spec *executor.Spec) error {
 			b, refusal := r.sandbox.Start(p, t, spec)
 			if refusal != "" {
@@ -401,6 +409,17 @@ type taskLog struct{ *runout.TaskOutput }
 func (l taskLog) Log() []byte {
 	l.Flush()
 	return l.TaskOutput.Log()
+}
+
+// promptLog is an interactive task's output: each write shows at once, ending a partial line (a
+// prompt) rather than holding it until its newline.
+type promptLog struct{ taskLog }
+
+// Write shows p at once.
+func (l promptLog) Write(p []byte) (int, error) {
+	n, err := l.taskLog.Write(p)
+	l.Flush()
+	return n, err
 }
 
 // checkInputs answers the inputs of the task that moved since its key was made from them.
