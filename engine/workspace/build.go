@@ -128,15 +128,21 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 			return nil, err
 		}
 	}
-	if err := cmp.Or(findCycle(ws), refuseReadyWhen(ws)); err != nil {
-		return nil, err
-	}
-	if err := checkExclusiveOutputs(ws); err != nil {
+	if err := checkGraph(ws); err != nil {
 		return nil, err
 	}
 	b.resolveScripts(ws)
 	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
+}
+
+// checkGraph refuses a resolved task graph that cannot run: a dependency cycle, or outputs two
+// unrelated tasks share.
+func checkGraph(ws *graph.Workspace) error {
+	if err := cmp.Or(findCycle(ws), refuseReadyWhen(ws)); err != nil {
+		return err
+	}
+	return checkExclusiveOutputs(ws)
 }
 
 // resolveScripts records the package scripts each task's command runs (its own package's, and the
