@@ -164,6 +164,31 @@ func (b *build) resolveScripts(ws *graph.Workspace) {
 			}
 		}
 	}
+	serverGroups(ws)
+}
+
+// serverGroups makes persistent every group that depends on a persistent task, directly or
+// through another group (`dev: { dependsOn: ['web#dev', 'api#dev'] }`): it runs as long as its
+// servers do, rather than ending at once and having them stopped.
+func serverGroups(ws *graph.Workspace) {
+	seen := map[string]bool{}
+	var serves func(t *graph.Task) bool
+	serves = func(t *graph.Task) bool {
+		if t.Persistent || !t.IsGroup() || seen[t.ID] {
+			return t.Persistent
+		}
+		seen[t.ID] = true
+		for _, id := range t.DependsOn {
+			if d, ok := ws.Task(id); ok && serves(d) {
+				t.Persistent = true
+			}
+		}
+		return t.Persistent
+	}
+	for _, id := range ws.TaskIDs() {
+		t, _ := ws.Task(id)
+		serves(t)
+	}
 }
 
 // globalInputs reads `globalInputs`: globs from the workspace root ("//" may be written, as in a
