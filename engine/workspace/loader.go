@@ -311,7 +311,7 @@ func contentSum(path string) [sha256.Size]byte {
 
 // resolvedFormat versions the kept workspace's layout beside vx's own version: bump it when a
 // field of graph.Workspace, Project or Task changes, so that no process reads an older layout.
-const resolvedFormat = "6"
+const resolvedFormat = "7"
 
 // resolvedFile is where a resolved workspace is kept between processes.
 func resolvedFile(cacheDir string) string { return filepath.Join(cacheDir, "config", "resolved.gob") }
