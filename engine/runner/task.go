@@ -379,8 +379,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		stdin, output = r.opts.Stdin, promptLog{taskLog{r.display.TaskWriter(t.ID)}}
 	}
 	return executor.Task{
-		Stdin: stdin,
-		ID:    t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
+		ID: t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
 		Sandbox: r.sandbox.Effective(t), Inputs: t.Inputs, Outputs: t.Outputs, Timeout: t.Timeout, Grace: r.opts.Grace,
 		Output: output,
 		Confine: func(spec *executor.Spec) error {
@@ -399,6 +398,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 			r.commands.Add(1)
 		},
 		CheckInputs: a.checkInputs,
+		Stdin:       stdin,
 	}
 }
 
