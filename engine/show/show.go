@@ -282,18 +282,7 @@ func (d *Document) WriteText(w io.Writer) error {
 			if t.Timeout != "" {
 				line("timeout", t.Timeout)
 			}
-			if t.Persistent {
-				line("persistent", "true")
-			}
-			if t.Interruptible {
-				line("interruptible", "true")
-			}
-			if t.Interactive {
-				line("interactive", "true")
-			}
-			if t.All != nil {
-				line("all", "false")
-			}
+			writeFlags(line, t)
 			for _, name := range slices.Sorted(maps.Keys(t.Scripts)) {
 				fmt.Fprintf(&b, "      %-10s %s: %s\n", "script:", esc(name), esc(t.Scripts[name]))
 			}
@@ -308,6 +297,23 @@ func (d *Document) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeFlags prints the task's flags that differ from their defaults, through line.
+func writeFlags(line func(field, value string), t Task) {
+	for _, f := range []struct {
+		name, value string
+		set         bool
+	}{
+		{"persistent", "true", t.Persistent},
+		{"interruptible", "true", t.Interruptible},
+		{"interactive", "true", t.Interactive},
+		{"all", "false", t.All != nil},
+	} {
+		if f.set {
+			line(f.name, f.value)
+		}
+	}
 }
 
 // maskAll is list with every secret masked; nil for nil.
