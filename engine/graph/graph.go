@@ -442,6 +442,10 @@ type Workspace struct {
 	// GlobalRuntimeInputs are commands (`node -v`) whose trimmed standard output enters every
 	// task's key, as GlobalInputs' files do.
 	GlobalRuntimeInputs []string `json:"globalRuntimeInputs,omitempty"`
+	// ScriptsRunner is scripts.runner: "package-manager" runs every package script through its
+	// manager as its command says; "" or "direct" runs a script that needs no manager through sh
+	// itself (engine/pkgscript). It is not part of any key.
+	ScriptsRunner string `json:"scriptsRunner,omitempty"`
 
 	byName map[string]*Project
 	tasks  map[string]*Task

@@ -143,3 +143,21 @@ func envMap(env []string) map[string]string {
 	}
 	return m
 }
+
+// EnvRunner is the variable that, set, takes the place of the workspace's scripts.runner.
+const EnvRunner = "VX_SCRIPTS_RUNNER"
+
+// RunnerFor answers the runner of a run: EnvRunner's value, else configured (the workspace's
+// scripts.runner), else RunnerDirect. A value that is neither runner is refused, named.
+func RunnerFor(configured string, getenv func(string) string) (string, error) {
+	v := getenv(EnvRunner)
+	switch {
+	case v == "" && configured == "":
+		return RunnerDirect, nil
+	case v == "":
+		return configured, nil
+	case v == RunnerDirect || v == RunnerManager:
+		return v, nil
+	}
+	return "", fmt.Errorf("%s must be %q or %q, not %q", EnvRunner, RunnerDirect, RunnerManager, v)
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/pkgscript"
 	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/remote"
 	"github.com/vzn/vx/engine/resources"
@@ -154,6 +155,9 @@ func (o *Options) fill() error {
 			return err
 		}
 		o.Concurrency = n
+	}
+	if _, err := pkgscript.RunnerFor(o.Workspace.ScriptsRunner, o.Getenv); err != nil {
+		return err
 	}
 	if o.MemoryBudget <= 0 {
 		n, source, err := resources.MemoryBudget("", o.Workspace, o.Getenv)

@@ -12,6 +12,7 @@ import (
 	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/pkgscript"
 	"github.com/vzn/vx/engine/profilerec"
 	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/store"
@@ -372,6 +373,7 @@ func (a *attempt) store(key string, log []byte, verdict executor.InputCheck) {
 // was confined in on this machine.
 func (a *attempt) command(box **taskenv.Box) executor.Task {
 	r, t, p := a.r, a.t, a.p
+	command, env := r.scriptCommand(p, t)
 	output := a.output(taskLog{r.display.TaskWriter(t.ID)})
 	var stdin io.Reader
 	if t.Interactive {
@@ -379,7 +381,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		stdin, output = r.opts.Stdin, promptLog{taskLog{r.display.TaskWriter(t.ID)}}
 	}
 	return executor.Task{
-		ID: t.ID, Command: t.Command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: r.taskEnv(t),
+		ID: t.ID, Command: command, Dir: p.AbsDir, Root: r.opts.Workspace.Root, Env: env,
 		Sandbox: r.sandbox.Effective(t), Inputs: t.Inputs, Outputs: t.Outputs, Timeout: t.Timeout, Grace: r.opts.Grace,
 		Output: output,
 		Confine: func(spec *executor.Spec) error {
@@ -570,4 +572,21 @@ func intPtr(i int) *int { return &i }
 // now, and the marks of the run it belongs to (outerMarks).
 func (r *runState) taskEnv(t *graph.Task) []string {
 	return outerMarks(taskenv.Env(r.opts.Workspace, t, r.opts.Environ, r.opts.Getenv), t.ID, r.opts.Workspace.Root)
+}
+
+// scriptCommand is the command the task runs and its environment: where its command runs a
+// package script that needs no package manager, the script's text as the manager would have run
+// it (engine/pkgscript), else its command. Either way its key is its command's.
+func (r *runState) scriptCommand(p *graph.Project, t *graph.Task) (string, []string) {
+	env := r.taskEnv(t)
+	if t.Scripts == nil {
+		return t.Command, env // its command runs no package script
+	}
+	ws := r.opts.Workspace
+	runner, _ := pkgscript.RunnerFor(ws.ScriptsRunner, r.opts.Getenv) // checked as the run began
+	plan, why := pkgscript.Resolve(pkgscript.Task{Command: t.Command, Dir: p.AbsDir, Root: ws.Root, Env: env, Runner: runner})
+	if why != "" {
+		return t.Command, env
+	}
+	return plan.Shell, plan.Env
 }

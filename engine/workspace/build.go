@@ -15,7 +15,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase", "globalRuntimeInputs"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase", "globalRuntimeInputs", "scripts"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -217,9 +217,10 @@ func globalInputs(r reader, top map[string]any) ([]string, error) {
 }
 
 // workspaceEnv reads what the workspace declares for every task's environment and memory, and
-// for its cache store: env, passThroughEnv, envMode, memoryBudget, taskMemory and cacheRetention.
+// for its cache store: env, passThroughEnv, envMode, memoryBudget, taskMemory and cacheRetention;
+// and how its package scripts run (scripts.runner).
 func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error) {
-	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention", "otel", "globalRuntimeInputs"} {
+	for _, k := range []string{"env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheRetention", "otel", "globalRuntimeInputs", "scripts"} {
 		v, ok := top[k]
 		if !ok {
 			continue
@@ -243,6 +244,8 @@ func workspaceEnv(r reader, top map[string]any, ws *graph.Workspace) (err error)
 			ws.OTel, err = r.boolean(k, v)
 		case "globalRuntimeInputs":
 			ws.GlobalRuntimeInputs, err = r.probes(k, v)
+		case "scripts":
+			ws.ScriptsRunner, err = scriptsRunner(r, v)
 		}
 		if err != nil {
 			return err

@@ -3,6 +3,8 @@ package workspace
 import (
 	"path"
 	"strings"
+
+	"github.com/vzn/vx/engine/pkgscript"
 )
 
 // rootScriptPrefix marks, among a task's scripts, one of the root package.json's ("//build:pkg"):
@@ -177,4 +179,26 @@ func withoutFlags(args []string) []string {
 		args = args[1:]
 	}
 	return args
+}
+
+// scriptsRunner reads `scripts: { runner }`: how a task whose command runs a package script runs
+// it, 'direct' (the default: its text through sh where the manager is not needed) or
+// 'package-manager' (through the manager, as the command says).
+func scriptsRunner(r reader, v any) (string, error) {
+	m, err := r.object("scripts", v, "runner")
+	if err != nil {
+		return "", err
+	}
+	rv, ok := m["runner"]
+	if !ok {
+		return "", nil
+	}
+	s, err := r.str("scripts.runner", rv)
+	if err != nil {
+		return "", err
+	}
+	if s != pkgscript.RunnerDirect && s != pkgscript.RunnerManager {
+		return "", r.errAt("scripts.runner", "scripts.runner must be %q or %q, not %q", pkgscript.RunnerDirect, pkgscript.RunnerManager, s)
+	}
+	return s, nil
 }

@@ -260,6 +260,13 @@ export interface WorkspaceConfig {
    * as `globalInputs`' files do: a Node upgrade moves every key.
    */
   globalRuntimeInputs?: string[]
+  /**
+   * How a task whose command runs a package script (`npm run build`, `pnpm build`) runs it:
+   * `runner: 'direct'` (the default) runs the script's text through `sh -c` as the package manager
+   * would have, without starting the manager, where the script does not need it;
+   * `'package-manager'` always runs the command as written. Keys do not depend on it.
+   */
+  scripts?: { runner?: 'direct' | 'package-manager' }
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
