@@ -15,3 +15,16 @@ time_ms() {
 # median reads numbers, one a line, and prints their median (the mean of the two middle ones for
 # an even count).
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+# cpu_wall CMD...: "wall_ms cpu_ms" of one run of CMD (a function or a program): its wall time,
+# and the user+sys CPU of it and every process it waited for; output discarded; a failure stops
+# the script.
+cpu_wall() {
+	local TIMEFORMAT='%R %U %S' t
+	if ! t=$({ time "$@" >/dev/null 2>&1; } 2>&1); then
+		echo "failed: $*" >&2
+		"$@" >&2
+		exit 1
+	fi
+	echo "$t" | awk '{printf "%d %d\n", $1*1000, ($2+$3)*1000}'
+}
