@@ -75,8 +75,12 @@ run_turbo()   { (cd "$ws" && "$turbo" run build --concurrency="$C" --output-logs
 clear_all()   { rm -rf "$ws/.vx" "$ws/.turbo" "$ws"/packages/*/dist "$scratch/scripts-cache"; }
 export VX_CACHE_DIR=$scratch/scripts-cache
 declare -A cw cc
+# Each round starts with the next tool, so that a load that falls or rises across the rounds does
+# not always favour the same one.
+order=(direct manager turbo)
 for round in $(seq "$R"); do
-	for tool in direct manager turbo; do
+	for k in 0 1 2; do
+		tool=${order[$(((round + k) % 3))]}
 		clear_all
 		r=$(cpu_wall "run_$tool")
 		read -r w c <<< "$r"

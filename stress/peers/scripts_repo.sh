@@ -65,8 +65,12 @@ fi
 echo "outputs: $same" >&2
 
 declare -A cw cc
+# Each round starts with the next tool, so that a load that falls or rises across the rounds does
+# not always favour the same one.
+order=(direct manager turbo)
 for round in $(seq "$R"); do
-	for tool in direct manager turbo; do
+	for k in 0 1 2; do
+		tool=${order[$(((round + k) % 3))]}
 		clear_all
 		r=$(cpu_wall "run_$tool")
 		read -r w c <<< "$r"
