@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,18 +99,37 @@ func TestMCPToolsListIsAffordable(t *testing.T) {
 	t.Parallel()
 	dir := writeWorkspace(t, historyWorkspace)
 	cmd := vxCommand(t, dir, "mcp")
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
-	out, err := cmd.Output()
+	// stdin stays open until the reply is read, as a host keeps it: a reply is never raced
+	// against the grace vx gives the requests read before stdin's end.
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
 		t.Fatalf("vx mcp: %v", err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	defer func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("vx mcp: %v", err)
+		}
+	}()
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
+	var seen []string
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.Contains(line, `"id":1`) {
+			seen = append(seen, line)
 			continue
 		}
 		var r struct {
@@ -124,7 +144,7 @@ func TestMCPToolsListIsAffordable(t *testing.T) {
 		}
 		return
 	}
-	t.Fatalf("no reply to tools/list in %s", out)
+	t.Fatalf("no reply to tools/list in %q", seen)
 }
 
 // A cursor that is malformed, of another question or stale is refused with a line naming cursor.
