@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Times vx, Turborepo and Nx side by side on one of the benchmark shapes of docs/performance.md
+# ("The benchmark shapes"), written by stress/shapes: G1 (N projects, i depending on i−3, i−6,
+# i−9), G2 (layers of packages whose tasks are `sleep 1`) or G3 (9,603 tasks in 30 levels).
+# It installs turbo and nx from npm into a scratch folder (never into vx), then, in R rounds that
+# alternate the tools (vx, turbo, nx, vx, …), times for each tool:
+#   cold     — every task runs (outputs deleted, the tool's caches cleared first);
+#   hit      — nothing changed: every task a cache hit;
+#   restore  — every output deleted: every task restored from the cache;
+#   leaf     — one source file of a project nothing depends on changed;
+#   core     — one source file of the project everything depends on changed;
+#   dry      — the plan only: `--dry=json` (Nx: `--graph=stdout`, its nearest).
+# Each cell is the median over the rounds of wall time, with CPU time (user + system, the whole
+# process tree) and peak RSS (the largest single process of the tree) measured by GNU time.
+# For G2 it also prints each tool's cold wall time minus the ideal schedule's (critical path
+# first, no overhead, every task one second) at the same concurrency.
+#
+# Usage: stress/peers/shapes.sh SHAPE [GENERATOR FLAGS...]
+#   stress/peers/shapes.sh g1 -n 100
+#   stress/peers/shapes.sh g2 -layers 100
+#   stress/peers/shapes.sh g3 -levels 30
+# Environment: R rounds (default 3), C concurrency of every tool (default 10, Turborepo's own),
+# VX_PEERS_DIR the scratch folder (default /tmp/vx-peers), TURBO and NX the npm versions.
+# Output: a Markdown table on stdout; progress on stderr.
+set -euo pipefail
+shape=${1:?usage: shapes.sh g1|g2|g3 [generator flags]}
+shift
+R=${R:-3}
+C=${C:-10}
+TURBO=${TURBO:-2.11.13}
+NX=${NX:-24.0.7}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/stress/peers/lib.sh"
+scratch=${VX_PEERS_DIR:-/tmp/vx-peers}
+mkdir -p "$scratch"
+export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false CI=true NX_SKIP_NX_CACHE=false
+
+echo "building vx and installing turbo@$TURBO and nx@$NX into $scratch ..." >&2
+(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx && go build -o "$scratch/shapes" ./stress/shapes)
+tools=$scratch/tools-$TURBO-$NX
+if [ ! -x "$tools/node_modules/.bin/turbo" ] || [ ! -x "$tools/node_modules/.bin/nx" ]; then
+	mkdir -p "$tools"
+	(cd "$tools" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "turbo@$TURBO" "nx@$NX" >&2)
+fi
+vx=$scratch/vx
+turbo=$tools/node_modules/.bin/turbo
+nx=$tools/node_modules/.bin/nx
+
+ws=$scratch/shape-$shape
+rm -rf "$ws"
+# vx's shared content store lives beside the workspace, so that a cold run can clear it.
+export VX_CACHE_DIR=$ws.vx-store
+info=$("$scratch/shapes" -shape "$shape" -concurrency "$C" -npm "$(npm --version)" -out "$ws" "$@")
+eval "$info" # tasks count projects leaf core [ideal_lower_s ideal_list_s]
+# nx loads its modules from the workspace: share the scratch install rather than install again.
+ln -s "$tools/node_modules" "$ws/node_modules"
+(cd "$ws" && git init -q && git add -A && git -c user.name=p -c user.email=p@p commit -qm init)
+
+# A vx that refuses a task with no command (the group task) runs the shape without it.
+vx_tasks=$tasks
+vx_note=""
+if ! (cd "$ws" && "$vx" run $tasks --dry=json >/dev/null 2>"$scratch/vx-dry.err"); then
+	if grep -q 'has no command' "$scratch/vx-dry.err"; then
+		rm -rf "$ws/.vx"
+		"$scratch/shapes" -shape "$shape" -concurrency "$C" -npm "$(npm --version)" -vx-groups=false -out "$ws.novx" "$@" >/dev/null
+		cp "$ws.novx/vx.workspace.ts" "$ws/vx.workspace.ts"
+		rm -rf "$ws.novx"
+		vx_tasks=${tasks/ check/}
+		vx_note="vx refused the group task (no command): it ran without it ($vx_tasks)."
+		echo "$vx_note" >&2
+	else
+		cat "$scratch/vx-dry.err" >&2
+		exit 1
+	fi
+fi
+
+outputs() { rm -rf "$ws"/packages/*/dist "$ws"/packages/*/docs "$ws"/packages/*/pack; }
+run_vx()    { (cd "$ws" && "$vx" run $vx_tasks --concurrency "$C" "$@"); }
+run_turbo() { (cd "$ws" && "$turbo" run $tasks --concurrency="$C" --output-logs=none "$@"); }
+run_nx()    { (cd "$ws" && "$nx" run-many -t $tasks --parallel="$C" --outputStyle=static "$@"); }
+dry_vx()    { run_vx --dry=json; }
+dry_turbo() { run_turbo --dry=json; }
+dry_nx()    { (cd "$ws" && "$nx" run-many -t $tasks --graph=stdout); }
+clear_vx()    { rm -rf "$ws/.vx" "$VX_CACHE_DIR"; }
+clear_turbo() { rm -rf "$ws/.turbo" "$ws"/node_modules/.cache/turbo; }
+clear_nx()    { rm -rf "$ws/.nx" "$ws"/node_modules/.cache/nx; (cd "$ws" && "$nx" reset >/dev/null 2>&1 || true); }
+
+# GNU time runs a program: the tool functions reach it through bash, with what they use exported.
+export ws vx turbo nx C tasks vx_tasks
+export -f run_vx run_turbo run_nx dry_vx dry_turbo dry_nx
+
+# measure NAME CMD...: runs CMD once (output discarded; a failure stops the script) and appends
+# "wall_ms cpu_ms peak_rss_kb" to the samples of NAME.
+declare -A samples
+measure() {
+	local name=$1 t0 t1 usage
+	shift
+	t0=$(now)
+	/usr/bin/time -f '%U %S %M' -o "$scratch/time.out" bash -c "$*" >"$scratch/last.log" 2>&1 || {
+		echo "failed: $name: $*" >&2
+		tail -20 "$scratch/last.log" >&2
+		exit 1
+	}
+	t1=$(now)
+	usage=$(tail -1 "$scratch/time.out")
+	samples[$name]+="$(((t1 - t0) / 1000000)) $(echo "$usage" | awk '{printf "%d %d", ($1 + $2) * 1000, $3}');"
+}
+
+# edit FILE runs the tool after appending a line to FILE, then puts FILE back.
+edit() {
+	local name=$1 file=$ws/$2 tool=$3
+	cp "$file" "$scratch/saved"
+	echo "export const edited = $RANDOM" >>"$file"
+	measure "$name" "run_$tool"
+	cp "$scratch/saved" "$file"
+}
+
+for round in $(seq "$R"); do
+	for tool in vx turbo nx; do
+		outputs
+		"clear_$tool"
+		measure "$tool cold" "run_$tool"
+		measure "$tool hit" "run_$tool"
+		outputs
+		measure "$tool restore" "run_$tool"
+		edit "$tool leaf" "$leaf" "$tool"
+		edit "$tool core" "$core" "$tool"
+		measure "$tool dry" "dry_$tool"
+		echo "round $round: $tool done" >&2
+	done
+done
+
+# column NAME FIELD prints the median of one field (1 wall, 2 CPU, 3 RSS) of NAME's samples.
+column() { tr ';' '\n' <<<"${samples[$1]}" | awk -v f="$2" 'NF {print $f}' | median; }
+# cell NAME prints "wall ms (CPU ms, RSS MB)".
+cell() { printf '%s ms (%s ms CPU, %s MB)' "$(column "$1" 1)" "$(column "$1" 2)" "$(($(column "$1" 3 | cut -d. -f1) / 1024))"; }
+
+echo "| $shape $* ($count tasks, $projects projects, concurrency $C, median of $R) | vx | turbo $("$turbo" --version 2>/dev/null) | nx $("$nx" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) | vx / turbo |"
+echo "| --- | --- | --- | --- | --- |"
+for sc in cold hit restore leaf core dry; do
+	ratio=$(awk -v a="$(column "vx $sc" 1)" -v b="$(column "turbo $sc" 1)" 'BEGIN {printf "%.2f", a / b}')
+	echo "| $sc | $(cell "vx $sc") | $(cell "turbo $sc") | $(cell "nx $sc") | $ratio |"
+done
+if [ -n "${ideal_list_s:-}" ]; then
+	declare -A over
+	for tool in vx turbo nx; do over[$tool]=$(($(column "$tool cold" 1 | cut -d. -f1) - ideal_list_s * 1000)); done
+	echo "| cold minus the ideal schedule ($ideal_list_s s; lower bound $ideal_lower_s s) | ${over[vx]} ms | ${over[turbo]} ms | ${over[nx]} ms | $(awk -v a="${over[vx]}" -v b="${over[turbo]}" 'BEGIN {printf "%.2f", a / b}') |"
+fi
+[ -z "$vx_note" ] || echo "
+$vx_note"
