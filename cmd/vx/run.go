@@ -320,7 +320,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	brokenPipe := make(chan os.Signal, 1)
 	signal.Notify(brokenPipe, syscall.SIGPIPE)
 	defer signal.Stop(brokenPipe)
-	sum, runErr := runner.Run(ctx, opts)
+	sum, runErr := a.countedRun(ctx, opts)
 	if sum == nil {
 		return runErr
 	}

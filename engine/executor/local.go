@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/proc"
 )
 
@@ -39,6 +40,7 @@ func (l Local) Run(ctx context.Context, t Task) (Result, error) {
 	if t.Started != nil {
 		t.Started()
 	}
+	counters.From(ctx).Spawn()
 	pr, err := exec(runCtx, spec)
 	res := Result{ExitCode: pr.ExitCode, Signal: pr.Signal, Cancelled: pr.Cancelled, OutputsDir: t.Dir, Log: t.Output.Log(),
 		Usage: Usage{Wall: pr.Wall, UserCPU: pr.UserCPU, SysCPU: pr.SysCPU, PeakRSSBytes: pr.PeakRSSBytes}}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/git"
 )
 
@@ -19,6 +20,8 @@ import (
 // (a walk outside a git repository), lstat, a walk of the folder. It is safe for concurrent use.
 type Scan struct {
 	root, stateDir string
+	// Counters count its stat calls; nil counts nothing.
+	Counters *counters.Counters
 
 	mu sync.Mutex
 	// gitOK is nil until the first listing says whether git answers here.
@@ -54,7 +57,10 @@ func (s *Scan) Visible(ctx context.Context, dir string) ([]string, error) {
 }
 
 // Lstat is os.Lstat of the root-relative path.
-func (s *Scan) Lstat(rel string) (fs.FileInfo, error) { return os.Lstat(s.abs(rel)) }
+func (s *Scan) Lstat(rel string) (fs.FileInfo, error) {
+	s.Counters.Stat()
+	return os.Lstat(s.abs(rel))
+}
 
 // WalkFiles walks the folder base on disk.
 func (s *Scan) WalkFiles(base string, fn func(rel string, mode fs.FileMode)) error {
@@ -113,6 +119,7 @@ func LsFiles(ctx context.Context, dir, stateDir string, pathspecs ...string) ([]
 			args = append(args, ":(literal)"+p)
 		}
 	}
+	counters.From(ctx).Spawn()
 	out, err := git.Run(ctx, dir, args...)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || strings.Contains(err.Error(), "not a git repository") {

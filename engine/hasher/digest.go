@@ -187,6 +187,7 @@ func (h *Hasher) readDigest(ctx context.Context, g *gitView, rel string, info fi
 	abs := filepath.Join(h.opts.Root, filepath.FromSlash(rel))
 	recorded := h.opts.Now().UnixNano()
 	g.countOpen(1)
+	h.opts.Counters.Open()
 	b, err := filestate.ReadBlob(abs, g.format)
 	if err != nil {
 		return "", err
@@ -203,6 +204,7 @@ func (h *Hasher) readDigest(ctx context.Context, g *gitView, rel string, info fi
 		return b.ID, err
 	}
 	g.countOpen(1)
+	h.opts.Counters.Open()
 	return filestate.ReadCleanBlob(abs, g.format, b)
 }
 

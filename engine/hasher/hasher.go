@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/depversions"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
@@ -194,6 +195,8 @@ type Options struct {
 	// Environ is the environment runtime probes start from (under the workspace's env rules);
 	// nil means os.Environ().
 	Environ []string
+	// Counters count the files it opens and the stat calls it makes; nil counts nothing.
+	Counters *counters.Counters
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -301,7 +304,9 @@ func New(opts Options) *Hasher {
 		_, _ = rand.Read(h.salt)
 	}
 	opts = h.opts
-	h.files, h.scan = opts.Files, filestate.NewScan(opts.Root, opts.CacheDir)
+	scan := filestate.NewScan(opts.Root, opts.CacheDir)
+	scan.Counters = opts.Counters
+	h.files, h.scan = opts.Files, scan
 	if rel, err := filepath.Rel(opts.Root, opts.CacheDir); err == nil && opts.CacheDir != "" && rel != "." && !strings.HasPrefix(rel, "..") {
 		h.stateRel = filepath.ToSlash(rel)
 	}
@@ -821,6 +826,7 @@ func (h *Hasher) FileHashOf(rel string, fi fs.FileInfo) (string, error) {
 	}
 	recorded := h.opts.Now()
 	h.git.countOpen(1)
+	h.opts.Counters.Open()
 	sum, err := filestate.HashFile(abs)
 	if err != nil {
 		return "", err

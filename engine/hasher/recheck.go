@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/pathglob"
@@ -82,12 +83,13 @@ func (s *InputStats) Len() int {
 // without it, Recheck compares the files alone.
 func (h *Hasher) StatFolders(p *graph.Project, s *InputStats) {
 	if s != nil {
-		s.statDirs(h.opts.Root, p.Dir)
+		s.statDirs(h.opts.Root, p.Dir, h.opts.Counters)
 	}
 }
 
-// statDirs is StatFolders for the workspace at root and the project folder projectDir.
-func (s *InputStats) statDirs(root, projectDir string) {
+// statDirs is StatFolders for the workspace at root and the project folder projectDir, its stat
+// calls counted in c.
+func (s *InputStats) statDirs(root, projectDir string, c *counters.Counters) {
 	s.dirs = map[string]filestate.Info{}
 	for _, f := range s.files {
 		stop := "."
@@ -98,6 +100,7 @@ func (s *InputStats) statDirs(root, projectDir string) {
 			if _, ok := s.dirs[dir]; ok {
 				break
 			}
+			c.Stat()
 			fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir)))
 			if err != nil {
 				s.dirs[dir] = filestate.Info{} // a missing folder: one that appears has moved
@@ -142,6 +145,7 @@ func (h *Hasher) Recheck(ctx context.Context, p *graph.Project, t *graph.Task, i
 	var changed []string
 	in.sameBytes = nil
 	for _, f := range in.files {
+		h.opts.Counters.Stat()
 		fi, err := os.Lstat(filepath.Join(h.opts.Root, filepath.FromSlash(f.rootRel)))
 		switch {
 		case err != nil || fi.IsDir():
@@ -161,7 +165,7 @@ func (h *Hasher) Recheck(ctx context.Context, p *graph.Project, t *graph.Task, i
 			changed = append(changed, f.name)
 		}
 	}
-	if in.dirsMoved(h.opts.Root) {
+	if in.dirsMoved(h.opts.Root, h.opts.Counters) {
 		more, err := h.relisted(ctx, p, t, in)
 		if err != nil {
 			return nil, err
@@ -173,8 +177,9 @@ func (h *Hasher) Recheck(ctx context.Context, p *graph.Project, t *graph.Task, i
 }
 
 // dirsMoved reports whether a folder holding inputs stats otherwise than when the key was made.
-func (s *InputStats) dirsMoved(root string) bool {
+func (s *InputStats) dirsMoved(root string, c *counters.Counters) bool {
 	for dir, was := range s.dirs {
+		c.Stat()
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir)))
 		if err != nil {
 			if was != (filestate.Info{}) {
@@ -230,6 +235,7 @@ func (h *Hasher) relisted(ctx context.Context, p *graph.Project, t *graph.Task, 
 		if was[rootRel] {
 			continue
 		}
+		h.opts.Counters.Stat()
 		if fi, err := os.Lstat(filepath.Join(h.opts.Root, filepath.FromSlash(rootRel))); err == nil && !fi.IsDir() {
 			changed = append(changed, name) // a new input
 		}

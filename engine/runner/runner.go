@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vzn/vx/engine/cache"
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
@@ -364,7 +365,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
-		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files, Environ: opts.Environ})
+		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files, Environ: opts.Environ, Counters: counters.From(ctx)})
 	// The workspace's listing (a git call) is taken while the index is read; a run handed its
 	// keys hashes only what it must, and lists only then.
 	var prefetch sync.WaitGroup

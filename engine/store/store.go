@@ -266,10 +266,12 @@ func isBusy(err error) bool {
 }
 
 func openDB(ctx context.Context, path string, mode openMode) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn(path, mode))
+	conn, err := sqlite.NewConnector(dsn(path, mode))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Statements count themselves in the Counters of their context (engine/counters).
+	db := sql.OpenDB(countingConnector{conn})
 	// Several connections: in WAL mode readers (cache lookups of parallel workers) never wait for
 	// each other nor for the writer; writes take the lock at BEGIN (_txlock=immediate) and wait
 	// for each other through the busy timeout.
