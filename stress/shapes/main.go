@@ -63,6 +63,8 @@ type shape struct {
 	// vxGroups says whether vx.workspace.ts declares the group tasks (a vx that refuses a task
 	// with no command is run without them).
 	vxGroups bool
+	// vxDirect gives vx the scripts' text as commands (a test that needs no npm).
+	vxDirect bool
 	// npm is the npm version the root package.json names (Turborepo reads it).
 	npm string
 }
@@ -83,6 +85,7 @@ func run(args []string) error {
 	conc := fl.Int("concurrency", 10, "g2: the concurrency the ideal schedule is computed at")
 	out := fl.String("out", "", "the folder to write the workspace into (must not exist)")
 	npm := fl.String("npm", "10.9.0", "the npm version the root package.json's packageManager names")
+	vxDirect := fl.Bool("vx-direct", false, "give vx each script's text as its command instead of `npm run NAME`")
 	vxGroups := fl.Bool("vx-groups", true, "write the group tasks (no command) into vx.workspace.ts too")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -116,7 +119,7 @@ func run(args []string) error {
 	if _, err := os.Lstat(*out); err == nil {
 		return fmt.Errorf("-out %s: already exists", *out)
 	}
-	s.vxGroups, s.npm = *vxGroups, *npm
+	s.vxGroups, s.vxDirect, s.npm = *vxGroups, *vxDirect, *npm
 	if err := s.write(*out); err != nil {
 		return err
 	}
@@ -333,7 +336,10 @@ func (s shape) vxConfig() string {
 			continue
 		}
 		fmt.Fprintf(&b, "    %s: {", t.name)
-		if t.script != "" {
+		switch {
+		case t.script != "" && s.vxDirect:
+			fmt.Fprintf(&b, " command: %q, ifScript: true,", t.script)
+		case t.script != "":
 			fmt.Fprintf(&b, " command: 'npm run %s', ifScript: true,", t.name)
 		}
 		fmt.Fprintf(&b, " dependsOn: %s, inputs: %s, outputs: %s },\n", jsList(t.deps), jsList(t.inputs), jsList(t.outputs))
