@@ -119,7 +119,6 @@ func LsFiles(ctx context.Context, dir, stateDir string, pathspecs ...string) ([]
 			args = append(args, ":(literal)"+p)
 		}
 	}
-	counters.From(ctx).Spawn()
 	out, err := git.Run(ctx, dir, args...)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || strings.Contains(err.Error(), "not a git repository") {

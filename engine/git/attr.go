@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/proc"
 )
 
@@ -24,6 +25,7 @@ func CheckAttr(ctx context.Context, dir string, paths, names []string) (map[stri
 		stdin.WriteByte(0)
 	}
 	args := append([]string{"check-attr", "--stdin", "-z"}, names...)
+	counters.From(ctx).Spawn()
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: "git", Args: args, Dir: dir,
 		Env:   append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"),

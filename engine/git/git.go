@@ -9,13 +9,15 @@ import (
 	"os"
 	"strings"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/proc"
 )
 
 // Run runs git with args in dir and returns its stdout; a non-zero exit is an error carrying
-// git's own message.
+// git's own message. Each call counts as a process spawned (counters.From(ctx)).
 func Run(ctx context.Context, dir string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
+	counters.From(ctx).Spawn()
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: "git", Args: args, Dir: dir,
 		Env:    append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"),

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/logtext"
 	"github.com/vzn/vx/engine/taskenv"
@@ -88,6 +89,7 @@ func (h *Hasher) runProbe(ctx context.Context, cmd string) (string, error) {
 		environ = os.Environ()
 	}
 	var stdout, stderr boundedBuffer
+	counters.From(ctx).Spawn()
 	res, err := proc.Run(ctx, proc.Spec{Shell: cmd, Dir: h.opts.Root, Stdout: &stdout, Stderr: &stderr,
 		Env: taskenv.Env(h.opts.Workspace, &graph.Task{}, environ, h.opts.Getenv)})
 	switch {
