@@ -204,3 +204,31 @@ func vxJSON(t testing.TB, dir string, env []string, v any, args ...string) {
 		t.Fatalf("vx %v: %v\n%s", args, err, out)
 	}
 }
+
+// TestExcludeDependenciesRestoresFromRemote runs only the task named in a checkout whose local
+// cache is empty: what it depends on comes from the remote cache, which the plan cannot see; a
+// dependency the remote cache lacks fails, blocking the task named, and nothing runs.
+func TestExcludeDependenciesRestoresFromRemote(t *testing.T) {
+	srv := startBazelRemote(t, "", "")
+	env := []string{"VX_REMOTE_CACHE_URL=" + srv.URL}
+	mustPass(t, "A", vxRun(t, checkout(t, "", ""), env, "build"))
+
+	b := checkout(t, "", "")
+	rb := vxRun(t, b, env, "app#build", "--exclude-dependencies")
+	mustPass(t, "B", rb)
+	if got := sources(rb); got["remote"] != 3 {
+		t.Fatalf("B: want lib, mid (and app) from the remote cache, got %v\n%s", got, rb.stderr)
+	}
+
+	c := checkout(t, "", "")
+	if err := os.WriteFile(filepath.Join(c, "packages/lib/src/a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc := vxRun(t, c, env, "app#build", "--exclude-dependencies")
+	if rc.code == 0 || sources(rc)["run"] != 0 {
+		t.Fatalf("C: want a failed run in which nothing ran, got exit %d %v\n%s", rc.code, sources(rc), rc.stderr)
+	}
+	if !strings.Contains(rc.stderr, "lib#build has no cache entry") {
+		t.Fatalf("C: the run does not name lib#build's miss:\n%s", rc.stderr)
+	}
+}

@@ -237,6 +237,20 @@ func (r *runState) readsCache() bool {
 	return !r.opts.Force && (u.LocalRead() || u.RemoteRead() && r.remoteCfg.Reads())
 }
 
+// ReadsRemoteCache reports whether a run of opts looks its tasks up in a remote cache: one is
+// configured (or named by the environment), its mode reads, and the run's cache use reads the
+// remote layer. A plan knows the local cache only; a task it predicts to miss may still hit there.
+func ReadsRemoteCache(opts Options) bool {
+	if opts.Force || !opts.Cache.RemoteRead() {
+		return false
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return cache.ResolveRemote(opts.Workspace.RemoteCache, getenv, opts.RemoteCache, nil).Reads()
+}
+
 // writesCache reports whether the run stores what its tasks make in the cache: locally, or in
 // a remote cache it writes.
 func (r *runState) writesCache() bool {

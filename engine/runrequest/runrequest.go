@@ -138,14 +138,22 @@ func Restorable(ctx context.Context, opts runner.PlanOptions) error {
 }
 
 // CheckRestorable refuses, under --exclude-dependencies, a plan in which a task that may only be
-// restored would miss: it names the first such task in dependency order (and how many more there
+// restored would miss (where a remote cache is read, only one never cached: the rest are looked up
+// there by the run): it names the first such task in dependency order (and how many more there
 // are), so that nothing runs. A plan of a run without RestoreOnly passes.
 func CheckRestorable(plan *runner.Plan, opts runner.PlanOptions) error {
 	var missed []runner.PlanTask
+	remote := runner.ReadsRemoteCache(opts.Options)
 	for _, t := range plan.Tasks {
-		if opts.RestoreOnly[t.TaskID] && t.Cache != store.StatusHit {
-			missed = append(missed, t)
+		if !opts.RestoreOnly[t.TaskID] || t.Cache == store.StatusHit {
+			continue
 		}
+		if remote && t.Cacheable {
+			// The plan sees the local cache only: the run looks it up in the remote one, and
+			// fails it, its dependents blocked, where it misses there too.
+			continue
+		}
+		missed = append(missed, t)
 	}
 	if len(missed) == 0 {
 		return nil
