@@ -414,3 +414,44 @@ func TestInitIgnoresStateFolder(t *testing.T) {
 		}
 	}
 }
+
+// A turbo.json task with dependsOn that no package has a script for is a group Turborepo runs in
+// every package: vx init makes it a group template (no command, in every project), and a
+// package without one of its dependencies gets the group without that dependency.
+func TestInitTurboGroupTask(t *testing.T) {
+	dir := fixture(t, "turbo-starter")
+	if err := os.WriteFile(filepath.Join(dir, "turbo.json"), []byte(`{"tasks": {
+		"build": {"dependsOn": ["^build"], "outputs": ["dist/**"]},
+		"lint": {},
+		"ci": {"dependsOn": ["build", "lint"]},
+		"e2e": {}
+	}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Init(Options{Dir: dir, Mode: ModeTurbo, Dry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range p.Files {
+		files[f.Path] = f.Text
+	}
+	if ws := files["vx.workspace.ts"]; !strings.Contains(ws, "ci: { dependsOn: ['build', 'lint'] },") {
+		t.Fatalf("no group template ci in vx.workspace.ts:\n%s", ws)
+	}
+	// ui has lint and no build; the config packages have neither.
+	if ui := files["packages/ui/vx.project.ts"]; !strings.Contains(ui, "ci: { dependsOn: ['lint'] },") {
+		t.Errorf("packages/ui keeps the template's build: %s", ui)
+	}
+	if cfg := files["packages/eslint-config/vx.project.ts"]; !strings.Contains(cfg, "ci: { dependsOn: [] },") {
+		t.Errorf("packages/eslint-config keeps dependencies it lacks: %s", cfg)
+	}
+	for _, n := range p.Notes {
+		if strings.Contains(n, "no package has a script for") && strings.Contains(n, "ci") {
+			t.Errorf("ci noted as a task no package has: %q", n)
+		}
+	}
+	if !slices.Contains(p.Notes, "turbo.json tasks no package has a script for, so no project has them: e2e") {
+		t.Errorf("e2e (no dependsOn) is no group and stays a note: %q", p.Notes)
+	}
+}

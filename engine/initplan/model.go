@@ -394,7 +394,7 @@ func (b *builder) templates() map[string]*taskSpec {
 		holders := byName[name]
 		if t, ok := b.fixed[name]; ok {
 			out[name] = t
-			b.ifScript[name] = true
+			b.ifScript[name] = t.Command != "" // a group reaches every project (turboGroups)
 			continue
 		}
 		var best *taskSpec

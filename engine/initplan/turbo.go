@@ -217,6 +217,7 @@ func (b *builder) fromTurbo(file, script string) error {
 // or the package-specific one, merged field by field with the package's own turbo.json.
 func (b *builder) turboPackageTasks(file, key string, generic map[string]turboTask, specific map[string]map[string]turboTask) error {
 	r := b.repo
+	groups := b.turboGroups(generic)
 	for _, p := range b.projects {
 		pkg := r.packages[p.dir]
 		if pkg == nil {
@@ -252,6 +253,12 @@ func (b *builder) turboPackageTasks(file, key string, generic map[string]turboTa
 		for _, name := range slices.Sorted(maps.Keys(defs)) {
 			script, ok := pkg.Scripts[name]
 			if !ok {
+				if groups[name] {
+					// A group: every package runs its dependencies, those it has (pruneDependsOn).
+					g := *b.fixed[name]
+					g.DependsOn = slices.Clone(g.DependsOn)
+					p.tasks[name] = &g
+				}
 				continue // Turborepo runs a task only where the package has the script
 			}
 			// where says which file and key declared a field of this task, for todos.
@@ -268,6 +275,31 @@ func (b *builder) turboPackageTasks(file, key string, generic map[string]turboTa
 		}
 	}
 	return nil
+}
+
+// turboGroups makes the generic tasks that only gather others into groups, and names them: a task
+// with dependsOn that no package has a script for, nor overrides, is one Turborepo still puts in
+// every package's graph, running nothing itself (`"ci": {"dependsOn": ["lint", "test"]}`). A vx
+// group does the same: no command, never cached, no outputs.
+func (b *builder) turboGroups(generic map[string]turboTask) map[string]bool {
+	groups := map[string]bool{}
+	for name, def := range generic {
+		if len(deref(def.DependsOn)) == 0 || def.Persistent != nil && *def.Persistent || b.fixed[name] == nil {
+			continue
+		}
+		scripted := false
+		for _, pkg := range b.repo.packages {
+			_, has := pkg.Scripts[name]
+			scripted = scripted || has
+		}
+		if scripted {
+			continue
+		}
+		t := b.fixed[name]
+		t.Command, t.Outputs, t.NoCache = "", nil, false
+		groups[name] = true
+	}
+	return groups
 }
 
 // turboTemplates marks a generic task persistent, not in --all or not cached where every package's
