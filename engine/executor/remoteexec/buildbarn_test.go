@@ -95,12 +95,11 @@ func buildbarnConfigs(t *testing.T, dir string) (map[string]string, string) {
 			t.Fatal(err)
 		}
 	}
-	// As root, actions run as nobody (bb_runner's run-as), in a build folder nobody owns.
-	runAs, owner := "", ""
+	// As root, actions run as nobody (bb_runner's run-as); the worker makes the folders of their
+	// input roots writable by them (startBuildbarn starts it with umask 0).
+	runAs := ""
 	if os.Geteuid() == 0 {
 		runAs = `runCommandsAs: { userId: 65534, groupId: 65534 },`
-		owner = `buildDirectoryOwnerUserId: 65534, buildDirectoryOwnerGroupId: 65534,`
-		_ = os.Chmod(dir, 0o755)
 	}
 	grpcClient := func(addr string) string { return `{ grpc: { client: { address: '` + addr + `' } } }` }
 	configs := map[string]string{
@@ -135,7 +134,7 @@ func buildbarnConfigs(t *testing.T, dir string) (map[string]string, string) {
   buildDirectories: [{
     native: { buildDirectoryPath: '` + build + `', cacheDirectoryPath: '` + cache + `',
       maximumCacheFileCount: 10000, maximumCacheSizeBytes: 268435456, cacheReplacementPolicy: 'LEAST_RECENTLY_USED' },
-    runners: [{ endpoint: { address: 'unix://` + runnerSock + `' }, concurrency: 2, ` + owner + `
+    runners: [{ endpoint: { address: 'unix://` + runnerSock + `' }, concurrency: 2,
       platform: { properties: [{ name: 'OSFamily', value: 'linux' }] },
       workerId: { hostname: 'vx-test' } }],
   }],
@@ -160,6 +159,34 @@ func buildbarnConfigs(t *testing.T, dir string) (map[string]string, string) {
 	return paths, storage
 }
 
+// traversableDir answers a new folder for the engine's configuration, build and cache folders
+// that every user can traverse, the folders above it included: actions run as nobody when the
+// test runs as root, and t.TempDir()'s folders (0700, root's) would refuse nobody its way to
+// the build folder. It is removed when the test ends.
+func traversableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vx-buildbarn-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not traversable by other users; set TMPDIR to a folder that is", d)
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
+}
+
 // startBuildbarn starts the four programs from $VX_TEST_BUILDBARN, or skips the test saying so.
 func startBuildbarn(t *testing.T) *buildbarn {
 	t.Helper()
@@ -168,10 +195,15 @@ func startBuildbarn(t *testing.T) *buildbarn {
 		t.Skip(EnvBuildbarn + " is not set: it names the folder holding bb_storage, bb_scheduler, bb_worker and " +
 			"bb_runner built from Buildbarn's repositories; the execution tests against a real engine are skipped")
 	}
-	configs, addr := buildbarnConfigs(t, t.TempDir())
+	configs, addr := buildbarnConfigs(t, traversableDir(t))
 	bb := &buildbarn{Addr: addr, logs: &lockedLog{}}
 	for _, name := range []string{"bb_storage", "bb_scheduler", "bb_runner", "bb_worker"} {
 		cmd := exec.Command(buildbarnProgram(t, dir, name), configs[name])
+		if name == "bb_worker" && os.Geteuid() == 0 {
+			// A native build folder's input roots are made by the worker (root) with mode 0777
+			// less its umask: umask 0 lets the actions, run as nobody, write their outputs there.
+			cmd = exec.Command("sh", "-c", `umask 0 && exec "$0" "$1"`, buildbarnProgram(t, dir, name), configs[name])
+		}
 		cmd.Stdout, cmd.Stderr = bb.logs, bb.logs
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
@@ -260,7 +292,7 @@ func TestBuildbarnExecute(t *testing.T) {
 	var stages []pb.ExecutionStage_Value
 	out, err := client.Execute(ctx, a, func(u Update) { stages = append(stages, u.Stage) })
 	if err != nil || out.Result == nil || out.Result.GetExitCode() != 0 {
-		t.Fatalf("execute: %+v %v\n%s", out, err, bb.logs.String())
+		t.Fatalf("execute: %+v %v\nstderr: %s\n%s", out, err, readBlob(ctx, conn, out.Result.GetStderrDigest()), bb.logs.String())
 	}
 	files := out.Result.GetOutputFiles()
 	if len(files) != 1 || files[0].GetPath() != "out/copy.txt" || files[0].GetDigest().GetHash() != DigestOf([]byte("hello\n")).Hash {
@@ -311,4 +343,73 @@ func waitServing(ctx context.Context, t *testing.T, conn *grpc.ClientConn, bb *b
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestBuildbarnStatus: an engine's ExecuteResponse whose status is not OK is an error, whatever
+// result comes with it (Buildbarn answers a command it could not start with an empty result,
+// exit 0); and an Action whose input the CAS lacks is answered FAILED_PRECONDITION naming the
+// blob, which the client uploads again before asking once more.
+func TestBuildbarnStatus(t *testing.T) {
+	bb := startBuildbarn(t)
+	conn, err := grpc.NewClient("passthrough:///"+bb.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	waitServing(ctx, t, conn, bb)
+	client := NewClient(conn, "", nil, 10*time.Second)
+	cmd := &pb.Command{Arguments: []string{"/nonexistent/vx-no-such-program"},
+		EnvironmentVariables: []*pb.Command_EnvironmentVariable{{Name: "PATH", Value: "/usr/bin:/bin"}},
+		Platform:             &pb.Platform{Properties: []*pb.Platform_Property{{Name: "OSFamily", Value: "linux"}}}}
+	empty, _ := BuildTree(nil)
+	a := NewAction(cmd, empty.Root, time.Minute)
+	upload(ctx, t, conn, map[Digest][]byte{a.Digest: a.Action, a.CommandDigest: a.Command})
+	out, err := client.Execute(ctx, a, nil)
+	if !errors.Is(err, executor.ErrRemoteUnavailable) || out.Result != nil {
+		t.Fatalf("a command the engine could not start: want ErrRemoteUnavailable and no result, got %+v %v", out, err)
+	}
+
+	content := []byte("uploaded again\n")
+	tree, err := BuildTree([]Input{{Path: "in.txt", Digest: DigestOf(content)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Command(Spec{Shell: "cat in.txt", Env: map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/tmp"},
+		Platform: map[string]string{"OSFamily": "linux"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = NewAction(c, tree.Root, time.Minute)
+	blobs := map[Digest][]byte{a.Digest: a.Action, a.CommandDigest: a.Command}
+	for d, data := range tree.Directories {
+		blobs[d] = data
+	}
+	upload(ctx, t, conn, blobs) // everything but in.txt
+	var asked []Digest
+	client.Reupload = func(ctx context.Context, missing []Digest) error {
+		asked = append(asked, missing...)
+		upload(ctx, t, conn, map[Digest][]byte{DigestOf(content): content})
+		return nil
+	}
+	out, err = client.Execute(ctx, a, nil)
+	if err != nil || out.Result.GetExitCode() != 0 || out.Result.GetStdoutDigest().GetHash() != DigestOf(content).Hash {
+		t.Fatalf("missing input: want it uploaded again and the command run, got %+v %v\n%s", out, err, bb.logs.String())
+	}
+	if len(asked) != 1 || asked[0] != DigestOf(content) {
+		t.Fatalf("missing blobs reported %v, want only in.txt's %v", asked, DigestOf(content))
+	}
+}
+
+// readBlob answers a blob of the engine's CAS, or why it could not be read, for a failure message.
+func readBlob(ctx context.Context, conn *grpc.ClientConn, d *pb.Digest) string {
+	if d == nil {
+		return "(none)"
+	}
+	res, err := pb.NewContentAddressableStorageClient(conn).BatchReadBlobs(ctx, &pb.BatchReadBlobsRequest{Digests: []*pb.Digest{d}})
+	if err != nil || len(res.GetResponses()) != 1 {
+		return fmt.Sprintf("(unread: %v)", err)
+	}
+	return string(res.GetResponses()[0].GetData())
 }

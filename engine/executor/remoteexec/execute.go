@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/longrunning/autogen/longrunningpb"
 	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -26,6 +28,9 @@ type Client struct {
 	MD metadata.MD
 	// Timeout bounds each unary call and the wait for an engine's first answer to Execute.
 	Timeout time.Duration
+	// Reupload, when set, puts blobs the engine reports missing (a FAILED_PRECONDITION naming
+	// them, as the API describes) back into its CAS; Execute then asks once more.
+	Reupload func(ctx context.Context, missing []Digest) error
 
 	ac   pb.ActionCacheClient
 	exec pb.ExecutionClient
@@ -63,6 +68,19 @@ func (c *Client) Execute(ctx context.Context, a Action, updates func(Update)) (O
 	if res, err := c.cached(ctx, a.Digest); err != nil || res != nil {
 		return Outcome{Result: res, Cached: res != nil}, err
 	}
+	out, err := c.execute(ctx, a, updates)
+	var missing *missingBlobsError
+	if c.Reupload == nil || !errors.As(err, &missing) || ctx.Err() != nil {
+		return out, err
+	}
+	if uerr := c.Reupload(ctx, missing.digests); uerr != nil {
+		return out, fmt.Errorf("%w: upload the blobs the engine lacks: %v", executor.ErrRemoteUnavailable, uerr)
+	}
+	return c.execute(ctx, a, updates)
+}
+
+// execute sends the Action to Execute and follows its operation to its end.
+func (c *Client) execute(ctx context.Context, a Action, updates func(Update)) (Outcome, error) {
 	ectx, cancel := context.WithCancel(metadata.NewOutgoingContext(ctx, c.MD))
 	defer cancel()
 	stream, err := c.exec.Execute(ectx, &pb.ExecuteRequest{InstanceName: c.Instance, ActionDigest: a.Digest.Proto()})
@@ -137,10 +155,55 @@ func (c *Client) done(op *longrunningpb.Operation, out Outcome) (Outcome, error)
 		return out, fmt.Errorf("%w: operation %s is done without an ExecuteResponse", executor.ErrRemoteLost, out.Operation)
 	}
 	out.Result, out.Cached, out.Status = resp.GetResult(), resp.GetCachedResult(), status.FromProto(resp.GetStatus())
-	if out.Result == nil && out.Status.Code() != codes.OK && out.Status.Code() != codes.DeadlineExceeded {
-		return out, refused("Execute", out.Status.Err())
+	switch out.Status.Code() {
+	case codes.OK:
+		if out.Result == nil {
+			return out, fmt.Errorf("%w: operation %s is done without a result", executor.ErrRemoteLost, out.Operation)
+		}
+		return out, nil
+	case codes.DeadlineExceeded:
+		// The command ran past the Action's timeout: its result (when any) is a timed-out run.
+		return out, nil
 	}
-	return out, nil
+	// Any other status means the engine did not run the command to an end: whatever result
+	// accompanies it (an empty one, exit 0) is no answer of the command.
+	out.Result = nil
+	return out, refused("Execute", out.Status.Err())
+}
+
+// missingBlobsError is an engine's FAILED_PRECONDITION naming blobs its CAS lacks.
+type missingBlobsError struct {
+	error
+	digests []Digest
+}
+
+func (e *missingBlobsError) Unwrap() error { return e.error }
+
+// missingBlobs answers the blobs a FAILED_PRECONDITION status names as missing
+// (PreconditionFailure violations of type MISSING, subject "blobs/<hash>/<size>"); none for any
+// other status.
+func missingBlobs(st *status.Status) []Digest {
+	if st.Code() != codes.FailedPrecondition {
+		return nil
+	}
+	var out []Digest
+	for _, d := range st.Details() {
+		pf, ok := d.(*errdetails.PreconditionFailure)
+		if !ok {
+			continue
+		}
+		for _, v := range pf.GetViolations() {
+			var hash string
+			var size int64
+			if v.GetType() != "MISSING" {
+				continue
+			}
+			if _, err := fmt.Sscanf(strings.ReplaceAll(v.GetSubject(), "/", " "), "blobs %s %d", &hash, &size); err == nil && len(hash) == 64 {
+				out = append(out, Digest{Hash: hash, Size: size})
+			}
+		}
+	}
+	return out
 }
 
 // cancelOperation asks the engine to cancel an operation the run no longer waits for, within a
@@ -154,7 +217,12 @@ func (c *Client) cancelOperation(name string) {
 // refused classifies an engine's error before the Action ran: unreachable, overloaded, or a
 // refusal of the Action itself (a platform no worker has, a missing input) is
 // executor.ErrRemoteUnavailable, as is every other code.
+// A FAILED_PRECONDITION naming missing blobs is a *missingBlobsError too, to upload them again.
 func refused(op string, err error) error {
 	st := status.Convert(err)
-	return fmt.Errorf("%w: %s: %s %s", executor.ErrRemoteUnavailable, op, st.Code(), st.Message())
+	wrapped := fmt.Errorf("%w: %s: %s %s", executor.ErrRemoteUnavailable, op, st.Code(), st.Message())
+	if missing := missingBlobs(st); len(missing) > 0 {
+		return &missingBlobsError{error: wrapped, digests: missing}
+	}
+	return wrapped
 }
