@@ -72,6 +72,12 @@ type Task struct {
 	// Stdin, when set, is the command's standard input (an interactive task's: vx's own), and
 	// a terminal there is handed to the command while it runs; nil gives it none (/dev/null).
 	Stdin io.Reader
+	// DeclaredEnv is the task's declared environment by name (its env and exec.env values, its
+	// secrets), without the fixed base: what a remote executor sends, with its own PATH and HOME.
+	DeclaredEnv map[string]string
+	// InputFiles are the files the task's key was made from, slash-separated and relative to
+	// Root: a remote executor's input root.
+	InputFiles []string
 }
 
 // Result is what running one task's command came to.
@@ -95,6 +101,21 @@ type Result struct {
 	Inputs InputCheck
 	// Executor names where the command ran (ExecutorLocal or ExecutorRemote) when a Chooser ran it; "" else.
 	Executor string
+	// RemoteOutputs are the outputs a remote command made, by content digest, already in the
+	// local blob store the executor was given: the cache makes its entry of them and restores it
+	// into the workspace through its checked restore. Nil for a local run (OutputsDir holds them).
+	RemoteOutputs []RemoteOutput
+}
+
+// RemoteOutput is one output a remote command made: a file (its content's SHA-256 and size,
+// executable or not) or, with Link set, a symbolic link. Path is slash-separated and relative to
+// the workspace root.
+type RemoteOutput struct {
+	Path       string
+	Hash       string
+	Size       int64
+	Executable bool
+	Link       string
 }
 
 // Passed reports whether the command exited 0 on its own.

@@ -2,10 +2,13 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/vzn/vx/engine/store"
 )
 
 // REAPI is a connection to a REAPI engine for remote execution: its CAS, through the same bounded
@@ -63,6 +66,30 @@ func (r *REAPI) Upload(ctx context.Context, blobs []Blob) error {
 		return nil
 	}
 	return r.c.upload(ctx, nil, in)
+}
+
+// ErrBlobMissing is a blob the engine's CAS does not hold.
+var ErrBlobMissing = errors.New("the engine's CAS lacks a blob")
+
+// Download brings the blobs named (Hash and Size) from the engine's CAS into the local blob
+// store cas, each checked against its digest as it is written: small ones in batches under the
+// engine's limit, larger ones through ByteStream. A blob the engine lacks is ErrBlobMissing.
+func (r *REAPI) Download(ctx context.Context, cas *store.CAS, blobs []Blob) error {
+	ds := make([]digest, 0, len(blobs))
+	for _, b := range blobs {
+		if !isDigest(b.Hash) || b.Size < 0 {
+			return fmt.Errorf("blob %q of %d bytes is no digest", b.Hash, b.Size)
+		}
+		ds = append(ds, digest{b.Hash, b.Size})
+	}
+	ok, err := r.c.download(ctx, cas, ds)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrBlobMissing
+	}
+	return nil
 }
 
 // Close ends the connection.
