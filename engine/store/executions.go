@@ -50,6 +50,9 @@ type Execution struct {
 	// Forced says that the task ran because the run ignored the cache (--force); its status
 	// stays miss (or failed), and Reported answers forced for a forced miss.
 	Forced bool
+	// Executor names where the task's command ran, "local" or "remote", in a run that executes
+	// remotely; "" otherwise (and for a task whose command did not run).
+	Executor string
 }
 
 // executionColumns are the executions table's columns, written once: insertExecutions writes
@@ -58,7 +61,7 @@ type Execution struct {
 var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
 	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
 	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files", "failed_attempts",
-	"not_cached", "forced"}
+	"not_cached", "forced", "executor"}
 
 var execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
 
@@ -80,7 +83,7 @@ func executionArgs(e Execution) []any {
 	return []any{e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
 		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored, e.FailedAttempts,
-		e.NotCached, boolInt(e.Forced)}
+		e.NotCached, boolInt(e.Forced), e.Executor}
 }
 
 // executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 27
@@ -133,6 +136,7 @@ var versionedColumns = []struct {
 	{10, "failed_attempts", "0"},  // the attempts that failed before the one recorded (migration 10)
 	{11, "not_cached", "''"},      // why a passing task stored no entry (migration 11)
 	{11, "forced", "0"},           // whether --force made it run (migration 11)
+	{14, "executor", "''"},        // where its command ran (migration 14)
 }
 
 // execColumns are the columns scanExec reads, in an index of s's layout: one older than a
@@ -157,7 +161,7 @@ func scanExec(sc scanner) (Execution, error) {
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
 		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored, &e.FailedAttempts,
-		&e.NotCached, &forced); err != nil {
+		&e.NotCached, &forced, &e.Executor); err != nil {
 		return e, err
 	}
 	e.Forced = forced != 0

@@ -110,6 +110,23 @@ var migrations = []migration{
 	// The estimates carried from another machine (vx history import, carried.go): what the
 	// scheduler plans a task from until it ran here.
 	{13, "keep the estimates carried from another machine", []string{carriedTable}, nil},
+	// Where each task's command ran (remote execution): a fallback to local is visible.
+	// An index an older vx downgraded in place may hold the column already: it is added only
+	// where it is missing.
+	{14, "keep where each task ran", nil, addExecutorColumn},
+}
+
+// addExecutorColumn adds executions.executor where the table lacks it.
+func addExecutorColumn(ctx context.Context, tx *sql.Tx) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('executions') WHERE name = 'executor'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `ALTER TABLE executions ADD COLUMN executor TEXT NOT NULL DEFAULT ''`)
+	return err
 }
 
 // statsByFolder moves the per-file stat cache rows of the first layout (file_stats) into

@@ -202,6 +202,9 @@ type TaskResult struct {
 	// (in this checkout or another sharing the cache store). Absent when it waited for none. Only
 	// the run that waited says so: the index does not keep it.
 	WaitedFor *WaitedFor `json:"waitedFor,omitempty"`
+	// Executor names where the task's command ran, local or remote, in a run that executes
+	// remotely; absent otherwise.
+	Executor string `json:"executor,omitempty"`
 }
 
 // WaitedFor is the cache key a task waited for and the process that was executing it.
@@ -306,6 +309,7 @@ func taskResult(e store.Execution) TaskResult {
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 		WaitedMs:      e.Waited.Milliseconds(),
 		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached, ID: e.TaskID, Project: e.Project, Task: e.Task,
+		Executor: e.Executor,
 	}
 	if t.Project == "" {
 		t.Project, t.Task, _ = strings.Cut(e.TaskID, "#")
