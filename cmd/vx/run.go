@@ -62,6 +62,8 @@ type runFlags struct {
 	// excludeDeps is --exclude-dependencies: only the named tasks run, what they depend on is
 	// restored from the cache.
 	excludeDeps bool
+	// remoteExec and noRemoteExec are --remote-exec and --no-remote-exec.
+	remoteExec, noRemoteExec bool
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -177,6 +179,8 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.StringVar(&rf.cacheSpec, "cache", "", "read and write each cache layer as `LAYERS` says: local:rw,remote:r (access r, w, rw or off; a layer left out is off)")
 	registerOTel(f, &rf.otel)
 	f.BoolVar(&rf.excludeDeps, "exclude-dependencies", false, "run only the tasks named: restore what they depend on from the cache, and refuse the run, before anything runs, when one of those misses")
+	f.BoolVar(&rf.remoteExec, "remote-exec", false, "send every cacheable task that can run remotely to the REAPI engine (remote.executor, else remoteCache.reapi)")
+	f.BoolVar(&rf.noRemoteExec, "no-remote-exec", false, "run every task on this machine, whatever remote.execute and exec.remote say")
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -379,6 +383,14 @@ func (a *app) runOptions(cmd *cobra.Command, rf *runFlags, ws *graph.Workspace, 
 	rf.ci.apply(cmd, &opts, ws, a.getenv, eventsOut != nil)
 	opts.Cache = rf.cacheUse
 	opts.ContinueAlways = rf.continueAlways
+	switch {
+	case rf.remoteExec && rf.noRemoteExec:
+		return opts, vxerr.Usagef("--remote-exec with --no-remote-exec: give one")
+	case rf.remoteExec:
+		opts.RemoteExec = runner.RemoteExecOn
+	case rf.noRemoteExec:
+		opts.RemoteExec = runner.RemoteExecOff
+	}
 	return opts, nil
 }
 

@@ -116,6 +116,9 @@ type Task struct {
 	// Retries is exec.retries: how many times a failed run of the command is tried again in
 	// the same run (0 for none). It is not part of the key.
 	Retries int `json:"-"`
+	// RemoteExec is exec.remote: true sends the task to the remote executor, false keeps it on
+	// this machine, nil leaves it to remote.execute.
+	RemoteExec *bool `json:"remoteExec,omitempty"`
 	// Rewrites are globs, relative to the project folder, of input files the command writes
 	// itself (tshy writes its package.json on every build): after it ran, such a file has moved
 	// only when its content is no longer the content the key took. Not part of the key.
@@ -447,6 +450,9 @@ type Workspace struct {
 	// itself (engine/pkgscript). It is not part of any key.
 	ScriptsRunner string `json:"scriptsRunner,omitempty"`
 
+	// Remote is the workspace's remote execution (remote: { ... }); nil when it declares none.
+	Remote *RemoteExec `json:"remote,omitempty"`
+
 	byName map[string]*Project
 	tasks  map[string]*Task
 	ids    []string
@@ -551,4 +557,16 @@ func (o *Origins) GobDecode(b []byte) error {
 		o.byField[i] = Origin{File: file, Line: int(line), Col: int(col)}
 	}
 	return nil
+}
+
+// RemoteExec is the workspace's `remote`: remote execution on a REAPI engine.
+type RemoteExec struct {
+	// Execute sends every cacheable task that may run remotely to the engine.
+	Execute bool `json:"execute"`
+	// Executor is the engine's grpc:// or grpcs:// address; "" means remoteCache.reapi's.
+	Executor string `json:"executor,omitempty"`
+	// Platform are the properties a worker must match exactly, by name.
+	Platform map[string]string `json:"platform,omitempty"`
+	// Capacity is how many tasks run remotely at once; 0 means as many as the run's workers.
+	Capacity int `json:"capacity,omitempty"`
 }

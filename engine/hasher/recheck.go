@@ -68,6 +68,19 @@ func (s *InputStats) add(files ...seenFile) {
 	}
 }
 
+// Files answers the input files, root-relative and slash-separated, in the order they were
+// hashed: what a remote executor makes a task's input root of.
+func (s *InputStats) Files() []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.files))
+	for _, f := range s.files {
+		out = append(out, f.rootRel)
+	}
+	return out
+}
+
 // Len answers how many input files the stats hold.
 func (s *InputStats) Len() int {
 	if s == nil {

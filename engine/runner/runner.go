@@ -129,6 +129,10 @@ type Options struct {
 	// Stdin is what an interactive task's command reads; nil means vx's own stdin. Every other
 	// command reads nothing (/dev/null).
 	Stdin io.Reader
+	// RemoteExec overrides the workspace's remote execution for the run (vx run --remote-exec,
+	// --no-remote-exec): "on", "off", or "" for the workspace's remote.execute and each task's
+	// exec.remote.
+	RemoteExec string
 }
 
 func (o *Options) fill() error {
@@ -306,6 +310,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 		return nil, err
 	}
 	defer closeRun()
+	defer r.useRemoteExecution()()
 	started := opts.Now()
 	r.runID = store.NewRunID(started)
 	host, _ := os.Hostname()

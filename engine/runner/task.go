@@ -40,6 +40,10 @@ type attempt struct {
 	inputs *hasher.InputStats
 	// gate is a persistent task's readiness gate (ready.go); nil without readyWhen.
 	gate *readyGate
+	// ranOn is where the last attempt's command ran (executor.ExecutorLocal or
+	// ExecutorRemote, "" when no Chooser ran it); remoteOutputs are what it made remotely.
+	ranOn         string
+	remoteOutputs []executor.RemoteOutput
 }
 
 // execute runs one task (or restores it from the cache) and answers its outcome; report tells the
@@ -312,6 +316,8 @@ func (a *attempt) runOnce() (log []byte, inputs executor.InputCheck, refusal str
 		return nil, inputs, refused.Message
 	}
 	a.commandSpan(res)
+	a.ranOn, a.remoteOutputs = res.Executor, res.RemoteOutputs
+	a.e.Executor = res.Executor
 	// Files of the project may have changed: list them again for later tasks.
 	r.hasher.Invalidate(a.p.Dir)
 	log = a.gateVerdict(a.judge(res, runErr, r.masker.Bytes(res.Log)))
@@ -346,6 +352,10 @@ func (r *runState) retries(t *graph.Task) int {
 // getTaskLog), never as a cache entry. verdict is the executor's check of its inputs.
 func (a *attempt) store(key string, log []byte, verdict executor.InputCheck) {
 	r, t := a.r, a.t
+	if a.ranOn == executor.ExecutorRemote {
+		a.storeRemote(key, log)
+		return
+	}
 	// Checked for a task that is not cached too: what depends on it holds its key.
 	if a.inputsMoved(verdict) {
 		if t.Cache {
@@ -401,6 +411,8 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		},
 		CheckInputs: a.checkInputs,
 		Stdin:       stdin,
+		DeclaredEnv: declaredEnv(r.opts.Workspace, t, env),
+		InputFiles:  a.inputs.Files(),
 	}
 }
 

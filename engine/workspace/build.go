@@ -15,7 +15,7 @@ import (
 
 // workspaceFields and projectFields list what the two config files may declare.
 var (
-	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase", "globalRuntimeInputs", "scripts"}
+	workspaceFields = []string{"projects", "plugins", "tasks", "globalInputs", "remoteCache", "env", "passThroughEnv", "envMode", "memoryBudget", "taskMemory", "runTimeout", "cacheDir", "cacheScope", "cacheRetention", "otel", "affectedBase", "globalRuntimeInputs", "scripts", "remote"}
 	projectFields   = []string{"name", "tags", "dependsOn", "tasks"}
 )
 
@@ -91,6 +91,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 		return nil, err
 	}
 	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
+		return nil, err
+	}
+	if ws.Remote, err = remoteExec(r, top); err != nil {
 		return nil, err
 	}
 	if err := workspaceEnv(r, top, ws); err != nil {

@@ -210,9 +210,12 @@ var fieldCodecs = map[string]fieldCodec{
 		return err
 	}, func(d, s *graph.Task) { d.Env = s.Env }},
 	"exec": {func(r reader, kp string, v any, t *graph.Task) (err error) {
-		t.ExecEnv, t.Retries, err = r.exec(kp, v)
+		if t.ExecEnv, t.Retries, err = r.exec(kp, v); err != nil {
+			return err
+		}
+		t.RemoteExec, err = r.execRemote(kp, v)
 		return err
-	}, func(d, s *graph.Task) { d.ExecEnv, d.Retries = s.ExecEnv, s.Retries }},
+	}, func(d, s *graph.Task) { d.ExecEnv, d.Retries, d.RemoteExec = s.ExecEnv, s.Retries, s.RemoteExec }},
 	"cache": {func(r reader, kp string, v any, t *graph.Task) (err error) {
 		t.Cache, err = r.boolean(kp, v)
 		return err
@@ -338,7 +341,7 @@ func validDepSpec(d string) bool {
 
 // exec reads a task's exec: its env and its retries.
 func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, int, error) {
-	m, err := r.object(keyPath, v, "env", "retries")
+	m, err := r.object(keyPath, v, "env", "retries", "remote")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -355,6 +358,20 @@ func (r reader) exec(keyPath string, v any) (map[string]graph.EnvValue, int, err
 	}
 	env, err := r.execEnv(join(keyPath, "env"), envVal)
 	return env, retries, err
+}
+
+// execRemote reads exec.remote (nil when absent): whether the task runs on the remote executor.
+func (r reader) execRemote(keyPath string, v any) (*bool, error) {
+	m, _ := v.(map[string]any)
+	rv, ok := m["remote"]
+	if !ok {
+		return nil, nil
+	}
+	b, err := r.boolean(join(keyPath, "remote"), rv)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // retries reads exec.retries: a whole number from 0 to graph.MaxRetries.

@@ -193,3 +193,62 @@ func cacheScope(r reader, top map[string]any) (string, error) {
 	}
 	return name, nil
 }
+
+// remoteExec reads `remote` (nil when absent): remote execution on a REAPI engine.
+func remoteExec(r reader, top map[string]any) (*graph.RemoteExec, error) {
+	v, ok := top["remote"]
+	if !ok {
+		return nil, nil
+	}
+	m, err := r.object("remote", v, "execute", "executor", "platform", "capacity")
+	if err != nil {
+		return nil, err
+	}
+	re := &graph.RemoteExec{}
+	if x, ok := m["execute"]; ok {
+		if re.Execute, err = r.boolean("remote.execute", x); err != nil {
+			return nil, err
+		}
+	}
+	if x, ok := m["executor"]; ok {
+		if re.Executor, err = r.str("remote.executor", x); err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(re.Executor, "grpc://") && !strings.HasPrefix(re.Executor, "grpcs://") {
+			return nil, r.errAt("remote.executor", "remote.executor %q is not a grpc:// or grpcs:// URL", re.Executor)
+		}
+	}
+	if x, ok := m["platform"]; ok {
+		if re.Platform, err = r.platform(x); err != nil {
+			return nil, err
+		}
+	}
+	if x, ok := m["capacity"]; ok {
+		n, isNum := x.(float64)
+		if i, isInt := x.(int64); isInt {
+			n, isNum = float64(i), true
+		}
+		if !isNum || n != float64(int(n)) || n < 1 || n > 10000 {
+			return nil, r.errAt("remote.capacity", "remote.capacity must be a whole number from 1 to 10000, not %v", x)
+		}
+		re.Capacity = int(n)
+	}
+	return re, nil
+}
+
+// platform reads remote.platform: property names to values.
+func (r reader) platform(v any) (map[string]string, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, r.errAt("remote.platform", "remote.platform must be an object of property names to values, not %s", jsType(v))
+	}
+	out := make(map[string]string, len(m))
+	for name, x := range m {
+		s, err := r.str("remote.platform."+name, x)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = s
+	}
+	return out, nil
+}

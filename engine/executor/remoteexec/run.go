@@ -39,11 +39,14 @@ type Executor struct {
 	Updates func(taskID string, u Update)
 }
 
-// Remotable reports why a task cannot run remotely ("" when it can): it declares no outputs, or
-// an output outside its project folder.
+// Remotable reports why a task cannot run remotely ("" when it can): it declares no outputs or an
+// output outside its project folder, or the files its key was made from are not known (nil).
 func Remotable(t executor.Task) string {
 	if len(t.Outputs) == 0 {
 		return "it declares no outputs"
+	}
+	if t.InputFiles == nil {
+		return "the files of its key are not known here"
 	}
 	if _, err := outputPaths(t.Outputs); err != nil {
 		return err.Error()

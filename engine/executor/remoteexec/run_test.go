@@ -66,7 +66,7 @@ func TestBuildbarnRun(t *testing.T) {
 		InputFiles: []string{"lib/shared.txt", "pkg/a/package.json", "pkg/a/src/in.txt"}, Output: &logBuffer{}}
 	res, err := ex.Run(ctx, task)
 	if err != nil || !res.Passed() {
-		t.Fatalf("run: %+v %v\n%s", res, err, bb.logs.String())
+		t.Fatalf("run: %+v %v\n%s", res, err, bb.Logs())
 	}
 	if log := string(res.Log); !strings.Contains(log, "built hello /tmp\n") || !strings.Contains(log, "warned\n") {
 		t.Fatalf("log %q: want stdout with the declared environment and HOME, and stderr", log)

@@ -46,6 +46,12 @@ export interface Exec {
    * same `vx run`; a pass after a failure passes the run and marks the task flaky. `--retry` overrides it.
    */
   retries?: number
+  /**
+   * `true` sends the task to the REAPI engine (`remote.executor`, else `remoteCache.reapi`) even
+   * without `remote.execute`; `false` keeps it on this machine. A persistent task, one with
+   * `cache: false` or without declared outputs runs locally whatever this says.
+   */
+  remote?: boolean
 }
 
 /** A task's sandbox: what it may reach. */
@@ -267,6 +273,20 @@ export interface WorkspaceConfig {
    * `'package-manager'` always runs the command as written. Keys do not depend on it.
    */
   scripts?: { runner?: 'direct' | 'package-manager' }
+  /** Remote execution on a REAPI engine (Buildbarn, BuildBuddy, NativeLink, EngFlow). */
+  remote?: RemoteExecution
+}
+
+/** The workspace's `remote`: where and how tasks execute remotely. */
+export interface RemoteExecution {
+  /** Send every cacheable task that can run remotely to the engine. `--remote-exec`/`--no-remote-exec` override it. */
+  execute?: boolean
+  /** The engine's `grpc://` or `grpcs://` address. Default: `remoteCache.reapi`'s server. */
+  executor?: string
+  /** The properties a worker must match exactly, e.g. `{ OSFamily: 'linux' }`. */
+  platform?: Record<string, string>
+  /** How many tasks run remotely at once. */
+  capacity?: number
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */

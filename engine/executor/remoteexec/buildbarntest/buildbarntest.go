@@ -1,0 +1,220 @@
+// Package buildbarntest starts a real Buildbarn on loopback for tests: bb_storage (CAS and
+// Action Cache in memory, Execution through the scheduler), bb_scheduler, and one bb_worker with
+// its bb_runner, from the folder VX_TEST_BUILDBARN names; without it the test is skipped.
+package buildbarntest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// EnvBuildbarn names the folder holding Buildbarn's four programs (bb_storage, bb_scheduler,
+// bb_worker, bb_runner, or the same with dashes), built from its public repositories; the tests
+// that need a real engine are skipped without it.
+const EnvBuildbarn = "VX_TEST_BUILDBARN"
+
+// Engine is a real Buildbarn on loopback: bb_storage serving the CAS and the Action Cache in
+// memory and Execution through the scheduler, bb_scheduler, and one bb_worker with its bb_runner.
+type Engine struct {
+	// Addr is the storage's gRPC address: the one endpoint a client talks to.
+	Addr string
+	// StateAddr is the scheduler's BuildQueueState gRPC address (its operation list).
+	StateAddr string
+	logs      *lockedLog
+}
+
+// lockedLog keeps the programs' output for a failing test.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// buildbarnProgram answers the path of one of Buildbarn's programs in dir.
+func buildbarnProgram(t *testing.T, dir, name string) string {
+	t.Helper()
+	for _, n := range []string{name, strings.ReplaceAll(name, "_", "-")} {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+			return filepath.Join(dir, n)
+		}
+	}
+	t.Fatalf("%s=%s holds no %s", EnvBuildbarn, dir, name)
+	return ""
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// localBlobstore is a bb_storage local backend held in memory, of blocks blockBytes each.
+func localBlobstore(entries, blockBytes int) string {
+	return fmt.Sprintf(`{ 'local': { keyLocationMapInMemory: { entries: %d }, keyLocationMapMaximumGetAttempts: 16,
+  keyLocationMapMaximumPutAttempts: 64, oldBlocks: 1, currentBlocks: 4, newBlocks: 1,
+  blocksInMemory: { blockSizeBytes: %d } } }`, entries, blockBytes)
+}
+
+// buildbarnConfigs writes the four programs' Jsonnet configurations into dir and answers their
+// paths by program, with the storage's client address and the scheduler's BuildQueueState one.
+func buildbarnConfigs(t *testing.T, dir string) (map[string]string, string, string) {
+	t.Helper()
+	storage, schedClients, schedWorkers, schedState := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	runnerSock := filepath.Join(dir, "runner.sock")
+	build, cache := filepath.Join(dir, "build"), filepath.Join(dir, "cache")
+	for _, d := range []string{build, cache} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As root, actions run as nobody (bb_runner's run-as); the worker makes the folders of their
+	// input roots writable by them (startBuildbarn starts it with umask 0).
+	runAs := ""
+	if os.Geteuid() == 0 {
+		runAs = `runCommandsAs: { userId: 65534, groupId: 65534 },`
+	}
+	grpcClient := func(addr string) string { return `{ grpc: { client: { address: '` + addr + `' } } }` }
+	configs := map[string]string{
+		"bb_storage": `{
+  grpcServers: [{ listenAddresses: ['` + storage + `'], authenticationPolicy: { allow: {} } }],
+  schedulers: { '': { endpoint: { address: '` + schedClients + `' } } },
+  maximumMessageSizeBytes: 4194304,
+  contentAddressableStorage: { backend: ` + localBlobstore(1<<16, 16<<20) + `,
+    getAuthorizer: { allow: {} }, putAuthorizer: { allow: {} }, findMissingAuthorizer: { allow: {} } },
+  actionCache: { backend: ` + localBlobstore(1<<12, 1<<20) + `,
+    getAuthorizer: { allow: {} }, putAuthorizer: { allow: {} } },
+  executeAuthorizer: { allow: {} },
+}`,
+		"bb_scheduler": `{
+  clientGrpcServers: [{ listenAddresses: ['` + schedClients + `'], authenticationPolicy: { allow: {} } }],
+  workerGrpcServers: [{ listenAddresses: ['` + schedWorkers + `'], authenticationPolicy: { allow: {} } }],
+  buildQueueStateGrpcServers: [{ listenAddresses: ['` + schedState + `'], authenticationPolicy: { allow: {} } }],
+  browserUrl: 'http://127.0.0.1:1',
+  contentAddressableStorage: ` + grpcClient(storage) + `,
+  maximumMessageSizeBytes: 4194304,
+  executeAuthorizer: { allow: {} }, modifyDrainsAuthorizer: { allow: {} }, killOperationsAuthorizer: { allow: {} },
+  synchronizeAuthorizer: { allow: {} },
+  actionRouter: { simple: { platformKeyExtractor: { action: {} }, invocationKeyExtractors: [{ toolInvocationId: {} }],
+    initialSizeClassAnalyzer: { defaultExecutionTimeout: '300s', maximumExecutionTimeout: '600s' } } },
+  platformQueueWithNoWorkersTimeout: '60s',
+}`,
+		"bb_worker": `{
+  blobstore: { contentAddressableStorage: ` + grpcClient(storage) + `, actionCache: ` + grpcClient(storage) + ` },
+  browserUrl: 'http://127.0.0.1:1',
+  maximumMessageSizeBytes: 4194304,
+  scheduler: { address: '` + schedWorkers + `' },
+  buildDirectories: [{
+    native: { buildDirectoryPath: '` + build + `', cacheDirectoryPath: '` + cache + `',
+      maximumCacheFileCount: 10000, maximumCacheSizeBytes: 268435456, cacheReplacementPolicy: 'LEAST_RECENTLY_USED' },
+    runners: [{ endpoint: { address: 'unix://` + runnerSock + `' }, concurrency: 2,
+      platform: { properties: [{ name: 'OSFamily', value: 'linux' }] },
+      workerId: { hostname: 'vx-test' } }],
+  }],
+  inputDownloadConcurrency: 4,
+  outputUploadConcurrency: 4,
+  directoryCache: { maximumCount: 1000, maximumSizeBytes: 1048576, cacheReplacementPolicy: 'LEAST_RECENTLY_USED' },
+}`,
+		"bb_runner": `{
+  buildDirectoryPath: '` + build + `',
+  grpcServers: [{ listenPaths: ['` + runnerSock + `'], authenticationPolicy: { allow: {} } }],
+  ` + runAs + `
+}`,
+	}
+	paths := map[string]string{}
+	for name, text := range configs {
+		p := filepath.Join(dir, name+".jsonnet")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[name] = p
+	}
+	return paths, storage, schedState
+}
+
+// traversableDir answers a new folder for the engine's configuration, build and cache folders
+// that every user can traverse, the folders above it included: actions run as nobody when the
+// test runs as root, and t.TempDir()'s folders (0700, root's) would refuse nobody its way to
+// the build folder. It is removed when the test ends.
+func traversableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vx-buildbarn-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not traversable by other users; set TMPDIR to a folder that is", d)
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
+}
+
+// Start starts the four programs from $VX_TEST_BUILDBARN, or skips the test saying so.
+func Start(t *testing.T) *Engine {
+	t.Helper()
+	dir := os.Getenv(EnvBuildbarn)
+	if dir == "" {
+		t.Skip(EnvBuildbarn + " is not set: it names the folder holding bb_storage, bb_scheduler, bb_worker and " +
+			"bb_runner built from Buildbarn's repositories; the execution tests against a real engine are skipped")
+	}
+	configs, addr, state := buildbarnConfigs(t, traversableDir(t))
+	bb := &Engine{Addr: addr, StateAddr: state, logs: &lockedLog{}}
+	for _, name := range []string{"bb_storage", "bb_scheduler", "bb_runner", "bb_worker"} {
+		cmd := exec.Command(buildbarnProgram(t, dir, name), configs[name])
+		if name == "bb_worker" && os.Geteuid() == 0 {
+			// A native build folder's input roots are made by the worker (root) with mode 0777
+			// less its umask: umask 0 lets the actions, run as nobody, write their outputs there.
+			cmd = exec.Command("sh", "-c", `umask 0 && exec "$0" "$1"`, buildbarnProgram(t, dir, name), configs[name])
+		}
+		cmd.Stdout, cmd.Stderr = bb.logs, bb.logs
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		done := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(done)
+		}()
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		})
+	}
+	return bb
+}
+
+// Logs answers what the four programs printed, for a failing test.
+func (bb *Engine) Logs() string { return bb.logs.String() }
