@@ -188,3 +188,56 @@ func freeLoopback(t *testing.T) string {
 	t.Helper()
 	return "127.0.0.1:1"
 }
+
+// TestBuildbarnRemoteCancel: a run cancelled while its task executes on a real Buildbarn ends
+// cancelled, leaves its operation without a waiter at once, and no operation on the scheduler's
+// list once the engine has stopped it (Buildbarn has no CancelOperation: it stops an operation
+// nobody waits for after its own delay).
+func TestBuildbarnRemoteCancel(t *testing.T) {
+	bb := buildbarntest.Start(t)
+	waitEngine(t, bb)
+	f := remoteFixture(t, bb.Addr, 1)
+	f.task(f.ws.Projects[0], "slow", "sleep 600 && mkdir -p dist", func(t *graph.Task) {
+		t.Inputs, t.Outputs = []string{"src/**"}, []string{"dist/**"}
+	})
+	f.ws.Index()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type ran struct {
+		s   *summary.Summary
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		s, err := Run(ctx, Options{Workspace: f.ws, TaskIDs: []string{"pkga#slow"}, Concurrency: 1})
+		done <- ran{s, err}
+	}()
+	deadline, stop := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer stop()
+	waitOps(deadline, t, bb, func(ops []buildbarntest.Operation) bool { return len(ops) == 1 && ops[0].Stage == "executing" })
+	cancel()
+	r := <-done
+	if r.err != nil || r.s.Status != store.RunCancelled || statuses(r.s) != "pkga#slow=cancelled" || executors(r.s) != "pkga#slow@remote" {
+		t.Fatalf("cancelled run: %v %+v", r.err, r.s)
+	}
+	ops, err := bb.Operations(deadline)
+	if err != nil || len(ops) != 1 || !ops[0].Abandoned {
+		t.Fatalf("after the run: want its operation abandoned, got %+v %v", ops, err)
+	}
+	waitOps(deadline, t, bb, func(ops []buildbarntest.Operation) bool { return len(ops) == 0 })
+}
+
+// waitOps waits until the scheduler's operations satisfy ok.
+func waitOps(ctx context.Context, t *testing.T, bb *buildbarntest.Engine, ok func([]buildbarntest.Operation) bool) {
+	t.Helper()
+	for {
+		ops, err := bb.Operations(ctx)
+		if err == nil && ok(ops) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("operations %+v %v\n%s", ops, err, bb.Logs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -4,6 +4,7 @@
 package buildbarntest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +14,10 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // EnvBuildbarn names the folder holding Buildbarn's four programs (bb_storage, bb_scheduler,
@@ -218,3 +223,94 @@ func Start(t *testing.T) *Engine {
 
 // Logs answers what the four programs printed, for a failing test.
 func (bb *Engine) Logs() string { return bb.logs.String() }
+
+// Operation is one operation the scheduler holds, as its BuildQueueState service lists it.
+type Operation struct {
+	Name string
+	// Stage is "queued", "executing" or "completed".
+	Stage string
+	// Abandoned says that no client waits for it any more: the scheduler removes it (and stops
+	// its execution) once its timeout passes.
+	Abandoned bool
+}
+
+// rawCodec sends and receives messages as the bytes they are: the BuildQueueState messages are
+// encoded here by hand (Buildbarn's Go packages are not served by the module proxy).
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return *v.(*[]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*v.(*[]byte) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// Operations answers the operations the scheduler holds (ListOperations of its BuildQueueState
+// service, on StateAddr).
+func (bb *Engine) Operations(ctx context.Context) ([]Operation, error) {
+	conn, err := grpc.NewClient("passthrough:///"+bb.StateAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	req := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1000) // page_size
+	var resp []byte
+	if err := conn.Invoke(ctx, "/buildbarn.buildqueuestate.BuildQueueState/ListOperations", &req, &resp,
+		grpc.ForceCodec(rawCodec{})); err != nil {
+		return nil, err
+	}
+	var ops []Operation
+	for len(resp) > 0 {
+		num, typ, n := protowire.ConsumeTag(resp)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		resp = resp[n:]
+		if num == 1 && typ == protowire.BytesType {
+			msg, m := protowire.ConsumeBytes(resp)
+			if m < 0 {
+				return nil, protowire.ParseError(m)
+			}
+			ops = append(ops, operationState(msg))
+			resp = resp[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, resp)
+		if m < 0 {
+			return nil, protowire.ParseError(m)
+		}
+		resp = resp[m:]
+	}
+	return ops, nil
+}
+
+// operationState reads an OperationState: its name (1), timeout (7) and stage (8, 9, 10).
+func operationState(b []byte) Operation {
+	var op Operation
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return op
+		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return op
+		}
+		switch num {
+		case 1:
+			s, _ := protowire.ConsumeString(b)
+			op.Name = s
+		case 7:
+			op.Abandoned = true
+		case 8:
+			op.Stage = "queued"
+		case 9:
+			op.Stage = "executing"
+		case 10:
+			op.Stage = "completed"
+		}
+		b = b[m:]
+	}
+	return op
+}
