@@ -94,3 +94,48 @@ func TestRemoteCacheREAPIConfig(t *testing.T) {
 		t.Fatalf("a grpc:// url: want the reapi protocol, got %+v %v", ws.RemoteCache, err)
 	}
 }
+
+// TestRemoteExecConfig: remote: { execute, executor, platform, capacity } and a task's
+// exec.remote are read; a bad executor, platform or capacity is refused naming the field.
+func TestRemoteExecConfig(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts": `export default {
+  projects: ['packages/*'],
+  remote: { execute: true, executor: 'grpc://127.0.0.1:8980', platform: { OSFamily: 'linux', pool: 'small' }, capacity: 8 },
+  tasks: { build: { command: 'true', outputs: ['dist/**'], exec: { remote: false } } },
+}
+`,
+		"packages/a/package.json": `{"name": "a"}`,
+	})
+	ws, err := NewLoader(Options{Dir: root}).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := ws.Remote
+	if re == nil || !re.Execute || re.Executor != "grpc://127.0.0.1:8980" || re.Capacity != 8 ||
+		len(re.Platform) != 2 || re.Platform["OSFamily"] != "linux" || re.Platform["pool"] != "small" {
+		t.Fatalf("remote: %+v", re)
+	}
+	task, ok := ws.Task("a#build")
+	if !ok || task.RemoteExec == nil || *task.RemoteExec {
+		t.Fatalf("a#build exec.remote: %+v", task)
+	}
+	for bad, want := range map[string]string{
+		`remote: { executor: 'http://x:1' }`:        "remote.executor",
+		`remote: { platform: { OSFamily: 1 } }`:     "remote.platform.OSFamily",
+		`remote: { capacity: 0 }`:                   "remote.capacity",
+		`remote: { execute: true, pool: 'x' }`:      "pool",
+		`tasks: { b: { exec: { remote: 'yes' } } }`: "exec.remote",
+	} {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"vx.workspace.ts":         "export default { projects: ['packages/*'], " + bad + " }\n",
+			"packages/a/package.json": `{"name": "a"}`,
+		})
+		_, err := NewLoader(Options{Dir: dir}).Load(context.Background())
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: want an error naming %s, got %v", bad, want, err)
+		}
+	}
+}
