@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +85,7 @@ func (r *runState) useRemoteExecution() func() {
 	if cfg.Capacity > 0 {
 		remoteRun = boundedExecutor{ex: remoteEx, slots: make(chan struct{}, cfg.Capacity)}
 	}
+	r.remoteOn = true
 	r.executor = &executor.Chooser{Local: r.executor, Remote: remoteRun, Warn: r.warn,
 		UseRemote: func(t executor.Task) bool { return r.runsRemotely(t, mode == RemoteExecOn) }}
 	return engine.Close
@@ -175,4 +177,54 @@ func (b boundedExecutor) Run(ctx context.Context, t executor.Task) (executor.Res
 	}
 	defer func() { <-b.slots }()
 	return b.ex.Run(ctx, t)
+}
+
+// remoteInputs answers the files a remote command's input root is made of: those its key was made
+// from and the outputs of every task it depends on (through their cache entries' listings), each
+// once, root-relative. Nil when the key's files are not known here or a dependency's outputs are
+// not (no entry): such a task runs locally.
+func (a *attempt) remoteInputs() []string {
+	if a.inputs == nil || !a.r.remoteOn {
+		return nil
+	}
+	files := a.inputs.Files()
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		seen[f] = true
+	}
+	visited := map[*node]bool{}
+	var walk func(n *node) bool
+	walk = func(n *node) bool {
+		for _, d := range n.deps {
+			if visited[d] {
+				continue
+			}
+			visited[d] = true
+			if d.key == "" {
+				return false
+			}
+			e, found, err := a.r.st.Entry(context.WithoutCancel(a.ctx), d.key)
+			if err != nil || !found {
+				return false
+			}
+			for _, o := range e.Outputs {
+				rel := path.Join(d.project.Dir, o.Path)
+				if root, ok := strings.CutPrefix(o.Path, "//"); ok {
+					rel = root
+				}
+				if !seen[rel] {
+					seen[rel] = true
+					files = append(files, rel)
+				}
+			}
+			if !walk(d) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(a.n) {
+		return nil
+	}
+	return files
 }

@@ -40,6 +40,11 @@ func remoteFixture(t *testing.T, addr string, packages int) *fixture {
 		f.write("packages/"+name+"/src/a.txt", "one "+name+"\n")
 		f.write("packages/"+name+"/src/b.txt", "zwei\n")
 	}
+	app := f.project("app", "pkga")
+	f.task(app, "build", "mkdir -p dist && cat ../pkga/dist/all.txt main.txt > dist/app.txt", func(t *graph.Task) {
+		t.Inputs, t.Outputs, t.DependsOn = []string{"main.txt"}, []string{"dist/**"}, []string{"pkga#build"}
+	})
+	f.write("packages/app/main.txt", "app main\n")
 	if addr != "" {
 		f.ws.Remote = &graph.RemoteExec{Execute: true, Executor: "grpc://" + addr, Platform: map[string]string{"OSFamily": "linux"}}
 	}
@@ -83,6 +88,7 @@ func TestBuildbarnRemoteRun(t *testing.T) {
 	for i := range n {
 		builds = append(builds, "pkg"+string(rune('a'+i))+"#build")
 	}
+	builds = append(builds, "app#build") // reads pkga's outputs: grafted into its input root
 	local := remoteFixture(t, "", n)
 	sl, out := local.run(builds, nil)
 	if !sl.OK {
@@ -91,11 +97,11 @@ func TestBuildbarnRemoteRun(t *testing.T) {
 	remote := remoteFixture(t, bb.Addr, n)
 	var notices []string
 	sr, out := remote.run(builds, func(o *Options) { o.Notice = func(m string) { notices = append(notices, m) } })
-	if !sr.OK || strings.Count(executors(sr), "@remote") != n {
+	if !sr.OK || strings.Count(executors(sr), "@remote") != n+1 {
 		t.Fatalf("remote build: %s / %s\n%s\n%v\n%s", statuses(sr), executors(sr), out, notices, bb.Logs())
 	}
 	want, got := outputsOf(t, local), outputsOf(t, remote)
-	if len(want) != 2*n {
+	if len(want) != 2*n+1 {
 		t.Fatalf("local outputs %v", want)
 	}
 	for rel, data := range want {

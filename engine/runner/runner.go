@@ -232,6 +232,8 @@ type runState struct {
 	// cache store (KeyLockDir); waits is what tasks waited for there, for the summary.
 	keys  *taskmutex.KeyLocks
 	waits keyWaits
+	// remoteOn says that the run's executor may run tasks on a REAPI engine (remoteexec.go).
+	remoteOn bool
 }
 
 // readsCache reports whether the run looks its tasks up in the cache (not under --force, nor

@@ -412,7 +412,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		CheckInputs: a.checkInputs,
 		Stdin:       stdin,
 		DeclaredEnv: declaredEnv(r.opts.Workspace, t, env),
-		InputFiles:  a.inputs.Files(),
+		InputFiles:  a.remoteInputs(),
 	}
 }
 
