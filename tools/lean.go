@@ -11,14 +11,15 @@ import (
 
 // An agent reads a row of a task that passed or hit for what it acts on: which task, its status,
 // how long it took, where a hit came from, and what it must know of it: why a pass stored no
-// cache entry, or that it passed only on a retry. runTasks and planTasks write such rows lean (those
+// cache entry, that it passed only on a retry, or where it ran (executor, in a run that may execute
+// remotely). runTasks and planTasks write such rows lean (those
 // fields only, and only when not zero, null or empty); a row of a task that failed, was blocked,
 // timed out, was skipped or cancelled, or did something outside its sandbox is written whole.
 // The rest of a lean row (hash, exit code, memory figures) is getRunHistory's and
 // explainCacheKey's. The answer's text and structuredContent are the same lean JSON.
 
 // leanRunKeys are the fields a lean row of a run keeps.
-var leanRunKeys = []string{"taskId", "status", "durationMs", "cacheSource", "notCachedReason", "attempts", "flaky"}
+var leanRunKeys = []string{"taskId", "status", "durationMs", "cacheSource", "notCachedReason", "attempts", "flaky", "executor"}
 
 // leanPlanKeys are the fields a lean row of a plan keeps: its predicted status and duration.
 var leanPlanKeys = []string{"taskId", "cache", "p50Ms"}

@@ -100,3 +100,12 @@ func TestPlanTasksRowsAreLean(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanRowKeepsExecutor: a lean row of a run that may execute remotely says where the task
+// ran, so that a fallback to local is visible to the agent.
+func TestLeanRowKeepsExecutor(t *testing.T) {
+	got, err := leanObject([]byte(`{"taskId":"a#build","status":"miss","hash":"abc","executor":"remote"}`), leanRunKeys)
+	if err != nil || string(got) != `{"taskId":"a#build","status":"miss","executor":"remote"}` {
+		t.Fatalf("lean row %s %v", got, err)
+	}
+}
