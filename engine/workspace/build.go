@@ -90,10 +90,7 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if ws.GlobalInputs, err = globalInputs(r, top); err != nil {
 		return nil, err
 	}
-	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
-		return nil, err
-	}
-	if ws.Remote, err = remoteExec(r, top); err != nil {
+	if err := remoteSettings(r, top, ws); err != nil {
 		return nil, err
 	}
 	if err := workspaceEnv(r, top, ws); err != nil {

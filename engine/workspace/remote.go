@@ -194,6 +194,15 @@ func cacheScope(r reader, top map[string]any) (string, error) {
 	return name, nil
 }
 
+// remoteSettings reads `remoteCache` and `remote` into ws.
+func remoteSettings(r reader, top map[string]any, ws *graph.Workspace) (err error) {
+	if ws.RemoteCache, err = remoteCache(r, top); err != nil {
+		return err
+	}
+	ws.Remote, err = remoteExec(r, top)
+	return err
+}
+
 // remoteExec reads `remote` (nil when absent): remote execution on a REAPI engine.
 func remoteExec(r reader, top map[string]any) (*graph.RemoteExec, error) {
 	v, ok := top["remote"]
