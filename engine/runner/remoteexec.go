@@ -16,11 +16,14 @@ import (
 )
 
 // storeRemote brings a remote command's outputs into the workspace through the cache's checked
-// restore, storing its entry where the task is cached and the run writes the cache; outputs that
-// cannot be brought back fail the task, with the reason in its log.
-func (a *attempt) storeRemote(key string, log []byte) {
+// restore, storing its entry where the task is cached, the run writes the cache and its inputs
+// did not move since its key was made (verdict); outputs that cannot be brought back fail the
+// task, with the reason in its log.
+func (a *attempt) storeRemote(key string, log []byte, verdict executor.InputCheck) {
 	r, t := a.r, a.t
-	logBlob, err := r.cache.PutRemote(a.ctx, t, key, log, a.e.Duration, a.remoteOutputs, t.Cache && r.writesCache())
+	moved := a.inputsMoved(verdict)
+	keep := t.Cache && r.writesCache() && !moved
+	logBlob, err := r.cache.PutRemote(a.ctx, t, key, log, a.e.Duration, a.remoteOutputs, keep)
 	if err != nil {
 		msg := "vx: " + r.masker.String(err.Error())
 		r.display.Replay(t.ID, []byte(msg+"\n"))
@@ -28,8 +31,11 @@ func (a *attempt) storeRemote(key string, log []byte) {
 		a.keepFailureLog(append(log, msg+"\n"...))
 		return
 	}
-	if t.Cache && r.writesCache() {
+	switch {
+	case keep:
 		a.e.LogBlob, a.e.LogSource = logBlob, "cache"
+	case moved:
+		a.keepLog(append(log, "vx: not cached: "+a.e.NotCached+"\n"...), logUncached)
 	}
 }
 

@@ -353,7 +353,7 @@ func (r *runState) retries(t *graph.Task) int {
 func (a *attempt) store(key string, log []byte, verdict executor.InputCheck) {
 	r, t := a.r, a.t
 	if a.ranOn == executor.ExecutorRemote {
-		a.storeRemote(key, log)
+		a.storeRemote(key, log, verdict)
 		return
 	}
 	// Checked for a task that is not cached too: what depends on it holds its key.

@@ -180,6 +180,12 @@ func (e *Executor) collect(ctx context.Context, t executor.Task, out Outcome, pr
 		return res, fmt.Errorf("%w: the outputs of %s: %v", executor.ErrRemoteLost, t.ID, err)
 	}
 	res.RemoteOutputs = outputs
+	if t.CheckInputs != nil {
+		// The input root was read from the workspace after the key was made: a file changed in
+		// between makes outputs the key does not describe.
+		res.Inputs.Checked = true
+		res.Inputs.Changed, res.Inputs.Err = t.CheckInputs(ctx)
+	}
 	return res, nil
 }
 
