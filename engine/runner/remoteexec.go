@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
+
 	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/executor/remoteexec"
 	"github.com/vzn/vx/engine/graph"
@@ -86,7 +88,7 @@ func (r *runState) useRemoteExecution() func() {
 	}
 	remoteEx := &remoteexec.Executor{Engine: engine, CAS: r.st.CAS(), Platform: cfg.Platform,
 		Client: remoteexec.NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), remoteCallTimeout),
-		Path:   remotePath, Home: remoteHome}
+		Path:   remotePath, Home: remoteHome, Updates: r.showStage}
 	var remoteRun executor.Executor = remoteEx
 	if cfg.Capacity > 0 {
 		remoteRun = boundedExecutor{ex: remoteEx, slots: make(chan struct{}, cfg.Capacity)}
@@ -233,4 +235,14 @@ func (a *attempt) remoteInputs() []string {
 		return nil
 	}
 	return files
+}
+
+// showStage shows a remote task's stage on the engine on the run's status line.
+func (r *runState) showStage(taskID string, u remoteexec.Update) {
+	switch u.Stage {
+	case pb.ExecutionStage_QUEUED:
+		r.display.RemoteStage(taskID, "queued")
+	case pb.ExecutionStage_EXECUTING:
+		r.display.RemoteStage(taskID, "executing")
+	}
 }

@@ -37,6 +37,8 @@ type Display struct {
 	// hits and saved count the hits an agent's output leaves for one line at the end.
 	hits  int
 	saved time.Duration
+	// stages holds the engine's stage of each task running remotely ("queued", "executing").
+	stages map[string]string
 }
 
 // NewDisplay answers the display of a run of total tasks on w (a terminal when terminal is set),
@@ -67,7 +69,13 @@ func (d *Display) status() {
 		if len(names) > 4 {
 			names, more = names[:4], fmt.Sprintf(" +%d", len(d.running)-4)
 		}
-		line += " running " + strings.Join(logtext.EscapeAll(names), ", ") + more
+		names = logtext.EscapeAll(names)
+		for i, id := range names {
+			if stage := d.stages[id]; stage != "" {
+				names[i] = id + " (remote: " + stage + ")"
+			}
+		}
+		line += " running " + strings.Join(names, ", ") + more
 	}
 	if len(d.waiters) > 0 {
 		line += "; waiting " + strings.Join(d.waiters, ", ")
@@ -82,6 +90,20 @@ func (d *Display) Started(id string) {
 	defer d.mu.Unlock()
 	d.running = append(d.running, id)
 	sort.Strings(d.running)
+	if d.terminal {
+		d.write("")
+	}
+}
+
+// RemoteStage shows a running task's stage on the engine that executes it ("queued",
+// "executing") on the status line.
+func (d *Display) RemoteStage(id, stage string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stages == nil {
+		d.stages = map[string]string{}
+	}
+	d.stages[id] = stage
 	if d.terminal {
 		d.write("")
 	}
@@ -141,6 +163,7 @@ func (d *Display) Finished(e store.Execution) {
 		}
 	}
 	d.waiters = remove(d.waiters, e.TaskID)
+	delete(d.stages, e.TaskID)
 	held, wasHeld := d.held[e.TaskID]
 	delete(d.held, e.TaskID)
 	if d.logs.Agent {

@@ -1,0 +1,30 @@
+package runout
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/store"
+)
+
+// TestRemoteStageOnStatusLine: a task running on a remote engine shows its stage there on the
+// terminal's status line, and no more once it finished.
+func TestRemoteStageOnStatusLine(t *testing.T) {
+	var out bytes.Buffer
+	d := NewDisplay(&out, true, mask.New(), 2, LogOptions{}, nil)
+	d.Started("a#build")
+	d.Started("b#build")
+	d.RemoteStage("a#build", "queued")
+	d.RemoteStage("a#build", "executing")
+	last := out.String()[strings.LastIndex(out.String(), "\r"):]
+	if !strings.Contains(last, "running a#build (remote: executing), b#build") {
+		t.Fatalf("status line %q", last)
+	}
+	d.Finished(store.Execution{TaskID: "a#build", Status: store.StatusMiss})
+	last = out.String()[strings.LastIndex(out.String(), "\r"):]
+	if strings.Contains(last, "remote") || !strings.Contains(last, "running b#build") {
+		t.Fatalf("status line after a#build finished %q", last)
+	}
+}
