@@ -129,12 +129,13 @@ func wantsRemote(ws *graph.Workspace) bool {
 }
 
 // runsRemotely reports whether task t may run remotely: a cacheable task that is not persistent,
-// does not opt out (exec.remote: false), whose key's files are known and whose outputs are
-// declared inside its project, and that opts in (exec.remote: true) or is sent by the run (on)
+// does not opt out (exec.remote: false), runs under no sandbox, whose key's files are known and
+// whose outputs are declared inside its project, and that opts in (exec.remote: true) or is sent by the run (on)
 // or the workspace (remote.execute).
 func (r *runState) runsRemotely(t executor.Task, on bool) bool {
 	gt, ok := r.opts.Workspace.Task(t.ID)
-	if !ok || gt.Persistent || !gt.Cache || gt.RemoteExec != nil && !*gt.RemoteExec || remoteexec.Remotable(t) != "" {
+	if !ok || gt.Persistent || !gt.Cache || gt.RemoteExec != nil && !*gt.RemoteExec || remoteexec.Remotable(t) != "" ||
+		t.Sandbox != nil { // a sandbox is enforced on this machine only
 		return false
 	}
 	ws := r.opts.Workspace

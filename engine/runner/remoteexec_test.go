@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
 
+	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/executor/remoteexec"
 	"github.com/vzn/vx/engine/executor/remoteexec/buildbarntest"
 	"github.com/vzn/vx/engine/graph"
@@ -245,5 +246,53 @@ func waitOps(ctx context.Context, t *testing.T, bb *buildbarntest.Engine, ok fun
 			t.Fatalf("operations %+v %v\n%s", ops, err, bb.Logs())
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestRunsRemotely: which tasks a run sends to the engine. Only a cacheable task that is not
+// persistent, not opted out, under no sandbox, with its outputs declared in its project and its
+// key's files known, that opts in or is sent by the run or the workspace.
+func TestRunsRemotely(t *testing.T) {
+	f := newFixture(t)
+	p := f.project("p")
+	yes, no := true, false
+	mk := func(name string, mod func(*graph.Task)) {
+		f.task(p, name, "true", func(t *graph.Task) {
+			t.Outputs = []string{"dist/**"}
+			if mod != nil {
+				mod(t)
+			}
+		})
+	}
+	mk("plain", nil)
+	mk("optin", func(t *graph.Task) { t.RemoteExec = &yes })
+	mk("optout", func(t *graph.Task) { t.RemoteExec = &no })
+	mk("server", func(t *graph.Task) { t.Persistent, t.RemoteExec = true, &yes })
+	mk("uncached", func(t *graph.Task) { t.Cache, t.RemoteExec = false, &yes })
+	mk("outside", func(t *graph.Task) { t.Outputs, t.RemoteExec = []string{"//dist/**"}, &yes })
+	mk("nooutputs", func(t *graph.Task) { t.Outputs, t.RemoteExec = nil, &yes })
+	f.ws.Index()
+	r := &runState{opts: Options{Workspace: f.ws}}
+	task := func(name string) executor.Task {
+		gt, _ := f.ws.Task("p#" + name)
+		return executor.Task{ID: gt.ID, Outputs: gt.Outputs, InputFiles: []string{"packages/p/x"}}
+	}
+	check := func(what string, on bool, want map[string]bool) {
+		t.Helper()
+		for name, w := range want {
+			if got := r.runsRemotely(task(name), on); got != w {
+				t.Errorf("%s: %s runs remotely = %v, want %v", what, name, got, w)
+			}
+		}
+	}
+	check("by default", false, map[string]bool{"plain": false, "optin": true, "optout": false, "server": false,
+		"uncached": false, "outside": false, "nooutputs": false})
+	check("--remote-exec", true, map[string]bool{"plain": true, "optout": false})
+	f.ws.Remote = &graph.RemoteExec{Execute: true}
+	check("remote.execute", false, map[string]bool{"plain": true, "optout": false})
+	sandboxed, unknown := task("plain"), task("plain")
+	sandboxed.Sandbox, unknown.InputFiles = &graph.Sandbox{}, nil
+	if r.runsRemotely(sandboxed, true) || r.runsRemotely(unknown, true) {
+		t.Error("a sandboxed task, or one whose key's files are not known, runs remotely")
 	}
 }
