@@ -78,6 +78,10 @@ type Task struct {
 	// InputFiles are the files the task's key was made from, slash-separated and relative to
 	// Root: a remote executor's input root.
 	InputFiles []string
+	// Written is the task's command as its config writes it, where Command is what vx runs for
+	// it here (a package script's text, run without its manager, with this machine's paths): a
+	// remote executor sends Written, for the worker's own package manager to run. "" means Command.
+	Written string
 }
 
 // Result is what running one task's command came to.

@@ -413,6 +413,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		Stdin:       stdin,
 		DeclaredEnv: declaredEnv(r.opts.Workspace, t, env),
 		InputFiles:  a.remoteInputs(),
+		Written:     t.Command,
 	}
 }
 

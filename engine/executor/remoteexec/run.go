@@ -128,7 +128,11 @@ func (e *Executor) action(t executor.Task) (Action, []remote.Blob, string, error
 		env = map[string]string{}
 	}
 	env["PATH"], env["HOME"] = e.Path, e.Home
-	cmd, err := Command(Spec{Shell: t.Command, Dir: rel, Env: env, Outputs: outputs, Platform: e.Platform})
+	shell := t.Command
+	if t.Written != "" {
+		shell = t.Written
+	}
+	cmd, err := Command(Spec{Shell: shell, Dir: rel, Env: env, Outputs: outputs, Platform: e.Platform})
 	if err != nil {
 		return Action{}, nil, "", err
 	}

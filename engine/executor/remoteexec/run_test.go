@@ -85,3 +85,26 @@ func TestBuildbarnRun(t *testing.T) {
 		t.Fatalf("failing task: want exit 3 with its log and no outputs, got %+v %v", res, err)
 	}
 }
+
+// A package script vx runs here without its manager (Command: the script's text, with this
+// machine's node_modules/.bin on PATH) goes to the engine as its config writes it (Written), for
+// the worker's own package manager: never with a path of this machine.
+func TestActionSendsTheCommandAsWritten(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "app", "src.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &Executor{Path: "/usr/bin:/bin", Home: "/tmp"}
+	task := executor.Task{ID: "app#build", Root: root, Dir: filepath.Join(root, "app"), Outputs: []string{"dist/**"},
+		Command: "PATH=" + root + "/node_modules/.bin:$PATH tsc", Written: "npm run build", InputFiles: []string{"app/src.txt"}}
+	a, _, _, err := e.action(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(a.Command); !strings.Contains(got, "npm run build") || strings.Contains(got, root) {
+		t.Fatalf("the Command sent holds %q, want the command as written and no path of this machine", got)
+	}
+}
