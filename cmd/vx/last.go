@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -104,15 +105,15 @@ func (a *app) lastCmd() *cobra.Command {
 			case a.format == "html" || out != "":
 				return a.runPicture(ctx, st, runID, out)
 			default:
-				doc, err := history.Last(ctx, st, runID)
+				doc, err := history.LastRun(ctx, st, runID)
 				if err != nil {
 					return err
 				}
 				return a.emit(doc, func(w io.Writer) error {
-					if err := writeSummaryText(w, doc, a.colorOn(w)); err != nil {
+					if err := writeSummaryText(w, doc.Summary, a.colorOn(w)); err != nil {
 						return err
 					}
-					for _, t := range doc.Tasks {
+					for _, t := range doc.Summary.Tasks {
 						fmt.Fprintf(w, "  %-9s %s %s\n", t.Status, logtext.Escape(t.TaskID), ms(t.DurationMs))
 					}
 					return nil
@@ -130,15 +131,15 @@ func (a *app) lastCmd() *cobra.Command {
 	return cmd
 }
 
-func writeRunListText(w io.Writer, l *history.RunList) error {
-	if len(l.Runs) == 0 {
+func writeRunListText(w io.Writer, runs []history.Invocation) error {
+	if len(runs) == 0 {
 		_, err := fmt.Fprintln(w, "no run recorded yet")
 		return err
 	}
-	for _, r := range l.Runs {
+	for _, r := range runs {
 		fmt.Fprintf(w, "%s  %s  %-11s %3d tasks %3d hit %3d miss %3d failed  %8s  %s\n", r.RunID,
-			r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Misses, r.Totals.Failed,
-			ms(r.WallMs), strings.Join(logtext.EscapeAll(r.Args), " "))
+			time.UnixMilli(r.StartedAt).Local().Format("2006-01-02 15:04:05"), r.Status, r.Totals.Tasks, r.Totals.Hits, r.Totals.Misses, r.Totals.Failed,
+			ms(r.TotalDurationMs), strings.Join(logtext.EscapeAll(r.Args), " "))
 		if len(r.Tags) > 0 {
 			fmt.Fprintf(w, "  tags: %s\n", tagsText(r.Tags))
 		}

@@ -48,11 +48,11 @@ func (a *app) runPicture(ctx context.Context, st *store.Store, runID, out string
 		}
 		write, what = r.WriteHTML, fmt.Sprintf("run %s, %d tasks, lanes: %d", r.RunID, len(r.Tasks), r.Lanes)
 	} else {
-		doc, err := history.Last(ctx, st, runID)
+		doc, err := history.LastRun(ctx, st, runID)
 		if err != nil {
 			return err
 		}
-		write, what = func(w io.Writer) error { return writeJSON(w, doc) }, "run "+doc.RunID+", its summary"
+		write, what = func(w io.Writer) error { return writeJSON(w, doc) }, "run "+doc.Summary.RunID+", its summary"
 	}
 	if out == "" {
 		return write(a.stdout)

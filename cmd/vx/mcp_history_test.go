@@ -110,16 +110,14 @@ func recorded(t *testing.T) (dir string, runIDs []string) {
 		t.Fatal(err)
 	}
 	vxRun(t, dir, false, "run", "build")
-	list := decode[struct {
-		Runs []struct {
-			RunID string `json:"runId"`
-		} `json:"runs"`
+	list := decode[[]struct {
+		RunID string `json:"runId"`
 	}](t, cliJSONEnv(t, dir, "last", "--list"))
-	if len(list.Runs) != 3 {
-		t.Fatalf("%d runs recorded, want 3", len(list.Runs))
+	if len(list) != 3 {
+		t.Fatalf("%d runs recorded, want 3", len(list))
 	}
-	for i := len(list.Runs) - 1; i >= 0; i-- {
-		runIDs = append(runIDs, list.Runs[i].RunID)
+	for i := len(list) - 1; i >= 0; i-- {
+		runIDs = append(runIDs, list[i].RunID)
 	}
 	return dir, runIDs
 }

@@ -1207,8 +1207,9 @@ func sameLean(got, want json.RawMessage) bool {
 		gv, ok := g[k]
 		switch {
 		case !ok:
-			// A runTasks answer leaves out what restates its totals in the original's names.
-			if !slices.Contains([]string{"endedAt", "totalMs", "summary", "aborted"}, k) {
+			// A runTasks answer leaves out what restates its totals in the original's names, and
+			// vx last's invocation.
+			if !slices.Contains([]string{"endedAt", "totalMs", "summary", "aborted", "invocation"}, k) {
 				return false
 			}
 		case k == "totals":

@@ -100,12 +100,10 @@ func TestWorktreesShareTheStore(t *testing.T) {
 		infoA.Cache.Value.SharedDirSource != "default" || infoB.Cache.Value.Dir != filepath.Join(b, ".vx") {
 		t.Errorf("info: A %+v, B %+v", infoA.Cache.Value, infoB.Cache.Value)
 	}
-	var last struct {
-		Runs []struct {
-			RunID string `json:"runId"`
-		} `json:"runs"`
+	var last []struct {
+		RunID string `json:"runId"`
 	}
-	if err := json.Unmarshal(runIn(t, b, cache, "last", "--list", "--format", "json"), &last); err != nil || len(last.Runs) != 1 {
+	if err := json.Unmarshal(runIn(t, b, cache, "last", "--list", "--format", "json"), &last); err != nil || len(last) != 1 {
 		t.Errorf("B's history: %+v %v, want its one run", last, err)
 	}
 

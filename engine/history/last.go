@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/logtext"
@@ -35,54 +34,41 @@ func ResolveRun(ctx context.Context, st *store.Store, id string) (string, error)
 // Last answers the summary of a run: runID (whole or a unique prefix), or the latest run when "".
 // With no run recorded it is a usage error saying so.
 func Last(ctx context.Context, st *store.Store, runID string) (*summary.Summary, error) {
-	var run store.Run
-	if runID == "" {
-		runs, err := st.Runs(ctx, store.RunQuery{Limit: 1})
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) == 0 {
-			return nil, vxerr.Usagef("no run recorded yet in %s", st.Dir())
-		}
-		run = runs[0]
-	} else {
-		id, err := ResolveRun(ctx, st, runID)
-		if err != nil {
-			return nil, err
-		}
-		r, _, err := st.RunByID(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		run = r
-	}
-	execs, err := st.Executions(ctx, run.ID)
+	run, execs, err := lastRun(ctx, st, runID)
 	if err != nil {
 		return nil, err
 	}
 	return summary.Summarize(run, execs), nil
 }
 
-// RunList is `vx last --list --format json`: recent runs, newest first.
-type RunList struct {
-	// Limit is the most runs the answer could hold.
-	Limit int       `json:"limit"`
-	Runs  []RunInfo `json:"runs"`
-}
-
-// RunInfo is one run of a list.
-type RunInfo struct {
-	RunID     string         `json:"runId"`
-	Status    string         `json:"status"`
-	OK        bool           `json:"ok"`
-	ExitCode  int            `json:"exitCode"`
-	StartedAt time.Time      `json:"startedAt"`
-	WallMs    int64          `json:"wallMs"`
-	Args      []string       `json:"args"`
-	Requested []string       `json:"requested"`
-	Totals    summary.Totals `json:"totals"`
-	// Tags are the run's key=value labels (vx run --tag); absent for none.
-	Tags map[string]string `json:"tags,omitempty"`
+// lastRun answers the run Last and LastRun answer, and its executions.
+func lastRun(ctx context.Context, st *store.Store, runID string) (store.Run, []store.Execution, error) {
+	var run store.Run
+	if runID == "" {
+		runs, err := st.Runs(ctx, store.RunQuery{Limit: 1})
+		if err != nil {
+			return store.Run{}, nil, err
+		}
+		if len(runs) == 0 {
+			return store.Run{}, nil, vxerr.Usagef("no run recorded yet in %s", st.Dir())
+		}
+		run = runs[0]
+	} else {
+		id, err := ResolveRun(ctx, st, runID)
+		if err != nil {
+			return store.Run{}, nil, err
+		}
+		r, _, err := st.RunByID(ctx, id)
+		if err != nil {
+			return store.Run{}, nil, err
+		}
+		run = r
+	}
+	execs, err := st.Executions(ctx, run.ID)
+	if err != nil {
+		return store.Run{}, nil, err
+	}
+	return run, execs, nil
 }
 
 // DefaultLimit is the number of runs answered when no limit is given; MaxLimit the most ever.
@@ -106,11 +92,12 @@ func ClampLimit(limit int) int {
 	return limit
 }
 
-// List answers recent runs, newest first (limit clamped by ClampLimit). Each run's totals are
-// counted in the index, in one snapshot, rather than summed from its executions.
-func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
+// List answers recent runs as the original's invocations, newest first (limit clamped by
+// ClampLimit): `vx last --list --format json`. Each run's totals are counted in the index, in one
+// snapshot, rather than summed from its executions.
+func List(ctx context.Context, st *store.Store, limit int) ([]Invocation, error) {
 	limit = ClampLimit(limit)
-	out := &RunList{Limit: limit, Runs: []RunInfo{}}
+	out := []Invocation{}
 	err := st.Snapshot(ctx, func(sn *store.Snapshot) error {
 		runs, err := sn.Runs(ctx, store.RunQuery{Limit: limit})
 		if err != nil || len(runs) == 0 {
@@ -125,14 +112,17 @@ func List(ctx context.Context, st *store.Store, limit int) (*RunList, error) {
 		if err != nil {
 			return err
 		}
+		remote, err := sn.RemoteHitsByRun(ctx, w)
+		if err != nil {
+			return err
+		}
 		for _, r := range runs {
 			s := summary.Summarize(r, nil)
 			for status, n := range counts[r.ID] {
 				s.Totals.Count(status, n)
 			}
-			s.Totals.SavedMs = saved[r.ID]
-			out.Runs = append(out.Runs, RunInfo{RunID: r.ID, Status: r.Status, OK: s.OK, ExitCode: s.ExitCode,
-				StartedAt: s.StartedAt, WallMs: s.Totals.WallMs, Args: append([]string{}, r.Args...), Requested: s.Requested, Totals: s.Totals, Tags: r.Tags})
+			s.Totals.SavedMs, s.Totals.RemoteHits = saved[r.ID], remote[r.ID]
+			out = append(out, invocationOf(r, s))
 		}
 		return nil
 	})

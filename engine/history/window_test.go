@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
@@ -173,11 +174,11 @@ func TestHistoryMatchesExecutions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range list.Runs {
+		for _, r := range list {
 			run, _, _ := st.RunByID(ctx, r.RunID)
 			execs, _ := st.Executions(ctx, r.RunID)
-			if want := summary.Summarize(run, execs).Totals; r.Totals != want {
-				t.Errorf("%s: run %s totals %+v, from the executions %+v", what, r.RunID, r.Totals, want)
+			if want := invocationOf(run, summary.Summarize(run, execs)); !reflect.DeepEqual(r, want) {
+				t.Errorf("%s: run %s invocation %+v, from the executions %+v", what, r.RunID, r, want)
 			}
 		}
 	}

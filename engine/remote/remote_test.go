@@ -68,7 +68,10 @@ func twoCheckouts(t *testing.T, cfg string, env []string, srv *server) {
 	if !strings.Contains(rb.stderr, "built lib with ***") {
 		t.Errorf("B: the remote hit's log was not replayed masked:\n%s", rb.stderr)
 	}
-	var last summary.Summary
+	var last struct {
+		Totals summary.Totals
+		Tasks  []struct{ CacheSource *string }
+	}
 	vxJSON(t, b, env, &last, "last")
 	if last.Totals.RemoteHits != 6 || last.Tasks[0].CacheSource == nil || *last.Tasks[0].CacheSource != "remote" {
 		t.Fatalf("vx last: want the remote hits, got %+v", last.Totals)

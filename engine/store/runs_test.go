@@ -45,7 +45,7 @@ func TestFullDiskRecordsRunWholeOrNotAtAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ids []string
-		for _, r := range l.Runs {
+		for _, r := range l {
 			ids = append(ids, fmt.Sprintf("%s:%d", r.RunID, r.Totals.Tasks))
 		}
 		return ids
