@@ -77,7 +77,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 	var project string
 	cmd := &cobra.Command{
 		Use:   "stats [--project P]",
-		Short: "Cache entries, size, runs and hits in the last 24 hours, hit rate",
+		Short: "Cache entries, size, task executions and hits in the last 24 hours, hit rate",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -99,7 +99,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 				if doc.RemoteHits24h > 0 {
 					remoteHits = fmt.Sprintf(" (%d from the remote cache)", doc.RemoteHits24h)
 				}
-				_, err := fmt.Fprintf(w, "%d entries, %d bytes; last 24h: %d runs, %d hits%s, hit rate %s\n",
+				_, err := fmt.Fprintf(w, "%d entries, %d bytes; last 24h: %d task executions, %d hits%s, hit rate %s\n",
 					doc.Entries, doc.TotalBytes, doc.Runs24h, doc.Hits24h, remoteHits, rate)
 				return err
 			})

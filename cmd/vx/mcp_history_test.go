@@ -148,7 +148,7 @@ func TestMCPHistoryTools(t *testing.T) {
 			HitRate                   *float64
 		}](t, got)
 		// Builds: 3 misses, then 3 hits, then 2 misses (lib, app) and a hit (big); no test passed.
-		if s.Entries != 5 || s.Runs24h != 3 || s.Hits24h != 4 || s.HitRate == nil {
+		if s.Entries != 5 || s.Runs24h != 11 || s.Hits24h != 4 || s.HitRate == nil {
 			t.Errorf("getCacheStats = %s", got)
 		}
 		got, isErr = ask("getCacheStats", map[string]any{"scope": map[string]any{"project": "lib"}})
@@ -623,7 +623,7 @@ func TestMCPHistoryToolsStateAndConfigErrors(t *testing.T) {
 			args map[string]any
 			want string
 		}{
-			{"getCacheStats", map[string]any{}, `"runs24h":3`},
+			{"getCacheStats", map[string]any{}, `"runs24h":11`},
 			{"getRunHistory", map[string]any{"limit": 1}, runs[2]},
 			{"explainCacheKey", map[string]any{"taskId": "lib#build"}, `"found":true`},
 			{"whyDidThisRerun", map[string]any{"taskId": "app#build"}, `"changed":true`},

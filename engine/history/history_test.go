@@ -99,7 +99,7 @@ func TestHistoryFromIndex(t *testing.T) {
 		t.Fatalf("flaky: %v %v", flaky, err)
 	}
 	c, err := Cache(ctx, st, "", now)
-	if err != nil || c.Runs24h != 3 || c.Hits24h != 3 || c.HitRate == nil || *c.HitRate != 0.5 {
+	if err != nil || c.Runs24h != 6 || c.Hits24h != 3 || c.HitRate == nil || *c.HitRate != 0.5 {
 		t.Fatalf("cache stats: %+v %v", c, err)
 	}
 	f, err := FailedTasks(ctx, st, "", nil)

@@ -42,7 +42,8 @@ type CacheInfo struct {
 	Entries    int   `json:"entries"`
 	TotalBytes int64 `json:"totalBytes"`
 	Runs       int   `json:"runs"`
-	// Runs24h counts the runs of the last 24 hours, Hits24h the hits among their executions.
+	// Runs24h counts the task executions of the last 24 hours that ran or restored their task (a
+	// blocked or skipped one ran nothing), as the original counts them; Hits24h the hits among them.
 	Runs24h int `json:"runs24h"`
 	Hits24h int `json:"hits24h"`
 }
@@ -89,7 +90,7 @@ func InfoCache(ctx context.Context, dirs statedirs.Dirs, getenv func(string) str
 	if err != nil {
 		return nil, err
 	}
-	out.Runs24h, out.Hits24h = c.RunsSince, c.HitsSince
+	out.Runs24h, out.Hits24h = c.ExecutionsSince, c.HitsSince
 	return out, nil
 }
 

@@ -447,9 +447,10 @@ type CacheStats struct {
 	HitCountLast24h int        `json:"hitCountLast24h"`
 	HitRate24h      *float64   `json:"hitRate24h"`
 	Entries         int        `json:"entries"`
-	// Runs24h counts runs in the last 24 hours (that ran a task of the scope or took it from the
-	// cache: a run that only blocked its tasks does not count); Hits24h the hits among their
-	// executions; HitRate hits over executions that consulted the cache (null: none).
+	// Runs24h counts the task executions of the last 24 hours, of the scope, that ran their task
+	// or took it from the cache (a blocked or skipped one ran nothing), as the original counts
+	// them; Hits24h the hits among them; HitRate hits over executions that consulted the cache
+	// (null: none).
 	Runs24h int      `json:"runs24h"`
 	Hits24h int      `json:"hits24h"`
 	HitRate *float64 `json:"hitRate"`
@@ -497,7 +498,7 @@ func cacheOf(ctx context.Context, st *store.Store, project string, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	out := &CacheStats{Scope: CacheScope{Project: project}, Entries: c.Entries, TotalBytes: c.TotalBytes, Runs24h: c.RunsSince, Hits24h: c.HitsSince}
+	out := &CacheStats{Scope: CacheScope{Project: project}, Entries: c.Entries, TotalBytes: c.TotalBytes, Runs24h: c.ExecutionsSince, Hits24h: c.HitsSince}
 	if out.RemoteHits24h, err = st.CountRemoteHits(ctx, project, now.Add(-24*time.Hour)); err != nil {
 		return nil, err
 	}

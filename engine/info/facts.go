@@ -19,7 +19,7 @@ import (
 
 // Facts are the original's flat facts of vx info, written beside vx's sections: vx's version,
 // git's version and status caches, the workspace root, the machine's memory, the cache's folder,
-// entries, bytes, versions and orphans, the runs, hits and restoring hits of the last 24 hours,
+// entries, bytes, versions and orphans, the task executions, hits and restoring hits of the last 24 hours,
 // the flaky tasks with their counts, whether the workspace has its config lock (vx.lock), and
 // the sandbox in brief. The cache's figures are 0 and its folder "" while the cache section is
 // not known.

@@ -13,10 +13,11 @@ var neverStarted = sqlList(StatusBlocked, StatusSkipped)
 type CacheCounts struct {
 	Entries    int
 	TotalBytes int64
-	// RunsSince counts the runs since the given time (that started or restored a task of the
-	// project, when narrowed to one); HitsSince the hit executions since then, CacheableSince the executions
-	// that could have hit (hits, misses, failures and timeouts).
-	RunsSince, HitsSince, CacheableSince int
+	// ExecutionsSince counts the task executions since the given time (of the project's tasks,
+	// when narrowed to one) that ran or restored their task: a blocked or skipped task ran
+	// nothing. HitsSince counts the hits among them, CacheableSince the executions that could
+	// have hit (hits, misses, failures and timeouts).
+	ExecutionsSince, HitsSince, CacheableSince int
 }
 
 // CountCache answers the shared store's entry counts and this checkout's recent run/hit counts,
@@ -31,20 +32,17 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 	if project == "" {
 		// Ranges of the executions_by_status index, counted without reading a row.
 		if err := s.db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM executions WHERE status NOT IN `+neverStarted+` AND started_ms >= ?),
 			(SELECT count(*) FROM executions WHERE status = `+sqlHit+` AND started_ms >= ?),
 			(SELECT count(*) FROM executions WHERE status IN `+verdictStatuses+` AND started_ms >= ?)`,
-			sinceMs, sinceMs).Scan(&c.HitsSince, &c.CacheableSince); err != nil {
+			sinceMs, sinceMs, sinceMs).Scan(&c.ExecutionsSince, &c.HitsSince, &c.CacheableSince); err != nil {
 			return c, fmt.Errorf("count cache use: %w", err)
 		}
-		// Every run counts, even one that recorded no task (nothing selected, cancelled at once).
-		c.RunsSince, err = s.CountRuns(ctx, since)
-		return c, err
+		return c, nil
 	}
-	// A run counts for the project once one of its tasks started: a run that only blocked or
-	// skipped them ran nothing of it.
-	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT CASE WHEN status NOT IN `+neverStarted+` THEN run_id END), coalesce(sum(status = `+sqlHit+`), 0),
+	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(status NOT IN `+neverStarted+`), 0), coalesce(sum(status = `+sqlHit+`), 0),
 		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND task_id >= ? AND task_id < ? AND project = ?`,
-		projectArgs(project, sinceMs)...).Scan(&c.RunsSince, &c.HitsSince, &c.CacheableSince); err != nil {
+		projectArgs(project, sinceMs)...).Scan(&c.ExecutionsSince, &c.HitsSince, &c.CacheableSince); err != nil {
 		return c, fmt.Errorf("count cache use: %w", err)
 	}
 	return c, nil

@@ -52,8 +52,8 @@ func TestProjectFilters(t *testing.T) {
 			t.Errorf("TaskExecutions of %s: %v, want %v", project, ids, want)
 		}
 		counts, err := st.CountCache(ctx, project, since)
-		if err != nil || counts.RunsSince != 1 || counts.HitsSince != 2 {
-			t.Errorf("CountCache of %s: %+v %v, want 1 run and 2 hits", project, counts, err)
+		if err != nil || counts.ExecutionsSince != 2 || counts.HitsSince != 2 {
+			t.Errorf("CountCache of %s: %+v %v, want 2 executions and 2 hits", project, counts, err)
 		}
 		if n, err := st.CountRemoteHits(ctx, project, since); err != nil || n != 2 {
 			t.Errorf("CountRemoteHits of %s: %d %v, want 2", project, n, err)
