@@ -63,7 +63,7 @@ func (d *Deps) getCacheStats() tool.Tool {
 	return tool.New(tool.Tool{
 		Name:        "getCacheStats",
 		Title:       "Cache statistics",
-		Description: "What's the state of my cache? Entries, total bytes, task executions and hits in the last 24h, hit rate; scope: { project } narrows every number. Call it before pruneCache. As vx cache stats --format json. Reads the index only.",
+		Description: "What's the state of my cache? Entries, total bytes, runs and hits in the last 24h, hit rate; scope: { project } narrows every number. Call it before pruneCache. As vx cache stats --format json. Reads the index only.",
 		Annotations: readOnly,
 		OutputTypes: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[history.CacheScope](): {AnyOf: []*jsonschema.Schema{
 			{Type: "string"}, {Type: "object"},

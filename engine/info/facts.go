@@ -182,10 +182,23 @@ type configErrorFact struct {
 	Path string `json:"path"`
 }
 
-// MarshalJSON writes the document, its attention lines first, with the original's flat facts
-// after vx's sections, and its workers, plugins and configErrors in the original's shapes.
+// sections is a Document's own fields as JSON writes them (its Facts left out), without its
+// MarshalJSON.
+type sections Document
+
+// Written is the document as JSON writes it: vx's sections, its attention lines first, the
+// original's flat facts after them, and its workers, plugins and configErrors in the original's
+// shapes. getWorkspaceInfo's output schema describes it.
+type Written struct {
+	sections
+	Facts
+	Workers      workersFact       `json:"workers"`
+	Plugins      []pluginFact      `json:"plugins"`
+	ConfigErrors []configErrorFact `json:"configErrors"`
+}
+
+// MarshalJSON writes the document as Written.
 func (d Document) MarshalJSON() ([]byte, error) {
-	type plain Document
 	plugins := make([]pluginFact, len(d.Plugins))
 	for i, p := range d.Plugins {
 		plugins[i] = pluginFact{Plugin: p, Seams: []string{}}
@@ -200,11 +213,5 @@ func (d Document) MarshalJSON() ([]byte, error) {
 	for i, e := range d.ConfigErrors {
 		errs[i] = configErrorFact{ConfigError: e, Path: e.File}
 	}
-	return json.Marshal(struct {
-		plain
-		Facts
-		Workers      workersFact       `json:"workers"`
-		Plugins      []pluginFact      `json:"plugins"`
-		ConfigErrors []configErrorFact `json:"configErrors"`
-	}{plain(d), d.Facts, workersOf(d.Workers), plugins, errs})
+	return json.Marshal(Written{sections(d), d.Facts, workersOf(d.Workers), plugins, errs})
 }
