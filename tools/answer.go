@@ -121,9 +121,10 @@ type configPage struct {
 	total int
 }
 
-// MarshalJSON writes the document with the reasons of the listed projects only.
+// MarshalJSON writes the document as vx show --format json does (show.Document.Original: the
+// original's shape for its target) with the reasons of the listed projects only.
 func (p configPage) MarshalJSON() ([]byte, error) {
 	d := *p.Document
 	d.Affected = affectedOf(d.Affected, len(d.Projects), func(i int) string { return d.Projects[i].Name }, p.total)
-	return json.Marshal(d)
+	return json.Marshal(d.Original())
 }

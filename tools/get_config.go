@@ -2,6 +2,9 @@ package tools
 
 import (
 	"context"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vzn/vx/actor/tool"
 	"github.com/vzn/vx/actor/tool/window"
@@ -29,6 +32,10 @@ func (d *Deps) getConfig() tool.Tool {
 		Title:       "Resolved config of a project or task",
 		Description: "What does this task declare? vx show --format json: the resolved inputs, outputs, env, sandbox, dependsOn, scripts and where each value was set, secrets masked. target: a project, project#task or a task name.",
 		Paged:       true,
+		// config is vx show's document in the original's shape for the target: a list of
+		// projects, a project, a task or a list of tasks.
+		OutputTypes: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[configPage](): {Types: []string{"array", "object"},
+			Items: &jsonschema.Schema{Type: "object"}}},
 		Annotations: readOnly,
 	}, func(ctx context.Context, call *tool.Call, args getConfigArgs) (*ConfigAnswer, error) {
 		ws, err := d.load(ctx)

@@ -68,16 +68,25 @@ func writtenSchema(value *jsonschema.Schema) *jsonschema.Schema {
 			}
 		}
 	}
-	// vx's own sections (an object each, docs/mcp.md) are described as objects: tools/list's
-	// budget goes to the original's facts, every field of which the schema names.
+	// vx's own parts but its sections (an object each, docs/mcp.md) are described as objects, and
+	// no field is listed as required (the answer writes every one): tools/list's budget goes to
+	// the original's facts, every field of which the schema names, and to the sections' shape.
 	for name, p := range parts[2].Properties {
 		_, fact := parts[1].Properties[name]
+		_, section := p.Properties["value"]
 		written, _ := json.Marshal(out.Properties[name])
-		section, _ := json.Marshal(p)
-		// A section Written writes in the original's shape (workers) is one of its facts.
-		if !fact && string(written) == string(section) && isObject(p) {
+		own, _ := json.Marshal(p)
+		// A part Written writes in the original's shape (workers) is one of its facts.
+		if !fact && !section && string(written) == string(own) && isObject(p) {
 			out.Properties[name] = &jsonschema.Schema{Type: "object"}
+			if slices.Contains(p.Types, "null") {
+				out.Properties[name] = &jsonschema.Schema{Types: []string{"object", "null"}}
+			}
 		}
+	}
+	out.Required = nil
+	for _, p := range out.Properties {
+		p.Required = nil
 	}
 	// Written's plugins and configErrors are lists, never null (Document.MarshalJSON makes them).
 	for _, name := range []string{"plugins", "configErrors"} {

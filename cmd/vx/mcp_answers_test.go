@@ -198,15 +198,13 @@ func TestMCPAnswerCharsSetsTheBudget(t *testing.T) {
 			t.Fatalf("getConfig page %d: %d characters (error %v): %.300s", pages, len(text), isErr, text)
 		}
 		page := decode[struct {
-			Config struct {
-				Projects []struct {
-					Name string `json:"name"`
-				} `json:"projects"`
+			Config []struct {
+				Name string `json:"name"`
 			} `json:"config"`
 			NextCursor string `json:"nextCursor"`
 			Total      int    `json:"total"`
 		}](t, got)
-		for _, p := range page.Config.Projects {
+		for _, p := range page.Config {
 			if seen[p.Name] {
 				t.Fatalf("project %s answered twice", p.Name)
 			}

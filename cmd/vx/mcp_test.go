@@ -245,7 +245,7 @@ func TestMCPConfigToolsOnEmptyWorkspace(t *testing.T) {
 		t.Errorf("listTasks = %s", got)
 	}
 	got, _, isErr = call(t, cs, "getConfig", map[string]any{})
-	if isErr || !strings.Contains(string(got), `"projects":[]`) {
+	if isErr || !strings.Contains(string(got), `"config":[]`) {
 		t.Errorf("getConfig = %s", got)
 	}
 	got, _, isErr = call(t, cs, "getWorkspaceInfo", map[string]any{})

@@ -129,7 +129,7 @@ After --, the arguments vx run would append to the target task's command: its co
 			if err != nil {
 				return err
 			}
-			return a.emit(doc, doc.WriteText)
+			return a.emit(doc.Original(), doc.WriteText)
 		},
 	}
 	sel.register(cmd)

@@ -84,6 +84,10 @@ type Task struct {
 	Group bool `json:"group,omitempty"`
 	// Interactive marks a task that reads the terminal: never cached, run alone.
 	Interactive bool `json:"interactive,omitempty"`
+	// timeoutMs is the timeout in milliseconds, 0 for none: the original's exec.timeout; retries
+	// is exec.retries.
+	timeoutMs int64
+	retries   int
 }
 
 // Options narrow the answer.
@@ -179,6 +183,7 @@ func taskDoc(t *graph.Task, m *mask.Masker) Task {
 		ExecEnv: map[string]string{}, Secrets: map[string]string{}, Cache: t.Cache, Timeout: t.TimeoutSpec,
 		Sandbox: t.Sandbox, Origins: map[string]string{}, Persistent: t.Persistent, Rewrites: t.Rewrites,
 		Interruptible: t.Interruptible, ReadyWhen: t.ReadyWhen, RuntimeInputs: maskAll(m, t.RuntimeInputs), Group: t.IsGroup(), Interactive: t.Interactive,
+		timeoutMs: t.Timeout.Milliseconds(), retries: t.Retries,
 	}
 	if !t.All {
 		td.All = new(false)
