@@ -127,7 +127,7 @@ func (a *app) lastCmd() *cobra.Command {
 	f.BoolVar(&full, "full", false, "with --log, print the whole log: text answers otherwise keep its first 8 KiB and last 56 KiB")
 	f.StringVar(&runID, "run", "", "the run: its `ID` or a unique prefix of it (default: the latest)")
 	f.IntVar(&limit, "limit", 0, "how many runs --list shows (1..500, default 20)")
-	f.StringVar(&out, "out", "", "write the run to `FILE`: its timeline page (its summary under --format json or for a .json name)")
+	f.StringVar(&out, "out", "", "write the run to `FILE`: its timeline page (vx last --format json's document under --format json or for a .json name)")
 	return cmd
 }
 

@@ -33,7 +33,7 @@ func checkRunPicture(format, out string, list, log bool) error {
 }
 
 // runPicture writes the run runID ("" for the latest) to out, or to stdout when out is "": its
-// timeline page, or its summary under --format json or to a .json file.
+// timeline page, or vx last --format json's document under --format json or to a .json file.
 func (a *app) runPicture(ctx context.Context, st *store.Store, runID, out string) error {
 	format := "html"
 	if a.format == "json" || (a.format == "text" && strings.ToLower(filepath.Ext(out)) == ".json") {
@@ -52,7 +52,7 @@ func (a *app) runPicture(ctx context.Context, st *store.Store, runID, out string
 		if err != nil {
 			return err
 		}
-		write, what = func(w io.Writer) error { return writeJSON(w, doc) }, "run "+doc.Summary.RunID+", its summary"
+		write, what = func(w io.Writer) error { return writeJSON(w, doc) }, "run "+doc.Summary.RunID+", its document"
 	}
 	if out == "" {
 		return write(a.stdout)
