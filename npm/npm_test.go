@@ -338,6 +338,7 @@ export default defineWorkspace({
       cache: true,
       timeout: '2m',
       persistent: false,
+      interactive: false,
       all: true,
       ifScript: false,
       passThroughEnv: ['LANG'],
