@@ -271,7 +271,7 @@ func (d *Deps) handoff(ctx context.Context, ws *graph.Workspace, args *runTasksA
 	if !ok || snap == nil {
 		return nil
 	}
-	opts, err := runrequest.Prepare(ctx, ws, runrequest.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Files: snap, Memo: d.Session.Memo()})
+	opts, err := runrequest.Prepare(ctx, ws, runrequest.Request{SelectOptions: args.selectOptions(), Getenv: d.getenv, Files: snap, Memo: d.Session.Memo(), Version: d.Version})
 	if err != nil || len(opts.TaskIDs) == 0 {
 		return nil
 	}

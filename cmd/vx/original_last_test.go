@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/vzn/vx/internal/testkit"
@@ -22,6 +25,8 @@ func TestLastValidatesAgainstTheOriginal(t *testing.T) {
 	validateOriginal(t, "vx last --format json", schema, out)
 	type invocation struct {
 		RunID, Command                                                  string
+		CommitSha, Branch, OS, Arch                                     *string
+		VxVersion                                                       string
 		RequestedTasks                                                  []string
 		TaskCount, FailedCount, HitCount, HitLocalCount, HitRemoteCount int
 		ExitOk                                                          bool
@@ -44,6 +49,24 @@ func TestLastValidatesAgainstTheOriginal(t *testing.T) {
 	if inv.RunID != doc.RunID || inv.Command != "vx run build lint" || inv.TaskCount != 4 || inv.HitCount != 4 ||
 		inv.HitLocalCount != 4 || inv.HitRemoteCount != 0 || inv.FailedCount != 0 || !inv.ExitOk || inv.EndedAt < inv.StartedAt {
 		t.Errorf("invocation %+v of run %s, want 4 local hits of vx run build lint", inv, doc.RunID)
+	}
+	head, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch, err := exec.Command("git", "-C", dir, "symbolic-ref", "--short", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if str := func(p *string) string {
+		if p == nil {
+			return "<null>"
+		}
+		return *p
+	}; str(inv.CommitSha) != strings.TrimSpace(string(head)) || str(inv.Branch) != strings.TrimSpace(string(branch)) ||
+		str(inv.OS) != runtime.GOOS || str(inv.Arch) != runtime.GOARCH || inv.VxVersion == "" {
+		t.Errorf("invocation commit %s branch %s os %s arch %s vx %q; want %s %s %s %s and a version", str(inv.CommitSha), str(inv.Branch),
+			str(inv.OS), str(inv.Arch), inv.VxVersion, head, branch, runtime.GOOS, runtime.GOARCH)
 	}
 	if len(doc.Tasks) != 4 {
 		t.Fatalf("tasks %+v, want 4", doc.Tasks)

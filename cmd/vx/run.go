@@ -289,7 +289,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 		so.Filters = append([]string{p.Name}, so.Filters...)
 	}
 	so.Tasks, so.All = args, rf.all
-	req := runrequest.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv}
+	req := runrequest.Request{SelectOptions: so, Concurrency: rf.concurrency, MemoryBudget: rf.memoryBudget, Force: rf.force, Getenv: a.getenv, Version: version}
 	// A run that reads no layer plans, and runs, every task as a miss.
 	req.Force = req.Force || !rf.cacheUse.LocalRead() && !rf.cacheUse.RemoteRead()
 	req.Args = rf.passArgs

@@ -93,7 +93,7 @@ func (a *app) watch(cmd *cobra.Command, wf *watchFlags, args []string) error {
 		so.Filters = append([]string{p.Name}, so.Filters...)
 	}
 	so.Tasks, so.All = args, wf.all
-	req := runrequest.Request{SelectOptions: so, Concurrency: wf.run.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv, Args: wf.passArgs}
+	req := runrequest.Request{SelectOptions: so, Concurrency: wf.run.concurrency, MemoryBudget: wf.memoryBudget, Getenv: a.getenv, Args: wf.passArgs, Version: version}
 	if _, err := runrequest.Prepare(ctx, ws, req); err != nil {
 		return err
 	}

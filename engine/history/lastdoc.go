@@ -46,8 +46,11 @@ type Invocation struct {
 	HitLocalCount   int   `json:"hitLocalCount"`
 	HitRemoteCount  int   `json:"hitRemoteCount"`
 	ExitOK          bool  `json:"exitOk"`
-	// CommitSHA, Branch, Dirty, CIProvider, OS and Arch are null, CI false and VxVersion empty:
-	// the index does not record them of a run.
+	// CommitSHA and Branch are HEAD's as the run began (null outside git, Branch null when
+	// detached), CI and CIProvider the CI service the environment named, OS and Arch the system
+	// vx ran on, VxVersion its version (null and empty for a run recorded before vx kept them).
+	// Dirty is null: vx does not run git status for a run, which would cost every run a scan of
+	// the whole tree.
 	CommitSHA  *string           `json:"commitSha"`
 	Branch     *string           `json:"branch"`
 	Dirty      *bool             `json:"dirty"`
@@ -131,7 +134,19 @@ func invocationOf(run store.Run, s *summary.Summary) Invocation {
 	if inv.Tags == nil {
 		inv.Tags = map[string]string{}
 	}
+	rc := run.Context
+	inv.CommitSHA, inv.Branch = orNull(rc.CommitSHA), orNull(rc.Branch)
+	inv.CI, inv.CIProvider = rc.CI, orNull(rc.CIProvider)
+	inv.OS, inv.Arch, inv.VxVersion = orNull(rc.OS), orNull(rc.Arch), rc.VxVersion
 	return inv
+}
+
+// orNull is s, or null when empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // rowOf is the original's fields of the execution e of run.

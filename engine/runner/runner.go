@@ -80,6 +80,8 @@ type Options struct {
 	// KeyLockDir is the folder of the cache store the run's key locks are kept in (in its locks
 	// folder), which every checkout sharing that store uses; "" means the shared store's.
 	KeyLockDir string
+	// Version is vx's version, recorded with the run (vx last's vxVersion).
+	Version string
 	// Notice receives one-line messages for the user (an index reset); nil drops them.
 	Notice func(msg string)
 	// DebugHash receives every hash input (VX_DEBUG_HASH=1); nil for none.
@@ -318,7 +320,8 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 	host, _ := os.Hostname()
 	run := store.Run{ID: r.runID, Started: started, Status: store.RunRunning, PID: os.Getpid(), Host: host,
 		Args: opts.Args, Requested: opts.Requested, TaskCount: len(nodes), Concurrency: opts.Concurrency,
-		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource, Tags: opts.Tags}
+		MemoryBudget: opts.MemoryBudget, MemorySource: opts.MemorySource, Tags: opts.Tags,
+		Context: runContext(opts.Workspace.Root, opts.Version, opts.Getenv)}
 	dbctx := context.WithoutCancel(ctx)
 	if err := st.BeginRun(dbctx, run); err != nil {
 		return nil, err

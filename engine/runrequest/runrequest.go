@@ -33,6 +33,8 @@ const AffectedBaseEnv = "VX_AFFECTED_BASE"
 // from the workspace root.
 type Request struct {
 	workspace.SelectOptions
+	// Version is vx's version, recorded with the run.
+	Version string
 	// Concurrency is --concurrency; 0 means VX_CONCURRENCY, else the number of CPUs.
 	Concurrency int
 	// MemoryBudget is --memory-budget ("" when not given): see MemoryBudget.
@@ -98,7 +100,7 @@ func Prepare(ctx context.Context, ws *graph.Workspace, req Request) (runner.Plan
 			Workspace: ws, TaskIDs: selection.TaskIDs, Requested: selection.Requested,
 			Force: req.Force, Concurrency: workers, Getenv: getenv, DebugHash: req.DebugHash,
 			MemoryBudget: budget, MemorySource: budgetSource, NothingAffected: selection.NothingAffected, Files: req.Files,
-			RestoreOnly: restoreOnly(req, selection),
+			RestoreOnly: restoreOnly(req, selection), Version: req.Version,
 		},
 		Affected: selection.Affected,
 		Memo:     req.Memo,

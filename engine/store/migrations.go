@@ -114,18 +114,28 @@ var migrations = []migration{
 	// An index an older vx downgraded in place may hold the column already: it is added only
 	// where it is missing.
 	{14, "keep where each task ran", nil, addExecutorColumn},
+	// Where each run ran (its commit and branch, CI, system, vx's version), for vx last.
+	{15, "keep where each run ran", nil, func(ctx context.Context, tx *sql.Tx) error {
+		return addColumn(ctx, tx, "runs", "context", `TEXT NOT NULL DEFAULT '{}'`)
+	}},
 }
 
 // addExecutorColumn adds executions.executor where the table lacks it.
 func addExecutorColumn(ctx context.Context, tx *sql.Tx) error {
+	return addColumn(ctx, tx, "executions", "executor", `TEXT NOT NULL DEFAULT ''`)
+}
+
+// addColumn adds the column name, declared as decl, to table where the table lacks it: an index an
+// older vx downgraded in place may hold it already.
+func addColumn(ctx context.Context, tx *sql.Tx, table, name, decl string) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('executions') WHERE name = 'executor'`).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, name).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `ALTER TABLE executions ADD COLUMN executor TEXT NOT NULL DEFAULT ''`)
+	_, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+name+` `+decl)
 	return err
 }
 

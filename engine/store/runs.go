@@ -38,6 +38,21 @@ type Run struct {
 	MemorySource string
 	// Tags are the run's key=value labels (vx run --tag), nil for none.
 	Tags map[string]string
+	// Context is where the run ran: the commit, the machine, the CI, vx's version.
+	Context RunContext
+}
+
+// RunContext is where a run ran, as `vx last` answers it (the original's invocation fields):
+// empty strings for what was not known (a folder outside git, a detached HEAD's branch).
+type RunContext struct {
+	CommitSHA string `json:"commitSha,omitempty"`
+	Branch    string `json:"branch,omitempty"`
+	// CI is true under a CI service (CI set); CIProvider names the one known.
+	CI         bool   `json:"ci,omitempty"`
+	CIProvider string `json:"ciProvider,omitempty"`
+	OS         string `json:"os,omitempty"`
+	Arch       string `json:"arch,omitempty"`
+	VxVersion  string `json:"vxVersion,omitempty"`
 }
 
 // crockford is the alphabet of run ids: sortable as text, no ambiguous letters.
@@ -90,7 +105,7 @@ type openRun struct {
 }
 
 const insertRunSQL = `INSERT INTO runs (id, started_ms, status, pid, host, args, requested, task_count, concurrency,
-		memory_budget, memory_source, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		memory_budget, memory_source, tags, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertRun writes r's row, as running.
 func insertRun(ctx context.Context, q querier, r Run) error {
@@ -100,8 +115,9 @@ func insertRun(ctx context.Context, q querier, r Run) error {
 	if len(r.Tags) > 0 {
 		tags, _ = json.Marshal(r.Tags)
 	}
+	rc, _ := json.Marshal(r.Context)
 	if _, err := q.ExecContext(ctx, insertRunSQL, r.ID, ms(r.Started), RunRunning, r.PID, r.Host, string(args), string(req),
-		r.TaskCount, r.Concurrency, r.MemoryBudget, r.MemorySource, string(tags)); err != nil {
+		r.TaskCount, r.Concurrency, r.MemoryBudget, r.MemorySource, string(tags), string(rc)); err != nil {
 		return fmt.Errorf("record run %s: %w", r.ID, err)
 	}
 	return nil
@@ -203,19 +219,28 @@ func (s *Store) removeRun(ctx context.Context, id string) error {
 const runCols = `id, started_ms, coalesce(finished_ms, 0), status, coalesce(exit_code, 0), pid, host, args, requested, task_count, concurrency, memory_budget, memory_source`
 
 // runColumns are the columns scanRun reads in an index of layout version: one older than the
-// tags' (migration 10) reads none.
+// tags' (migration 10) reads none, one older than the context's (migration 15) no context.
 func runColumns(version int) string {
-	if version < retriesVersion {
-		return runCols + `, '{}'`
+	switch {
+	case version < retriesVersion:
+		return runCols + `, '{}', '{}'`
+	case version < contextVersion:
+		return runCols + `, tags, '{}'`
 	}
-	return runCols + `, tags`
+	return runCols + `, tags, context`
 }
+
+// contextVersion is the layout that keeps where each run ran (migration 15).
+const contextVersion = 15
 
 func scanRun(sc scanner) (Run, error) {
 	var r Run
 	var started, finished int64
-	var args, req, tags string
-	if err := sc.Scan(&r.ID, &started, &finished, &r.Status, &r.ExitCode, &r.PID, &r.Host, &args, &req, &r.TaskCount, &r.Concurrency, &r.MemoryBudget, &r.MemorySource, &tags); err != nil {
+	var args, req, tags, rc string
+	if err := sc.Scan(&r.ID, &started, &finished, &r.Status, &r.ExitCode, &r.PID, &r.Host, &args, &req, &r.TaskCount, &r.Concurrency, &r.MemoryBudget, &r.MemorySource, &tags, &rc); err != nil {
+		return r, err
+	}
+	if err := jsonColumn(rc, "context", r.ID, &r.Context); err != nil {
 		return r, err
 	}
 	if err := jsonColumn(tags, "tags", r.ID, &r.Tags); err != nil {
