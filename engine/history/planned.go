@@ -29,9 +29,17 @@ func (p *Planned) Explain(ctx context.Context, taskID, hash string, status store
 	w := &Why{TaskID: taskID, Status: status, Hash: hash, Roots: []Root{}, Diff: emptyDiff(), Store: checkoutStore(p.st)}
 	if p.st.Empty() {
 		w.Changed, w.Reason = true, "no previous run computed a key for "+taskID
+		w.Note = w.Reason
+		w.original()
 		return w, nil
 	}
-	return against(ctx, p.st, w, store.ExecQuery{TaskID: taskID, Limit: 50}, p.load)
+	w, err := against(ctx, p.st, w, store.ExecQuery{TaskID: taskID, Limit: 50}, p.load)
+	if err != nil {
+		return nil, err
+	}
+	w.Note = w.Reason
+	w.original()
+	return w, nil
 }
 
 // load answers the manifest of hash, planned or recorded, parsed once.

@@ -46,6 +46,8 @@ type Why struct {
 	ThisRun     *RunSide `json:"thisRun"`
 	PreviousRun *RunSide `json:"previousRun"`
 	Note        string   `json:"note"`
+	// Why is the original's nested why object (the facts above); null where Found is false.
+	Why *WhyCore `json:"why"`
 }
 
 // RunSide is one execution of a why answer, as the original names it: cacheHit, restored (on a
@@ -74,7 +76,9 @@ func sideOf(e store.Execution) *RunSide {
 
 // notFound answers a why of a run that recorded no key for the task: found false, and why.
 func notFound(taskID, runID, note string) *Why {
-	return &Why{TaskID: taskID, RunID: runID, Roots: []Root{}, Diff: emptyDiff(), Reason: note, Note: note}
+	w := &Why{TaskID: taskID, RunID: runID, Roots: []Root{}, Diff: emptyDiff(), Reason: note, Note: note}
+	w.original()
+	return w
 }
 
 // Diff is what moved between two manifests.
@@ -107,6 +111,18 @@ type Diff struct {
 	// sandbox is true when the sandbox the task runs under changed (its declaration, or an
 	// agent's narrowing of it); the reason says so.
 	sandbox bool
+	// unchanged counts the components of the key that did not move.
+	unchanged int
+
+	// The original's diff fields: the run and task explained, whether the task was found, the
+	// previous run compared, each moved component as an entry, how many did not move, the note.
+	RunID          string  `json:"runId,omitempty"`
+	TaskID         string  `json:"taskId,omitempty"`
+	Found          bool    `json:"found"`
+	PreviousRunID  *string `json:"previousRunId"`
+	Entries        []Entry `json:"entries"`
+	UnchangedCount int     `json:"unchangedCount"`
+	Note           string  `json:"note"`
 }
 
 // PackageChange is an external package whose resolved version(s) moved; an empty side means it
@@ -159,6 +175,10 @@ type Root struct {
 	// explains it; Through, the dependencies without the task whose files moved.
 	DepFiles []string `json:"depFiles,omitempty"`
 	Through  []string `json:"through,omitempty"`
+	// Chain is the path from the task asked about down to this root, through moved upstream
+	// keys; Entries what moved of its own inputs, as the original lists them.
+	Chain   []string `json:"chain"`
+	Entries []Entry  `json:"entries"`
 	// Runtime are the root's runtime probes whose output moved, when any did.
 	Runtime []RuntimeChange `json:"runtime,omitempty"`
 }
@@ -211,6 +231,7 @@ func explainOf(ctx context.Context, st *store.Store, taskID, runID string) (*Why
 		return nil, err
 	}
 	w.Note = w.Reason
+	w.original()
 	return w, nil
 }
 
@@ -268,12 +289,16 @@ func against(ctx context.Context, st *store.Store, w *Why, prevs store.ExecQuery
 	w.Diff = diffManifests(before, after)
 	moved := map[string]*Diff{}
 	seen := map[string]bool{}
+	parent := map[string]string{}
 	for _, u := range w.Diff.Upstream {
-		if err := walkUpstream(ctx, load, u, moved, seen); err != nil {
+		if err := walkUpstream(ctx, load, u, w.TaskID, moved, seen, parent); err != nil {
 			return nil, err
 		}
 	}
 	w.Roots = rootsOf(moved)
+	for i := range w.Roots {
+		w.Roots[i].Chain = chainTo(w.TaskID, w.Roots[i].TaskID, parent)
+	}
 	w.Reason = reason(w)
 	return w, nil
 }
@@ -347,7 +372,8 @@ func reason(w *Why) string {
 
 func emptyDiff() Diff {
 	return Diff{Files: emptyFiles(), Env: []string{}, Upstream: []UpstreamChange{}, Scripts: []string{},
-		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}, DepFiles: []string{}, Runtime: []RuntimeChange{}}
+		Global: emptyFiles(), Packages: []PackageChange{}, Through: []string{}, DepFiles: []string{}, Runtime: []RuntimeChange{},
+		Entries: []Entry{}}
 }
 
 func emptyFiles() FileDiff {
@@ -368,7 +394,10 @@ func loadManifest(ctx context.Context, st *store.Store, hash string) (*hasher.Ma
 
 // walkUpstream follows a moved upstream key down through the upstream keys that moved in turn,
 // recording each moved task's diff (nil where a manifest was not kept).
-func walkUpstream(ctx context.Context, load manifestSource, u UpstreamChange, moved map[string]*Diff, seen map[string]bool) error {
+func walkUpstream(ctx context.Context, load manifestSource, u UpstreamChange, from string, moved map[string]*Diff, seen map[string]bool, parent map[string]string) error {
+	if _, ok := parent[u.TaskID]; !ok {
+		parent[u.TaskID] = from
+	}
 	if seen[u.TaskID+u.Before+u.After] {
 		return nil
 	}
@@ -392,7 +421,7 @@ func walkUpstream(ctx context.Context, load manifestSource, u UpstreamChange, mo
 	d := diffManifests(before, after)
 	moved[u.TaskID] = &d
 	for _, next := range d.Upstream {
-		if err := walkUpstream(ctx, load, next, moved, seen); err != nil {
+		if err := walkUpstream(ctx, load, next, u.TaskID, moved, seen, parent); err != nil {
 			return err
 		}
 	}
@@ -560,6 +589,11 @@ func diffManifests(before, after *hasher.Manifest) Diff {
 	d.Outputs = !equalStrings(before.Outputs, after.Outputs)
 	d.sandbox = !reflect.DeepEqual(before.Sandbox, after.Sandbox)
 	d.Version = before.Version != after.Version
+	for _, m := range [][2]map[string]string{{before.Files, after.Files}, {before.Global, after.Global}, {before.Env, after.Env},
+		{before.ExecEnv, after.ExecEnv}, {before.Deps, after.Deps}, {before.Scripts, after.Scripts}, {before.Packages, after.Packages},
+		{before.Runtime, after.Runtime}, {before.Through, after.Through}, {before.DepFiles, after.DepFiles}} {
+		d.unchanged += unchangedIn(m[0], m[1])
+	}
 	return d
 }
 
