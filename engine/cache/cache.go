@@ -309,6 +309,22 @@ func (c *Cache) isIntact(id string, e store.Entry, found bool) (files int, ok bo
 	return files, ok
 }
 
+// putBlobs writes an entry's outputs archive (none when nil) and log to the blob store, and
+// answers their blobs and the entry's size.
+func (c *Cache) putBlobs(archive, log []byte) (outputsBlob, logBlob string, size int64, err error) {
+	size = int64(len(log))
+	if archive != nil {
+		if outputsBlob, err = c.st.CAS().Put(archive); err != nil {
+			return "", "", 0, err
+		}
+		size += int64(len(archive))
+	}
+	if logBlob, err = c.st.CAS().Put(log); err != nil {
+		return "", "", 0, err
+	}
+	return outputsBlob, logBlob, size, nil
+}
+
 // Put stores task t's outputs archive and log under key, then the entry naming them, and uploads
 // it to the remote cache in the background; took is how long the task ran. It answers the log's
 // blob.
@@ -324,15 +340,7 @@ func (c *Cache) Put(ctx context.Context, t *graph.Task, key string, log []byte, 
 	if err != nil {
 		return "", err
 	}
-	var outputsBlob string
-	size := int64(len(log))
-	if archive != nil {
-		if outputsBlob, err = c.st.CAS().Put(archive); err != nil {
-			return "", err
-		}
-		size += int64(len(archive))
-	}
-	logBlob, err := c.st.CAS().Put(log)
+	outputsBlob, logBlob, size, err := c.putBlobs(archive, log)
 	if err != nil {
 		return "", err
 	}

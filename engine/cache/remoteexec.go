@@ -31,15 +31,7 @@ func (c *Cache) PutRemote(ctx context.Context, t *graph.Task, key string, log []
 	if err != nil {
 		return "", err
 	}
-	var outputsBlob string
-	size := int64(len(log))
-	if archive != nil {
-		if outputsBlob, err = c.st.CAS().Put(archive); err != nil {
-			return "", err
-		}
-		size += int64(len(archive))
-	}
-	logBlob, err := c.st.CAS().Put(log)
+	outputsBlob, logBlob, size, err := c.putBlobs(archive, log)
 	if err != nil {
 		return "", err
 	}
