@@ -51,9 +51,9 @@ func TestAnswersAtScale(t *testing.T) {
 				args  map[string]any
 				lists []string // the windowed lists, as JSON paths
 			}{
-				{"getConfig", map[string]any{}, []string{"config.projects"}},
-				{"getConfig", map[string]any{"target": "build"}, []string{"config.projects"}},
-				{"getConfig", map[string]any{"affected": true}, []string{"config.projects"}},
+				{"getConfig", map[string]any{}, []string{"config"}},
+				{"getConfig", map[string]any{"target": "build"}, []string{"config"}},
+				{"getConfig", map[string]any{"affected": true}, []string{"config"}},
 				{"listTasks", map[string]any{"affected": true}, []string{"projects"}},
 				{"planTasks", map[string]any{"all": true}, []string{"plan.criticalPath", "plan.tasks"}},
 				{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{"plan.criticalPath", "plan.tasks"}},
@@ -144,7 +144,7 @@ func checkFirstAnswers(t *testing.T, cs *mcp.ClientSession, n int) {
 		{"getCacheStats", map[string]any{}, []string{`{"scope":"all","entryCount":` + fmt.Sprint(n) + `,`}},
 		{"planTasks", map[string]any{"all": true}, []string{`{"exitCode":0,"plan":{"workers":`, `"totals":{"tasks":` + fmt.Sprint(2*n) + `,`, `"nextCursor"`}},
 		{"planTasks", map[string]any{"tasks": []string{"build"}}, []string{`"totals":{"tasks":` + fmt.Sprint(n) + `,`, `"missesByName":{"build":`}},
-		{"getConfig", map[string]any{}, []string{`{"exitCode":0,"config":{"root":`, `"nextCursor"`}},
+		{"getConfig", map[string]any{}, []string{`{"exitCode":0,"config":[{"name":`, `"nextCursor"`}},
 		{"checkLock", map[string]any{}, []string{`{"exitCode":0,"lock":{"exitCode":0,"file":"vx.lock","written":false,"upToDate":true,"audited":` + fmt.Sprint(2*n) + `,"notAudited":0,"problems":[]`, `"auditedTasks":[]`, `"nextCursor"`}},
 		{"planInit", map[string]any{}, []string{`{"exitCode":0,"init":{"mode":"scripts","source":"package.json scripts",`, `"nextCursor"`}},
 		{"searchDocs", map[string]any{"query": "cache", "limit": 100}, []string{`"url":"docs/cache.md#the-cache","text":"","page":"cache","heading":"The cache"`, `"textOmitted":true`}},

@@ -46,7 +46,7 @@ func (d *Deps) getConfig() tool.Tool {
 		if err != nil {
 			return nil, err
 		}
-		projects := window.Of("config.projects", &doc.Projects)
+		projects := window.Of("config", &doc.Projects)
 		if args.Target == "" && args.Filter == nil && args.Affected == nil {
 			// A first answer of a large workspace: the projects that fit, the cursor the rest,
 			// target one project or task whole.
