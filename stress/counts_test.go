@@ -3,11 +3,13 @@ package stress
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vzn/vx/engine/counters"
 )
@@ -112,14 +114,15 @@ func buildShapes(t *testing.T) string {
 
 // fullHitCounts generates G1 at n projects (task commands given to vx directly, no group task),
 // commits it to git, runs build and test cold, then twice more, and answers the third run's
-// counts: the steady full hit. The first hit may still read inputs the cold run recorded within
-// the stat cache's too-recent-to-trust window of their change (ctime, which no test can date
-// back), and so depends on the clock.
+// counts: the steady full hit. The sources' modification times are dated back an hour first: a
+// file the cold run recorded within the stat cache's too-recent-to-trust window of its change is
+// read again by a hit, so without it the count of a small, fast workspace depends on the clock.
 func fullHitCounts(t *testing.T, vx, shapes string, n int) counters.Counts {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	runIn(t, dir, shapes, "-shape", "g1", "-n", fmt.Sprint(n), "-vx-direct", "-vx-groups=false", "-out", ws)
+	datedBack(t, ws)
 	runIn(t, ws, "git", "init", "-q")
 	runIn(t, ws, "git", "add", "-A")
 	runIn(t, ws, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
@@ -136,6 +139,21 @@ func fullHitCounts(t *testing.T, vx, shapes string, n int) counters.Counts {
 		t.Fatalf("read the counts of g1-%d: %v", n, err)
 	}
 	return c
+}
+
+// datedBack sets the modification time of every file under dir an hour back.
+func datedBack(t *testing.T, dir string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		return os.Chtimes(path, past, past)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func runIn(t *testing.T, dir, name string, args ...string) {
