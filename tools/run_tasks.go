@@ -133,10 +133,7 @@ func windowRunAnswer(ctx context.Context, call *tool.Call, ans *RunAnswer) {
 // allows only the task names in it (a task id counts as its name), and all: true only when every
 // task it selects has an allowed name.
 func (d *Deps) allowRun(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
-	if err := refusePersistent(ctx, ws, args); err != nil {
-		return err
-	}
-	if err := refuseInteractive(ctx, ws, args); err != nil {
+	if err := refuseUnrunnable(ctx, ws, args); err != nil {
 		return err
 	}
 	policy := ws.MCP
@@ -213,48 +210,38 @@ func confirmOutside(ctx context.Context, call *tool.Call, err error) error {
 	return nil
 }
 
-// refusePersistent refuses a run that asks for a persistent task (a dev server, a watcher) by
-// name: it would never finish, and an agent cannot wait on it. Such a task still runs as what
-// another task depends on, stopped when that one finishes.
-func refusePersistent(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
-	if len(args.Tasks) == 0 {
-		return nil
-	}
+// refuseUnrunnable refuses, by name, a run an agent cannot drive, from one selection: one that
+// asks for a persistent task (a dev server, a watcher: it would never finish, and an agent cannot
+// wait on it; such a task still runs as what another task depends on, stopped when that one
+// finishes), or whose selection holds an interactive task (asked for, or one an asked-for task
+// depends on: it reads the terminal, and an agent has none).
+func refuseUnrunnable(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
 	sel, err := workspace.Select(ctx, ws, args.selectOptions())
 	if err != nil {
 		return nil // vx run refuses this selection with its own message; nothing will run
 	}
-	var servers []string
-	for _, id := range sel.Requested {
-		if t, ok := ws.Task(id); ok && t.Persistent {
-			servers = append(servers, id)
+	var servers, interactive []string
+	if len(args.Tasks) > 0 {
+		for _, id := range sel.Requested {
+			if t, ok := ws.Task(id); ok && t.Persistent {
+				servers = append(servers, id)
+			}
 		}
 	}
-	if len(servers) == 0 {
-		return nil
-	}
-	return tool.Refusef("%s is persistent (a server or watcher that runs until stopped): an agent cannot wait on it; "+
-		"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
-}
-
-// refuseInteractive refuses a run whose selection holds an interactive task (asked for, or one
-// that an asked-for task depends on), by name: it reads the terminal, and an agent has none.
-func refuseInteractive(ctx context.Context, ws *graph.Workspace, args *runTasksArgs) error {
-	sel, err := workspace.Select(ctx, ws, args.selectOptions())
-	if err != nil {
-		return nil // vx run refuses this selection with its own message; nothing will run
-	}
-	var interactive []string
 	for _, id := range sel.TaskIDs {
 		if t, ok := ws.Task(id); ok && t.Interactive {
 			interactive = append(interactive, id)
 		}
 	}
-	if len(interactive) == 0 {
-		return nil
+	switch {
+	case len(servers) > 0:
+		return tool.Refusef("%s is persistent (a server or watcher that runs until stopped): an agent cannot wait on it; "+
+			"run the tasks that depend on it, which start it and stop it when they finish", strings.Join(servers, ", "))
+	case len(interactive) > 0:
+		return tool.Refusef("%s is interactive (it reads the terminal): an agent has no terminal to type into; "+
+			"a person runs it with vx run", strings.Join(interactive, ", "))
 	}
-	return tool.Refusef("%s is interactive (it reads the terminal): an agent has no terminal to type into; "+
-		"a person runs it with vx run", strings.Join(interactive, ", "))
+	return nil
 }
 
 // handoff makes the keys of the call's selection from the watcher's file state, through the
