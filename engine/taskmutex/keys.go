@@ -67,6 +67,9 @@ type KeyLocks struct {
 	checkout string
 	// afterOpen, when set, is called between the open of a lock file and its lock (a test's hook).
 	afterOpen func()
+	// beforeOwner, when set, is called between the take of a lock and the write of its owner
+	// line (a test's hook).
+	beforeOwner func()
 }
 
 // Keys answers the key locks kept in storeDir's Dir folder, held on behalf of the workspace at
@@ -144,6 +147,9 @@ func (l *KeyLocks) TryLock(key, taskID string) (*KeyLock, error) {
 		if !sameFile(f, path) {
 			_ = closeLock(f)
 			continue
+		}
+		if l.beforeOwner != nil {
+			l.beforeOwner()
 		}
 		writeOwner(f, Owner{PID: os.Getpid(), Checkout: l.checkout, TaskID: taskID, Since: time.Now().UTC()})
 		return &KeyLock{f: f, path: path, taken: true}, nil
@@ -252,18 +258,31 @@ func writeOwner(f lockFile, o Owner) {
 }
 
 // readOwner reads who holds f's lock: what the holder wrote, checked against the pid the system
-// names (a holder that has not written yet leaves its predecessor's line).
+// names. A holder writes its line just after it takes the lock, so a line that is not yet the
+// holder's (its predecessor's, or half written) is read again for up to ownerWait; after that
+// the holder is named by its pid alone.
 func readOwner(f lockFile) Owner {
-	pid := holder(f)
 	buf := make([]byte, maxOwner)
-	n, _ := readAt(f, buf, ownerOffset)
-	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
-	var o Owner
-	if json.Unmarshal(line, &o) != nil || (pid > 0 && o.PID != pid) {
-		return Owner{PID: pid}
+	pause := time.Millisecond
+	for waited := time.Duration(0); ; waited += pause {
+		pid := holder(f)
+		n, _ := readAt(f, buf, ownerOffset)
+		line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+		var o Owner
+		err := json.Unmarshal(line, &o)
+		if err == nil && (pid == 0 || o.PID == pid) {
+			return o
+		}
+		if pid == 0 || waited >= ownerWait {
+			return Owner{PID: pid}
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 16*time.Millisecond)
 	}
-	return o
 }
+
+// ownerWait bounds how long a waiter reads a holder's owner line again until it is the holder's.
+const ownerWait = 200 * time.Millisecond
 
 // List answers the keys that have a lock file in the store (those named by their own digest).
 func (l *KeyLocks) List() []string {

@@ -7,18 +7,30 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 )
 
 // keyHelper takes key's lock in TASKLOCK_DIR for the checkout TASKLOCK_ROOT and task, says
 // "locked", and holds it until its stdin ends (then it unlocks, or removes the lock file when
-// TASKLOCK_REMOVE is set) or it is killed.
+// TASKLOCK_REMOVE is set) or it is killed. With TASKLOCK_LATE_OWNER set it says "locked" once it
+// holds the lock and writes its owner line that long after.
 func keyHelper(key, task string) int {
-	lk, err := Keys(os.Getenv("TASKLOCK_DIR"), os.Getenv("TASKLOCK_ROOT")).Lock(context.Background(), key, task, nil)
+	keys := Keys(os.Getenv("TASKLOCK_DIR"), os.Getenv("TASKLOCK_ROOT"))
+	late, lateErr := time.ParseDuration(os.Getenv("TASKLOCK_LATE_OWNER"))
+	if lateErr == nil {
+		keys.beforeOwner = func() {
+			fmt.Println("locked")
+			time.Sleep(late)
+		}
+	}
+	lk, err := keys.Lock(context.Background(), key, task, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println("locked")
+	if lateErr != nil {
+		fmt.Println("locked")
+	}
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	release := lk.Unlock
 	if os.Getenv("TASKLOCK_REMOVE") != "" {
@@ -70,6 +82,22 @@ func TestKeyHeldNamesItsOwner(t *testing.T) {
 	h.release(t)
 	if _, held := Keys(dir, "/src/wt2").Held(testKey); held {
 		t.Error("Held after the helper released the key")
+	}
+}
+
+// A waiter that asks between the take of the lock and the write of its owner line reads the
+// holder's line, not its predecessor's.
+func TestKeyOwnerWrittenLateIsRead(t *testing.T) {
+	dir := t.TempDir()
+	holdKey(t, dir, "/src/wt0").release(t)
+	h := holdKey(t, dir, "/src/wt1", "TASKLOCK_LATE_OWNER=30ms")
+	_, err := Keys(dir, "/src/wt2").TryLock(testKey, "app#build")
+	var he *KeyHeldError
+	if !errors.As(err, &he) {
+		t.Fatalf("TryLock of a held key: %v, want a KeyHeldError", err)
+	}
+	if o := he.Owner; o.PID != h.cmd.Process.Pid || o.Checkout != "/src/wt1" || o.TaskID != "app#build" {
+		t.Errorf("owner %+v, want pid %d in /src/wt1 running app#build", o, h.cmd.Process.Pid)
 	}
 }
 
