@@ -75,6 +75,10 @@ type stamp struct {
 // racyWindow is how close to the stamping a change must be for the stamp not to be trusted.
 const racyWindow = 2 * time.Second
 
+// unknownSum is the content sum of a file whose content at its evaluation is not known: no
+// file's content hashes to it, so its stamp never matches.
+var unknownSum = [sha256.Size]byte{0: 0xff, 1: 0xff, 30: 0xff, 31: 0xff}
+
 func stampOf(path string) stamp {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -185,8 +189,10 @@ func (l *Loader) knownSecrets(cacheDir string, names []string) []string {
 	return slices.Sorted(maps.Keys(all))
 }
 
-// newLoaded stamps what b built ws from, for a later Load to compare.
-func newLoaded(version, root string, b *build, ws *graph.Workspace) *loaded {
+// newLoaded stamps what b built ws from, for a later Load to compare. before holds stamps taken
+// before the evaluation read their files: a file whose stamp moved since may have been read before
+// or after its change, so its stamp matches nothing and the next Load evaluates again.
+func newLoaded(version, root string, b *build, ws *graph.Workspace, before map[string]stamp) *loaded {
 	configFiles := append([]string{filepath.Join(root, ConfigFileName)}, b.sess.Inputs()...)
 	watched := append(slices.Clone(configFiles), b.watched...)
 	sort.Strings(watched)
@@ -194,7 +200,11 @@ func newLoaded(version, root string, b *build, ws *graph.Workspace) *loaded {
 	stamps := make(map[string]stamp, len(watched))
 	for _, p := range watched {
 		st := stampOf(p)
-		if st.Exists && now.Sub(time.Unix(0, st.Mtime)) < racyWindow {
+		pre, known := before[p]
+		switch {
+		case known && pre != st:
+			st.Racy, st.Sum = true, unknownSum
+		case st.Exists && now.Sub(time.Unix(0, st.Mtime)) < racyWindow:
 			st.Racy, st.Sum = true, contentSum(p)
 		}
 		stamps[p] = st

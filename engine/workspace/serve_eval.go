@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -88,6 +89,10 @@ type evalSetup struct {
 // evalInProcess evaluates and resolves the workspace in this process. On an error it answers
 // the names of the secrets met before it, for masking.
 func evalInProcess(ctx context.Context, s evalSetup) (*loaded, []string, error) {
+	// The workspace's config file is stamped before it is read as well as after (newLoaded).
+	before := map[string]stamp{}
+	configFile := filepath.Join(s.root, ConfigFileName)
+	before[configFile] = stampOf(configFile)
 	b := &build{root: s.root, cacheDir: s.cacheDir, getenv: s.getenv, skip: s.skip, discovery: s.discovery}
 	b.sess = config.NewSession(config.Options{
 		Root: s.root, CacheDir: s.cacheDir, Console: s.console, Version: s.version,
@@ -97,5 +102,5 @@ func evalInProcess(ctx context.Context, s evalSetup) (*loaded, []string, error) 
 	if err != nil {
 		return nil, slices.Sorted(maps.Keys(b.secretNames)), err
 	}
-	return newLoaded(s.version, s.root, b, ws), nil, nil
+	return newLoaded(s.version, s.root, b, ws, before), nil, nil
 }

@@ -332,3 +332,32 @@ func TestConfigSizesArePositive(t *testing.T) {
 		}
 	}
 }
+
+// A config file written while it is evaluated leaves a workspace that no later load takes for
+// current: which content was read is not known, so the next load evaluates again.
+func TestConfigWrittenDuringEvaluationIsEvaluatedAgain(t *testing.T) {
+	root := t.TempDir()
+	config := func(word string) string {
+		return "export default { projects: ['packages/*'], tasks: { say: { command: 'echo " + word + "' } } }\n"
+	}
+	writeTree(t, root, map[string]string{"vx.workspace.ts": config("first"), "packages/a/package.json": `{"name": "a"}`})
+	backdate(t, root)
+	steps, wrote := 0, false
+	c, _, err := evalInProcess(context.Background(), evalSetup{root: root, cacheDir: t.TempDir(), version: "test",
+		getenv: func(string) string { return "" },
+		step: func(string) {
+			if steps++; steps == 2 { // the bundle of the config is made: an editor saves it now
+				wrote = true
+				writeTree(t, root, map[string]string{"vx.workspace.ts": config("second")})
+			}
+		}})
+	if err != nil || !wrote {
+		t.Fatalf("evaluate: %v (wrote during it: %v)", err, wrote)
+	}
+	if task, ok := c.WS.Task("a#say"); !ok || task.Command != "echo first" {
+		t.Fatalf("evaluated %+v, want the first config's command", task)
+	}
+	if c.statsMatch(c.ConfigFiles) || c.unchanged() {
+		t.Error("the stamps of a config written while it was evaluated match the file: a load would keep the first config")
+	}
+}
