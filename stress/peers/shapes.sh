@@ -20,13 +20,15 @@
 #   stress/peers/shapes.sh g2 -layers 100
 #   stress/peers/shapes.sh g3 -levels 30
 # Environment: R rounds (default 3), C concurrency of every tool (default 10, Turborepo's own),
-# VX_PEERS_DIR the scratch folder (default /tmp/vx-peers), TURBO and NX the npm versions.
+# VX_PEERS_DIR the scratch folder (default /tmp/vx-peers), TURBO and NX the npm versions, TOOLS the
+# tools timed (default "vx turbo nx"; the goals compare vx with Turborepo only).
 # Output: a Markdown table on stdout; progress on stderr.
 set -euo pipefail
 shape=${1:?usage: shapes.sh g1|g2|g3 [generator flags]}
 shift
 R=${R:-3}
 C=${C:-10}
+TOOLS=${TOOLS:-vx turbo nx}
 TURBO=${TURBO:-2.11.13}
 NX=${NX:-24.0.7}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -116,7 +118,7 @@ edit() {
 }
 
 for round in $(seq "$R"); do
-	for tool in vx turbo nx; do
+	for tool in $TOOLS; do
 		outputs
 		"clear_$tool"
 		measure "$tool cold" "run_$tool"
@@ -132,8 +134,11 @@ done
 
 # column NAME FIELD prints the median of one field (1 wall, 2 CPU, 3 RSS) of NAME's samples.
 column() { tr ';' '\n' <<<"${samples[$1]}" | awk -v f="$2" 'NF {print $f}' | median; }
-# cell NAME prints "wall ms (CPU ms, RSS MB)".
-cell() { printf '%s ms (%s ms CPU, %s MB)' "$(column "$1" 1)" "$(column "$1" 2)" "$(($(column "$1" 3 | cut -d. -f1) / 1024))"; }
+# cell NAME prints "wall ms (CPU ms, RSS MB)", or "not run".
+cell() {
+	[ -n "${samples[$1]:-}" ] || { printf 'not run'; return; }
+	printf '%s ms (%s ms CPU, %s MB)' "$(column "$1" 1)" "$(column "$1" 2)" "$(($(column "$1" 3 | cut -d. -f1) / 1024))"
+}
 
 echo "| $shape $* ($count tasks, $projects projects, concurrency $C, median of $R) | vx | turbo $("$turbo" --version 2>/dev/null) | nx $("$nx" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) | vx / turbo |"
 echo "| --- | --- | --- | --- | --- |"
@@ -143,8 +148,10 @@ for sc in cold hit restore leaf core dry; do
 done
 if [ -n "${ideal_list_s:-}" ]; then
 	declare -A over
-	for tool in vx turbo nx; do over[$tool]=$(($(column "$tool cold" 1 | cut -d. -f1) - ideal_list_s * 1000)); done
-	echo "| cold minus the ideal schedule ($ideal_list_s s; lower bound $ideal_lower_s s) | ${over[vx]} ms | ${over[turbo]} ms | ${over[nx]} ms | $(awk -v a="${over[vx]}" -v b="${over[turbo]}" 'BEGIN {printf "%.2f", a / b}') |"
+	for tool in vx turbo nx; do
+		if [ -n "${samples[$tool cold]:-}" ]; then over[$tool]="$(($(column "$tool cold" 1 | cut -d. -f1) - ideal_list_s * 1000)) ms"; else over[$tool]="not run"; fi
+	done
+	echo "| cold minus the ideal schedule ($ideal_list_s s; lower bound $ideal_lower_s s) | ${over[vx]} | ${over[turbo]} | ${over[nx]} | $(awk -v a="${over[vx]% ms}" -v b="${over[turbo]% ms}" 'BEGIN {printf "%.2f", a / b}') |"
 fi
 [ -z "$vx_note" ] || echo "
 $vx_note"
