@@ -33,15 +33,16 @@ type scheduler struct {
 	lastFlush time.Time
 }
 
-// stepsPerTask bounds the steps one task's worker sends: lockWait, running, released.
-const stepsPerTask = 3
+// stepsPerTask bounds the steps one task's worker sends: lockWait, running, released, and a
+// remote task's one request for a local worker.
+const stepsPerTask = 4
 
 // schedule runs the graph and answers every task's execution row, in dependency order. It owns the
 // workers: it returns only after each has ended.
 func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Execution, error) {
 	s := &scheduler{
 		r: r, ctx: ctx, nodes: nodes,
-		slots:   &slots{workers: r.opts.Concurrency, budget: r.opts.MemoryBudget},
+		slots:   &slots{workers: r.opts.Concurrency, budget: r.opts.MemoryBudget, remoteCap: r.remoteCap},
 		pool:    pool.New(),
 		results: make(chan outcome, len(nodes)),
 		steps:   make(chan step, stepsPerTask*len(nodes)),
@@ -79,7 +80,7 @@ func (s *scheduler) loop() {
 	for s.ended < len(s.nodes) {
 		s.startReady()
 		s.stopIdleServers()
-		if s.slots.running+s.servers == 0 {
+		if s.slots.busy()+s.servers == 0 {
 			return
 		}
 		select {
@@ -93,8 +94,17 @@ func (s *scheduler) loop() {
 	}
 }
 
-// startReady starts every ready task the slots let start, unless the run is stopping.
+// startReady gives the local workers free to the remote tasks that ask for one, then starts
+// every ready task the slots let start, unless the run is stopping. Once the run's engine is
+// gone, the remote tasks not started yet wait for a local worker.
 func (s *scheduler) startReady() {
+	for n := s.slots.nextGrant(); n != nil; n = s.slots.nextGrant() {
+		close(n.grant)
+		n.grant = nil
+	}
+	if s.r.remoteGone.Load() {
+		s.slots.demote()
+	}
 	for !s.stopping {
 		n := s.slots.next()
 		if n == nil {
@@ -108,7 +118,7 @@ func (s *scheduler) startReady() {
 // is busy, no task is ready (or the run is stopping), and every server has released its
 // dependents (or the run is stopping).
 func (s *scheduler) stopIdleServers() {
-	if s.servers == 0 || s.slots.running > 0 || (s.slots.ready.Len() > 0 && !s.stopping) {
+	if s.servers == 0 || s.slots.busy() > 0 || (s.slots.queued() > 0 && !s.stopping) {
 		return
 	}
 	for _, n := range s.nodes {

@@ -85,6 +85,11 @@ type node struct {
 	stop context.CancelFunc
 	// timing is its attempt's timing, for a profile.
 	timing taskTiming
+	// remote says that it runs in the remote pool: it takes a remote slot and no local worker
+	// (planned as it becomes ready, remotePlanned). local says that such a task has been given a
+	// local worker too, to run locally after all; grant is closed when it is given one.
+	remote, local bool
+	grant         chan struct{}
 }
 
 // step is a worker's report of its task's phase as it changes before its outcome: it waits for
@@ -98,19 +103,24 @@ type step struct {
 	// wait, on a step to lockWait, is the key the task waits for and who executes it (the key
 	// lock); nil for a wait on the task lock (holder).
 	wait *summary.WaitedFor
+	// grant, on a step of a remote task that is to run locally after all, is closed when it
+	// is given a local worker (its phase does not change).
+	grant chan struct{}
 }
 
-// makeReady moves a waiting task whose deps have all released it to the ready queue.
+// makeReady moves a waiting task whose deps have all released it to the ready queue of its pool.
 func (s *scheduler) makeReady(n *node) {
 	if n.phase != waiting || n.pending > 0 {
 		return
 	}
 	n.phase = ready
+	n.remote = s.r.remotePlanned(n.task)
 	s.slots.push(n)
 }
 
 // start moves a task the slots let start to running on a worker of the pool. A task that ended
 // while it was queued (blocked by a server that failed after releasing it) gives its slot back.
+// A remote task runs with a local worker to ask for (localWorker), should it run locally.
 func (s *scheduler) start(n *node) {
 	if n.phase != ready {
 		s.slots.done(n)
@@ -118,6 +128,9 @@ func (s *scheduler) start(n *node) {
 	}
 	n.phase = running
 	taskCtx := s.ctx
+	if n.remote {
+		taskCtx = withLocalWorker(taskCtx, &localWorker{n: n, steps: s.steps})
+	}
 	if n.task.Persistent {
 		// A server takes no worker: it waits on its dependents, not the other way round.
 		s.servers++
@@ -143,6 +156,9 @@ func (s *scheduler) start(n *node) {
 func (s *scheduler) moveTo(st step) {
 	n := st.n
 	switch {
+	case st.grant != nil:
+		n.grant = st.grant
+		s.slots.ask(n)
 	case st.to == lockWait && n.phase == running && st.wait != nil:
 		n.phase = lockWait
 		text := keyWaitText(st.wait)

@@ -71,32 +71,62 @@ const (
 // useRemoteExecution makes the run's executor a Chooser over the local one and a REAPI engine's
 // when the run executes remotely (Options.RemoteExec, remote.execute, a task's exec.remote), and
 // answers what ends its connection. An engine that cannot be set up runs the tasks locally, with
-// one warning; so does one that cannot run them (the Chooser's fallback).
+// one warning; so does one that cannot run them (the Chooser's fallback). The tasks that run
+// remotely take remote slots (remote.capacity), not local workers (schedule.go's slots).
 func (r *runState) useRemoteExecution() func() {
 	ws, mode := r.opts.Workspace, r.opts.RemoteExec
 	if mode == RemoteExecOff || mode != RemoteExecOn && !wantsRemote(ws) {
-		return func() {}
-	}
-	engine, err := dialEngine(ws, r.opts.Getenv)
-	if err != nil {
-		r.warn("remote execution: " + err.Error() + "; running tasks locally for this run")
 		return func() {}
 	}
 	cfg := ws.Remote
 	if cfg == nil {
 		cfg = &graph.RemoteExec{}
 	}
-	remoteEx := &remoteexec.Executor{Engine: engine, CAS: r.st.CAS(), Platform: cfg.Platform,
-		Client: remoteexec.NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), remoteCallTimeout),
-		Path:   remotePath, Home: remoteHome, Updates: r.showStage}
-	var remoteRun executor.Executor = remoteEx
-	if cfg.Capacity > 0 {
-		remoteRun = boundedExecutor{ex: remoteEx, slots: make(chan struct{}, cfg.Capacity)}
+	remoteRun, closeEngine, err := r.remoteEngine(cfg)
+	if err != nil {
+		r.warn("remote execution: " + err.Error() + "; running tasks locally for this run")
+		return func() {}
 	}
-	r.remoteOn = true
-	r.executor = &executor.Chooser{Local: r.executor, Remote: remoteRun, Warn: r.warn,
-		UseRemote: func(t executor.Task) bool { return r.runsRemotely(t, mode == RemoteExecOn) }}
-	return engine.Close
+	r.remoteOn, r.remoteAll = true, mode == RemoteExecOn
+	r.remoteCap = remoteCapacity(cfg.Capacity, r.opts.Concurrency)
+	r.executor = &executor.Chooser{Local: localPool{ex: r.executor}, Remote: remoteRun, Warn: r.fallBack,
+		UseRemote: func(t executor.Task) bool { return r.runsRemotely(t, r.remoteAll) }}
+	return closeEngine
+}
+
+// remoteEngine answers the executor of the workspace's REAPI engine and what ends its
+// connection (Options.remoteExecutor's, when set, instead).
+func (r *runState) remoteEngine(cfg *graph.RemoteExec) (executor.Executor, func(), error) {
+	if r.opts.remoteExecutor != nil {
+		return r.opts.remoteExecutor(r.showStage), func() {}, nil
+	}
+	engine, err := dialEngine(r.opts.Workspace, r.opts.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &remoteexec.Executor{Engine: engine, CAS: r.st.CAS(), Platform: cfg.Platform,
+		Client: remoteexec.NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), remoteCallTimeout),
+		Path:   remotePath, Home: remoteHome, Updates: r.showStage}, engine.Close, nil
+}
+
+// remoteCapacityPerWorker is remote.capacity's default, per local worker: an engine runs many
+// actions at once, and a task waiting on it costs this machine next to nothing.
+const remoteCapacityPerWorker = 4
+
+// remoteCapacity is how many tasks run remotely at once: remote.capacity, else
+// remoteCapacityPerWorker per local worker.
+func remoteCapacity(capacity, workers int) int {
+	if capacity > 0 {
+		return capacity
+	}
+	return remoteCapacityPerWorker * max(1, workers)
+}
+
+// fallBack is the Chooser's one warning that the engine cannot run the run's tasks: nothing
+// runs remotely any more, and the remote tasks not started yet wait for local workers.
+func (r *runState) fallBack(msg string) {
+	r.remoteGone.Store(true)
+	r.warn(msg)
 }
 
 // The explicit PATH and HOME of a remote command (both part of its Action, so of its key there).
@@ -128,18 +158,36 @@ func wantsRemote(ws *graph.Workspace) bool {
 	return false
 }
 
-// runsRemotely reports whether task t may run remotely: a cacheable task that is not persistent,
-// does not opt out (exec.remote: false), runs under no sandbox, whose key's files are known and
-// whose outputs are declared inside its project, and that opts in (exec.remote: true) or is sent by the run (on)
-// or the workspace (remote.execute).
+// runsRemotely reports whether task t may run remotely: a task sent there (remoteTask) that runs
+// under no sandbox, whose key's files are known and whose outputs are declared inside its
+// project.
 func (r *runState) runsRemotely(t executor.Task, on bool) bool {
 	gt, ok := r.opts.Workspace.Task(t.ID)
-	if !ok || gt.Persistent || !gt.Cache || gt.RemoteExec != nil && !*gt.RemoteExec || remoteexec.Remotable(t) != "" ||
-		t.Sandbox != nil { // a sandbox is enforced on this machine only
+	return ok && r.remoteTask(gt, on) && remoteexec.Remotable(t) == "" &&
+		t.Sandbox == nil // a sandbox is enforced on this machine only
+}
+
+// remoteTask reports whether the run sends task t to the engine: a cacheable command that is not
+// persistent nor interactive, does not opt out (exec.remote: false), and that opts in
+// (exec.remote: true) or is sent by the run (on) or the workspace (remote.execute).
+func (r *runState) remoteTask(t *graph.Task, on bool) bool {
+	if t.Persistent || t.Interactive || t.IsGroup() || !t.Cache || t.RemoteExec != nil && !*t.RemoteExec {
 		return false
 	}
 	ws := r.opts.Workspace
-	return on || gt.RemoteExec != nil || ws.Remote != nil && ws.Remote.Execute
+	return on || t.RemoteExec != nil || ws.Remote != nil && ws.Remote.Execute
+}
+
+// remotePlanned reports whether the scheduler puts task t in the remote pool, as it becomes
+// ready: the engine is there, the run sends it (remoteTask), no sandbox holds it here, and its
+// outputs are declared inside its project (the half of remoteexec.Remotable known before its
+// key). runsRemotely asks the rest when it runs; a planned task that is not sent after all takes
+// a local worker then (localPool).
+func (r *runState) remotePlanned(t *graph.Task) bool {
+	if !r.remoteOn || r.remoteGone.Load() || !r.remoteTask(t, r.remoteAll) || r.sandbox.Effective(t) != nil {
+		return false
+	}
+	return remoteexec.Remotable(executor.Task{Outputs: t.Outputs, InputFiles: []string{}}) == ""
 }
 
 // dialEngine answers the connection to the workspace's REAPI engine: remote.executor, else the
@@ -171,21 +219,51 @@ func dialEngine(ws *graph.Workspace, getenv func(string) string) (*remote.REAPI,
 	return remote.DialREAPI(s)
 }
 
-// boundedExecutor runs at most cap(slots) tasks at once on ex (remote.capacity).
-type boundedExecutor struct {
-	ex    executor.Executor
-	slots chan struct{}
+// localWorker is a remote task's claim on a local worker, which it takes only when it runs its
+// command locally after all: it asks the scheduler once (a step with a grant) and holds the
+// worker until the task ends. Only the task's worker uses it.
+type localWorker struct {
+	n     *node
+	steps chan<- step
+	held  bool
 }
 
-// Run waits for a slot (or ctx's end), then runs t on the executor.
-func (b boundedExecutor) Run(ctx context.Context, t executor.Task) (executor.Result, error) {
+type localWorkerKey struct{}
+
+// withLocalWorker answers ctx carrying w, for localPool.
+func withLocalWorker(ctx context.Context, w *localWorker) context.Context {
+	return context.WithValue(ctx, localWorkerKey{}, w)
+}
+
+// take waits until the task holds a local worker; false when ctx ended first.
+func (w *localWorker) take(ctx context.Context) bool {
+	if w.held {
+		return true
+	}
+	grant := make(chan struct{})
+	w.steps <- step{n: w.n, grant: grant}
 	select {
-	case b.slots <- struct{}{}:
+	case <-grant:
+		w.held = true
+		return true
 	case <-ctx.Done():
+		return false
+	}
+}
+
+// localPool is the Chooser's local executor: a task that holds a remote slot (its ctx carries a
+// localWorker) takes a local worker before its command runs here, so that a fallback never runs
+// more commands on this machine than the run has workers.
+type localPool struct {
+	ex executor.Executor
+}
+
+// Run runs t on the local executor, once its worker is held.
+func (l localPool) Run(ctx context.Context, t executor.Task) (executor.Result, error) {
+	if w, ok := ctx.Value(localWorkerKey{}).(*localWorker); ok && !w.take(ctx) {
 		return executor.Result{ExitCode: -1, Cancelled: true, Log: t.Output.Log()}, nil
 	}
-	defer func() { <-b.slots }()
-	return b.ex.Run(ctx, t)
+	return l.ex.Run(ctx, t)
 }
 
 // remoteInputs answers the files a remote command's input root is made of: those its key was made

@@ -23,6 +23,7 @@ import (
 	"github.com/vzn/vx/engine/cache"
 	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/executor"
+	"github.com/vzn/vx/engine/executor/remoteexec"
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
@@ -135,6 +136,9 @@ type Options struct {
 	// --no-remote-exec): "on", "off", or "" for the workspace's remote.execute and each task's
 	// exec.remote.
 	RemoteExec string
+	// remoteExecutor, when set, is the remote executor in place of the workspace's engine (a
+	// test's), given where a remote task's stages go.
+	remoteExecutor func(stages func(taskID string, u remoteexec.Update)) executor.Executor
 }
 
 func (o *Options) fill() error {
@@ -236,6 +240,12 @@ type runState struct {
 	waits keyWaits
 	// remoteOn says that the run's executor may run tasks on a REAPI engine (remoteexec.go).
 	remoteOn bool
+	// remoteAll says that the run sends every task that can run remotely (--remote-exec),
+	// remoteCap how many run remotely at once, remoteGone that the engine is gone for the rest
+	// of the run (the Chooser fell back).
+	remoteAll  bool
+	remoteCap  int
+	remoteGone atomic.Bool
 }
 
 // readsCache reports whether the run looks its tasks up in the cache (not under --force, nor

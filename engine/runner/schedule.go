@@ -65,6 +65,11 @@ func (q *readyQueue) Pop() any {
 // first ready task does not fit, a later one that does may start in its place, except when the
 // first is larger than the whole budget: then nothing passes it, and it runs alone once the
 // running tasks have finished (rather than never).
+//
+// A task that runs remotely (node.remote) takes none of the local workers and no memory: it
+// takes one of remoteCap remote slots, from a queue of its own in the same order. Should it run
+// locally after all (the engine is gone), it asks for a local worker (grants): such a task has
+// started already, so it takes the next free worker before any ready task does.
 type slots struct {
 	workers int
 	// budget is the memory budget in bytes; 0 holds no task back.
@@ -74,14 +79,39 @@ type slots struct {
 	reserved int64
 	// alone says that an interactive task runs: nothing else starts until it ends.
 	alone bool
+	// remoteCap bounds the tasks running remotely at once (remoteRunning), which wait in
+	// remoteReady; grants are the remote tasks waiting for a local worker.
+	remoteCap     int
+	remoteReady   readyQueue
+	remoteRunning int
+	grants        readyQueue
 }
 
-func (s *slots) push(n *node) { heap.Push(&s.ready, n) }
+// push queues a ready task in its pool.
+func (s *slots) push(n *node) {
+	if n.remote {
+		heap.Push(&s.remoteReady, n)
+		return
+	}
+	heap.Push(&s.ready, n)
+}
 
-// next takes the ready task to start now out of the queue and counts it as running; nil when
+// busy counts the tasks that hold a worker or a remote slot.
+func (s *slots) busy() int { return s.running + s.remoteRunning }
+
+// queued counts the ready tasks of both pools.
+func (s *slots) queued() int { return s.ready.Len() + s.remoteReady.Len() }
+
+// next takes the ready task to start now out of its queue and counts it as running; nil when
 // none may start.
 func (s *slots) next() *node {
-	if s.ready.Len() == 0 || s.alone {
+	if s.alone {
+		return nil
+	}
+	if n := s.nextRemote(); n != nil {
+		return n
+	}
+	if s.ready.Len() == 0 || s.grants.Len() > 0 {
 		return nil
 	}
 	if s.ready[0].task.Persistent {
@@ -126,9 +156,55 @@ func (s *slots) fits(n *node) bool {
 	return s.budget <= 0 || s.running == 0 || s.reserved+n.reserve <= s.budget
 }
 
-// done returns a finished task's worker and reservation.
+// nextRemote takes the first remote task out of its queue when a remote slot is free.
+func (s *slots) nextRemote() *node {
+	if s.remoteReady.Len() == 0 || s.remoteRunning >= s.remoteCap {
+		return nil
+	}
+	s.remoteRunning++
+	return heap.Pop(&s.remoteReady).(*node)
+}
+
+// ask queues a running remote task's request for a local worker.
+func (s *slots) ask(n *node) { heap.Push(&s.grants, n) }
+
+// nextGrant takes the first remote task waiting for a local worker when a worker is free and
+// its reservation fits, and counts it as running there; one that has ended meanwhile is dropped.
+func (s *slots) nextGrant() *node {
+	for s.grants.Len() > 0 && !s.alone {
+		n := s.grants[0]
+		if n.phase.ended() {
+			heap.Pop(&s.grants)
+			continue
+		}
+		if s.running >= s.workers || !s.fits(n) {
+			return nil
+		}
+		heap.Pop(&s.grants)
+		s.running++
+		s.reserved += n.reserve
+		n.local = true
+		return n
+	}
+	return nil
+}
+
+// demote moves the remote tasks not started yet to the local queue: nothing runs remotely any
+// more.
+func (s *slots) demote() {
+	for s.remoteReady.Len() > 0 {
+		n := heap.Pop(&s.remoteReady).(*node)
+		n.remote = false
+		heap.Push(&s.ready, n)
+	}
+}
+
+// done returns a finished task's worker (or remote slot) and reservation.
 func (s *slots) done(n *node) {
-	if !n.task.Persistent {
+	if n.remote {
+		s.remoteRunning--
+	}
+	if !n.task.Persistent && (!n.remote || n.local) {
 		s.running--
 		s.reserved -= n.reserve
 	}
