@@ -138,6 +138,17 @@ type childEvents struct {
 	read     chan struct{}
 }
 
+// halfway is a progress between at and the next whole task (a wait or a remote stage between two
+// tasks' progress, which only increases); at itself when no such value is left, which the
+// client's progress then drops as no increase.
+func halfway(at float64) float64 {
+	next := at + (math.Floor(at)+1-at)/2
+	if next >= math.Floor(at)+1 {
+		return at
+	}
+	return next
+}
+
 // readChildEvents reads the child's events from r until EOF, turning them into progress (none
 // when nil) and telling started (when set) the run's id, in a goroutine its caller waits for on
 // read.
@@ -162,8 +173,11 @@ func readChildEvents(r io.Reader, progress func(done, total float64, msg string)
 				total = float64(e.Total)
 				progress(0, total, fmt.Sprintf("run %s started: %d tasks", e.RunID, e.Total))
 			case runout.EventWait:
-				at += (math.Floor(at) + 1 - at) / 2
+				at = halfway(at)
 				progress(at, total, e.TaskID+": "+e.Message)
+			case runout.EventStage:
+				at = halfway(at)
+				progress(at, total, e.TaskID+" (remote: "+e.Message+")")
 			case runout.EventTask:
 				at = float64(e.Done)
 				progress(float64(e.Done), float64(e.Total), taskMessage(e))

@@ -14,6 +14,7 @@ import (
 	"github.com/vzn/vx/engine/executor/remoteexec"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/remote"
+	"github.com/vzn/vx/engine/runout"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -316,12 +317,18 @@ func (a *attempt) remoteInputs() []string {
 	return files
 }
 
-// showStage shows a remote task's stage on the engine on the run's status line.
+// showStage shows a remote task's stage on the engine on the run's status line and in the
+// run's events (MCP progress).
 func (r *runState) showStage(taskID string, u remoteexec.Update) {
+	var stage string
 	switch u.Stage {
 	case pb.ExecutionStage_QUEUED:
-		r.display.RemoteStage(taskID, "queued")
+		stage = "queued"
 	case pb.ExecutionStage_EXECUTING:
-		r.display.RemoteStage(taskID, "executing")
+		stage = "executing"
+	default:
+		return
 	}
+	r.display.RemoteStage(taskID, stage)
+	r.event(runout.StageEvent(taskID, stage))
 }

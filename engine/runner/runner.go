@@ -246,6 +246,8 @@ type runState struct {
 	remoteAll  bool
 	remoteCap  int
 	remoteGone atomic.Bool
+	// eventsMu orders the lines of the events stream (event).
+	eventsMu sync.Mutex
 }
 
 // readsCache reports whether the run looks its tasks up in the cache (not under --force, nor
@@ -570,9 +572,12 @@ func (r *runState) row(n *node, status store.Status, set func(*store.Execution))
 	return e
 }
 
-// event writes one line to the events stream, if there is one.
+// event writes one line to the events stream, if there is one: from the scheduler's loop, and
+// from the workers of remote tasks (their stages), one line at a time.
 func (r *runState) event(ev runout.Event) {
 	if r.opts.Events != nil {
+		r.eventsMu.Lock()
+		defer r.eventsMu.Unlock()
 		runout.WriteEvent(r.opts.Events, ev)
 	}
 }

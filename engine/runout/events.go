@@ -32,6 +32,9 @@ const (
 	// its summary (the run could not be recorded, the summary not written): Message, secrets
 	// masked. A run whose tasks failed has none: its summary says so.
 	EventError = "error"
+	// EventStage is a task running on a remote engine that reached a stage there: TaskID, and
+	// Message the stage as the live display shows it ("queued", "executing").
+	EventStage = "stage"
 )
 
 // Event is one line of the events stream. A line carries the fields of its Type and leaves the
@@ -77,6 +80,11 @@ func TaskEvent(e store.Execution, done, total int) Event {
 // when not known) executing its key; msg is what the display says of it.
 func WaitEvent(taskID, key string, pid int, checkout, msg string) Event {
 	return Event{Type: EventWait, TaskID: taskID, Hash: &key, PID: pid, Checkout: checkout, Message: msg}
+}
+
+// StageEvent is the EventStage of task taskID, which reached stage on the remote engine.
+func StageEvent(taskID, stage string) Event {
+	return Event{Type: EventStage, TaskID: taskID, Message: stage}
 }
 
 // EndEvent is the EventEnd of run runID: its outcome and exit code, and how many task commands
