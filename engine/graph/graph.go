@@ -567,6 +567,6 @@ type RemoteExec struct {
 	Executor string `json:"executor,omitempty"`
 	// Platform are the properties a worker must match exactly, by name.
 	Platform map[string]string `json:"platform,omitempty"`
-	// Capacity is how many tasks run remotely at once; 0 means as many as the run's workers.
+	// Capacity is how many tasks run remotely at once; 0 means 4 per local worker.
 	Capacity int `json:"capacity,omitempty"`
 }
