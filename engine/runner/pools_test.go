@@ -185,3 +185,47 @@ func TestRemoteFallbackTakesLocalWorker(t *testing.T) {
 		t.Fatalf("executors %s, notices %q", executors(s), notices)
 	}
 }
+
+// TestSlotsTwoPools: remote tasks start longest path first up to the remote capacity, taking no
+// local worker; a remote task that asks for a local worker takes the next one free before any
+// ready local task, and gives its remote slot back.
+func TestSlotsTwoPools(t *testing.T) {
+	nodes := map[string]*node{}
+	s := &slots{workers: 1, budget: 10, remoteCap: 2}
+	for _, spec := range []struct {
+		id       string
+		priority int64
+		remote   bool
+	}{{"r1", 1, true}, {"r3", 3, true}, {"r2", 2, true}, {"l1", 1, false}, {"l5", 5, false}} {
+		n := &node{task: &graph.Task{ID: spec.id}, priority: spec.priority, reserve: 1, remote: spec.remote, phase: running}
+		nodes[spec.id] = n
+		s.push(n)
+	}
+	start := func() string {
+		var ids []string
+		for n := s.next(); n != nil; n = s.next() {
+			ids = append(ids, n.task.ID)
+		}
+		return strings.Join(ids, " ")
+	}
+	if got := start(); got != "r3 r2 l5" || s.running != 1 || s.remoteRunning != 2 || s.reserved != 1 {
+		t.Fatalf("started %q, %d local, %d remote, %d reserved", got, s.running, s.remoteRunning, s.reserved)
+	}
+	// r2 is to run locally after all: it waits for l5's worker, and l1 waits behind it.
+	s.ask(nodes["r2"])
+	if n := s.nextGrant(); n != nil {
+		t.Fatalf("granted %s while the one worker is busy", n.task.ID)
+	}
+	s.done(nodes["l5"])
+	if n := s.nextGrant(); n != nodes["r2"] || s.running != 1 || s.remoteRunning != 1 {
+		t.Fatalf("granted %v; %d local, %d remote", n, s.running, s.remoteRunning)
+	}
+	// Its remote slot went to r1; l1 waits for the worker r2 holds.
+	if got := start(); got != "r1" {
+		t.Fatalf("started %q after the grant, want r1", got)
+	}
+	s.done(nodes["r2"])
+	if got := start(); got != "l1" || s.running != 1 || s.remoteRunning != 2 || s.reserved != 1 {
+		t.Fatalf("started %q once r2 ended; %d local, %d remote, %d reserved", got, s.running, s.remoteRunning, s.reserved)
+	}
+}

@@ -68,8 +68,9 @@ func (q *readyQueue) Pop() any {
 //
 // A task that runs remotely (node.remote) takes none of the local workers and no memory: it
 // takes one of remoteCap remote slots, from a queue of its own in the same order. Should it run
-// locally after all (the engine is gone), it asks for a local worker (grants): such a task has
-// started already, so it takes the next free worker before any ready task does.
+// locally after all (the engine is gone, or its input root cannot be made), it asks for a local
+// worker (grants) and moves to the local pool: such a task has started already, so it takes the
+// next free worker before any ready task does.
 type slots struct {
 	workers int
 	// budget is the memory budget in bytes; 0 holds no task back.
@@ -169,7 +170,8 @@ func (s *slots) nextRemote() *node {
 func (s *slots) ask(n *node) { heap.Push(&s.grants, n) }
 
 // nextGrant takes the first remote task waiting for a local worker when a worker is free and
-// its reservation fits, and counts it as running there; one that has ended meanwhile is dropped.
+// its reservation fits, and moves it to the local pool (its remote slot freed); one that has
+// ended meanwhile is dropped.
 func (s *slots) nextGrant() *node {
 	for s.grants.Len() > 0 && !s.alone {
 		n := s.grants[0]
@@ -181,6 +183,7 @@ func (s *slots) nextGrant() *node {
 			return nil
 		}
 		heap.Pop(&s.grants)
+		s.remoteRunning--
 		s.running++
 		s.reserved += n.reserve
 		n.local = true
@@ -201,7 +204,7 @@ func (s *slots) demote() {
 
 // done returns a finished task's worker (or remote slot) and reservation.
 func (s *slots) done(n *node) {
-	if n.remote {
+	if n.remote && !n.local {
 		s.remoteRunning--
 	}
 	if !n.task.Persistent && (!n.remote || n.local) {
