@@ -54,7 +54,7 @@ func (l *lockedLog) String() string {
 }
 
 // buildbarnProgram answers the path of one of Buildbarn's programs in dir.
-func buildbarnProgram(t *testing.T, dir, name string) string {
+func buildbarnProgram(t testing.TB, dir, name string) string {
 	t.Helper()
 	for _, n := range []string{name, strings.ReplaceAll(name, "_", "-")} {
 		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
@@ -65,7 +65,7 @@ func buildbarnProgram(t *testing.T, dir, name string) string {
 	return ""
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,7 +84,7 @@ func localBlobstore(entries, blockBytes int) string {
 
 // buildbarnConfigs writes the four programs' Jsonnet configurations into dir and answers their
 // paths by program, with the storage's client address and the scheduler's BuildQueueState one.
-func buildbarnConfigs(t *testing.T, dir string) (map[string]string, string, string) {
+func buildbarnConfigs(t testing.TB, dir string) (map[string]string, string, string) {
 	t.Helper()
 	storage, schedClients, schedWorkers, schedState := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	runnerSock := filepath.Join(dir, "runner.sock")
@@ -162,7 +162,7 @@ func buildbarnConfigs(t *testing.T, dir string) (map[string]string, string, stri
 // that every user can traverse, the folders above it included: actions run as nobody when the
 // test runs as root, and t.TempDir()'s folders (0700, root's) would refuse nobody its way to
 // the build folder. It is removed when the test ends.
-func traversableDir(t *testing.T) string {
+func traversableDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "vx-buildbarn-")
 	if err != nil {
@@ -187,7 +187,7 @@ func traversableDir(t *testing.T) string {
 }
 
 // Start starts the four programs from $VX_TEST_BUILDBARN, or skips the test saying so.
-func Start(t *testing.T) *Engine {
+func Start(t testing.TB) *Engine {
 	t.Helper()
 	dir := os.Getenv(EnvBuildbarn)
 	if dir == "" {
