@@ -118,6 +118,10 @@ func (s *session) upload(ctx context.Context, key string, m remote.Meta) {
 		}
 		defer profilerec.StartBackground(ctx, "upload").End()
 		if err := s.backend.Store(s.ctx, key, m, s.cas); err != nil {
+			if errors.Is(err, remote.ErrActionCacheReadOnly) {
+				s.keepsNoKeys() // the deployment's setting: no warning, no error counted
+				return
+			}
 			if s.ctx.Err() == nil {
 				s.fail(err)
 			}
@@ -162,6 +166,13 @@ func (s *session) close(flush time.Duration) *summary.RemoteCacheRun {
 	defer s.mu.Unlock()
 	st := s.stats
 	return &st
+}
+
+// keepsNoKeys stops the uploads of a server that lets only its workers write its Action Cache.
+func (s *session) keepsNoKeys() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readOnly = true
 }
 
 // refusesWrites reports whether the server refused an upload in this run.

@@ -66,6 +66,10 @@ type casLimits struct {
 	batchBytes int64
 	// maxBlob is the largest blob the server takes (0: no bound of its own).
 	maxBlob int64
+	// acUpdate says that the server lets this client write its Action Cache
+	// (action_cache_update_capabilities.update_enabled); a deployment that lets only its
+	// workers write it says false.
+	acUpdate bool
 }
 
 // The bounds of a gRPC message, a batch, and a ByteStream chunk. A batch stays well under the
@@ -245,7 +249,8 @@ func (c *reapiCache) casLimits(ctx context.Context) (casLimits, error) {
 			c.limitsErr = fmt.Errorf("%w: %s: the server does not take SHA-256 digests", ErrUnavailable, c.target)
 			return
 		}
-		c.limits = casLimits{batchBytes: maxBatchBytes, maxBlob: cc.GetMaxCasBlobSizeBytes()}
+		c.limits = casLimits{batchBytes: maxBatchBytes, maxBlob: cc.GetMaxCasBlobSizeBytes(),
+			acUpdate: cc.GetActionCacheUpdateCapabilities().GetUpdateEnabled()}
 		if b := cc.GetMaxBatchTotalSizeBytes(); b > 0 {
 			// What a batch's digests and framing take comes off the server's bound.
 			c.limits.batchBytes = min(c.limits.batchBytes, b-b/16)
@@ -354,6 +359,11 @@ func (c *reapiCache) Store(ctx context.Context, key string, m Meta, cas *store.C
 	if c.setupErr != nil {
 		return c.setupErr
 	}
+	if limits, err := c.casLimits(ctx); err != nil {
+		return err
+	} else if !limits.acUpdate {
+		return fmt.Errorf("%w: %s", ErrActionCacheReadOnly, c.target)
+	}
 	metaData, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -386,6 +396,11 @@ func (c *reapiCache) Store(ctx context.Context, key string, m Meta, cas *store.C
 	}
 	return nil
 }
+
+// ErrActionCacheReadOnly is a REAPI server whose capabilities say that clients may not write its
+// Action Cache (only its workers do): vx's own keys cannot be kept there, and nothing is sent.
+// It is the deployment's setting, not a failure: the session stops uploading without a warning.
+var ErrActionCacheReadOnly = errors.New("the server lets only its workers write the Action Cache")
 
 // Check asks the server for its capabilities: it answers, takes the credentials, and SHA-256.
 func (c *reapiCache) Check(ctx context.Context) error {

@@ -92,5 +92,17 @@ func (r *REAPI) Download(ctx context.Context, cas *store.CAS, blobs []Blob) erro
 	return nil
 }
 
+// ClientWritesActionCache reports whether the engine lets this client write its Action Cache, as
+// its capabilities say (action_cache_update_capabilities.update_enabled, asked once per
+// connection): where it does not, only its workers write results there, under the digest of the
+// Action they executed, and vx's own keys cannot be kept there.
+func (r *REAPI) ClientWritesActionCache(ctx context.Context) (bool, error) {
+	limits, err := r.c.casLimits(ctx)
+	if err != nil {
+		return false, err
+	}
+	return limits.acUpdate, nil
+}
+
 // Close ends the connection.
 func (r *REAPI) Close() { r.c.Close() }

@@ -41,6 +41,11 @@ type faultREAPI struct {
 	// (blobs are answered with a byte changed), "drop" (a ByteStream read ends half way with
 	// UNAVAILABLE).
 	mode atomic.Value
+	// workersOnlyAC makes the server say, as a deployment that lets only its workers write its
+	// Action Cache does, that clients may not (update_enabled false) and refuse their writes;
+	// updates counts the UpdateActionResult calls.
+	workersOnlyAC atomic.Bool
+	updates       atomic.Int64
 
 	mu        sync.Mutex
 	blobs     map[string][]byte
@@ -110,7 +115,7 @@ func (f *faultREAPI) GetCapabilities(ctx context.Context, _ *pb.GetCapabilitiesR
 	}
 	return &pb.ServerCapabilities{CacheCapabilities: &pb.CacheCapabilities{
 		DigestFunctions:               []pb.DigestFunction_Value{pb.DigestFunction_SHA256},
-		ActionCacheUpdateCapabilities: &pb.ActionCacheUpdateCapabilities{UpdateEnabled: true},
+		ActionCacheUpdateCapabilities: &pb.ActionCacheUpdateCapabilities{UpdateEnabled: !f.workersOnlyAC.Load()},
 		MaxBatchTotalSizeBytes:        f.batchLimit}}, nil
 }
 
@@ -130,6 +135,10 @@ func (f *faultREAPI) GetActionResult(ctx context.Context, req *pb.GetActionResul
 func (f *faultREAPI) UpdateActionResult(ctx context.Context, req *pb.UpdateActionResultRequest) (*pb.ActionResult, error) {
 	if err := f.fault(ctx); err != nil {
 		return nil, err
+	}
+	f.updates.Add(1)
+	if f.workersOnlyAC.Load() {
+		return nil, status.Error(codes.PermissionDenied, "only workers write the Action Cache")
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
