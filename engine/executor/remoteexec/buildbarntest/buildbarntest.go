@@ -82,9 +82,20 @@ func localBlobstore(entries, blockBytes int) string {
   blocksInMemory: { blockSizeBytes: %d } } }`, entries, blockBytes)
 }
 
+// Options are how a test's Buildbarn is deployed; the zero value is one storage that clients
+// and the worker share, every client allowed to write the Action Cache.
+type Options struct {
+	// WorkersOnlyAC puts a frontend (a second bb_storage, as Buildbarn's own deployments have
+	// it) between the clients and the storage that refuses clients' writes to the Action Cache
+	// (its put authorizer denies, so its capabilities say update_enabled false); the worker
+	// writes its results to the storage behind it. Addr is then the frontend's.
+	WorkersOnlyAC bool
+}
+
 // buildbarnConfigs writes the four programs' Jsonnet configurations into dir and answers their
 // paths by program, with the storage's client address and the scheduler's BuildQueueState one.
-func buildbarnConfigs(t testing.TB, dir string) (map[string]string, string, string) {
+// With opts.WorkersOnlyAC a fifth, bb_frontend, is the client address.
+func buildbarnConfigs(t testing.TB, dir string, opts Options) (map[string]string, string, string) {
 	t.Helper()
 	storage, schedClients, schedWorkers, schedState := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	runnerSock := filepath.Join(dir, "runner.sock")
@@ -147,6 +158,11 @@ func buildbarnConfigs(t testing.TB, dir string) (map[string]string, string, stri
   ` + runAs + `
 }`,
 	}
+	clientAddr := storage
+	if opts.WorkersOnlyAC {
+		clientAddr = freeAddr(t)
+		configs["bb_frontend"] = frontendConfig(clientAddr, schedClients, storage)
+	}
 	paths := map[string]string{}
 	for name, text := range configs {
 		p := filepath.Join(dir, name+".jsonnet")
@@ -155,7 +171,24 @@ func buildbarnConfigs(t testing.TB, dir string) (map[string]string, string, stri
 		}
 		paths[name] = p
 	}
-	return paths, storage, schedState
+	return paths, clientAddr, schedState
+}
+
+// frontendConfig is the configuration of a frontend on addr in front of the storage: the CAS
+// and Execution pass through, the Action Cache is read through and refuses clients' writes
+// (so its capabilities say update_enabled false).
+func frontendConfig(addr, scheduler, storage string) string {
+	grpcClient := `{ grpc: { client: { address: '` + storage + `' } } }`
+	return `{
+  grpcServers: [{ listenAddresses: ['` + addr + `'], authenticationPolicy: { allow: {} } }],
+  schedulers: { '': { endpoint: { address: '` + scheduler + `' } } },
+  maximumMessageSizeBytes: 4194304,
+  contentAddressableStorage: { backend: ` + grpcClient + `,
+    getAuthorizer: { allow: {} }, putAuthorizer: { allow: {} }, findMissingAuthorizer: { allow: {} } },
+  actionCache: { backend: ` + grpcClient + `,
+    getAuthorizer: { allow: {} }, putAuthorizer: { deny: {} } },
+  executeAuthorizer: { allow: {} },
+}`
 }
 
 // traversableDir answers a new folder for the engine's configuration, build and cache folders
@@ -189,15 +222,29 @@ func traversableDir(t testing.TB) string {
 // Start starts the four programs from $VX_TEST_BUILDBARN, or skips the test saying so.
 func Start(t testing.TB) *Engine {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start of a Buildbarn deployed as opts says.
+func StartWith(t testing.TB, opts Options) *Engine {
+	t.Helper()
 	dir := os.Getenv(EnvBuildbarn)
 	if dir == "" {
 		t.Skip(EnvBuildbarn + " is not set: it names the folder holding bb_storage, bb_scheduler, bb_worker and " +
 			"bb_runner built from Buildbarn's repositories; the execution tests against a real engine are skipped")
 	}
-	configs, addr, state := buildbarnConfigs(t, traversableDir(t))
+	configs, addr, state := buildbarnConfigs(t, traversableDir(t), opts)
 	bb := &Engine{Addr: addr, StateAddr: state, logs: &lockedLog{}}
-	for _, name := range []string{"bb_storage", "bb_scheduler", "bb_runner", "bb_worker"} {
-		cmd := exec.Command(buildbarnProgram(t, dir, name), configs[name])
+	names := []string{"bb_storage", "bb_scheduler", "bb_runner", "bb_worker"}
+	if opts.WorkersOnlyAC {
+		names = append(names, "bb_frontend")
+	}
+	for _, name := range names {
+		program := name
+		if name == "bb_frontend" {
+			program = "bb_storage" // a frontend is a bb_storage with other backends
+		}
+		cmd := exec.Command(buildbarnProgram(t, dir, program), configs[name])
 		if name == "bb_worker" && os.Geteuid() == 0 {
 			// A native build folder's input roots are made by the worker (root) with mode 0777
 			// less its umask: umask 0 lets the actions, run as nobody, write their outputs there.
