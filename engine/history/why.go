@@ -36,6 +36,10 @@ type Why struct {
 	NotCachedReason string `json:"notCachedReason,omitempty"`
 	// Store names the folder the answer was read from: this checkout's history.
 	Store Store `json:"store"`
+	// Cutoff is true for an early-cutoff hit: its key missed and its Action digest (which holds its
+	// upstreams' output digests) found its result in the engine's Action Cache; Reason says what
+	// moved upstream. Absent otherwise.
+	Cutoff bool `json:"cutoff,omitempty"`
 
 	// The original's names: Found is false for a run that did not record the task or computed
 	// no key for it (blocked); HashChanged is null when there is nothing to compare (no previous
@@ -230,6 +234,7 @@ func explainOf(ctx context.Context, st *store.Store, taskID, runID string) (*Why
 	if err != nil {
 		return nil, err
 	}
+	cutoff(w, cur)
 	w.Note = w.Reason
 	w.original()
 	return w, nil

@@ -42,6 +42,9 @@ type Plan struct {
 	Manifests map[string][]byte `json:"-"`
 	// Tasks are the plan's tasks in dependency order.
 	Tasks []PlanTask `json:"tasks"`
+	// RemoteUnknown says why rows read remote: "unknown" (their remote status is known only by
+	// their Action digest, once their upstreams' outputs are); absent when none does.
+	RemoteUnknown string `json:"remoteUnknown,omitempty"`
 }
 
 // MemorySetting is a memory budget in bytes and where it came from (resources.MemoryFromFlag, …).
@@ -74,6 +77,11 @@ type PlanTask struct {
 	// (history: its recent peak RSS; median, config or default when it has none).
 	ReserveBytes int64  `json:"reserveBytes"`
 	ReserveFrom  string `json:"reserveFrom,omitempty"`
+	// Remote is "unknown" for a task the run would send to the engine, predicted to miss here,
+	// whose result can be found remotely only by its Action digest (the engine lets only its
+	// workers write its Action Cache): that digest holds its upstreams' output digests, known
+	// once they ran. Absent otherwise.
+	Remote string `json:"remote,omitempty"`
 }
 
 // PlanOptions configure DryRun: the Options of a run, the affected reasons by project, and the
@@ -121,6 +129,7 @@ func DryRun(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	}
 	plan := &Plan{Workers: o.Concurrency, MemoryBudget: MemorySetting{Bytes: o.MemoryBudget, Source: o.MemorySource}, CriticalPath: []string{}}
 	cost := planTasks(plan, opts, k.nodes, hits, p50s)
+	markRemoteUnknown(ctx, plan, opts)
 	plan.WallMs, plan.CriticalPath = simulate(k.nodes, cost, o.Concurrency, o.MemoryBudget)
 	if len(p50s) == 0 && len(cost) > 0 {
 		// Every task would count as a median task of 1 ms: a figure from nothing.
@@ -297,7 +306,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if len(hash) > 12 {
 			hash = hash[:12]
 		}
-		fmt.Fprintf(&b, "%s  %s  %-12s  p50 %s\n", pad(string(t.Cache), statusWidth), pad(t.TaskID, idWidth), hash, p50)
+		remote := ""
+		if t.Remote != "" {
+			remote = "  remote " + t.Remote
+		}
+		fmt.Fprintf(&b, "%s  %s  %-12s  p50 %s%s\n", pad(string(t.Cache), statusWidth), pad(t.TaskID, idWidth), hash, p50, remote)
+	}
+	if p.RemoteUnknown != "" {
+		fmt.Fprintf(&b, "remote unknown: %s\n", p.RemoteUnknown)
 	}
 	if p.DurationUnknown != "" {
 		fmt.Fprintf(&b, "predicted: wall unknown, work unknown on %d workers (%s); critical path %s\n", p.Workers, p.DurationUnknown,

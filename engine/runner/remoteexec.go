@@ -90,6 +90,9 @@ func (r *runState) useRemoteExecution() func() {
 	}
 	r.remoteOn, r.remoteAll = true, mode == RemoteExecOn
 	r.remoteCap = remoteCapacity(cfg.Capacity, r.opts.Concurrency)
+	if ex, ok := remoteRun.(*remoteexec.Executor); ok {
+		r.useCutoff(ex, r.remoteAll)
+	}
 	r.executor = &executor.Chooser{Local: localPool{ex: r.executor}, Remote: remoteRun, Warn: r.fallBack,
 		UseRemote: func(t executor.Task) bool { return r.runsRemotely(t, r.remoteAll) }}
 	return closeEngine

@@ -248,6 +248,9 @@ type runState struct {
 	remoteGone atomic.Bool
 	// eventsMu orders the lines of the events stream (event).
 	eventsMu sync.Mutex
+	// cutoff looks a task whose key missed up by its Action digest (cutoff.go); nil when the run
+	// executes nothing remotely.
+	cutoff *cutoffLookup
 }
 
 // readsCache reports whether the run looks its tasks up in the cache (not under --force, nor

@@ -268,8 +268,11 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 
 // run runs the task's command (a miss) through the run's executor, again after a failure as
 // many times as its retries allow (every attempt's output in its log), then stores its outputs
-// and log.
+// and log; unless its Action's result is found by the Action digest first (cutoff).
 func (a *attempt) run(key string) outcome {
+	if o, ok := a.cutoff(key); ok {
+		return o // its Action's result, found by the Action digest
+	}
 	r, t, p := a.r, a.t, a.p
 	a.e.Forced = r.opts.Force && t.Cache
 	retries := r.retries(t)

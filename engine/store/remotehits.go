@@ -13,7 +13,7 @@ func (s *Store) CountRemoteHits(ctx context.Context, project string, since time.
 	if s.db == nil {
 		return 0, nil
 	}
-	q := `SELECT count(*) FROM executions WHERE status = ` + sqlHit + ` AND cache_source = 'remote' AND started_ms >= ?`
+	q := `SELECT count(*) FROM executions WHERE status = ` + sqlHit + ` AND cache_source IN ('remote', 'remote-action') AND started_ms >= ?`
 	args := []any{ms(since)}
 	if project != "" {
 		q += ` AND task_id >= ? AND task_id < ? AND project = ?`

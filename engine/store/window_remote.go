@@ -14,7 +14,7 @@ func (sn *Snapshot) RemoteHitsByRun(ctx context.Context, w Window) (map[string]i
 	}
 	cond, args := w.where("e")
 	rows, err := sn.q.QueryContext(ctx, `SELECT e.run_id, count(*) FROM executions e WHERE `+cond+
-		` AND e.status = `+sqlHit+` AND e.cache_source = 'remote' GROUP BY e.run_id`, args...)
+		` AND e.status = `+sqlHit+` AND e.cache_source IN ('remote', 'remote-action') GROUP BY e.run_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("count remote hits: %w", err)
 	}

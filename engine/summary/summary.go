@@ -101,7 +101,7 @@ func (c *Counts) count(t TaskResult, status store.Status) {
 		c.Aborted++
 		c.Total--
 	case store.StatusHit:
-		remote := t.CacheSource != nil && *t.CacheSource == CacheSourceRemote
+		remote := t.CacheSource != nil && FromRemote(*t.CacheSource)
 		restored := t.RestoredFiles == nil || *t.RestoredFiles > 0
 		switch {
 		case !restored:
@@ -156,7 +156,8 @@ type TaskResult struct {
 	Hash       string `json:"hash"`
 	DurationMs int64  `json:"durationMs"`
 	// CacheSource is "local", "shared:<checkout root>" (an entry another worktree or checkout
-	// sharing the store wrote) or "remote" for a hit, null otherwise.
+	// sharing the store wrote) or "remote" for a hit, null otherwise; "remote-action" for an
+	// early-cutoff hit found by the Action digest in the engine's Action Cache.
 	CacheSource *string `json:"cacheSource"`
 	// ExitCode is the command's exit status; null when it did not run or was killed by a signal.
 	ExitCode *int `json:"exitCode"`
@@ -252,7 +253,7 @@ func Summarize(run store.Run, execs []store.Execution) *Summary {
 		}
 		if e.Status == store.StatusHit {
 			s.Totals.SavedMs += t.SavedMs
-			if e.CacheSource == CacheSourceRemote {
+			if FromRemote(e.CacheSource) {
 				s.Totals.RemoteHits++
 			}
 		}
