@@ -569,4 +569,7 @@ type RemoteExec struct {
 	Platform map[string]string `json:"platform,omitempty"`
 	// Capacity is how many tasks run remotely at once; 0 means 4 per local worker.
 	Capacity int `json:"capacity,omitempty"`
+	// Path is the explicit PATH of every remote command (part of its Action); "" means
+	// /usr/local/bin:/usr/bin:/bin.
+	Path string `json:"path,omitempty"`
 }

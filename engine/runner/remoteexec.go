@@ -108,9 +108,11 @@ func (r *runState) remoteEngine(cfg *graph.RemoteExec) (executor.Executor, func(
 	if err != nil {
 		return nil, nil, err
 	}
-	return &remoteexec.Executor{Engine: engine, CAS: r.st.CAS(), Platform: cfg.Platform,
+	ex := &remoteexec.Executor{Engine: engine, CAS: r.st.CAS(), Platform: cfg.Platform,
 		Client: remoteexec.NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), remoteCallTimeout),
-		Path:   remotePath, Home: remoteHome, Updates: r.showStage}, engine.Close, nil
+		Path:   remoteCommandPath(cfg), Home: remoteHome, Updates: r.showStage}
+	ex.Install = r.remoteInstaller(ex)
+	return ex, engine.Close, nil
 }
 
 // remoteCapacityPerWorker is remote.capacity's default, per local worker: an engine runs many

@@ -209,7 +209,7 @@ func remoteExec(r reader, top map[string]any) (*graph.RemoteExec, error) {
 	if !ok {
 		return nil, nil
 	}
-	m, err := r.object("remote", v, "execute", "executor", "platform", "capacity")
+	m, err := r.object("remote", v, "execute", "executor", "platform", "capacity", "path")
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,26 @@ func remoteExec(r reader, top map[string]any) (*graph.RemoteExec, error) {
 		}
 		re.Capacity = int(n)
 	}
+	if x, ok := m["path"]; ok {
+		if re.Path, err = remotePath(r, x); err != nil {
+			return nil, err
+		}
+	}
 	return re, nil
+}
+
+// remotePath reads remote.path: a PATH of absolute folders, colon-separated.
+func remotePath(r reader, v any) (string, error) {
+	s, err := r.str("remote.path", v)
+	if err != nil {
+		return "", err
+	}
+	for _, dir := range strings.Split(s, ":") {
+		if !strings.HasPrefix(dir, "/") {
+			return "", r.errAt("remote.path", "remote.path %q must be absolute folders separated by ':', not %q", s, dir)
+		}
+	}
+	return s, nil
 }
 
 // platform reads remote.platform: property names to values.

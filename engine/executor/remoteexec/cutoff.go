@@ -22,7 +22,8 @@ type ActionHit struct {
 }
 
 // Cached asks the engine's Action Cache for the result of t's Action (its Command, input root and
-// platform, as Run would send them) without uploading or executing anything. The Action holds the
+// platform, as Run would send them) without uploading or executing anything but the run's
+// install action, whose output tree the input root names. The Action holds the
 // digests of its input files, the outputs of the tasks it depends on among them: a task whose
 // own key moved only because an upstream's key did, while that upstream's outputs stayed
 // byte-identical, has the same Action, so the result its earlier execution left is found here.
@@ -30,7 +31,13 @@ type ActionHit struct {
 // no Action; an error is an engine that could not be asked (executor.ErrRemoteUnavailable) or a
 // result that could not be read (both a miss for the run).
 func (e *Executor) Cached(ctx context.Context, t executor.Task) (ActionHit, bool, error) {
-	a, _, projectRel, err := e.action(t)
+	// The Action names the install's node_modules by digest: the install is asked for (found in
+	// the Action Cache once it ran); one that fails leaves Run to say so.
+	inst, failed, err := e.installed(ctx, t)
+	if failed != nil || err != nil {
+		return ActionHit{}, false, nil
+	}
+	a, _, projectRel, err := e.action(t, inst)
 	if err != nil {
 		return ActionHit{}, false, nil // no Action to look up: Run says why, or runs the task here
 	}

@@ -37,6 +37,9 @@ type Executor struct {
 	Path, Home string
 	// Updates, when set, receives the operation's stages of a task by its id.
 	Updates func(taskID string, u Update)
+	// Install, when set, is the workspace's install action: its node_modules folders are grafted
+	// into every task's input root, and a failed install fails the task with its log.
+	Install *Installer
 }
 
 // Remotable reports why a task cannot run remotely ("" when it can): it declares no outputs or an
@@ -81,7 +84,11 @@ func outputPaths(globs []string) ([]string, error) {
 // Run executes t on the engine. An error wrapping executor.ErrRemoteUnavailable means nothing
 // ran that the run counts on; the Chooser then runs the task locally.
 func (e *Executor) Run(ctx context.Context, t executor.Task) (executor.Result, error) {
-	a, files, projectRel, err := e.action(t)
+	inst, failed, err := e.installed(ctx, t)
+	if failed != nil {
+		return *failed, err
+	}
+	a, files, projectRel, err := e.action(t, inst)
 	if err != nil {
 		return executor.Result{ExitCode: -1}, fmt.Errorf("%w: %s: %v", executor.ErrRemoteUnavailable, t.ID, err)
 	}
@@ -110,7 +117,7 @@ func (e *Executor) Run(ctx context.Context, t executor.Task) (executor.Result, e
 
 // action builds t's Action and answers the blobs the engine must hold for it (the Action, its
 // Command, the input root's folders and files) and the project folder relative to the root.
-func (e *Executor) action(t executor.Task) (Action, []remote.Blob, string, error) {
+func (e *Executor) action(t executor.Task, inst *Installed) (Action, []remote.Blob, string, error) {
 	rel, err := filepath.Rel(t.Root, t.Dir)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return Action{}, nil, "", fmt.Errorf("project folder %s is outside the workspace", t.Dir)
@@ -140,13 +147,18 @@ func (e *Executor) action(t executor.Task) (Action, []remote.Blob, string, error
 	if err != nil {
 		return Action{}, nil, "", err
 	}
+	inputs, sources = inst.withInstall(inputs, sources)
 	tree, err := BuildTree(inputs)
 	if err != nil {
 		return Action{}, nil, "", err
 	}
+	var blobs []remote.Blob
+	if tree, blobs, err = inst.graft(tree, blobs); err != nil {
+		return Action{}, nil, "", err
+	}
 	a := NewAction(cmd, tree.Root, t.Timeout)
-	blobs := []remote.Blob{{Hash: a.Digest.Hash, Size: a.Digest.Size, Data: a.Action},
-		{Hash: a.CommandDigest.Hash, Size: a.CommandDigest.Size, Data: a.Command}}
+	blobs = append(blobs, remote.Blob{Hash: a.Digest.Hash, Size: a.Digest.Size, Data: a.Action},
+		remote.Blob{Hash: a.CommandDigest.Hash, Size: a.CommandDigest.Size, Data: a.Command})
 	for d, data := range tree.Directories {
 		blobs = append(blobs, remote.Blob{Hash: d.Hash, Size: d.Size, Data: data})
 	}

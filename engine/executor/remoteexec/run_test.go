@@ -100,7 +100,7 @@ func TestActionSendsTheCommandAsWritten(t *testing.T) {
 	e := &Executor{Path: "/usr/bin:/bin", Home: "/tmp"}
 	task := executor.Task{ID: "app#build", Root: root, Dir: filepath.Join(root, "app"), Outputs: []string{"dist/**"},
 		Command: "PATH=" + root + "/node_modules/.bin:$PATH tsc", Written: "npm run build", InputFiles: []string{"app/src.txt"}}
-	a, _, _, err := e.action(task)
+	a, _, _, err := e.action(task, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
