@@ -287,6 +287,8 @@ export interface RemoteExecution {
   platform?: Record<string, string>
   /** How many tasks run remotely at once. */
   capacity?: number
+  /** The `PATH` of every remote command (tasks and the install action), absolute folders separated by `:`; part of their Actions. Default: `'/usr/local/bin:/usr/bin:/bin'`. */
+  path?: string
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
