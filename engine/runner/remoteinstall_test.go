@@ -111,6 +111,17 @@ func TestBuildbarnPnpmWorkspace(t *testing.T) {
 	if again := installResult(t, bb, second); !proto.Equal(first, again) {
 		t.Fatalf("the install action ran again:\nfirst  %v\nsecond %v", first, again)
 	}
+
+	// A package.json the lockfile no longer matches: the frozen install fails, and so does the
+	// task, remotely, with the install's log naming it; it never runs locally instead.
+	stale := pnpmFixture(t, n, lock, bb.Addr, pathList)
+	stale.write("packages/p00/package.json", `{"name": "@ws/p00", "version": "1.0.0", "main": "dist/index.js", "dependencies": {"ms": "2.1.2"}}`)
+	notices = nil
+	s3, out := stale.run([]string{"p00#build"}, func(o *Options) { withPath(o); o.Notice = func(m string) { notices = append(notices, m) } })
+	if s3.OK || statuses(s3) != "p00#build=failed" || executors(s3) != "p00#build@remote" || len(notices) != 0 ||
+		!strings.Contains(out, "the install action `pnpm install --frozen-lockfile`") || !strings.Contains(out, "ERR_PNPM_OUTDATED_LOCKFILE") {
+		t.Fatalf("stale lockfile: %s %s %q\n%s", statuses(s3), executors(s3), notices, out)
+	}
 }
 
 // installResult answers the Action Cache's entry of the install action of f's workspace, made

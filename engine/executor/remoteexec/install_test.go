@@ -241,7 +241,7 @@ func TestBuildbarnInstallAction(t *testing.T) {
 	res, err = ex.Run(ctx, task)
 	if err != nil || res.Passed() || !strings.Contains(string(res.Log), "the install action `pnpm install --frozen-lockfile`") ||
 		!strings.Contains(string(res.Log), "ERR_PNPM_OUTDATED_LOCKFILE") {
-		t.Fatalf("failed install: want the task failed with the install's log, got %+v %v\n%s", res, err, res.Log)
+		t.Fatalf("failed install: want the task failed with the install's log, got exit %d %v\n%s", res.ExitCode, err, res.Log)
 	}
 }
 
@@ -275,5 +275,16 @@ func TestBuildbarnNpmInstallAction(t *testing.T) {
 	}
 	if inst, _ := ex.Install.Result(ctx); inst.Cached || ex.Install.Spec.Install != "npm ci" {
 		t.Fatalf("npm install: %+v", inst)
+	}
+}
+
+// An install that cannot be made (no version to key it by) refuses every remote task as
+// ErrRemoteUnavailable, before anything is sent: the run's one fallback warning, never a task
+// run without its node_modules.
+func TestInstallErrorRefusesTheTask(t *testing.T) {
+	ex := &Executor{Install: &Installer{Err: errors.New("the version of pnpm is not known")}}
+	res, err := ex.Run(context.Background(), executor.Task{ID: "a#build", Output: &logBuffer{}})
+	if !errors.Is(err, executor.ErrRemoteUnavailable) || !strings.Contains(err.Error(), "node_modules: the version of pnpm") || res.Passed() {
+		t.Fatalf("want ErrRemoteUnavailable naming the install, got %+v %v", res, err)
 	}
 }
