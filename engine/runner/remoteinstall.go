@@ -26,22 +26,21 @@ func remoteCommandPath(cfg *graph.RemoteExec) string {
 	return defaultRemotePath
 }
 
-// remoteInstaller answers the install action of the run's remote tasks: nil when the workspace's
-// root holds no lockfile; one carrying the reason when its install cannot be made (its tasks then
-// run locally, with the run's one warning).
+// remoteInstaller answers the install action of the run's remote tasks, detected when the first
+// of them asks: none when the workspace's root holds no lockfile; one carrying the reason when
+// its install cannot be made (its tasks then run locally, with the run's one warning).
 func (r *runState) remoteInstaller(ex *remoteexec.Executor) *remoteexec.Installer {
 	ws := r.opts.Workspace
-	dirs := make([]string, 0, len(ws.Projects))
-	for _, p := range ws.Projects {
-		dirs = append(dirs, p.Dir)
+	detect := func() (*remoteexec.InstallSpec, error) {
+		dirs := make([]string, 0, len(ws.Projects))
+		for _, p := range ws.Projects {
+			dirs = append(dirs, p.Dir)
+		}
+		return remoteexec.DetectInstall(ws.Root, dirs, func(manager string) (string, error) {
+			return managerVersion(manager, r.opts.Getenv("PATH"))
+		})
 	}
-	spec, err := remoteexec.DetectInstall(ws.Root, dirs, func(manager string) (string, error) {
-		return managerVersion(manager, r.opts.Getenv("PATH"))
-	})
-	if spec == nil && err == nil {
-		return nil
-	}
-	return &remoteexec.Installer{Spec: spec, Err: err, Root: ws.Root, Engine: ex.Engine, Client: ex.Client,
+	return &remoteexec.Installer{Detect: detect, Root: ws.Root, Engine: ex.Engine, Client: ex.Client,
 		CAS: ex.CAS, Platform: ex.Platform, Path: ex.Path, Home: ex.Home}
 }
 

@@ -213,7 +213,8 @@ func TestBuildbarnInstallAction(t *testing.T) {
 	res := run("p01#build", "packages/p01", "node build.js && test -L node_modules/@ws/p00 && ls -a ../../node_modules/.pnpm > dist/store.txt",
 		[]string{"packages/p00/dist/index.js", "packages/p01/build.js", "packages/p01/package.json"})
 	inst, err := ex.Install.Result(ctx)
-	if err != nil || inst.Cached || len(inst.Grafts) != 4 {
+	if err != nil || inst.Cached || len(inst.Grafts) != 4 || len(inst.Directories) != 0 {
+		// Buildbarn names each folder's root Directory digest: no Tree is read here.
 		t.Fatalf("install: %+v %v", inst, err)
 	}
 	if !strings.Contains(string(res.Log), "built p01") || len(res.RemoteOutputs) != 2 {
@@ -225,6 +226,20 @@ func TestBuildbarnInstallAction(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"@ws/p00": "p00<>"`) || !strings.Contains(string(out), `node_modules/.pnpm/is-number@7.0.0/node_modules/is-number/index.js`) {
 		t.Fatalf("p01's dist does not come from its sibling and the registry through pnpm's links: %s", out)
+	}
+
+	// An engine that names no root Directory digest: the folders' Tree messages are read and give
+	// the same digests.
+	ar, err := ex.Client.cached(ctx, inst.Action)
+	if err != nil || ar == nil {
+		t.Fatalf("the install's result: %v %v", ar, err)
+	}
+	for _, d := range ar.GetOutputDirectories() {
+		d.RootDirectoryDigest = nil
+	}
+	fromTrees := &Installed{}
+	if err := ex.Install.grafts(ctx, ar, fromTrees); err != nil || !slices.Equal(fromTrees.Grafts, inst.Grafts) || len(fromTrees.Directories) == 0 {
+		t.Fatalf("grafts from the Trees: %v\n%+v\nwant %+v", err, fromTrees.Grafts, inst.Grafts)
 	}
 
 	again := installer(t, ex, root, dirs)
@@ -286,5 +301,26 @@ func TestInstallErrorRefusesTheTask(t *testing.T) {
 	res, err := ex.Run(context.Background(), executor.Task{ID: "a#build", Output: &logBuffer{}})
 	if !errors.Is(err, executor.ErrRemoteUnavailable) || !strings.Contains(err.Error(), "node_modules: the version of pnpm") || res.Passed() {
 		t.Fatalf("want ErrRemoteUnavailable naming the install, got %+v %v", res, err)
+	}
+}
+
+// The install is detected once, when the first remote task asks: a workspace without a lockfile
+// has none (nothing grafted), and a detection error is every task's refusal.
+func TestInstallDetectedOnce(t *testing.T) {
+	calls := 0
+	none := &Installer{Detect: func() (*InstallSpec, error) { calls++; return nil, nil }}
+	for range 2 {
+		if inst, err := none.Result(context.Background()); inst != nil || err != nil {
+			t.Fatalf("no lockfile: %+v %v", inst, err)
+		}
+	}
+	bad := &Installer{Detect: func() (*InstallSpec, error) { calls++; return nil, errors.New("no version") }}
+	for range 2 {
+		if _, err := bad.Result(context.Background()); !errors.Is(err, executor.ErrRemoteUnavailable) {
+			t.Fatalf("detection error: %v", err)
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("Detect called %d times, want once per installer", calls)
 	}
 }

@@ -25,6 +25,9 @@ type Installer struct {
 	// (every remote task is then refused, and runs locally).
 	Spec *InstallSpec
 	Err  error
+	// Detect, when set, answers Spec and Err the first time a remote task asks (a run whose
+	// tasks all hit reads nothing for it); a nil Spec without an error means no install.
+	Detect func() (*InstallSpec, error)
 	// Root is the absolute workspace root.
 	Root string
 	// Engine, Client, CAS, Platform, Path and Home are the task executor's.
@@ -64,16 +67,20 @@ type Graft struct {
 	Root Digest
 }
 
-// Result answers the install action's outcome, running it the first time (later callers wait
-// for it). An error (wrapping executor.ErrRemoteUnavailable or ErrRemoteLost) means it could not
+// Result answers the install action's outcome (nil when there is none), running it the first
+// time (later callers wait for it). An error (wrapping executor.ErrRemoteUnavailable or ErrRemoteLost) means it could not
 // be run; it is asked again by the next caller.
 func (in *Installer) Result(ctx context.Context) (*Installed, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.Detect != nil {
+		in.Spec, in.Err = in.Detect()
+		in.Detect = nil
+	}
 	if in.Err != nil {
 		return nil, fmt.Errorf("%w: node_modules: %v", executor.ErrRemoteUnavailable, in.Err)
 	}
-	if in.done != nil {
+	if in.done != nil || in.Spec == nil {
 		return in.done, nil
 	}
 	res, err := in.run(ctx)
@@ -230,7 +237,7 @@ func (e *Executor) installed(ctx context.Context, t executor.Task) (*Installed, 
 		}
 		return nil, res, fmt.Errorf("%s: %w", t.ID, err)
 	}
-	if !inst.Failed {
+	if inst == nil || !inst.Failed {
 		return inst, nil, nil
 	}
 	_, _ = fmt.Fprintf(t.Output, "vx: the install action `%s` (Action %s/%d) failed on the engine with exit code %d; its log:\n",
