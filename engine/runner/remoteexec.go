@@ -135,9 +135,9 @@ func (r *runState) fallBack(msg string) {
 	r.warn(msg)
 }
 
-// The explicit PATH and HOME of a remote command (both part of its Action, so of its key there).
+// The explicit HOME of a remote command (part of its Action, as its PATH is: remoteCommandPath),
+// and the bound of each call to the engine.
 const (
-	remotePath        = "/usr/local/bin:/usr/bin:/bin"
 	remoteHome        = "/tmp"
 	remoteCallTimeout = 30 * time.Second
 )
