@@ -53,6 +53,9 @@ type Execution struct {
 	// Executor names where the task's command ran, "local" or "remote", in a run that executes
 	// remotely; "" otherwise (and for a task whose command did not run).
 	Executor string
+	// OutputsRemote says that the task's outputs stayed remote (vx run --download): its cache
+	// entry lists them, their blobs are in a REAPI CAS, and nothing of them was written here.
+	OutputsRemote bool
 }
 
 // executionColumns are the executions table's columns, written once: insertExecutions writes
@@ -61,7 +64,7 @@ type Execution struct {
 var executionColumns = []string{"run_id", "task_id", "project", "task", "ord", "status", "exit_code",
 	"started_ms", "duration_ms", "user_cpu_ms", "sys_cpu_ms", "peak_rss", "hash", "cache_source", "saved_ms",
 	"blocked_by", "timed_out", "sandbox_violations", "not_ready", "log_blob", "log_source", "reserved_bytes", "waited_ms", "restored_files", "failed_attempts",
-	"not_cached", "forced", "executor"}
+	"not_cached", "forced", "executor", "outputs_remote"}
 
 var execCols = strings.Join(executionColumns[:len(executionColumns)-len(versionedColumns)], ", ")
 
@@ -83,7 +86,7 @@ func executionArgs(e Execution) []any {
 	return []any{e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
 		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored, e.FailedAttempts,
-		e.NotCached, boolInt(e.Forced), e.Executor}
+		e.NotCached, boolInt(e.Forced), e.Executor, boolInt(e.OutputsRemote)}
 }
 
 // executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 27
@@ -137,6 +140,7 @@ var versionedColumns = []struct {
 	{11, "not_cached", "''"},      // why a passing task stored no entry (migration 11)
 	{11, "forced", "0"},           // whether --force made it run (migration 11)
 	{14, "executor", "''"},        // where its command ran (migration 14)
+	{16, "outputs_remote", "0"},   // whether its outputs stayed remote (migration 16)
 }
 
 // execColumns are the columns scanExec reads, in an index of s's layout: one older than a
@@ -157,14 +161,14 @@ func scanExec(sc scanner) (Execution, error) {
 	var e Execution
 	var exit, restored sql.NullInt64
 	var started, dur, ucpu, scpu, saved, waited int64
-	var timedOut, forced int
+	var timedOut, forced, outputsRemote int
 	var sv, nr string
 	if err := sc.Scan(&e.RunID, &e.TaskID, &e.Project, &e.Task, &e.Ord, &e.Status, &exit, &started, &dur, &ucpu, &scpu,
 		&e.PeakRSSBytes, &e.Hash, &e.CacheSource, &saved, &e.BlockedBy, &timedOut, &sv, &nr, &e.LogBlob, &e.LogSource, &e.ReservedBytes, &waited, &restored, &e.FailedAttempts,
-		&e.NotCached, &forced, &e.Executor); err != nil {
+		&e.NotCached, &forced, &e.Executor, &outputsRemote); err != nil {
 		return e, err
 	}
-	e.Forced = forced != 0
+	e.Forced, e.OutputsRemote = forced != 0, outputsRemote != 0
 	if exit.Valid {
 		c := int(exit.Int64)
 		e.ExitCode = &c

@@ -118,6 +118,10 @@ var migrations = []migration{
 	{15, "keep where each run ran", nil, func(ctx context.Context, tx *sql.Tx) error {
 		return addColumn(ctx, tx, "runs", "context", `TEXT NOT NULL DEFAULT '{}'`)
 	}},
+	// Whether a task's outputs stayed remote (vx run --download): its row says nothing landed.
+	{16, "keep whether a task's outputs stayed remote", nil, func(ctx context.Context, tx *sql.Tx) error {
+		return addColumn(ctx, tx, "executions", "outputs_remote", `INTEGER NOT NULL DEFAULT 0`)
+	}},
 }
 
 // addExecutorColumn adds executions.executor where the table lacks it.
