@@ -206,6 +206,9 @@ type TaskResult struct {
 	// Executor names where the task's command ran, local or remote, in a run that executes
 	// remotely; absent otherwise.
 	Executor string `json:"executor,omitempty"`
+	// OutputsRemote says that the task's outputs stayed remote (vx run --download): its cache
+	// entry lists them and a later local task or run fetches them; absent otherwise.
+	OutputsRemote bool `json:"outputsRemote,omitempty"`
 }
 
 // WaitedFor is the cache key a task waited for and the process that was executing it.
@@ -310,7 +313,7 @@ func taskResult(e store.Execution) TaskResult {
 		NotReady: nonNil(e.NotReady), PeakRssBytes: e.PeakRSSBytes, ReservedBytes: e.ReservedBytes, SavedMs: e.Saved.Milliseconds(),
 		WaitedMs:      e.Waited.Milliseconds(),
 		RestoredFiles: e.RestoredFiles, NotCachedReason: e.NotCached, ID: e.TaskID, Project: e.Project, Task: e.Task,
-		Executor: e.Executor,
+		Executor: e.Executor, OutputsRemote: e.OutputsRemote,
 	}
 	if t.Project == "" {
 		t.Project, t.Task, _ = strings.Cut(e.TaskID, "#")
