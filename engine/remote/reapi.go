@@ -298,7 +298,13 @@ func (c *reapiCache) Fetch(ctx context.Context, key string, cas *store.CAS) (Met
 	if err != nil {
 		return Meta{}, false, err
 	}
-	ok, err = c.download(ctx, cas, []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}})
+	blobs := []digest{{m.LogBlob, m.LogSize}}
+	if !m.FilesInCAS {
+		blobs = append(blobs, digest{m.OutputsBlob, m.OutputsSize})
+	} else if err := m.checkFiles(); err != nil {
+		return Meta{}, false, err
+	}
+	ok, err = c.download(ctx, cas, blobs)
 	if err != nil || !ok {
 		return Meta{}, false, err
 	}
@@ -379,6 +385,13 @@ func (c *reapiCache) Store(ctx context.Context, key string, m Meta, cas *store.C
 		return err
 	}
 	res := &pb.ActionResult{OutputFiles: []*pb.OutputFile{{Path: arMetaPath, Digest: metaDigest}}}
+	if m.FilesInCAS {
+		files, err := c.filesHeld(ctx, m)
+		if err != nil {
+			return err
+		}
+		res.OutputFiles = append(res.OutputFiles, files...)
+	}
 	if m.OutputsBlob != "" {
 		res.OutputFiles = append(res.OutputFiles, &pb.OutputFile{Path: arOutputsPath,
 			Digest: &pb.Digest{Hash: m.OutputsBlob, SizeBytes: m.OutputsSize}})

@@ -48,19 +48,29 @@ func (r *REAPI) Metadata() metadata.MD { return r.c.md.Copy() }
 func (r *REAPI) Instance() string { return r.c.instance }
 
 // Upload puts the blobs the engine lacks into its CAS. A blob read from a file is checked against
-// its digest before a batch sends it; one streamed is checked by the engine as it commits it.
+// its digest before a batch sends it; one streamed is checked by the engine as it commits it. A
+// blob with neither Data nor Path is one only the engine holds (an output that stayed remote):
+// one it lacks is ErrBlobMissing.
 func (r *REAPI) Upload(ctx context.Context, blobs []Blob) error {
 	in := make([]blob, 0, len(blobs))
+	var held []blob
 	seen := map[string]bool{}
 	for _, b := range blobs {
 		if b.Size == 0 || seen[b.Hash] {
 			continue // the empty blob is in every CAS
 		}
-		if !isDigest(b.Hash) || b.Size < 0 || (b.Data == nil && b.Path == "") {
-			return fmt.Errorf("blob %q of %d bytes has no content to upload", b.Hash, b.Size)
+		if !isDigest(b.Hash) || b.Size < 0 {
+			return fmt.Errorf("blob %q of %d bytes is no digest", b.Hash, b.Size)
 		}
 		seen[b.Hash] = true
+		if b.Data == nil && b.Path == "" {
+			held = append(held, blob{d: digest{b.Hash, b.Size}})
+			continue
+		}
 		in = append(in, blob{d: digest{b.Hash, b.Size}, data: b.Data, path: b.Path})
+	}
+	if err := r.holds(ctx, held); err != nil {
+		return err
 	}
 	if len(in) == 0 {
 		return nil
@@ -106,3 +116,18 @@ func (r *REAPI) ClientWritesActionCache(ctx context.Context) (bool, error) {
 
 // Close ends the connection.
 func (r *REAPI) Close() { r.c.Close() }
+
+// holds checks that the engine's CAS holds blobs of which no content is here.
+func (r *REAPI) holds(ctx context.Context, blobs []blob) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	missing, err := r.c.findMissing(ctx, blobs)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %d blobs of outputs that stayed remote", ErrBlobMissing, len(missing))
+	}
+	return nil
+}

@@ -60,6 +60,9 @@ type Meta struct {
 	LogBlob     string             `json:"logBlob"`
 	LogSize     int64              `json:"logSize"`
 	DurationMs  int64              `json:"durationMs"`
+	// FilesInCAS says that the entry has no outputs archive: each output file's blob is in the
+	// server's CAS under the hash the listing gives (an entry whose outputs stayed remote).
+	FilesInCAS bool `json:"filesInCas,omitempty"`
 }
 
 // check refuses a document that cannot describe an entry of this vx.
@@ -68,7 +71,8 @@ func (m *Meta) check() error {
 		return fmt.Errorf("%w: entry layout %d", ErrCorrupt, m.Version)
 	}
 	if m.OutputsSize < 0 || m.OutputsSize > MaxBlobBytes || m.LogSize < 0 || m.LogSize > MaxBlobBytes ||
-		(m.OutputsBlob == "" && (m.OutputsSize != 0 || len(m.Outputs) != 0)) {
+		(m.OutputsBlob == "" && (m.OutputsSize != 0 || len(m.Outputs) != 0 && !m.FilesInCAS)) ||
+		(m.FilesInCAS && m.OutputsBlob != "") {
 		return fmt.Errorf("%w: entry sizes", ErrCorrupt)
 	}
 	if !isDigest(m.LogBlob) || (m.OutputsBlob != "" && !isDigest(m.OutputsBlob)) {
@@ -80,7 +84,8 @@ func (m *Meta) check() error {
 // MetaOf describes a local cache entry for upload.
 func MetaOf(e store.Entry, outputsSize, logSize int64) Meta {
 	return Meta{Version: MetaVersion, TaskID: e.TaskID, Outputs: e.Outputs, OutputsBlob: e.OutputsBlob,
-		OutputsSize: outputsSize, LogBlob: e.LogBlob, LogSize: logSize, DurationMs: e.Duration.Milliseconds()}
+		OutputsSize: outputsSize, LogBlob: e.LogBlob, LogSize: logSize, DurationMs: e.Duration.Milliseconds(),
+		FilesInCAS: e.OutputsRemote()}
 }
 
 // Entry is the local cache entry a fetched Meta makes, for key.
