@@ -82,6 +82,22 @@ type Task struct {
 	// it here (a package script's text, run without its manager, with this machine's paths): a
 	// remote executor sends Written, for the worker's own package manager to run. "" means Command.
 	Written string
+	// Grafted are the outputs of the tasks it depends on, by digest from their cache entries'
+	// listings (paths relative to Root): a remote executor's input root holds them without reading
+	// the workspace. A file's blob is in the local blob store, or at the workspace path it names
+	// when Source is set, or else held by the engine only (an output that stayed remote).
+	Grafted []GraftedInput
+	// KeepOutputsRemote says that a remote command's outputs are not brought into the local blob
+	// store: Result.RemoteOutputs names them by digest, their blobs stay in the engine's CAS.
+	KeepOutputsRemote bool
+}
+
+// GraftedInput is one upstream output of a remote input root: the output by digest, and where
+// its content is when the engine lacks it (Source, an absolute path; "" for the local blob store
+// or, failing that, none).
+type GraftedInput struct {
+	RemoteOutput
+	Source string
 }
 
 // Result is what running one task's command came to.

@@ -57,7 +57,7 @@ func (e *Executor) Cached(ctx context.Context, t executor.Task) (ActionHit, bool
 		}
 		hit.Log = append(hit.Log, data...)
 	}
-	if hit.Outputs, err = e.outputs(ctx, ar, projectRel); err != nil {
+	if hit.Outputs, err = e.outputs(ctx, ar, projectRel, false); err != nil {
 		return ActionHit{}, false, fmt.Errorf("the outputs of %s: %w", t.ID, err)
 	}
 	return hit, true, nil

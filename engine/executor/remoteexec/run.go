@@ -147,6 +147,7 @@ func (e *Executor) action(t executor.Task, inst *Installed) (Action, []remote.Bl
 	if err != nil {
 		return Action{}, nil, "", err
 	}
+	inputs, grafted := e.graft(inputs, t.Grafted)
 	inputs, sources = inst.withInstall(inputs, sources)
 	tree, err := BuildTree(inputs)
 	if err != nil {
@@ -165,6 +166,7 @@ func (e *Executor) action(t executor.Task, inst *Installed) (Action, []remote.Bl
 	for _, s := range sources {
 		blobs = append(blobs, remote.Blob{Hash: s.Digest.Hash, Size: s.Digest.Size, Path: s.Path})
 	}
+	blobs = append(blobs, grafted...)
 	return a, blobs, rel, nil
 }
 
@@ -191,7 +193,7 @@ func (e *Executor) collect(ctx context.Context, t executor.Task, out Outcome, pr
 	if !res.Passed() {
 		return res, nil
 	}
-	outputs, err := e.outputs(ctx, ar, projectRel)
+	outputs, err := e.outputs(ctx, ar, projectRel, t.KeepOutputsRemote)
 	if err != nil {
 		return res, fmt.Errorf("%w: the outputs of %s: %v", executor.ErrRemoteLost, t.ID, err)
 	}
@@ -216,10 +218,10 @@ func (e *Executor) read(ctx context.Context, d *pb.Digest) ([]byte, error) {
 	return e.CAS.GetBounded(d.GetHash(), d.GetSizeBytes())
 }
 
-// outputs brings every output file of ar into the local blob store and answers them, paths
-// relative to the root: output files, the files and links of output folders (their Tree
-// messages read), output links.
-func (e *Executor) outputs(ctx context.Context, ar *pb.ActionResult, projectRel string) ([]executor.RemoteOutput, error) {
+// outputs brings every output file of ar into the local blob store (none when keep is set: they
+// stay in the engine's CAS) and answers them, paths relative to the root: output files, the
+// files and links of output folders (their Tree messages read), output links.
+func (e *Executor) outputs(ctx context.Context, ar *pb.ActionResult, projectRel string, keep bool) ([]executor.RemoteOutput, error) {
 	var out []executor.RemoteOutput
 	for _, f := range ar.GetOutputFiles() {
 		out = append(out, executor.RemoteOutput{Path: f.GetPath(), Hash: f.GetDigest().GetHash(),
@@ -247,6 +249,9 @@ func (e *Executor) outputs(ctx context.Context, ar *pb.ActionResult, projectRel 
 		if o.Link == "" {
 			blobs = append(blobs, remote.Blob{Hash: o.Hash, Size: o.Size})
 		}
+	}
+	if keep {
+		return out, nil
 	}
 	if err := e.Engine.Download(ctx, e.CAS, blobs); err != nil {
 		return nil, err
