@@ -572,4 +572,7 @@ type RemoteExec struct {
 	// Path is the explicit PATH of every remote command (part of its Action); "" means
 	// /usr/local/bin:/usr/bin:/bin.
 	Path string `json:"path,omitempty"`
+	// Download is what of the run's remote work comes back (DownloadAll, DownloadRequested,
+	// DownloadMinimal); "" means all.
+	Download string `json:"download,omitempty"`
 }

@@ -209,7 +209,7 @@ func remoteExec(r reader, top map[string]any) (*graph.RemoteExec, error) {
 	if !ok {
 		return nil, nil
 	}
-	m, err := r.object("remote", v, "execute", "executor", "platform", "capacity", "path")
+	m, err := r.object("remote", v, "execute", "executor", "platform", "capacity", "path", "download")
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +245,14 @@ func remoteExec(r reader, top map[string]any) (*graph.RemoteExec, error) {
 	if x, ok := m["path"]; ok {
 		if re.Path, err = remotePath(r, x); err != nil {
 			return nil, err
+		}
+	}
+	if x, ok := m["download"]; ok {
+		if re.Download, err = r.str("remote.download", x); err != nil {
+			return nil, err
+		}
+		if err := graph.CheckDownload("remote.download", re.Download); err != nil {
+			return nil, r.errAt("remote.download", "%s", err.Error())
 		}
 	}
 	return re, nil
