@@ -140,6 +140,8 @@ type Cache struct {
 	intact func(id string, e store.Entry) (files int, ok bool)
 	// use is Options.Use.
 	use Use
+	// downloads is what of the run's remote work comes back (SetDownloads).
+	downloads Downloads
 }
 
 // Open starts a run's cache; ctx bounds the remote session's background uploads.
@@ -189,6 +191,9 @@ type Hit struct {
 	Touch bool
 	// Files is how many files the entry's listing holds.
 	Files int
+	// OutputsRemote says that the entry's outputs stayed remote: the hit wrote nothing, and
+	// Files is 0.
+	OutputsRemote bool
 }
 
 // Get finds task t's key in the cache, local first, then the remote backend, and restores the
@@ -236,6 +241,12 @@ func (c *Cache) getLocal(ctx context.Context, p *graph.Project, t *graph.Task, k
 	if err != nil {
 		err = fmt.Errorf("read the cache entry of %s: %w", t.ID, err)
 	}
+	if found && entry.OutputsRemote() && !intact {
+		var done bool
+		if entry, hit, ok, done = c.localRemoteOnly(ctx, t, entry); done {
+			return hit, ok, err
+		}
+	}
 	if found {
 		region := profilerec.Start(ctx, "restore")
 		log, changed, ok := c.restore(ctx, p, t, entry, intact)
@@ -264,6 +275,12 @@ func (c *Cache) getRemote(ctx context.Context, p *graph.Project, t *graph.Task, 
 	}
 	entry := m.Entry(key, t, c.now())
 	entry.Checkout = c.ws.Root
+	if entry.OutputsRemote() {
+		var done bool
+		if entry, hit, done = c.remoteHitFiles(ctx, t, entry, hit); done {
+			return hit, hit.OutputsRemote, err
+		}
+	}
 	region = profilerec.Start(ctx, "restore")
 	log, changed, rerr := c.restoreRemote(ctx, p, t, entry)
 	region.End()

@@ -1,12 +1,8 @@
 package cache
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/vzn/vx/engine/executor"
@@ -27,7 +23,7 @@ func (c *Cache) PutRemote(ctx context.Context, t *graph.Task, key string, log []
 	if !found {
 		return "", fmt.Errorf("task %s: no project %s", t.ID, t.Project)
 	}
-	archive, files, err := c.remoteArchive(p, t, outputs)
+	archive, files, err := c.remoteArchive(ctx, p, t, outputs)
 	if err != nil {
 		return "", err
 	}
@@ -63,52 +59,52 @@ func storeEntry(key string, t *graph.Task, outputsBlob string, files []store.Out
 		Created: now, LastUsed: now, Checkout: checkout}
 }
 
-// remoteArchive packs remote outputs (root-relative, their contents in the local blob store) as
-// the archive and listing archive makes of outputs on disk; nil for none.
-func (c *Cache) remoteArchive(p *graph.Project, t *graph.Task, outputs []executor.RemoteOutput) ([]byte, []store.OutputFile, error) {
+// remoteArchive packs remote outputs (root-relative, their contents in the local blob store or
+// fetched into it from the run's REAPI server) as the archive and listing archive makes of
+// outputs on disk; nil for none.
+func (c *Cache) remoteArchive(ctx context.Context, p *graph.Project, t *graph.Task, outputs []executor.RemoteOutput) ([]byte, []store.OutputFile, error) {
 	if len(outputs) == 0 {
 		return nil, nil, nil
 	}
-	o, err := newOutputSet(c.ws, p, t)
+	files, err := c.listingOf(p, t, outputs)
 	if err != nil {
 		return nil, nil, err
 	}
-	sorted := slices.Clone(outputs)
-	slices.SortFunc(sorted, func(a, b executor.RemoteOutput) int { return strings.Compare(a.Path, b.Path) })
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	files := make([]store.OutputFile, 0, len(sorted))
-	for _, ro := range sorted {
-		if !clean(ro.Path) || !o.allowed(ro.Path) {
-			return nil, nil, fmt.Errorf("remote output %s of %s is not one of its declared outputs", ro.Path, t.ID)
-		}
-		name := o.archiveName(ro.Path)
-		f := store.OutputFile{Path: name, Mode: 0o644}
-		hdr := &tar.Header{Name: name, Format: tar.FormatGNU}
-		var content []byte
-		if ro.Link != "" {
-			f.Link, hdr.Typeflag, hdr.Linkname = ro.Link, tar.TypeSymlink, ro.Link
-			f.Mode = 0o777
-		} else {
-			if content, err = c.st.CAS().GetBounded(ro.Hash, ro.Size); err != nil {
-				return nil, nil, fmt.Errorf("remote output %s of %s: %w", ro.Path, t.ID, err)
-			}
-			if ro.Executable {
-				f.Mode = 0o755
-			}
-			f.Size, f.Hash, hdr.Typeflag, hdr.Size = ro.Size, ro.Hash, tar.TypeReg, ro.Size
-		}
-		hdr.Mode = int64(f.Mode)
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)
-		}
-		if _, err := tw.Write(content); err != nil {
-			return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)
-		}
-		files = append(files, f)
+	if err := c.fetchFiles(ctx, files); err != nil {
+		return nil, nil, fmt.Errorf("remote outputs of %s: %w", t.ID, err)
 	}
-	if err := tw.Close(); err != nil {
-		return nil, nil, fmt.Errorf("archive outputs of %s: %w", t.ID, err)
+	archive, err := c.pack(t, files)
+	return archive, files, err
+}
+
+// KeepsRemote reports whether the outputs of task id, run remotely and cached, stay remote
+// (PutRemoteKept): the run does not want them and writes the local store.
+func (c *Cache) KeepsRemote(id string) bool { return !c.wants(id) && c.use.LocalWrite() }
+
+// PutRemoteKept stores task t's entry under key from what a remote execution made, its outputs
+// left in the engine's CAS: the listing (each output checked against the task's declared
+// outputs, refused by name otherwise) and the log, kept locally, and uploaded to a remote cache
+// that keeps files by digest. Nothing is written into the workspace. It answers the log's blob.
+func (c *Cache) PutRemoteKept(ctx context.Context, t *graph.Task, key string, log []byte, took time.Duration,
+	outputs []executor.RemoteOutput) (string, error) {
+	p, found := c.ws.Project(t.Project)
+	if !found {
+		return "", fmt.Errorf("task %s: no project %s", t.ID, t.Project)
 	}
-	return c.enc.EncodeAll(buf.Bytes(), nil), files, nil
+	files, err := c.listingOf(p, t, outputs)
+	if err != nil {
+		return "", err
+	}
+	_, logBlob, size, err := c.putBlobs(nil, log)
+	if err != nil {
+		return "", err
+	}
+	entry := storeEntry(key, t, "", files, logBlob, size, took, c.now(), c.ws.Root)
+	if err := c.st.PutEntry(context.WithoutCancel(ctx), entry); err != nil {
+		return logBlob, err
+	}
+	if c.remote.writes() && c.use.RemoteWrite() && c.keepsFiles() {
+		c.remote.upload(ctx, entry.Hash, remote.MetaOf(entry, 0, int64(len(log))))
+	}
+	return logBlob, nil
 }
