@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +25,10 @@ func (a *attempt) storeRemote(key string, log []byte, verdict executor.InputChec
 	r, t := a.r, a.t
 	moved := a.inputsMoved(verdict)
 	keep := t.Cache && r.writesCache() && !moved
+	if keep && r.cache.KeepsRemote(t.ID) {
+		a.storeKept(key, log)
+		return
+	}
 	logBlob, err := r.cache.PutRemote(a.ctx, t, key, log, a.e.Duration, a.remoteOutputs, keep)
 	if err != nil {
 		msg := "vx: " + r.masker.String(err.Error())
@@ -108,6 +111,7 @@ func (r *runState) remoteEngine(cfg *graph.RemoteExec) (executor.Executor, func(
 	if err != nil {
 		return nil, nil, err
 	}
+	r.engine = engine
 	ex := &remoteexec.Executor{Engine: engine, CAS: r.st.CAS(), Platform: cfg.Platform,
 		Client: remoteexec.NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), remoteCallTimeout),
 		Path:   remoteCommandPath(cfg), Home: remoteHome, Updates: r.showStage}
@@ -272,54 +276,28 @@ func (l localPool) Run(ctx context.Context, t executor.Task) (executor.Result, e
 	return l.ex.Run(ctx, t)
 }
 
-// remoteInputs answers the files a remote command's input root is made of: those its key was made
-// from and the outputs of every task it depends on (through their cache entries' listings), each
-// once, root-relative. Nil when the key's files are not known here or a dependency's outputs are
-// not (no entry): such a task runs locally.
+// remoteInputs answers the files a remote command's input root reads from the workspace: those
+// its key was made from, root-relative. The outputs of the tasks it depends on are grafted in by
+// digest (graftedInputs). Nil when the key's files are not known here or a dependency's outputs
+// are not (no entry): such a task runs locally.
 func (a *attempt) remoteInputs() []string {
 	if a.inputs == nil || !a.r.remoteOn {
 		return nil
 	}
-	files := a.inputs.Files()
-	seen := make(map[string]bool, len(files))
-	for _, f := range files {
-		seen[f] = true
-	}
-	visited := map[*node]bool{}
-	var walk func(n *node) bool
-	walk = func(n *node) bool {
-		for _, d := range n.deps {
-			if visited[d] {
-				continue
-			}
-			visited[d] = true
-			if d.key == "" {
-				return false
-			}
-			e, found, err := a.r.st.Entry(context.WithoutCancel(a.ctx), d.key)
-			if err != nil || !found {
-				return false
-			}
-			for _, o := range e.Outputs {
-				rel := path.Join(d.project.Dir, o.Path)
-				if root, ok := strings.CutPrefix(o.Path, "//"); ok {
-					rel = root
-				}
-				if !seen[rel] {
-					seen[rel] = true
-					files = append(files, rel)
-				}
-			}
-			if !walk(d) {
-				return false
-			}
-		}
-		return true
-	}
-	if !walk(a.n) {
+	if _, ok := a.upstreamOutputs(); !ok {
 		return nil
 	}
-	return files
+	return a.inputs.Files()
+}
+
+// graftedInputs answers the outputs of the tasks a remote command depends on, by digest from
+// their cache entries' listings (upstreamOutputs); nil where remoteInputs is.
+func (a *attempt) graftedInputs() []executor.GraftedInput {
+	if a.inputs == nil || !a.r.remoteOn {
+		return nil
+	}
+	grafted, _ := a.upstreamOutputs()
+	return grafted
 }
 
 // showStage shows a remote task's stage on the engine on the run's status line and in the

@@ -139,6 +139,9 @@ type Options struct {
 	// remoteExecutor, when set, is the remote executor in place of the workspace's engine (a
 	// test's), given where a remote task's stages go.
 	remoteExecutor func(stages func(taskID string, u remoteexec.Update)) executor.Executor
+	// Download is what of the run's remote work comes back (vx run --download: graph.DownloadAll,
+	// DownloadRequested, DownloadMinimal); "" means the workspace's remote.download, else all.
+	Download string
 }
 
 func (o *Options) fill() error {
@@ -251,6 +254,8 @@ type runState struct {
 	// cutoff looks a task whose key missed up by its Action digest (cutoff.go); nil when the run
 	// executes nothing remotely.
 	cutoff *cutoffLookup
+	// engine is the REAPI engine's connection when remoteOn (download.go fetches from its CAS).
+	engine *remote.REAPI
 }
 
 // readsCache reports whether the run looks its tasks up in the cache (not under --force, nor
@@ -348,6 +353,7 @@ func Run(ctx context.Context, opts Options) (*summary.Summary, error) {
 		Intact: r.handed.intactFunc(), Use: opts.Cache}); err != nil {
 		return nil, err
 	}
+	r.useDownloads(nodes)
 	region := profilerec.Start(ctx, "run tasks")
 	execs, recErr := r.schedule(ctx, nodes)
 	region.End()

@@ -252,6 +252,7 @@ func (a *attempt) hit(key string, hit cache.Hit) outcome {
 	e.CacheSource = hit.Source
 	e.ExitCode = intPtr(0)
 	e.Saved, e.RestoredFiles = hit.Entry.Duration, intPtr(hit.Files)
+	e.OutputsRemote = hit.OutputsRemote
 	e.LogBlob, e.LogSource = hit.Entry.LogBlob, "cache"
 	// A hit takes what its restore took; the time it waited for another run is waitedMs.
 	e.Duration = a.r.opts.Now().Sub(a.start) - a.o.waited
@@ -417,6 +418,9 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		DeclaredEnv: declaredEnv(r.opts.Workspace, t, env),
 		InputFiles:  a.remoteInputs(),
 		Written:     t.Command,
+		Grafted:     a.graftedInputs(),
+
+		KeepOutputsRemote: a.keepsOutputsRemote(),
 	}
 }
 
