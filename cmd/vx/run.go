@@ -64,6 +64,8 @@ type runFlags struct {
 	excludeDeps bool
 	// remoteExec and noRemoteExec are --remote-exec and --no-remote-exec.
 	remoteExec, noRemoteExec bool
+	// download is --download: what of the run's remote work comes back.
+	download string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -181,6 +183,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.excludeDeps, "exclude-dependencies", false, "run only the tasks named: restore what they depend on from the cache, and refuse the run, before anything runs, when one of those misses")
 	f.BoolVar(&rf.remoteExec, "remote-exec", false, "send every cacheable task that can run remotely to the REAPI engine (remote.executor, else remoteCache.reapi)")
 	f.BoolVar(&rf.noRemoteExec, "no-remote-exec", false, "run every task on this machine, whatever remote.execute and exec.remote say")
+	f.StringVar(&rf.download, "download", "", "what remote execution brings back: `MODE` all, outputs-of-requested or minimal (default remote.download, else all)")
 }
 
 // memoryBudgetFlag declares --memory-budget, vx run's and vx watch's, on f.
@@ -390,6 +393,12 @@ func (a *app) runOptions(cmd *cobra.Command, rf *runFlags, ws *graph.Workspace, 
 		opts.RemoteExec = runner.RemoteExecOn
 	case rf.noRemoteExec:
 		opts.RemoteExec = runner.RemoteExecOff
+	}
+	if rf.download != "" {
+		if err := graph.CheckDownload("--download", rf.download); err != nil {
+			return opts, vxerr.Usagef("%v", err)
+		}
+		opts.Download = rf.download
 	}
 	return opts, nil
 }
