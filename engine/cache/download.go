@@ -28,9 +28,9 @@ type Downloads struct {
 	// Wants reports whether the outputs of task id land in the workspace when it runs remotely or
 	// is served by a remote entry whose files are in a REAPI CAS; nil: every task's do.
 	Wants func(taskID string) bool
-	// Fetcher fetches the files of outputs that stayed remote; nil leaves the cache's own REAPI
-	// remote cache, if it has one, to fetch them. Without either, an entry whose outputs stayed
-	// remote is a miss for a run that wants them.
+	// Fetcher fetches the files of outputs that stayed remote, before the cache's own REAPI
+	// remote cache, if it has one. Without either, an entry whose outputs stayed remote is a miss
+	// for a run that wants them.
 	Fetcher BlobFetcher
 }
 
@@ -40,18 +40,20 @@ func (c *Cache) SetDownloads(d Downloads) { c.downloads = d }
 // wants reports whether task id's outputs are to land in the workspace.
 func (c *Cache) wants(id string) bool { return c.downloads.Wants == nil || c.downloads.Wants(id) }
 
-// fetcher answers what fetches remote files: Downloads.Fetcher, else the remote cache's backend
-// when it is a REAPI server; nil for none.
-func (c *Cache) fetcher() BlobFetcher {
+// fetchers answer what fetches remote files, in the order asked: Downloads.Fetcher (the engine
+// that made them), then the remote cache's backend when it is a REAPI server (which may hold
+// them too).
+func (c *Cache) fetchers() []BlobFetcher {
+	var out []BlobFetcher
 	if c.downloads.Fetcher != nil {
-		return c.downloads.Fetcher
+		out = append(out, c.downloads.Fetcher)
 	}
-	if c.remote != nil {
+	if c.remote != nil && !c.remote.isDown() {
 		if f, ok := c.remote.backend.(BlobFetcher); ok {
-			return f
+			out = append(out, f)
 		}
 	}
-	return nil
+	return out
 }
 
 // keepsFiles reports whether the remote cache stores an entry by its files' digests in its own
@@ -108,11 +110,13 @@ func (c *Cache) fetchFiles(ctx context.Context, files []store.OutputFile) error 
 	if len(blobs) == 0 {
 		return nil
 	}
-	f := c.fetcher()
-	if f == nil {
-		return errNoFetcher
+	err := errNoFetcher
+	for _, f := range c.fetchers() {
+		if err = f.Download(ctx, c.st.CAS(), blobs); err == nil || ctx.Err() != nil {
+			return err
+		}
 	}
-	return f.Download(ctx, c.st.CAS(), blobs)
+	return err
 }
 
 // listingOf checks remote outputs (root-relative) against task t's declared outputs and answers
