@@ -152,6 +152,21 @@ func (a *attempt) storeKept(key string, log []byte) {
 // the workspace it was restored to or made in. ok is false when a dependency's outputs are not
 // known here (no key, no entry): such a task runs locally.
 func (a *attempt) upstreamOutputs() (grafted []executor.GraftedInput, ok bool) {
+	if a.upstream == nil {
+		g, ok := a.readUpstreamOutputs()
+		a.upstream = &upstreamInputs{grafted: g, ok: ok}
+	}
+	return a.upstream.grafted, a.upstream.ok
+}
+
+// upstreamInputs is what upstreamOutputs answers, kept for the attempt's next question.
+type upstreamInputs struct {
+	grafted []executor.GraftedInput
+	ok      bool
+}
+
+// readUpstreamOutputs reads upstreamOutputs' answer from the dependencies' cache entries.
+func (a *attempt) readUpstreamOutputs() (grafted []executor.GraftedInput, ok bool) {
 	visited := map[*node]bool{}
 	var walk func(n *node) bool
 	walk = func(n *node) bool {

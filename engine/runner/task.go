@@ -44,6 +44,8 @@ type attempt struct {
 	// ExecutorRemote, "" when no Chooser ran it); remoteOutputs are what it made remotely.
 	ranOn         string
 	remoteOutputs []executor.RemoteOutput
+	// upstream is what upstreamOutputs answered, once asked.
+	upstream *upstreamInputs
 }
 
 // execute runs one task (or restores it from the cache) and answers its outcome; report tells the
