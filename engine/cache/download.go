@@ -213,18 +213,19 @@ func (c *Cache) localRemoteOnly(ctx context.Context, t *graph.Task, e store.Entr
 
 // remoteHitFiles handles a remote cache hit whose outputs are files in the server's CAS (entry
 // remote-only; prev what the local lookup left): for a task whose outputs are not wanted, the
-// entry is kept locally and the hit restores nothing (done, hit.OutputsRemote); else the entry is
-// made whole for the restore of every hit; a fetch that fails is a miss (done).
+// entry is kept locally and the hit restores nothing (done, hit.OutputsRemote), since a local
+// task that needs them later fetches them by that entry; else (or without local writes) the
+// entry is made whole for the restore of every hit; a fetch that fails is a miss (done).
 func (c *Cache) remoteHitFiles(ctx context.Context, t *graph.Task, e store.Entry, prev Hit) (store.Entry, Hit, bool) {
-	if !c.wants(t.ID) {
+	if c.KeepsRemote(t.ID) {
 		hit, ok := c.remoteOnlyHit(e, "")
 		if !ok {
 			return e, prev, true
 		}
-		if c.use.LocalWrite() {
-			if err := c.st.PutEntry(context.WithoutCancel(ctx), e); err != nil {
-				c.notice(t.ID, fmt.Sprintf("vx: not cached locally: %v", err))
-			}
+		if err := c.st.PutEntry(context.WithoutCancel(ctx), e); err != nil {
+			// A local task that needs these outputs finds no entry to fetch them by.
+			c.notice(t.ID, fmt.Sprintf("vx: not cached locally: %v", err))
+			return e, prev, true
 		}
 		c.remote.hit()
 		hit.Source = summary.CacheSourceRemote
