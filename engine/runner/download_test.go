@@ -182,3 +182,45 @@ func TestBuildbarnDownloadRequested(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteOnlyEntryRunsWithoutFetcher: an entry whose outputs stayed remote, in a run with no
+// REAPI server to fetch them from, is a miss (the task runs again and its outputs land), never a
+// hit that restores nothing; the next run hits the whole entry it stored.
+func TestRemoteOnlyEntryRunsWithoutFetcher(t *testing.T) {
+	f := chainFixture(t, "", "three")
+	ids := []string{"a#build", "b#build"}
+	if s, out := f.run(ids, nil); !s.OK {
+		t.Fatalf("first run: %s\n%s", statuses(s), out)
+	}
+	st, err := store.Open(context.Background(), f.ws.CacheDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := st.Entries(context.Background(), store.EntryQuery{TaskID: "b#build"})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("b's entries %v %v", entries, err)
+	}
+	kept := entries[0]
+	kept.Size -= st.CAS().Size(kept.OutputsBlob)
+	kept.OutputsBlob = ""
+	if !kept.OutputsRemote() {
+		t.Fatal("the entry is not remote-only")
+	}
+	if err := st.PutEntry(context.Background(), kept); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := os.RemoveAll(filepath.Join(f.root, "packages/b/dist")); err != nil {
+		t.Fatal(err)
+	}
+	s, out := f.run(ids, nil)
+	if statuses(s) != "a#build=hit b#build=miss" || !strings.Contains(out, "stayed remote") {
+		t.Fatalf("a remote-only entry without a fetcher: %s\n%s", statuses(s), out)
+	}
+	if got := filesUnder(t, f, "packages/b/dist"); !strings.HasPrefix(got["packages/b/dist/b.txt"], "a source three\n") {
+		t.Fatalf("b's outputs %v", got)
+	}
+	if s, _ := f.run(ids, nil); statuses(s) != "a#build=hit b#build=hit" {
+		t.Fatalf("after the miss: %s", statuses(s))
+	}
+}
