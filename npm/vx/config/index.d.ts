@@ -289,6 +289,12 @@ export interface RemoteExecution {
   capacity?: number
   /** The `PATH` of every remote command (tasks and the install action), absolute folders separated by `:`; part of their Actions. Default: `'/usr/local/bin:/usr/bin:/bin'`. */
   path?: string
+  /**
+   * What of a run's remote work comes back to this machine: every task's outputs (`'all'`, the
+   * default), those of the tasks named on the command line (`'outputs-of-requested'`), or only
+   * what a task run on this machine needs (`'minimal'`). `vx run --download` overrides it.
+   */
+  download?: 'all' | 'outputs-of-requested' | 'minimal'
 }
 
 /** `remoteCache`: where the shared cache is, and how vx may use it. */
