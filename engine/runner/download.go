@@ -85,19 +85,33 @@ func (l *localFetch) fetch(ctx context.Context, n *node) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, d := range upstreams(n) {
-		if d.key == "" || !d.task.Cache {
+		if d.key == "" || !d.task.Cache || d.task.Persistent {
 			continue
 		}
-		changed, err := l.r.cache.FetchOutputs(ctx, d.task, d.key)
-		if changed {
-			l.r.handed.wrote()
-			l.r.hasher.Invalidate(d.project.Dir)
+		if e, found, err := l.r.st.Entry(context.WithoutCancel(ctx), d.key); err != nil || !found || !e.OutputsRemote() {
+			continue // its outputs were restored or made here, or it has no entry to fetch them by
 		}
-		if err != nil {
+		if err := l.restore(ctx, d); err != nil {
 			return fmt.Errorf("%s needs the outputs of %s, which stayed remote: %w", n.task.ID, d.task.ID, err)
 		}
 	}
 	return nil
+}
+
+// restore fetches and restores upstream d's outputs under its task lock, as a run of d would
+// write them: no other process restores or runs d meanwhile.
+func (l *localFetch) restore(ctx context.Context, d *node) error {
+	lk, err := l.r.locks.Lock(ctx, d.task.ID, nil)
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	changed, err := l.r.cache.FetchOutputs(ctx, d.task, d.key)
+	if changed {
+		l.r.handed.wrote()
+		l.r.hasher.Invalidate(d.project.Dir)
+	}
+	return err
 }
 
 // upstreams answers the tasks n depends on directly, a group standing for the tasks it depends on.
