@@ -370,6 +370,10 @@ func (c *reapiCache) Store(ctx context.Context, key string, m Meta, cas *store.C
 	} else if !limits.acUpdate {
 		return fmt.Errorf("%w: %s", ErrActionCacheReadOnly, c.target)
 	}
+	files, m, err := c.heldFiles(ctx, m)
+	if err != nil {
+		return err
+	}
 	metaData, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -384,14 +388,7 @@ func (c *reapiCache) Store(ctx context.Context, key string, m Meta, cas *store.C
 	if err := c.upload(ctx, cas, blobs); err != nil {
 		return err
 	}
-	res := &pb.ActionResult{OutputFiles: []*pb.OutputFile{{Path: arMetaPath, Digest: metaDigest}}}
-	if m.FilesInCAS {
-		files, err := c.filesHeld(ctx, m)
-		if err != nil {
-			return err
-		}
-		res.OutputFiles = append(res.OutputFiles, files...)
-	}
+	res := &pb.ActionResult{OutputFiles: append([]*pb.OutputFile{{Path: arMetaPath, Digest: metaDigest}}, files...)}
 	if m.OutputsBlob != "" {
 		res.OutputFiles = append(res.OutputFiles, &pb.OutputFile{Path: arOutputsPath,
 			Digest: &pb.Digest{Hash: m.OutputsBlob, SizeBytes: m.OutputsSize}})

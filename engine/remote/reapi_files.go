@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
@@ -26,6 +27,8 @@ func (c *reapiCache) Download(ctx context.Context, cas *store.CAS, blobs []Blob)
 }
 
 // checkFiles refuses a files-in-CAS entry whose listing names a file without a digest.
+// An entry may have both its files in the CAS and its archive (a remote task whose outputs came
+// back): a reader takes it as one whose outputs stayed remote, fetching the files it wants.
 func (m Meta) checkFiles() error {
 	for _, f := range m.Outputs {
 		if f.Link == "" && (f.Size < 0 || f.Size > MaxBlobBytes || f.Size > 0 && !isDigest(f.Hash)) {
@@ -34,6 +37,25 @@ func (m Meta) checkFiles() error {
 	}
 	return nil
 }
+
+// heldFiles answers the output files an entry's ActionResult names by digest (none unless
+// m.FilesInCAS) and the Meta to store: an entry that also has its archive is stored without
+// FilesInCAS when the server lacks one of its files (another server made them), while one with
+// no archive is not stored then.
+func (c *reapiCache) heldFiles(ctx context.Context, m Meta) ([]*pb.OutputFile, Meta, error) {
+	if !m.FilesInCAS {
+		return nil, m, nil
+	}
+	files, err := c.filesHeld(ctx, m)
+	if err != nil && m.OutputsBlob != "" && errors.Is(err, errFilesMissing) {
+		m.FilesInCAS = false
+		return nil, m, nil
+	}
+	return files, m, err
+}
+
+// errFilesMissing is an entry's output files the server's CAS lacks.
+var errFilesMissing = errors.New("the server lacks output files of the entry")
 
 // filesHeld answers the output files of a files-in-CAS entry's ActionResult, once the server
 // says it holds every one of their blobs: an entry naming a blob the server lacks is not stored.
@@ -61,7 +83,7 @@ func (c *reapiCache) filesHeld(ctx context.Context, m Meta) ([]*pb.OutputFile, e
 		return nil, err
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s: the server lacks %d output files of the entry", c.target, len(missing))
+		return nil, fmt.Errorf("%s: %w (%d)", c.target, errFilesMissing, len(missing))
 	}
 	return out, nil
 }

@@ -76,6 +76,36 @@ func TestREAPIFilesInCAS(t *testing.T) {
 	if data, err := other.GetBounded(outHash, int64(len(out))); err != nil || string(data) != string(out) {
 		t.Fatalf("fetched file %q %v", data, err)
 	}
+
+	// An entry with its archive too travels back without it, its files fetched as wanted; one
+	// whose files the server lacks is stored as its archive alone.
+	archive := []byte("an outputs archive")
+	archiveHash, err := local.Put(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := m
+	both.OutputsBlob, both.OutputsSize = archiveHash, int64(len(archive))
+	const otherKey = "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35"
+	for _, tc := range []struct {
+		key      string
+		lacking  bool
+		archived bool
+	}{{testKey, false, false}, {otherKey, true, true}} {
+		entry := both
+		if tc.lacking {
+			lost := []byte("a file nobody uploaded\n")
+			entry.Outputs = []store.OutputFile{{Path: "dist/lost.txt", Size: int64(len(lost)), Mode: 0o644, Hash: digestHex(lost)}}
+		}
+		if err := c.Store(ctx, tc.key, entry, local); err != nil {
+			t.Fatal(err)
+		}
+		fresh := store.NewCAS(t.TempDir())
+		got, ok, err := c.Fetch(ctx, tc.key, fresh)
+		if err != nil || !ok || got.FilesInCAS == tc.archived || fresh.Has(archiveHash) != tc.archived {
+			t.Fatalf("key %s: %+v %v %v, archive fetched %v", tc.key[:8], got, ok, err, fresh.Has(archiveHash))
+		}
+	}
 }
 
 // digestHex is the SHA-256 of data in hex.

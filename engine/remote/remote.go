@@ -60,8 +60,9 @@ type Meta struct {
 	LogBlob     string             `json:"logBlob"`
 	LogSize     int64              `json:"logSize"`
 	DurationMs  int64              `json:"durationMs"`
-	// FilesInCAS says that the entry has no outputs archive: each output file's blob is in the
-	// server's CAS under the hash the listing gives (an entry whose outputs stayed remote).
+	// FilesInCAS says that each output file's blob is in the server's CAS under the hash the
+	// listing gives (a remote task's entry): a reader fetches the files it wants, not the
+	// archive, which such an entry has only when its outputs came back where it was made.
 	FilesInCAS bool `json:"filesInCas,omitempty"`
 }
 
@@ -71,8 +72,7 @@ func (m *Meta) check() error {
 		return fmt.Errorf("%w: entry layout %d", ErrCorrupt, m.Version)
 	}
 	if m.OutputsSize < 0 || m.OutputsSize > MaxBlobBytes || m.LogSize < 0 || m.LogSize > MaxBlobBytes ||
-		(m.OutputsBlob == "" && (m.OutputsSize != 0 || len(m.Outputs) != 0 && !m.FilesInCAS)) ||
-		(m.FilesInCAS && m.OutputsBlob != "") {
+		(m.OutputsBlob == "" && (m.OutputsSize != 0 || len(m.Outputs) != 0 && !m.FilesInCAS)) {
 		return fmt.Errorf("%w: entry sizes", ErrCorrupt)
 	}
 	if !isDigest(m.LogBlob) || (m.OutputsBlob != "" && !isDigest(m.OutputsBlob)) {
@@ -90,6 +90,10 @@ func MetaOf(e store.Entry, outputsSize, logSize int64) Meta {
 
 // Entry is the local cache entry a fetched Meta makes, for key.
 func (m Meta) Entry(key string, t *graph.Task, now time.Time) store.Entry {
+	if m.FilesInCAS && len(m.Outputs) > 0 {
+		// Its outputs stay remote (store.Entry.OutputsRemote) until a run fetches its files.
+		m.OutputsBlob, m.OutputsSize = "", 0
+	}
 	return store.Entry{Hash: key, TaskID: t.ID, Project: t.Project, Command: t.Command, OutputsBlob: m.OutputsBlob,
 		Outputs: m.Outputs, LogBlob: m.LogBlob, Size: m.OutputsSize + m.LogSize,
 		Duration: time.Duration(m.DurationMs) * time.Millisecond, Created: now, LastUsed: now}
