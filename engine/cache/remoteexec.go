@@ -46,7 +46,11 @@ func (c *Cache) PutRemote(ctx context.Context, t *graph.Task, key string, log []
 		}
 	}
 	if c.remote.writes() && c.use.RemoteWrite() {
-		c.remote.upload(ctx, entry.Hash, remote.MetaOf(entry, int64(len(archive)), int64(len(log))))
+		m := remote.MetaOf(entry, int64(len(archive)), int64(len(log)))
+		// The engine holds each file: a REAPI remote cache that is the same server keeps the
+		// entry by them too, so that a run that wants none of them downloads nothing.
+		m.FilesInCAS = c.keepsFiles() && len(files) > 0
+		c.remote.upload(ctx, entry.Hash, m)
 	}
 	return logBlob, nil
 }

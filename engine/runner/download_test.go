@@ -224,3 +224,42 @@ func TestRemoteOnlyEntryRunsWithoutFetcher(t *testing.T) {
 		t.Fatalf("after the miss: %s", statuses(s))
 	}
 }
+
+// TestBuildbarnDownloadMinimalAfterAll: a checkout that built on a real Buildbarn bringing every
+// output back (the default) leaves entries another checkout hits with --download=minimal with
+// nothing downloaded, and from which a local task there brings back only what it needs.
+func TestBuildbarnDownloadMinimalAfterAll(t *testing.T) {
+	bb := buildbarntest.Start(t)
+	waitEngine(t, bb)
+	builds := []string{"a#build", "b#build"}
+	first := chainFixture(t, bb.Addr, "four")
+	s, out := first.run(builds, nil)
+	if rowsOf(s) != "a#build=miss@remote b#build=miss@remote" {
+		t.Fatalf("remote build: %s\n%s\n%s", rowsOf(s), out, bb.Logs())
+	}
+	want := filesUnder(t, first, "packages")
+	if len(want) != 6 || want["packages/b/dist/b.txt"] == "" {
+		t.Fatalf("the sources and outputs after the remote build: %v", want)
+	}
+	second := chainFixture(t, bb.Addr, "four")
+	s, out = second.run(builds, func(o *Options) { o.Download = graph.DownloadMinimal })
+	if rowsOf(s) != "a#build=hit/remote+kept b#build=hit/remote+kept" {
+		t.Fatalf("minimal after all: %s\n%s", rowsOf(s), out)
+	}
+	if got := filesUnder(t, second, "packages"); len(got) != 3 || casHolds(t, second, want["packages/b/dist/b.txt"]) {
+		t.Fatalf("the minimal run brought outputs back: %v", got) // the three sources alone
+	}
+	s, out = second.run([]string{"c#use"}, func(o *Options) {
+		o.Download, o.TaskIDs = graph.DownloadMinimal, []string{"a#build", "b#build", "c#use"}
+	})
+	if rowsOf(s) != "a#build=hit/local+kept b#build=hit/local+kept c#use=miss@local" {
+		t.Fatalf("local task after minimal: %s\n%s", rowsOf(s), out)
+	}
+	got := filesUnder(t, second, "packages")
+	if got["packages/b/dist/b.txt"] != want["packages/b/dist/b.txt"] || got["packages/c/out/c.txt"] != want["packages/b/dist/b.txt"] {
+		t.Fatalf("b's outputs %q, c's %q, want %q", got["packages/b/dist/b.txt"], got["packages/c/out/c.txt"], want["packages/b/dist/b.txt"])
+	}
+	if _, ok := got["packages/a/dist/a.txt"]; ok {
+		t.Fatalf("a's outputs came back: %v", got)
+	}
+}
