@@ -36,7 +36,8 @@ func (r *runState) useCutoff(ex *remoteexec.Executor, on bool) {
 }
 
 // cutoff looks a task whose key missed up by its Action's digest and, on a hit, restores its
-// outputs through the cache's checked restore, stores its entry under key (locally, and in the
+// outputs through the cache's checked restore (or, where the run's download mode keeps them
+// remote, leaves them in the engine's CAS and says so on the row), stores its entry under key (locally, and in the
 // remote cache where the run writes it and the server lets the client write), and ends the
 // attempt as a hit whose cacheSource is remote-action. false leaves the task to run.
 func (a *attempt) cutoff(key string) (outcome, bool) {
@@ -74,7 +75,14 @@ func (a *attempt) cutoff(key string) (outcome, bool) {
 	}
 	keep := r.writesCache()
 	log := r.masker.Bytes(found.Log)
-	logBlob, err := r.cache.PutRemote(a.ctx, a.t, key, log, found.Took, found.Outputs, keep)
+	kept := t.KeepOutputsRemote
+	put := func() (string, error) {
+		return r.cache.PutRemote(a.ctx, a.t, key, log, found.Took, found.Outputs, keep)
+	}
+	if kept {
+		put = func() (string, error) { return r.cache.PutRemoteKept(a.ctx, a.t, key, log, found.Took, found.Outputs) }
+	}
+	logBlob, err := put()
 	// Outputs were written (or a restore began): list the project's files again for later tasks.
 	r.handed.wrote()
 	r.hasher.Invalidate(a.p.Dir)
@@ -82,8 +90,12 @@ func (a *attempt) cutoff(key string) (outcome, bool) {
 		r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: the result its Action digest found was not restored: %s", a.t.ID, r.masker.String(err.Error())))
 		return a.o, false
 	}
+	files := len(found.Outputs)
+	if kept {
+		files = 0 // nothing came into the workspace
+	}
 	o := a.hit(key, cache.Hit{Entry: store.Entry{Duration: found.Took, LogBlob: logBlob}, Source: summary.CacheSourceRemoteAction,
-		Log: log, Files: len(found.Outputs)})
+		Log: log, Files: files, OutputsRemote: kept})
 	if !keep {
 		o.exec.LogSource = logUncached
 	}

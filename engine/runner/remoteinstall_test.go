@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +62,9 @@ func withPath(o *Options) { o.Getenv = os.Getenv }
 // registry packages from the npm registry) builds on a real Buildbarn with outputs byte-identical
 // to a local build of the same workspace installed locally with the same pnpm: node_modules comes
 // from the install action, and nothing of it to this machine. A second checkout with an empty
-// .vx runs its builds remotely again and the install action is not run again: the Action Cache
-// answers it (its entry is the one the first run's execution wrote).
+// .vx and --download=minimal gets every build as a hit by its Action digest, restores only the
+// outputs a local task needs, and the install action is not run again: the Action Cache answers
+// it (its entry is the one the first run's execution wrote).
 func TestBuildbarnPnpmWorkspace(t *testing.T) {
 	bb := buildbarntest.Start(t)
 	waitEngine(t, bb)
@@ -104,16 +107,34 @@ func TestBuildbarnPnpmWorkspace(t *testing.T) {
 
 	first := installResult(t, bb, remote)
 	second := pnpmFixture(t, n, lock, bb.Addr, pathList)
-	// Nothing holds vx's keys remotely here (no remote cache): each task is found by its Action
-	// digest (early cutoff), which names the install's node_modules by digest.
-	s2, out := second.run(builds, withPath)
-	if !s2.OK || strings.Count(statuses(s2), "=hit") != n {
+	// Nothing holds vx's keys remotely here (no remote cache): each build is found by its Action
+	// digest (early cutoff), which names the install's node_modules by digest. With
+	// --download=minimal nothing comes back but what a local task needs: p29's outputs, which
+	// p29#report (kept on this machine) reads.
+	p29 := second.ws.Projects[n-1]
+	second.task(p29, "report", "mkdir -p report && cp dist/index.js report/index.js", func(t *graph.Task) {
+		no := false
+		t.Outputs, t.DependsOn, t.RemoteExec = []string{"report/**"}, []string{p29.Name + "#build"}, &no
+	})
+	second.ws.Index()
+	report := p29.Name + "#report"
+	s2, out := second.run(append(slices.Clone(builds), report), func(o *Options) { withPath(o); o.Download = graph.DownloadMinimal })
+	if !s2.OK || strings.Count(statuses(s2), "=hit") != n || !strings.Contains(executors(s2), report+"@local") {
 		t.Fatalf("second checkout: %s / %s\n%s", statuses(s2), executors(s2), out)
 	}
 	for _, row := range s2.Tasks {
-		if row.CacheSource == nil || *row.CacheSource != "remote-action" {
-			t.Fatalf("second checkout: %s came from %v, want the engine's Action Cache", row.TaskID, row.CacheSource)
+		if row.TaskID != report && (row.CacheSource == nil || *row.CacheSource != "remote-action" || !row.OutputsRemote) {
+			t.Fatalf("second checkout: %s came from %v (outputs remote: %v), want the engine's Action Cache, kept there",
+				row.TaskID, row.CacheSource, row.OutputsRemote)
 		}
+	}
+	landed := outputsOf(t, second)
+	wantP29 := "packages/" + p29.Name + "/dist/index.js"
+	if len(landed) != 1 || landed[wantP29] != want[wantP29] {
+		t.Fatalf("minimal: the outputs on disk are %v, want only %s as the local build made it", slices.Sorted(maps.Keys(landed)), wantP29)
+	}
+	if data, err := os.ReadFile(filepath.Join(second.root, "packages", p29.Name, "report", "index.js")); err != nil || string(data) != want[wantP29] {
+		t.Fatalf("the local task read %q, %v", data, err)
 	}
 	if again := installResult(t, bb, second); !proto.Equal(first, again) {
 		t.Fatalf("the install action ran again:\nfirst  %v\nsecond %v", first, again)

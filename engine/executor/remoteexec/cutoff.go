@@ -12,7 +12,8 @@ import (
 
 // ActionHit is a result the engine's Action Cache holds for a task's Action: the Action's digest,
 // the command's log (stdout then stderr) and its outputs, brought into the local blob store by
-// digest (each checked as it was written), paths relative to the workspace root; Took is how long
+// digest (each checked as it was written) unless the task keeps them remote
+// (executor.Task.KeepOutputsRemote), paths relative to the workspace root; Took is how long
 // the command ran on its worker (0 when the engine did not say).
 type ActionHit struct {
 	Action  Digest
@@ -57,7 +58,7 @@ func (e *Executor) Cached(ctx context.Context, t executor.Task) (ActionHit, bool
 		}
 		hit.Log = append(hit.Log, data...)
 	}
-	if hit.Outputs, err = e.outputs(ctx, ar, projectRel, false); err != nil {
+	if hit.Outputs, err = e.outputs(ctx, ar, projectRel, t.KeepOutputsRemote); err != nil {
 		return ActionHit{}, false, fmt.Errorf("the outputs of %s: %w", t.ID, err)
 	}
 	return hit, true, nil
