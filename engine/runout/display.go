@@ -186,7 +186,10 @@ func (d *Display) statusLine(e store.Execution) string {
 		what = "skipped"
 	case store.StatusHit:
 		what = fmt.Sprintf("hit (%s, saved %s)", round(e.Duration), round(e.Saved))
-		if e.RestoredFiles != nil && *e.RestoredFiles == 0 {
+		switch {
+		case e.OutputsRemote:
+			what = fmt.Sprintf("hit, outputs kept remote (%s, saved %s)", round(e.Duration), round(e.Saved))
+		case e.RestoredFiles != nil && *e.RestoredFiles == 0:
 			what = fmt.Sprintf("hit, restored 0 files (%s, saved %s)", round(e.Duration), round(e.Saved))
 		}
 	case store.StatusFailed:
@@ -197,6 +200,9 @@ func (d *Display) statusLine(e store.Execution) string {
 		}
 	default:
 		what = fmt.Sprintf("%s (%s)", e.Reported(), round(e.Duration))
+		if e.OutputsRemote {
+			what = fmt.Sprintf("%s, outputs kept remote (%s)", e.Reported(), round(e.Duration))
+		}
 	}
 	if d.logs.Show == LogsHashOnly && e.Hash != "" {
 		what += " " + e.Hash
