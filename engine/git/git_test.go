@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -84,4 +86,39 @@ func TestRunMissingDir(t *testing.T) {
 	if _, err := Run(context.Background(), filepath.Join(t.TempDir(), "gone"), "status"); err == nil {
 		t.Fatal("git in a missing folder succeeded")
 	}
+}
+
+// TestIgnoreChecker: one git process answers each path as git's exclude rules do: ignored by a
+// pattern, by a folder excluded above it, re-included by a negated pattern, never when tracked;
+// outside a work tree it answers an error.
+func TestIgnoreChecker(t *testing.T) {
+	dir := gitRepo(t)
+	testkit.WriteTree(t, dir, map[string]string{".gitignore": "dist/\nout/*\n!out/keep.js\n*.log\n", "tracked.log": "x"})
+	if out, err := exec.Command("git", "-C", dir, "add", "-f", "tracked.log").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	c := StartIgnoreChecker(context.Background(), dir)
+	paths := []string{"dist/index.js", "a/dist/deep/x.js", "out/x.js", "out/keep.js", "src/a.ts", "b.log", "tracked.log", "with space/and\nnewline.txt"}
+	got, err := c.Ignored(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{true, true, true, false, false, true, false, false}
+	for i, p := range paths {
+		if got[i] != want[i] {
+			t.Errorf("%q ignored: %v, want %v", p, got[i], want[i])
+		}
+	}
+	if again, err := c.Ignored([]string{"src/b.ts", "dist/b.js"}); err != nil || again[0] || !again[1] {
+		t.Errorf("a second question: %v %v", again, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+
+	outside := StartIgnoreChecker(context.Background(), t.TempDir())
+	if _, err := outside.Ignored([]string{"a.js"}); err == nil {
+		t.Error("outside a work tree: no error")
+	}
+	_ = outside.Close()
 }

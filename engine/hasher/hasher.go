@@ -29,6 +29,7 @@ import (
 	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/depversions"
 	"github.com/vzn/vx/engine/filestate"
+	"github.com/vzn/vx/engine/git"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
 	"github.com/vzn/vx/engine/pathglob"
@@ -211,7 +212,12 @@ type Hasher struct {
 	updates  map[string]store.FileStat
 	listings map[string][]string // project dir (root-relative) → git-visible files under it
 	stale    map[string]bool     // project dirs whose listing must be taken again
-	rootList []string            // the root listing, nil until taken; partitioned lazily
+	// invalidations counts the Invalidate calls of each project dir, for Restored.
+	invalidations map[string]int
+	// ignores answers git's exclude rules for Restored, started on its first need (ignoreOnce).
+	ignores    *git.IgnoreChecker
+	ignoreOnce sync.Once
+	rootList   []string // the root listing, nil until taken; partitioned lazily
 	// rootStale is set once a task wrote files: the root listing no longer holds them.
 	rootStale bool
 	// files is Options.Files, scan the file system's own answer; tainted is set once a task
@@ -269,7 +275,7 @@ func New(opts Options) *Hasher {
 		opts.Now = time.Now
 	}
 	h := &Hasher{opts: opts, stats: opts.Stats, updates: map[string]store.FileStat{},
-		listings: map[string][]string{}, stale: map[string]bool{},
+		listings: map[string][]string{}, stale: map[string]bool{}, invalidations: map[string]int{},
 		secretNames: map[string]bool{}, secretValues: map[string]bool{}, keyDigests: map[string]string{}}
 	if ws := opts.Workspace; ws != nil {
 		if h.opts.Root == "" {
@@ -410,6 +416,7 @@ func (h *Hasher) Invalidate(projectDir string) {
 	h.rootStale = true
 	h.tainted = true
 	h.throughDigests, h.throughSeen = nil, nil
+	h.invalidations[projectDir]++
 	// The folders holding projectDir are its own and those above it: a look-up each, not a pass
 	// over every listing (a pass a restored task made a full run quadratic).
 	for dir := projectDir; ; dir = path.Dir(dir) {

@@ -463,7 +463,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 	if opts.Known != nil && !opts.Sandbox.Agent {
 		r.handed = newHandedKeys(opts.Known)
 	}
-	return r, prefetch.Wait, nil
+	return r, func() { prefetch.Wait(); _ = h.Close() }, nil
 }
 
 // loadFileState readies the hasher's file state: with a watcher's, the stat cache is read only

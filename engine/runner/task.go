@@ -236,15 +236,31 @@ func (a *attempt) lookup(key string) (cache.Hit, bool) {
 func (a *attempt) lookupIn(key string, get func(context.Context, *graph.Task, string) (cache.Hit, bool, error)) (cache.Hit, bool) {
 	hit, ok, err := get(a.ctx, a.t, key)
 	if hit.Changed {
-		// Files of the project were written or removed: list them again for later tasks, and
-		// hash them (no handed key stands for them).
+		// Files of the project were written or removed: hash them (no handed key stands for
+		// them), and let later tasks see them in the project's listing: a restore that ended
+		// leaves exactly the entry's files under the task's outputs, which the hasher adds to
+		// the listing where git shows them; one that did not is listed again.
 		a.r.handed.wrote()
-		a.r.hasher.Invalidate(a.p.Dir)
+		if ok {
+			a.r.hasher.Restored(a.ctx, a.p, a.t, entryPaths(hit.Entry.Outputs))
+		} else {
+			a.r.hasher.Invalidate(a.p.Dir)
+		}
 	}
 	if err != nil {
 		a.r.display.Notice(a.t.ID, fmt.Sprintf("vx: cache: %v", err))
 	}
 	return hit, ok
+}
+
+// entryPaths answers the paths a cache entry lists, as it lists them (relative to the project
+// folder; "//"-prefixed from the root).
+func entryPaths(files []store.OutputFile) []string {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	return paths
 }
 
 // hit ends the attempt with the cache entry restored.

@@ -1,0 +1,125 @@
+package hasher
+
+import (
+	"context"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/vzn/vx/engine/git"
+	"github.com/vzn/vx/engine/graph"
+	"github.com/vzn/vx/engine/pathglob"
+)
+
+// Restored is Invalidate for project p after a cache restore of its task t that left exactly
+// files (relative to the project folder, as the entry lists them) under t's outputs. Git's
+// listing of the project then differs from the one taken before only under those outputs: the
+// files the entry does not list are gone, and those git shows among the ones the listing lacked
+// are new. So where the project's listing is current, the files it lacks are asked of git's
+// exclude rules (one `git check-ignore` for the hasher, kept running) and the listing is mended,
+// instead of taken again. Anything it cannot
+// vouch for (no current listing, a file outside the project or in a project nested in it, git
+// not answering) leaves the listing to be taken again, as Invalidate does.
+func (h *Hasher) Restored(ctx context.Context, p *graph.Project, t *graph.Task, files []string) {
+	projectDir := p.Dir
+	outputs, err := pathglob.NewSet(projectDir, t.Outputs)
+	if err != nil {
+		h.Invalidate(projectDir)
+		return
+	}
+	h.mu.Lock()
+	listing, listed := h.listings[projectDir]
+	current := listed && !h.stale[projectDir] && h.opts.Root != ""
+	h.mu.Unlock()
+	h.Invalidate(projectDir)
+	h.mu.Lock()
+	generation := h.invalidations[projectDir]
+	h.mu.Unlock()
+	if !current {
+		return
+	}
+	have := make(map[string]bool, len(listing))
+	for _, f := range listing {
+		have[f] = true
+	}
+	restored := make(map[string]bool, len(files))
+	var lacking []string
+	for _, f := range files {
+		if !h.ownFile(projectDir, f) {
+			return
+		}
+		restored[f] = true
+		if !have[f] {
+			lacking = append(lacking, f)
+		}
+	}
+	shown, ok := h.shownByGit(ctx, projectDir, lacking)
+	if !ok {
+		return
+	}
+	// What the listing held under the task's outputs and the entry does not list, the restore
+	// removed.
+	updated := make([]string, 0, len(listing)+len(shown))
+	for _, f := range listing {
+		if restored[f] || !outputs.Match(joinRel(projectDir, f)) {
+			updated = append(updated, f)
+		}
+	}
+	updated = append(updated, shown...)
+	slices.Sort(updated)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Another change to the project since (a task that wrote files, another restore) leaves it
+	// stale; a listing taken again since is git's own, and stays.
+	if h.invalidations[projectDir] == generation && h.stale[projectDir] {
+		h.listings[projectDir] = updated
+		delete(h.stale, projectDir)
+	}
+}
+
+// ownFile reports whether f, relative to projectDir, is a plain path inside the project and in
+// no project nested in it (whose files the project's listing leaves out).
+func (h *Hasher) ownFile(projectDir, f string) bool {
+	if f == "" || strings.HasPrefix(f, "/") || f != path.Clean(f) || f == ".." || strings.HasPrefix(f, "../") {
+		return false
+	}
+	for inner := range h.nested[projectDir] {
+		rel := strings.TrimPrefix(inner, projectDir+"/")
+		if projectDir == "." {
+			rel = inner
+		}
+		if f == rel || strings.HasPrefix(f, rel+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// shownByGit answers which of files (relative to projectDir) git shows, that is does not ignore;
+// ok is false when git could not say.
+func (h *Hasher) shownByGit(ctx context.Context, projectDir string, files []string) (shown []string, ok bool) {
+	if len(files) == 0 {
+		return nil, true
+	}
+	rel := make([]string, len(files))
+	for i, f := range files {
+		rel[i] = path.Join(projectDir, f)
+	}
+	h.ignoreOnce.Do(func() { h.ignores = git.StartIgnoreChecker(ctx, h.opts.Root) })
+	ignored, err := h.ignores.Ignored(rel)
+	if err != nil {
+		return nil, false
+	}
+	for i, f := range files {
+		if !ignored[i] {
+			shown = append(shown, f)
+		}
+	}
+	return shown, true
+}
+
+// Close ends what the hasher keeps running (the git process Restored asks).
+func (h *Hasher) Close() error {
+	h.ignoreOnce.Do(func() {}) // none is started after Close
+	return h.ignores.Close()
+}

@@ -1,0 +1,97 @@
+package hasher
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/vzn/vx/engine/counters"
+	"github.com/vzn/vx/engine/graph"
+)
+
+// TestRestoredListsWhatGitShows: after a restore, the project's listing is what listing it again
+// would give (the restored files git shows added; those it ignores, or a folder excluded above
+// them, left out; a negated pattern's file shown), and a restore of ignored files only costs no
+// git listing: the checker kept running answers, one process for the hasher. A listing that was
+// not current, or a file outside the project, is listed again.
+func TestRestoredListsWhatGitShows(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".gitignore", "dist/\n**/gen/*\n!**/gen/keep.txt\n.vx/\n")
+	write(t, root, "packages/a/src/x.ts", "x")
+	gitRepo(t, root)
+	p := &graph.Project{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")}
+	task := &graph.Task{ID: "a#test"}
+	build := &graph.Task{ID: "a#build", Outputs: []string{"dist/**", "gen/**", "report.txt", "other.txt"}}
+	count := &counters.Counters{}
+	ctx := counters.With(context.Background(), count)
+	h := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
+	defer h.Close()
+	inputs := func() []string {
+		t.Helper()
+		files, err := h.Inputs(ctx, p, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	fresh := func() []string {
+		t.Helper()
+		other := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
+		defer other.Close()
+		files, err := other.Inputs(context.Background(), p, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	if got := inputs(); !reflect.DeepEqual(got, []string{"src/x.ts"}) {
+		t.Fatalf("inputs %v", got)
+	}
+	spawned := count.Counts().ProcessesSpawned
+
+	// Ignored outputs only: the listing stays, with one checker started for the hasher.
+	write(t, root, "packages/a/dist/out.js", "o")
+	write(t, root, "packages/a/dist/deep/more.js", "m")
+	h.Restored(ctx, p, build, []string{"dist/out.js", "dist/deep/more.js"})
+	if got, want := inputs(), fresh(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after an ignored restore: %v, listing again gives %v", got, want)
+	}
+	if n := count.Counts().ProcessesSpawned - spawned; n != 1 {
+		t.Fatalf("an ignored restore cost %d processes, want the checker's one", n)
+	}
+
+	// Shown and ignored outputs: the shown ones join the listing, no git listing taken.
+	write(t, root, "packages/a/gen/keep.txt", "k")
+	write(t, root, "packages/a/gen/drop.txt", "d")
+	write(t, root, "packages/a/report.txt", "r")
+	h.Restored(ctx, p, build, []string{"gen/keep.txt", "gen/drop.txt", "report.txt", "dist/out.js"})
+	got, want := inputs(), fresh()
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, []string{"gen/keep.txt", "report.txt", "src/x.ts"}) {
+		t.Fatalf("after a shown restore: %v, listing again gives %v", got, want)
+	}
+	if n := count.Counts().ProcessesSpawned - spawned; n != 1 {
+		t.Fatalf("two restores cost %d processes, want the checker's one", n)
+	}
+
+	// A removed output is dropped when statted, as a fresh listing drops it.
+	if err := os.Remove(filepath.Join(root, "packages/a/report.txt")); err != nil {
+		t.Fatal(err)
+	}
+	h.Restored(ctx, p, build, []string{"gen/keep.txt"})
+	if got, want := inputs(), fresh(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a restore that removed a file: %v, listing again gives %v", got, want)
+	}
+
+	// A path from the root is not vouched for: the project is listed again.
+	before := count.Counts().ProcessesSpawned
+	write(t, root, "packages/a/other.txt", "o")
+	h.Restored(ctx, p, build, []string{"//packages/a/other.txt"})
+	if got, want := inputs(), fresh(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a root-relative restore: %v, listing again gives %v", got, want)
+	}
+	if count.Counts().ProcessesSpawned == before {
+		t.Fatal("a restore the hasher cannot vouch for was not listed again")
+	}
+}
