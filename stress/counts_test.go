@@ -30,7 +30,8 @@ type expectedCount struct {
 }
 
 // TestFullHitCounts runs G1 (stress/shapes) at 25 and 100 projects through the vx binary, once
-// cold and once a full hit, and holds the full hit's operation counts (engine/counters: processes
+// cold, as a full hit and as a restore of every output, and holds the full hit's and the
+// restore's operation counts (engine/counters: processes
 // spawned, SQLite statements, input files opened, stat calls) to countsFile: a change that
 // raises or lowers one fails until the new count is written down with its reason. Counts that
 // have no reason to grow with the workspace (processes, files opened) must be the same at both
@@ -42,16 +43,18 @@ func TestFullHitCounts(t *testing.T) {
 	got := map[string]counters.Counts{}
 	for _, n := range []int{25, 100} {
 		name := fmt.Sprintf("g1-%d", n)
-		got[name] = fullHitCounts(t, vx, shapes, n)
-		t.Logf("%s: %+v", name, got[name])
+		got[name], got[name+"-restore"] = fullHitCounts(t, vx, shapes, n)
+		t.Logf("%s: %+v; restore: %+v", name, got[name], got[name+"-restore"])
 	}
 	for name, counts := range got {
 		checkCounts(t, name, counts, want[name])
 	}
-	small, large := got["g1-25"], got["g1-100"]
-	if small.ProcessesSpawned != large.ProcessesSpawned || small.FilesOpened != large.FilesOpened {
-		t.Errorf("a full hit's processes spawned (%d at 25, %d at 100) and files opened (%d, %d) grow with the workspace; they must not",
-			small.ProcessesSpawned, large.ProcessesSpawned, small.FilesOpened, large.FilesOpened)
+	for _, run := range []string{"", "-restore"} {
+		small, large := got["g1-25"+run], got["g1-100"+run]
+		if small.ProcessesSpawned != large.ProcessesSpawned || small.FilesOpened != large.FilesOpened {
+			t.Errorf("g1%s: processes spawned (%d at 25, %d at 100) and files opened (%d, %d) grow with the workspace; they must not",
+				run, small.ProcessesSpawned, large.ProcessesSpawned, small.FilesOpened, large.FilesOpened)
+		}
 	}
 	if t.Failed() {
 		doc, _ := json.Marshal(got)
@@ -89,9 +92,9 @@ func checkCounts(t *testing.T, name string, got counters.Counts, want map[string
 		case strings.TrimSpace(w.Reason) == "":
 			t.Errorf("%s: %s has no reason in %s", name, field, countsFile)
 		case n > w.Count:
-			t.Errorf("%s: a full hit's %s rose to %d from %d (%s)", name, field, n, w.Count, w.Reason)
+			t.Errorf("%s: %s rose to %d from %d (%s)", name, field, n, w.Count, w.Reason)
 		case n < w.Count:
-			t.Errorf("%s: a full hit's %s fell to %d from %d (%s)", name, field, n, w.Count, w.Reason)
+			t.Errorf("%s: %s fell to %d from %d (%s)", name, field, n, w.Count, w.Reason)
 		}
 	}
 	for field := range want {
@@ -113,11 +116,13 @@ func buildShapes(t *testing.T) string {
 }
 
 // fullHitCounts generates G1 at n projects (task commands given to vx directly, no group task),
-// commits it to git, runs build and test cold, then twice more, and answers the third run's
-// counts: the steady full hit. The sources' modification times are dated back an hour first: a
-// file the cold run recorded within the stat cache's too-recent-to-trust window of its change is
-// read again by a hit, so without it the count of a small, fast workspace depends on the clock.
-func fullHitCounts(t *testing.T, vx, shapes string, n int) counters.Counts {
+// commits it to git, runs build and test cold, then twice more, then once more after deleting
+// every output, and answers the third run's counts (the steady full hit) and the last's (a
+// restore of every task with outputs). The sources' modification times are dated back an hour
+// first: a file the cold run recorded within the stat cache's too-recent-to-trust window of its
+// change is read again by a hit, so without it the count of a small, fast workspace depends on
+// the clock.
+func fullHitCounts(t *testing.T, vx, shapes string, n int) (hit, restore counters.Counts) {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
@@ -130,13 +135,29 @@ func fullHitCounts(t *testing.T, vx, shapes string, n int) counters.Counts {
 	for _, counts := range []string{"cold.json", "first-hit.json", "hit.json"} {
 		runInEnv(t, ws, []string{store, "VX_COUNTERS=" + filepath.Join(dir, counts)}, vx, "run", "build", "test")
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "hit.json"))
+	outputs, err := filepath.Glob(filepath.Join(ws, "packages", "*", "dist"))
+	if err != nil || len(outputs) != n {
+		t.Fatalf("g1-%d: %d output folders after the build, want %d (%v)", n, len(outputs), n, err)
+	}
+	for _, d := range outputs {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runInEnv(t, ws, []string{store, "VX_COUNTERS=" + filepath.Join(dir, "restore.json")}, vx, "run", "build", "test")
+	return readCountsOf(t, filepath.Join(dir, "hit.json")), readCountsOf(t, filepath.Join(dir, "restore.json"))
+}
+
+// readCountsOf reads the counts a run wrote to file.
+func readCountsOf(t *testing.T, file string) counters.Counts {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c counters.Counts
 	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatalf("read the counts of g1-%d: %v", n, err)
+		t.Fatalf("read the counts of %s: %v", file, err)
 	}
 	return c
 }
