@@ -328,6 +328,8 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	signal.Notify(brokenPipe, syscall.SIGPIPE)
 	defer signal.Stop(brokenPipe)
 	sum, runErr := a.countedRun(ctx, opts)
+	// The run made the state folder if it was missing: the config it loaded is kept there now.
+	a.workspaceLoader().Keep()
 	if sum == nil {
 		return runErr
 	}

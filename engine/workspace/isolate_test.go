@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -238,5 +239,36 @@ func TestStepDeadlineSparesDiscovery(t *testing.T) {
 	})
 	if !ch.overran || ch.overranDiscovery || ch.lastStep != "a/vx.project.ts" {
 		t.Errorf("a silent step: overran %v, discovery %v, step %q; want the step's file stopped", ch.overran, ch.overranDiscovery, ch.lastStep)
+	}
+}
+
+// A workspace loaded before its state folder existed is kept once a run has made the folder: the
+// next process reads it back and starts no child, where without Keep it evaluated again.
+func TestKeepAfterTheStateFolderIsMade(t *testing.T) {
+	root := testkit.TempTree(t, map[string]string{
+		"vx.workspace.ts":  "export default { projects: ['packages/*'], tasks: { build: { command: 'make' } } }\n",
+		"packages/a/.keep": "",
+	})
+	ctx := context.Background()
+	first := NewLoader(Options{Dir: root, Isolate: isolation(t)})
+	if _, err := first.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".vx")); !os.IsNotExist(err) {
+		t.Fatalf("loading made the state folder: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(root, ".vx"), 0o755); err != nil { // as a run makes it
+		t.Fatal(err)
+	}
+	first.Keep()
+	if _, err := os.Stat(filepath.Join(root, ".vx", "config", "resolved.gob")); err != nil {
+		t.Fatalf("Keep wrote nothing: %v", err)
+	}
+	ws, err := NewLoader(Options{Dir: root, Isolate: &Isolation{Path: "/nonexistent/vx"}}).Load(ctx)
+	if err != nil {
+		t.Fatalf("the next process: %v, want the kept workspace without a child", err)
+	}
+	if _, ok := ws.Task("a#build"); !ok {
+		t.Errorf("the kept workspace's tasks: %v", ws.TaskIDs())
 	}
 }

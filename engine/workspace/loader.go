@@ -56,6 +56,8 @@ type loaded struct {
 	EmptyLists []uint32
 	// broken marks a kept workspace whose config has since failed to load: it serves only masking.
 	broken bool
+	// unkept marks a workspace that could not be written into the state folder (Keep).
+	unkept bool
 }
 
 // stamp is what a stat says of a file or folder; a change of any part means it changed. Racy is
@@ -137,8 +139,22 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	}
 	l.placeStore(c.WS)
 	l.last = c
-	writeResolved(cacheDir, c)
+	c.unkept = !writeResolved(cacheDir, c)
 	return c.WS, nil
+}
+
+// Keep writes the workspace the last Load evaluated into the state folder for the next process
+// to read back, where that Load could not because the folder did not exist yet: a run makes it
+// after its config is loaded, and without this the run after a fresh clone's first evaluates
+// the config again.
+func (l *Loader) Keep() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.last
+	if c == nil || c.broken || !c.unkept {
+		return
+	}
+	c.unkept = !writeResolved(CacheDir(c.Root, l.opts.getenv), c)
 }
 
 // placeStore sets ws's shared store folder and its source, from the loader's --cache-dir, the
@@ -353,18 +369,19 @@ func readResolved(cacheDir, root, version string) *loaded {
 
 // writeResolved keeps the workspace for the next process, atomically, and only where the state
 // folder already exists: loading config never creates it.
-func writeResolved(cacheDir string, c *loaded) {
+func writeResolved(cacheDir string, c *loaded) (written bool) {
 	if fi, err := os.Stat(cacheDir); err != nil || !fi.IsDir() {
-		return
+		return false
 	}
 	dir := filepath.Dir(resolvedFile(cacheDir))
 	if os.MkdirAll(dir, 0o755) != nil {
-		return
+		return false
 	}
-	_ = atomicfile.Write(resolvedFile(cacheDir), func(f io.Writer) error {
+	err := atomicfile.Write(resolvedFile(cacheDir), func(f io.Writer) error {
 		w := bufio.NewWriter(f)
 		return errors.Join(encodeLoaded(gob.NewEncoder(w), c), w.Flush())
 	})
+	return err == nil
 }
 
 // encodeLoaded writes c as resolved.gob keeps it, and as an evaluating child answers it: the
