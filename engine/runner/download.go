@@ -59,8 +59,8 @@ func (r *runState) useDownloads(nodes []*node) {
 	r.executor = &localFetch{local: r.executor, r: r, byID: byID}
 }
 
-// localFetch runs a task on this machine once the outputs of the tasks it depends on (directly,
-// or through a group) that stayed remote are fetched and restored: a task never runs without
+// localFetch runs a task on this machine once the outputs of the tasks it depends on (directly
+// or not) that stayed remote are fetched and restored: a task never runs without
 // them, and one whose upstream outputs cannot be fetched is refused, saying why.
 type localFetch struct {
 	local executor.Executor
@@ -114,7 +114,9 @@ func (l *localFetch) restore(ctx context.Context, d *node) error {
 	return err
 }
 
-// upstreams answers the tasks n depends on directly, a group standing for the tasks it depends on.
+// upstreams answers every task n depends on, directly or through others (a group standing for
+// the tasks it depends on): what a local run would have left on disk before n, which n's command
+// may read (a bundle of a package that imports another through node_modules).
 func upstreams(n *node) []*node {
 	var out []*node
 	seen := map[*node]bool{}
@@ -125,11 +127,10 @@ func upstreams(n *node) []*node {
 				continue
 			}
 			seen[d] = true
-			if d.task.IsGroup() {
-				walk(d)
-				continue
+			if !d.task.IsGroup() {
+				out = append(out, d)
 			}
-			out = append(out, d)
+			walk(d)
 		}
 	}
 	walk(n)

@@ -63,7 +63,7 @@ func withPath(o *Options) { o.Getenv = os.Getenv }
 // to a local build of the same workspace installed locally with the same pnpm: node_modules comes
 // from the install action, and nothing of it to this machine. A second checkout with an empty
 // .vx and --download=minimal gets every build as a hit by its Action digest, restores only the
-// outputs a local task needs, and the install action is not run again: the Action Cache answers
+// outputs a local task needs (those of the tasks it depends on, directly or not), and the install action is not run again: the Action Cache answers
 // it (its entry is the one the first run's execution wrote).
 func TestBuildbarnPnpmWorkspace(t *testing.T) {
 	bb := buildbarntest.Start(t)
@@ -109,15 +109,16 @@ func TestBuildbarnPnpmWorkspace(t *testing.T) {
 	second := pnpmFixture(t, n, lock, bb.Addr, pathList)
 	// Nothing holds vx's keys remotely here (no remote cache): each build is found by its Action
 	// digest (early cutoff), which names the install's node_modules by digest. With
-	// --download=minimal nothing comes back but what a local task needs: p29's outputs, which
-	// p29#report (kept on this machine) reads.
-	p29 := second.ws.Projects[n-1]
-	second.task(p29, "report", "mkdir -p report && cp dist/index.js report/index.js", func(t *graph.Task) {
+	// --download=minimal nothing comes back but what a local task needs: p02#report (kept on this
+	// machine) reads p02's outputs, which read p01's and p00's through node_modules, so those
+	// three packages' outputs come back, and none of the 27 others.
+	p02 := second.ws.Projects[2]
+	second.task(p02, "report", "mkdir -p report && cp dist/index.js report/index.js", func(t *graph.Task) {
 		no := false
-		t.Outputs, t.DependsOn, t.RemoteExec = []string{"report/**"}, []string{p29.Name + "#build"}, &no
+		t.Outputs, t.DependsOn, t.RemoteExec = []string{"report/**"}, []string{p02.Name + "#build"}, &no
 	})
 	second.ws.Index()
-	report := p29.Name + "#report"
+	report := p02.Name + "#report"
 	s2, out := second.run(append(slices.Clone(builds), report), func(o *Options) { withPath(o); o.Download = graph.DownloadMinimal })
 	if !s2.OK || strings.Count(statuses(s2), "=hit") != n || !strings.Contains(executors(s2), report+"@local") {
 		t.Fatalf("second checkout: %s / %s\n%s", statuses(s2), executors(s2), out)
@@ -129,11 +130,20 @@ func TestBuildbarnPnpmWorkspace(t *testing.T) {
 		}
 	}
 	landed := outputsOf(t, second)
-	wantP29 := "packages/" + p29.Name + "/dist/index.js"
-	if len(landed) != 1 || landed[wantP29] != want[wantP29] {
-		t.Fatalf("minimal: the outputs on disk are %v, want only %s as the local build made it", slices.Sorted(maps.Keys(landed)), wantP29)
+	var needed []string
+	for i := range 3 {
+		needed = append(needed, "packages/"+buildbarntest.PackageName(i)+"/dist/index.js")
 	}
-	if data, err := os.ReadFile(filepath.Join(second.root, "packages", p29.Name, "report", "index.js")); err != nil || string(data) != want[wantP29] {
+	if !slices.Equal(slices.Sorted(maps.Keys(landed)), needed) {
+		t.Fatalf("minimal: the outputs on disk are %v, want only %v", slices.Sorted(maps.Keys(landed)), needed)
+	}
+	for _, rel := range needed {
+		if landed[rel] != want[rel] {
+			t.Fatalf("%s: %q, the local build made %q", rel, landed[rel], want[rel])
+		}
+	}
+	wantP02 := needed[2]
+	if data, err := os.ReadFile(filepath.Join(second.root, "packages", p02.Name, "report", "index.js")); err != nil || string(data) != want[wantP02] {
 		t.Fatalf("the local task read %q, %v", data, err)
 	}
 	if again := installResult(t, bb, second); !proto.Equal(first, again) {
