@@ -195,7 +195,9 @@ cell() {
 	printf '%s ms (%s ms CPU, %s MB)' "$(column "$1" 1)" "$(column "$1" 2)" "$(($(column "$1" 3 | cut -d. -f1) / 1024))"
 }
 
-echo "| $shape $* ($count tasks, $projects projects, concurrency $C, median of $R; cold of $COLD_R) | vx | turbo $("$turbo" --version 2>/dev/null) | nx $("$nx" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) | vx / turbo |"
+cold_note=""
+! phase cold || [ "$COLD_R" -eq "$R" ] || cold_note="; cold of $COLD_R"
+echo "| $shape $* ($count tasks, $projects projects, concurrency $C, median of $R$cold_note) | vx | turbo $("$turbo" --version 2>/dev/null) | nx $("$nx" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) | vx / turbo |"
 echo "| --- | --- | --- | --- | --- |"
 for sc in cold hit restore leaf core dry; do
 	phase "$sc" || continue
