@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,35 @@ func TestIgnoreChecker(t *testing.T) {
 	}
 	if again, err := c.Ignored([]string{"src/b.ts", "dist/b.js"}); err != nil || again[0] || !again[1] {
 		t.Errorf("a second question: %v %v", again, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+
+	// Many questions at once, far more than a pipe holds and one longer than a batch, answered
+	// each in its place: the batches are written whole and read back in order.
+	c = StartIgnoreChecker(context.Background(), dir)
+	var many []string
+	var manyWant []bool
+	for i := range 3000 {
+		dirName := "src"
+		if i%3 == 0 {
+			dirName = "dist"
+		}
+		many = append(many, fmt.Sprintf("packages/p%04d/%s/%s-%d.js", i, dirName, strings.Repeat("n", i%50), i))
+		manyWant = append(manyWant, i%3 == 0)
+	}
+	long := "src/" + strings.Repeat("l", askBytes+10) + ".log"
+	many = append(many, long, "src/after-the-long-one.ts")
+	manyWant = append(manyWant, true, false)
+	got, err = c.Ignored(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range many {
+		if got[i] != manyWant[i] {
+			t.Fatalf("%.80q ignored: %v, want %v", p, got[i], manyWant[i])
+		}
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("close: %v", err)

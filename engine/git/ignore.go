@@ -75,31 +75,50 @@ func StartIgnoreChecker(ctx context.Context, dir string) *IgnoreChecker {
 func (c *IgnoreChecker) Ignored(paths []string) ([]bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]bool, len(paths))
-	for i, p := range paths {
-		if c.failed != nil {
-			return nil, c.failed
-		}
+	for _, p := range paths {
 		if p == "" || strings.ContainsRune(p, 0) {
 			return nil, fmt.Errorf("git check-ignore: %q is not a path", p)
 		}
-		// One question, then its answer: git answers as it reads, and a pipe holds little.
-		if _, err := io.WriteString(c.in, p+"\x00"); err != nil {
+	}
+	out := make([]bool, len(paths))
+	for start := 0; start < len(paths) && c.failed == nil; {
+		// Questions go in batches that a pipe always holds whole (askBytes, or one longer path
+		// alone), written at once and then answered: the write never waits for git, which has
+		// answered everything before it, so git never waits on an answer nobody reads yet. A
+		// restore's files cost one round trip, not one each.
+		var batch strings.Builder
+		end := start
+		for end < len(paths) && (end == start || batch.Len()+len(paths[end])+1 <= askBytes) {
+			batch.WriteString(paths[end])
+			batch.WriteByte(0)
+			end++
+		}
+		if _, err := io.WriteString(c.in, batch.String()); err != nil {
 			c.failed = fmt.Errorf("git check-ignore: ask: %w", err)
-			continue
+			break
 		}
-		ignored, err := c.answer(p)
-		if err != nil {
-			c.failed = err
-			continue
+		for i := start; i < end; i++ {
+			ignored, err := c.answer(paths[i])
+			if err != nil {
+				// The batch's other answers stay unread: end git's output, so that git, which
+				// may be waiting to write them, ends instead (Close waits for it).
+				c.failed = err
+				_ = c.outR.CloseWithError(err)
+				break
+			}
+			out[i] = ignored
 		}
-		out[i] = ignored
+		start = end
 	}
 	if c.failed != nil {
 		return nil, c.failed
 	}
 	return out, nil
 }
+
+// askBytes bounds one batch of questions: POSIX's PIPE_BUF, the least a pipe holds on any system
+// (Linux gives a pipe a single page of it when a user's pipes exceed their soft limit).
+const askBytes = 4096
 
 // answer reads the record git writes for path: source, line, pattern and path, each NUL-ended;
 // an empty pattern is no match, a pattern starting with "!" a match that re-includes it.
