@@ -101,21 +101,59 @@ func (h *Hasher) shownByGit(ctx context.Context, projectDir string, files []stri
 	if len(files) == 0 {
 		return nil, true
 	}
-	rel := make([]string, len(files))
-	for i, f := range files {
-		rel[i] = path.Join(projectDir, f)
-	}
 	h.ignoreOnce.Do(func() { h.ignores = git.StartIgnoreChecker(ctx, h.opts.Root) })
-	ignored, err := h.ignores.Ignored(rel)
+	// A folder git ignores hides every file beneath it (git never re-includes a file of an
+	// excluded folder, and the restore just made each file's folders): the top folders of the
+	// files are asked first, one question for all the files each holds, and only the files
+	// outside a folder git ignores are asked one by one. A restore of dist/ asks once.
+	var tops []string
+	topOf := make([]string, len(files))
+	for i, f := range files {
+		if top, _, nested := strings.Cut(f, "/"); nested {
+			topOf[i] = top
+			if !slices.Contains(tops, top) {
+				tops = append(tops, top)
+			}
+		}
+	}
+	hidden := map[string]bool{}
+	if len(tops) > 0 {
+		ignored, err := h.ignores.Ignored(rootRelative(projectDir, tops))
+		if err != nil {
+			return nil, false
+		}
+		for i, top := range tops {
+			hidden[top] = ignored[i]
+		}
+	}
+	var asked []string
+	for i, f := range files {
+		if !hidden[topOf[i]] {
+			asked = append(asked, f)
+		}
+	}
+	if len(asked) == 0 {
+		return nil, true
+	}
+	ignored, err := h.ignores.Ignored(rootRelative(projectDir, asked))
 	if err != nil {
 		return nil, false
 	}
-	for i, f := range files {
+	for i, f := range asked {
 		if !ignored[i] {
 			shown = append(shown, f)
 		}
 	}
 	return shown, true
+}
+
+// rootRelative answers paths relative to projectDir as paths relative to the root.
+func rootRelative(projectDir string, paths []string) []string {
+	rel := make([]string, len(paths))
+	for i, p := range paths {
+		rel[i] = path.Join(projectDir, p)
+	}
+	return rel
 }
 
 // Close ends what the hasher keeps running (the git process Restored asks).

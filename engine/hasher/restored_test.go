@@ -18,12 +18,12 @@ import (
 // not current, or a file outside the project, is listed again.
 func TestRestoredListsWhatGitShows(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, ".gitignore", "dist/\n**/gen/*\n!**/gen/keep.txt\n.vx/\n")
+	write(t, root, ".gitignore", "dist/\n**/gen/*\n!**/gen/keep.txt\n**/lib/**\n!**/lib/shown.js\ncache/\n!cache/keep.txt\n.vx/\n")
 	write(t, root, "packages/a/src/x.ts", "x")
 	gitRepo(t, root)
 	p := &graph.Project{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")}
 	task := &graph.Task{ID: "a#test"}
-	build := &graph.Task{ID: "a#build", Outputs: []string{"dist/**", "gen/**", "report.txt", "other.txt"}}
+	build := &graph.Task{ID: "a#build", Outputs: []string{"dist/**", "gen/**", "lib/**", "cache/**", "report.txt", "other.txt"}}
 	count := &counters.Counters{}
 	ctx := counters.With(context.Background(), count)
 	h := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
@@ -73,6 +73,24 @@ func TestRestoredListsWhatGitShows(t *testing.T) {
 	}
 	if n := count.Counts().ProcessesSpawned - spawned; n != 1 {
 		t.Fatalf("two restores cost %d processes, want the checker's one", n)
+	}
+
+	// A folder git shows whose files it ignores (lib/**), and a folder it ignores whose file a
+	// later pattern would re-include (cache/ and !cache/keep.txt, which git never re-includes):
+	// asked folder first, then file by file where the folder is shown, as a fresh listing says.
+	write(t, root, "packages/a/lib/hidden.js", "h")
+	write(t, root, "packages/a/lib/deep/hidden.js", "h")
+	write(t, root, "packages/a/lib/shown.js", "s")
+	write(t, root, "packages/a/cache/keep.txt", "k")
+	h.Restored(ctx, p, build, []string{"lib/hidden.js", "lib/deep/hidden.js", "lib/shown.js", "cache/keep.txt", "gen/keep.txt", "report.txt", "dist/out.js"})
+	got, want = inputs(), fresh()
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, []string{"gen/keep.txt", "lib/shown.js", "report.txt", "src/x.ts"}) {
+		t.Fatalf("after restoring folders shown and ignored: %v, listing again gives %v", got, want)
+	}
+	for _, dir := range []string{"lib", "cache"} { // as the next restore, whose entry lacks them, leaves it
+		if err := os.RemoveAll(filepath.Join(root, "packages/a", dir)); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// A removed output is dropped when statted, as a fresh listing drops it.
