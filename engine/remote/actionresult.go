@@ -3,6 +3,7 @@ package remote
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The few fields of REAPI v2 (build.bazel.remote.execution.v2) a vx entry uses, written and read
@@ -158,6 +159,25 @@ func eachField(b []byte, fn func(num wireNumber, typ wireType, v []byte, x uint6
 		}
 	}
 	return nil
+}
+
+// blobs answers the blobs the ActionResult names beside the entry document, the outputs archive
+// and the log, where each is a digest within MaxBlobBytes: what a reader of the entry fetches.
+func (ar actionResult) blobs() []digest {
+	var named []digest
+	if out, ok := ar.files[arOutputsPath]; ok {
+		named = append(named, out)
+	}
+	if ar.stdout != nil {
+		named = append(named, *ar.stdout)
+	}
+	var blobs []digest
+	for _, d := range named {
+		if isDigest(d.hash) && d.size > 0 && d.size <= MaxBlobBytes && !slices.Contains(blobs, d) {
+			blobs = append(blobs, d)
+		}
+	}
+	return blobs
 }
 
 // metaOf decodes an entry's Meta document and checks it against the ActionResult that names it:

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,32 @@ func TestActionResultRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeActionResult(data[:len(data)-2]); err == nil {
 		t.Fatal("a truncated ActionResult decoded")
+	}
+}
+
+// The blobs fetched beside the entry document are the archive and the log, each once, and never a
+// name that is not a digest or a size a reader would refuse.
+func TestActionResultBlobs(t *testing.T) {
+	out := digest{strings.Repeat("b", 64), 4096}
+	log := digest{strings.Repeat("c", 64), 17}
+	meta := digest{strings.Repeat("a", 64), 120}
+	cases := []struct {
+		name string
+		ar   actionResult
+		want []digest
+	}{
+		{"archive and log", actionResult{files: map[string]digest{arMetaPath: meta, arOutputsPath: out}, stdout: &log}, []digest{out, log}},
+		{"log alone", actionResult{files: map[string]digest{arMetaPath: meta}, stdout: &log}, []digest{log}},
+		{"the same bytes twice", actionResult{files: map[string]digest{arOutputsPath: out}, stdout: &out}, []digest{out}},
+		{"not a digest", actionResult{files: map[string]digest{arOutputsPath: {"../../etc/passwd", 10}}}, nil},
+		{"empty", actionResult{files: map[string]digest{arOutputsPath: {strings.Repeat("b", 64), 0}}}, nil},
+		{"too large", actionResult{files: map[string]digest{arOutputsPath: {strings.Repeat("b", 64), MaxBlobBytes + 1}}}, nil},
+		{"negative", actionResult{stdout: &digest{strings.Repeat("c", 64), -1}}, nil},
+	}
+	for _, c := range cases {
+		if got := c.ar.blobs(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: blobs %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/sourcegraph/conc"
+
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -41,7 +43,16 @@ func (b *bazel) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bo
 	if metaDigest.size > maxMetaBytes {
 		return Meta{}, false, fmt.Errorf("%w: entry document of %d bytes", ErrCorrupt, metaDigest.size)
 	}
+	// The ActionResult names the outputs archive and the log as well as the entry document: they
+	// are fetched while the document is, one round trip for the three rather than three. What they
+	// fetch is only ever taken as the document then names it (getBlob below finds it in the blob
+	// store, checked by its digest); a failure here is met again, and reported, there.
+	var early conc.WaitGroup
+	for _, d := range ar.blobs() {
+		early.Go(func() { _, _ = b.getBlob(ctx, d, cas) })
+	}
 	metaData, ok, err := b.getSmall(ctx, "/cas/"+metaDigest.hash, metaDigest.size)
+	early.Wait()
 	if err != nil || !ok {
 		return Meta{}, false, err
 	}
