@@ -53,8 +53,10 @@ done
 ws=$work/ws
 python3 "$genmono" "$ws" "$N" >&2
 export TURBO_API=http://127.0.0.1:$dkport TURBO_TOKEN=$token TURBO_TEAM=vx-bench
-vx_bazel() { VX_REMOTE_CACHE_URL=http://127.0.0.1:$brport VX_REMOTE_CACHE_PROTOCOL=bazel "$vx" run build --concurrency 2 --format json; }
-vx_turbo() { VX_REMOTE_CACHE_URL=http://127.0.0.1:$dkport VX_REMOTE_CACHE_PROTOCOL=turbo VX_REMOTE_CACHE_TOKEN=$token "$vx" run build --concurrency 2 --format json "$@"; }
+# vx's local store lives outside the checkout (one per repository, by the path of its .git): each
+# fresh copy gets an empty one of its own, so that its hits can only come from the server.
+vx_bazel() { VX_CACHE_DIR=$work/b-store VX_REMOTE_CACHE_URL=http://127.0.0.1:$brport VX_REMOTE_CACHE_PROTOCOL=bazel "$vx" run build --concurrency 2 --format json; }
+vx_turbo() { VX_CACHE_DIR=$work/b-store VX_REMOTE_CACHE_URL=http://127.0.0.1:$dkport VX_REMOTE_CACHE_PROTOCOL=turbo VX_REMOTE_CACHE_TOKEN=$token "$vx" run build --concurrency 2 --format json "$@"; }
 # vx's turbo protocol needs a team or slug: the generated workspace names none, so add one (the
 # URL and protocol come from the environment above).
 sed -i "s#^export default defineWorkspace({#export default defineWorkspace({\n  remoteCache: { slug: 'vx-bench' },#" "$ws/vx.workspace.ts"
@@ -66,12 +68,12 @@ grep -q remoteCache "$ws/vx.workspace.ts" || {
 
 echo "filling the servers ..." >&2
 (cd "$ws" && vx_bazel >/dev/null 2>&1)
-(cd "$ws" && rm -rf .vx && vx_turbo >/dev/null 2>&1)
+(cd "$ws" && rm -rf .vx "$work/b-store" && vx_turbo >/dev/null 2>&1)
 (cd "$ws" && "$turbo" run build --concurrency=2 --output-logs=none >/dev/null 2>&1)
 
 # fresh: a copy of the checkout without outputs or local caches.
 fresh() {
-	rm -rf "$work/b"
+	rm -rf "$work/b" "$work/b-store"
 	git clone -q "$ws" "$work/b"
 }
 # time_restore NAME CMD...: wall ms of CMD in a fresh copy; checks that every task was a remote hit.
