@@ -7,6 +7,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/vzn/vx/engine/counters"
 	"github.com/vzn/vx/engine/store"
 )
 
@@ -31,6 +32,9 @@ type scheduler struct {
 	batch     store.Batch
 	rec       *recorder
 	lastFlush time.Time
+	// flushByRows says that the batch goes to the recorder only when full: in a counted run
+	// (engine/counters), whose statements must not depend on how long its tasks took.
+	flushByRows bool
 }
 
 // stepsPerTask bounds the steps one task's worker sends: lockWait, running, released, and a
@@ -50,6 +54,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 	}
 	defer s.rec.close() // a second close only waits for the first
 	s.lastFlush = r.opts.Now()
+	s.flushByRows = counters.From(ctx) != nil
 	for _, n := range nodes {
 		s.makeReady(n)
 	}
@@ -133,10 +138,11 @@ func (s *scheduler) stopIdleServers() {
 	}
 }
 
-// flushSome hands the batch to the recorder when it is full or old enough: a commit per task
-// would cost more than a no-op task.
+// flushSome hands the batch to the recorder when it is full or old enough (full only in a counted
+// run): a commit per task would cost more than a no-op task.
 func (s *scheduler) flushSome() {
-	if len(s.batch.Executions) >= flushRows || s.r.opts.Now().Sub(s.lastFlush) >= flushEvery {
+	old := !s.flushByRows && s.r.opts.Now().Sub(s.lastFlush) >= flushEvery
+	if len(s.batch.Executions) >= flushRows || old {
 		s.flush()
 		s.lastFlush = s.r.opts.Now()
 	}
