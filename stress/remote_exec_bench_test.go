@@ -132,15 +132,21 @@ func awaitWorker(b *testing.B, vx func(string, ...string) *exec.Cmd, ws string, 
 // median of each iteration's difference; local-task-ms and remote-task-ms the medians of the
 // task's own duration as its row says it (for a remote task: from the Execute call to its
 // result). ns/op is the pair's.
+// remoteBenchConfig is the benchmarks' vx.workspace.ts: one task, build, that writes dist/o from
+// src/, sent to the engine at addr.
+func remoteBenchConfig(addr string) string {
+	return "import { defineWorkspace } from '@vzn/vx/config'\n" +
+		"export default defineWorkspace({ projects: ['packages/*'], cacheDir: '.vx/shared',\n" +
+		"  remote: { executor: 'grpc://" + addr + "', platform: { OSFamily: 'linux' } },\n" +
+		"  tasks: { build: { command: 'mkdir -p dist && echo x > dist/o', inputs: ['src/**'], outputs: ['dist/**'] } } })\n"
+}
+
 func BenchmarkRemoteActionOverhead(b *testing.B) {
 	bb := buildbarntest.Start(b)
 	vx := remoteBenchVX(b)
 	ws := b.TempDir()
 	writeBenchTree(b, ws, map[string]string{
-		"vx.workspace.ts": "import { defineWorkspace } from '@vzn/vx/config'\n" +
-			"export default defineWorkspace({ projects: ['packages/*'], cacheDir: '.vx/shared',\n" +
-			"  remote: { executor: 'grpc://" + bb.Addr + "', platform: { OSFamily: 'linux' } },\n" +
-			"  tasks: { build: { command: 'mkdir -p dist && echo x > dist/o', inputs: ['src/**'], outputs: ['dist/**'] } } })\n",
+		"vx.workspace.ts":         remoteBenchConfig(bb.Addr),
 		"packages/p/package.json": `{"name": "p"}`,
 		"packages/p/src/n.txt":    "0\n",
 	})
@@ -209,10 +215,7 @@ func BenchmarkRemoteAllHit(b *testing.B) {
 	vx := remoteBenchVX(b)
 	probe := b.TempDir()
 	writeBenchTree(b, probe, map[string]string{
-		"vx.workspace.ts": "import { defineWorkspace } from '@vzn/vx/config'\n" +
-			"export default defineWorkspace({ projects: ['packages/*'], cacheDir: '.vx/shared',\n" +
-			"  remote: { executor: 'grpc://" + bb.Addr + "', platform: { OSFamily: 'linux' } },\n" +
-			"  tasks: { build: { command: 'mkdir -p dist && echo x > dist/o', inputs: ['src/**'], outputs: ['dist/**'] } } })\n",
+		"vx.workspace.ts":         remoteBenchConfig(bb.Addr),
 		"packages/p/package.json": `{"name": "p"}`,
 	})
 	awaitWorker(b, vx, probe, bb)

@@ -31,7 +31,7 @@ func BenchmarkBuildbarnInstall(b *testing.B) {
 	files := buildbarntest.PnpmWorkspace(30)
 	files["pnpm-lock.yaml"] = buildbarntest.PnpmLockfile(b, pnpmBin, files)
 	root := testkit.TempTree(b, files)
-	ex := benchExecutor(b, bb, pnpmBin)
+	ex := pnpmExecutor(b, bb, pnpmBin)
 	var dirs []string
 	for i := range 30 {
 		dirs = append(dirs, "packages/"+buildbarntest.PackageName(i))
@@ -69,19 +69,20 @@ func BenchmarkBuildbarnInstall(b *testing.B) {
 	})
 }
 
-// benchExecutor answers an Executor on bb whose PATH holds pnpm.
-func benchExecutor(b *testing.B, bb *buildbarntest.Engine, pnpmBin string) *Executor {
+// pnpmExecutor answers an Executor on bb whose PATH holds pnpm (from pnpmBin), closed with tb.
+func pnpmExecutor(tb testing.TB, bb *buildbarntest.Engine, pnpmBin string) *Executor {
+	tb.Helper()
 	s, err := remote.Resolve(&graph.RemoteCache{URL: "grpc://" + bb.Addr}, func(string) string { return "" }, "")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	engine, err := remote.DialREAPI(s)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(engine.Close)
+	tb.Cleanup(engine.Close)
 	return &Executor{Engine: engine, Client: NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), 30*time.Second),
-		CAS: store.NewCAS(b.TempDir()), Platform: map[string]string{"OSFamily": "linux"},
+		CAS: store.NewCAS(tb.TempDir()), Platform: map[string]string{"OSFamily": "linux"},
 		Path: pnpmBin + ":/usr/local/bin:/usr/bin:/bin", Home: "/tmp"}
 }
 

@@ -18,9 +18,6 @@ import (
 
 	"github.com/vzn/vx/engine/executor"
 	"github.com/vzn/vx/engine/executor/remoteexec/buildbarntest"
-	"github.com/vzn/vx/engine/graph"
-	"github.com/vzn/vx/engine/remote"
-	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/internal/testkit"
 )
 
@@ -158,18 +155,7 @@ func installEngine(t *testing.T) (*buildbarntest.Engine, *Executor, context.Cont
 	}
 	defer probe.Close()
 	waitServing(ctx, t, probe, bb)
-	s, err := remote.Resolve(&graph.RemoteCache{URL: "grpc://" + bb.Addr}, func(string) string { return "" }, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := remote.DialREAPI(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(engine.Close)
-	ex := &Executor{Engine: engine, Client: NewClient(engine.Conn(), engine.Instance(), engine.Metadata(), 30*time.Second),
-		CAS: store.NewCAS(t.TempDir()), Platform: map[string]string{"OSFamily": "linux"},
-		Path: pnpmBin + ":/usr/local/bin:/usr/bin:/bin", Home: "/tmp"}
+	ex := pnpmExecutor(t, bb, pnpmBin)
 	return bb, ex, ctx
 }
 
