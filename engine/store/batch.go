@@ -84,6 +84,12 @@ func (s *Store) openRunsOf(execs []Execution) ([]Execution, []batchRun) {
 }
 
 func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
+	// The outcomes are at most one an execution.
+	for _, sqlOf := range []func(int) string{insertExecutionsSQL, upsertOutcomesSQL} {
+		if err := s.prepareFullRows(ctx, len(b.Executions), sqlOf); err != nil {
+			return fmt.Errorf("record executions: %w", err)
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("record executions: %w", err)
@@ -109,10 +115,10 @@ func (s *Store) record(ctx context.Context, b Batch, runs []batchRun) error {
 		}
 	}
 	if len(b.Executions) > 0 {
-		if err := insertExecutions(ctx, tx, b.Executions); err != nil {
+		if err := s.insertExecutions(ctx, tx, b.Executions); err != nil {
 			return err
 		}
-		if err := recordOutcomes(ctx, tx, b.Executions); err != nil {
+		if err := s.recordOutcomes(ctx, tx, b.Executions); err != nil {
 			return err
 		}
 	}

@@ -72,8 +72,8 @@ var execCols = strings.Join(executionColumns[:len(executionColumns)-len(versione
 const listedColumns = `run_id, task_id, status, exit_code, duration_ms, hash, blocked_by, timed_out,
 	nullif(sandbox_violations, '[]'), nullif(not_ready, '[]')`
 
-// executionArgs are the values of e's row, in the order of executionColumns.
-func executionArgs(e Execution) []any {
+// executionArgs appends the values of e's row to dst, in the order of executionColumns.
+func executionArgs(dst []any, e Execution) []any {
 	sv, _ := json.Marshal(nonNil(e.SandboxViolations))
 	nr, _ := json.Marshal(nonNil(e.NotReady))
 	var exit, restored any
@@ -83,49 +83,26 @@ func executionArgs(e Execution) []any {
 	if e.RestoredFiles != nil {
 		restored = *e.RestoredFiles
 	}
-	return []any{e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
+	return append(dst, e.RunID, e.TaskID, e.Project, e.Task, e.Ord, e.Status, exit, ms(e.Started), e.Duration.Milliseconds(),
 		e.UserCPU.Milliseconds(), e.SysCPU.Milliseconds(), e.PeakRSSBytes, e.Hash, e.CacheSource, e.Saved.Milliseconds(),
 		e.BlockedBy, boolInt(e.TimedOut), string(sv), string(nr), e.LogBlob, e.LogSource, e.ReservedBytes, waitedMs(e.Waited), restored, e.FailedAttempts,
-		e.NotCached, boolInt(e.Forced), e.Executor, boolInt(e.OutputsRemote)}
+		e.NotCached, boolInt(e.Forced), e.Executor, boolInt(e.OutputsRemote))
 }
 
-// executionsPerInsert is how many rows one statement of insertExecutions writes: 100 rows of 27
-// values stay far below SQLite's limit of bound values (32,766).
-const executionsPerInsert = 100
-
-// insertExecutions writes execs with statements of up to executionsPerInsert rows each: a run of
-// 300 hits binds and steps 3 statements rather than 300, which was a third of recording them.
-func insertExecutions(ctx context.Context, tx preparer, execs []Execution) error {
-	var full *sql.Stmt
-	for start := 0; start < len(execs); start += executionsPerInsert {
-		chunk := execs[start:min(start+executionsPerInsert, len(execs))]
-		args := make([]any, 0, len(chunk)*len(executionColumns))
-		for _, e := range chunk {
-			args = append(args, executionArgs(e)...)
-		}
-		stmt := full
-		if stmt == nil || len(chunk) < executionsPerInsert {
-			var err error
-			if stmt, err = tx.PrepareContext(ctx, insertExecutionsSQL(len(chunk))); err != nil {
-				return fmt.Errorf("record executions: %w", err)
-			}
-			defer stmt.Close()
-			if len(chunk) == executionsPerInsert {
-				full = stmt
-			}
-		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("record the executions of %s to %s: %w", chunk[0].TaskID, chunk[len(chunk)-1].TaskID, err)
-		}
-	}
-	return nil
+// insertExecutions writes execs in tx, rowsPerStatement rows a statement: a run of 300 hits binds
+// and steps 3 statements rather than 300, which was a third of recording them.
+func (s *Store) insertExecutions(ctx context.Context, tx *sql.Tx, execs []Execution) error {
+	return s.execRows(ctx, tx, len(execs), insertExecutionsSQL,
+		func(dst []any, i int) []any { return executionArgs(dst, execs[i]) },
+		func(first, last int) string {
+			return fmt.Sprintf("record the executions of %s to %s", execs[first].TaskID, execs[last].TaskID)
+		})
 }
 
 // insertExecutionsSQL is the statement that inserts rows executions.
 func insertExecutionsSQL(rows int) string {
-	row := "(" + strings.Repeat("?, ", len(executionColumns)-1) + "?)"
 	return "INSERT OR REPLACE INTO executions (" + strings.Join(executionColumns, ", ") + ") VALUES " +
-		row + strings.Repeat(", "+row, rows-1)
+		valuesRows(rows, len(executionColumns))
 }
 
 // versionedColumns are the last columns of executionColumns, each with the layout that added

@@ -53,10 +53,15 @@ var (
 	keyOutcomesFill = `INSERT OR REPLACE INTO key_outcomes (task_id, hash, passed, failed)
 		SELECT task_id, hash, max(status IN ` + passedStatuses + `), max(status IN ` + failedStatuses + `)
 		FROM executions WHERE hash != '' AND status IN ` + verdictStatuses + ` GROUP BY task_id, hash`
-	upsertOutcomeSQL = `INSERT INTO key_outcomes (task_id, hash, passed, failed) VALUES (?, ?, ?, ?)
+)
+
+// upsertOutcomesSQL is the statement that upserts rows outcomes: a key's verdicts only grow, and
+// one already known writes nothing.
+func upsertOutcomesSQL(rows int) string {
+	return `INSERT INTO key_outcomes (task_id, hash, passed, failed) VALUES ` + valuesRows(rows, 4) + `
 		ON CONFLICT (task_id, hash) DO UPDATE SET passed = max(passed, excluded.passed), failed = max(failed, excluded.failed)
 		WHERE passed < excluded.passed OR failed < excluded.failed`
-)
+}
 
 // preparer prepares a statement: a transaction or the database.
 type preparer interface {
@@ -82,23 +87,22 @@ func outcomesOf(execs []Execution) map[[2]string]outcome {
 	return of
 }
 
-// recordOutcomes upserts the outcomes of execs into key_outcomes, with a statement prepared by q.
-func recordOutcomes(ctx context.Context, q preparer, execs []Execution) error {
+// recordOutcomes upserts the outcomes of execs into key_outcomes, rowsPerStatement a statement.
+func (s *Store) recordOutcomes(ctx context.Context, tx *sql.Tx, execs []Execution) error {
 	of := outcomesOf(execs)
 	if len(of) == 0 {
 		return nil
 	}
-	stmt, err := q.PrepareContext(ctx, upsertOutcomeSQL)
-	if err != nil {
-		return fmt.Errorf("record the outcomes of cache keys: %w", err)
+	keys := make([][2]string, 0, len(of))
+	for k := range of {
+		keys = append(keys, k)
 	}
-	defer stmt.Close()
-	for k, o := range of {
-		if _, err := stmt.ExecContext(ctx, k[0], k[1], boolInt(o.passed), boolInt(o.failed)); err != nil {
-			return fmt.Errorf("record the outcome of %s: %w", k[0], err)
-		}
-	}
-	return nil
+	return s.execRows(ctx, tx, len(keys), upsertOutcomesSQL,
+		func(dst []any, i int) []any {
+			o := of[keys[i]]
+			return append(dst, keys[i][0], keys[i][1], boolInt(o.passed), boolInt(o.failed))
+		},
+		func(first, last int) string { return "record the outcomes of the cache keys of " + keys[first][0] })
 }
 
 // FlakyTasks answers the tasks of which one cache key both passed and failed, sorted.

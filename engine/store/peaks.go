@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -16,8 +18,8 @@ type CommandRun struct {
 
 // RecentCommandRuns answers, for each task id, its last n executions that ran its command (miss,
 // failed or timedOut) in any checkout sharing the store, newest first; a task with none is absent.
-// It reads three columns through the task index of the shared store's command runs, one prepared
-// query a task: the scheduler plans every run from it (each task's p50 and the peak RSS it
+// It reads three columns through the task index of the shared store's command runs, hundreds of
+// tasks a query: the scheduler plans every run from it (each task's p50 and the peak RSS it
 // reserves), so it is what a full-hit run pays for its schedule. A task
 // with none that has an estimate carried from another machine (CarryEstimates) answers it as
 // one command run of its p50 and peak RSS.
@@ -40,32 +42,50 @@ func (s *Store) RecentCommandRuns(ctx context.Context, taskIDs []string, n int) 
 }
 
 // recentCommandRuns fills out with the last n command runs of each of taskIDs in the shared
-// store sh, newest first.
+// store sh, newest first. It asks for recentRunsPerQuery tasks a statement: for each id (a row
+// of json_each), the rowids of its last n runs from the task index, then those rows.
 func (sh *sharedDB) recentCommandRuns(ctx context.Context, taskIDs []string, n int, out map[string][]CommandRun) error {
-	stmt, err := sh.prepared(ctx, `SELECT status, duration_ms, peak_rss FROM command_runs
-		WHERE task_id = ? ORDER BY seq DESC LIMIT ?`)
+	stmt, err := sh.prepared(ctx, `SELECT j.value, c.status, c.duration_ms, c.peak_rss
+		FROM json_each(?) AS j, command_runs AS c
+		WHERE c.seq IN (SELECT seq FROM command_runs WHERE task_id = j.value ORDER BY seq DESC LIMIT ?)
+		ORDER BY j.key, c.seq DESC`)
 	if err != nil {
 		return fmt.Errorf("read recent executions: %w", err)
 	}
-	for _, id := range taskIDs {
-		rows, err := stmt.QueryContext(ctx, id, n)
+	for start := 0; start < len(taskIDs); start += recentRunsPerQuery {
+		chunk := taskIDs[start:min(start+recentRunsPerQuery, len(taskIDs))]
+		ids, err := json.Marshal(chunk)
 		if err != nil {
-			return fmt.Errorf("read recent executions of %s: %w", id, err)
+			return fmt.Errorf("read recent executions: %w", err)
 		}
-		for rows.Next() {
-			var c CommandRun
-			var ms int64
-			if err := rows.Scan(&c.Status, &ms, &c.PeakRSSBytes); err != nil {
-				rows.Close()
-				return fmt.Errorf("read recent executions of %s: %w", id, err)
-			}
-			c.Duration = time.Duration(ms) * time.Millisecond
-			out[id] = append(out[id], c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read recent executions of %s: %w", id, err)
+		if err := scanCommandRuns(ctx, stmt, string(ids), n, out); err != nil {
+			return fmt.Errorf("read recent executions of %s to %s: %w", chunk[0], chunk[len(chunk)-1], err)
 		}
 	}
 	return nil
+}
+
+// recentRunsPerQuery is how many tasks' command runs one statement reads: a statement a task
+// cost more than the rows it read (docs/performance.md, "G2 at full size").
+const recentRunsPerQuery = 500
+
+// scanCommandRuns runs stmt with the JSON array ids and the window n, appending each row to out
+// under its task id.
+func scanCommandRuns(ctx context.Context, stmt *sql.Stmt, ids string, n int, out map[string][]CommandRun) error {
+	rows, err := stmt.QueryContext(ctx, ids, n)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c CommandRun
+		var ms int64
+		if err := rows.Scan(&id, &c.Status, &ms, &c.PeakRSSBytes); err != nil {
+			return err
+		}
+		c.Duration = time.Duration(ms) * time.Millisecond
+		out[id] = append(out[id], c)
+	}
+	return rows.Err()
 }

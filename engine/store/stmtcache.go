@@ -31,6 +31,13 @@ func (c *stmtCache) prepare(ctx context.Context, db *sql.DB, query string) (*sql
 	return st, nil
 }
 
+// get answers query if it is prepared, without preparing it.
+func (c *stmtCache) get(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[query]
+}
+
 // close closes every statement prepared; a later prepare starts afresh.
 func (c *stmtCache) close() {
 	c.mu.Lock()
