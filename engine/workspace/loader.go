@@ -58,6 +58,9 @@ type loaded struct {
 	broken bool
 	// unkept marks a workspace that could not be written into the state folder (Keep).
 	unkept bool
+	// settled marks a kept workspace of which unchanged trusted a racy stamp from now on: kept
+	// again, so that the next process stats it instead of hashing its content once more.
+	settled bool
 }
 
 // stamp is what a stat says of a file or folder; a change of any part means it changed. Racy is
@@ -124,6 +127,10 @@ func (l *Loader) Load(ctx context.Context) (*graph.Workspace, error) {
 	if c := readResolved(cacheDir, root, l.opts.Version); c != nil {
 		l.placeStore(c.WS)
 		c.WS.Index()
+		if c.settled {
+			c.settled = false
+			c.unkept = !writeResolved(cacheDir, c)
+		}
 		c.WS.Secrets = secretValues(c.SecretNames, l.opts.getenv)
 		l.last = c
 		return c.WS, nil
@@ -278,6 +285,7 @@ func (c *loaded) unchanged() bool {
 		if s.Racy && checked.Sub(time.Unix(0, s.Mtime)) >= racyWindow {
 			s.Racy, s.Sum = false, [sha256.Size]byte{}
 			c.Stamps[p] = s
+			c.settled = true
 		}
 	}
 	return true

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vzn/vx/engine/graph"
 )
@@ -266,5 +268,61 @@ func TestLoadConfigSeesOnlyTheConfig(t *testing.T) {
 				t.Fatalf("after an edit of %s LoadConfig answered the budget %d, want %d", name, got, edit.want)
 			}
 		}
+	}
+}
+
+// A racy stamp (a file changed just before it was stamped) is hashed at every read until it is
+// old enough to trust; the first process that finds it so keeps the workspace again, so that no
+// later process hashes it, and an edit after that is still seen through the stat.
+func TestSettledStampsAreKeptAgain(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"vx.workspace.ts":         "export default { projects: ['packages/*'], tasks: { build: { command: 'make' } } }\n",
+		"packages/a/package.json": `{"name": "a"}`,
+	})
+	cacheDir := filepath.Join(root, ".vx")
+	if err := os.Mkdir(cacheDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := NewLoader(Options{Dir: root}).Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	racy := func() (n int) {
+		t.Helper()
+		f, err := os.Open(resolvedFile(cacheDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		c, err := decodeLoaded(gob.NewDecoder(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.Stamps {
+			if s.Racy {
+				n++
+			}
+		}
+		return n
+	}
+	if racy() == 0 {
+		t.Fatal("files written just before the load were not stamped racy")
+	}
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	if _, err := NewLoader(Options{Dir: root}).Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := racy(); n != 0 {
+		t.Fatalf("%d stamps are still kept racy once old enough", n)
+	}
+	// Trusted by their stat from now on: an edit that moves it is still seen.
+	writeTree(t, root, map[string]string{"packages/a/package.json": `{"name": "renamed-a"}`})
+	ws, err := NewLoader(Options{Dir: root}).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ws.Task("renamed-a#build"); !ok {
+		t.Fatalf("an edit after the stamps settled was missed: tasks %v", ws.TaskIDs())
 	}
 }
