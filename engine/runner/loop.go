@@ -80,8 +80,13 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 
 // loop starts what may start and applies what the workers answer, until every task has ended or
 // nothing runs any more.
+//
+// The display holds the lines of what the loop handles without waiting (a burst of cache hits
+// writes one block) and writes them before the loop waits.
 func (s *scheduler) loop() {
 	done := s.ctx.Done()
+	display := s.r.display
+	defer display.Flush()
 	for s.ended < len(s.nodes) {
 		s.startReady()
 		s.stopIdleServers()
@@ -91,11 +96,25 @@ func (s *scheduler) loop() {
 		select {
 		case <-done:
 			s.stopping, done = true, nil
+			continue
+		case st := <-s.steps:
+			s.moveTo(st)
+			continue
+		case o := <-s.results:
+			s.finish(o)
+			continue
+		default:
+		}
+		display.Flush()
+		select {
+		case <-done:
+			s.stopping, done = true, nil
 		case st := <-s.steps:
 			s.moveTo(st)
 		case o := <-s.results:
 			s.finish(o)
 		}
+		display.Hold()
 	}
 }
 

@@ -39,6 +39,11 @@ type Display struct {
 	saved time.Duration
 	// stages holds the engine's stage of each task running remotely ("queued", "executing").
 	stages map[string]string
+	// holding says that lines are gathered in pending until Flush, not written one by one: the
+	// scheduler holds them while it handles a burst of finished tasks (Hold), never while it
+	// waits.
+	holding bool
+	pending []byte
 }
 
 // NewDisplay answers the display of a run of total tasks on w (a terminal when terminal is set),
@@ -48,8 +53,44 @@ func NewDisplay(w io.Writer, terminal bool, m *mask.Masker, total int, logs LogO
 	return &Display{w: w, terminal: terminal, masker: m, total: total, logs: logs, persistent: persistent, held: map[string][]byte{}}
 }
 
+// holdLimit is how much held text Display keeps before writing it anyway.
+const holdLimit = 64 << 10
+
+// Hold gathers the lines written from now on until Flush, which writes them in one call: a
+// scheduler finishing hundreds of cache hits in a burst writes one block, not a line each. It
+// flushes before it waits for anything, so that no line stays behind while nothing happens. A
+// terminal's display is not held: its status line is redrawn as lines come.
+func (d *Display) Hold() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.holding = !d.terminal
+}
+
+// Flush writes the lines held since Hold and stops holding.
+func (d *Display) Flush() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.flushLocked()
+	d.holding = false
+}
+
+// flushLocked writes the lines held. Callers hold d.mu.
+func (d *Display) flushLocked() {
+	if len(d.pending) > 0 {
+		d.w.Write(d.pending)
+		d.pending = d.pending[:0]
+	}
+}
+
 // write prints text (whole lines) above the status line. Callers hold d.mu.
 func (d *Display) write(text string) {
+	if d.holding {
+		d.pending = append(d.pending, text...)
+		if len(d.pending) >= holdLimit {
+			d.flushLocked()
+		}
+		return
+	}
 	if d.terminal && d.shown {
 		io.WriteString(d.w, "\r\x1b[K")
 		d.shown = false
@@ -281,6 +322,8 @@ func (d *Display) Notice(id, msg string) {
 func (d *Display) Finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.flushLocked()
+	d.holding = false
 	if d.logs.Agent && d.hits > 0 {
 		d.write(fmt.Sprintf("vx: %d %s restored from the cache (saved %s)\n", d.hits, plural(d.hits, "task", "tasks"), round(d.saved)))
 		d.hits = 0
