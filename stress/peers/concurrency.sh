@@ -19,7 +19,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers-concurrency}
 rm -rf "$scratch"
 mkdir -p "$scratch"
-(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx && go build -o "$scratch/shapes" ./stress/shapes)
+build_vx "$scratch" && (cd "$repo" && go build -o "$scratch/shapes" ./stress/shapes)
 
 # shape NAME GENERATOR-FLAGS...: writes the workspace NAME under scratch, committed.
 shape() {

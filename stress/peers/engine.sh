@@ -23,7 +23,7 @@ mkdir -p "$scratch"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 TURBO_NO_UPDATE_NOTIFIER=1 CI=true
 
 echo "building vx and installing turbo@$TURBO_VERSION into $scratch ..." >&2
-(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx && go build -o "$scratch/vx-sandbox" ./cmd/vx-sandbox)
+build_vx "$scratch"
 if [ "$("$scratch/tools/node_modules/.bin/turbo" --version 2>/dev/null)" != "$TURBO_VERSION" ]; then
 	mkdir -p "$scratch/tools"
 	(cd "$scratch/tools" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "turbo@$TURBO_VERSION" >&2)

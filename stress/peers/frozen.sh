@@ -18,7 +18,7 @@ gen=${VX_GENMONO:-$repo/../shared/bench/genmono.py}
 [ -f "$gen" ] || gen=/work/shared/bench/genmono.py
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers-frozen}
 mkdir -p "$scratch"
-(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx && go build -o "$scratch/vx-sandbox" ./cmd/vx-sandbox)
+build_vx "$scratch"
 vx=$scratch/vx
 
 measure() {

@@ -28,3 +28,9 @@ cpu_wall() {
 	fi
 	echo "$t" | awk '{printf "%d %d\n", $1*1000, ($2+$3)*1000}'
 }
+
+# build_vx DIR builds vx into DIR with vx-sandbox beside it, as vx is installed (README): without
+# the small supervisor next to it, each task vx starts pays a start of the whole of vx instead.
+build_vx() {
+	(cd "$repo" && go build -o "$1/vx" ./cmd/vx && go build -o "$1/vx-sandbox" ./cmd/vx-sandbox)
+}

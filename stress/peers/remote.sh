@@ -19,7 +19,7 @@ mkdir -p "$scratch"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 CI=true
 
 echo "building vx and bazel-remote, installing ducktors and turbo into $scratch ..." >&2
-(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx)
+build_vx "$scratch"
 [ -x "$scratch/bazel-remote" ] || (cd "$repo/stress/remote/bazelremote" && GOWORK=off go build -o "$scratch/bazel-remote" github.com/buchgr/bazel-remote/v2)
 if [ ! -x "$scratch/tools/node_modules/.bin/turbo" ] || [ ! -f "$scratch/tools/node_modules/turborepo-remote-cache/dist/cli.js" ]; then
 	mkdir -p "$scratch/tools"

@@ -15,7 +15,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 gen=${VX_GENMONO:-$repo/../shared/bench/genmono.py}
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers-undeclared}
 mkdir -p "$scratch"
-(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx && go build -o "$scratch/vx-sandbox" ./cmd/vx-sandbox)
+build_vx "$scratch"
 vx=$scratch/vx
 
 echo "| packages | miss, outputs undeclared (checked) | miss, outputs: [] (not checked) | ratio | warnings |"

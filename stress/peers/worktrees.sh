@@ -20,7 +20,7 @@ mkdir -p "$scratch"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 CI=true
 
 echo "building vx, installing turbo into $scratch ..." >&2
-(cd "$repo" && go build -o "$scratch/vx" ./cmd/vx)
+build_vx "$scratch"
 if [ ! -x "$scratch/tools/node_modules/.bin/turbo" ]; then
 	mkdir -p "$scratch/tools"
 	(cd "$scratch/tools" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund turbo@2.11.13 >&2)
