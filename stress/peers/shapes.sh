@@ -92,16 +92,24 @@ if ! (cd "$ws" && "$vx" run $tasks --dry=json >/dev/null 2>"$scratch/vx-dry.err"
 	fi
 fi
 
-outputs() { rm -rf "$ws"/packages/*/dist "$ws"/packages/*/docs "$ws"/packages/*/pack; }
-run_vx()    { (cd "$ws" && "$vx" run $vx_tasks --concurrency "$C" "$@"); }
-run_turbo() { (cd "$ws" && "$turbo" run $tasks --concurrency="$C" --output-logs=none "$@"); }
-run_nx()    { (cd "$ws" && "$nx" run-many -t $tasks --parallel="$C" --outputStyle=static "$@"); }
+# Each tool works in a copy of the workspace of its own: Turborepo without its daemon rewrites
+# every output on a full hit, which a tool sharing the folder would find changed under it (and
+# check by content) at its next run.
+for tool in $TOOLS; do
+	rm -rf "${ws:?}.$tool"
+	cp -a "$ws" "$ws.$tool"
+done
+
+outputs() { rm -rf "$ws.$1"/packages/*/dist "$ws.$1"/packages/*/docs "$ws.$1"/packages/*/pack; }
+run_vx()    { (cd "$ws.vx" && "$vx" run $vx_tasks --concurrency "$C" "$@"); }
+run_turbo() { (cd "$ws.turbo" && "$turbo" run $tasks --concurrency="$C" --output-logs=none "$@"); }
+run_nx()    { (cd "$ws.nx" && "$nx" run-many -t $tasks --parallel="$C" --outputStyle=static "$@"); }
 dry_vx()    { run_vx --dry=json; }
 dry_turbo() { run_turbo --dry=json; }
-dry_nx()    { (cd "$ws" && "$nx" run-many -t $tasks --graph=stdout); }
-clear_vx()    { rm -rf "$ws/.vx" "$VX_CACHE_DIR"; }
-clear_turbo() { rm -rf "$ws/.turbo" "$ws"/node_modules/.cache/turbo; }
-clear_nx()    { rm -rf "$ws/.nx" "$ws"/node_modules/.cache/nx; (cd "$ws" && "$nx" reset >/dev/null 2>&1 || true); }
+dry_nx()    { (cd "$ws.nx" && "$nx" run-many -t $tasks --graph=stdout); }
+clear_vx()    { rm -rf "$ws.vx/.vx" "$VX_CACHE_DIR"; }
+clear_turbo() { rm -rf "$ws.turbo/.turbo" "$ws.turbo"/node_modules/.cache/turbo; }
+clear_nx()    { rm -rf "$ws.nx/.nx" "$ws.nx"/node_modules/.cache/nx; (cd "$ws.nx" && "$nx" reset >/dev/null 2>&1 || true); }
 
 # GNU time runs a program: the tool functions reach it through bash, with what they use exported.
 export ws vx turbo nx C tasks vx_tasks
@@ -163,7 +171,7 @@ timed() {
 
 # edit FILE runs the tool after appending a line to FILE, then puts FILE back.
 edit() {
-	local name=$1 file=$ws/$2 tool=$3
+	local name=$1 file=$ws.$3/$2 tool=$3
 	cp "$file" "$scratch/saved"
 	echo "export const edited = $RANDOM" >>"$file"
 	measure "$name" "$(timed "$tool")"
@@ -176,11 +184,11 @@ phase() { [[ " $PHASES " == *" $1 "* ]]; }
 for round in $(seq "$R"); do
 	for tool in $TOOLS; do
 		if phase cold && [ "$round" -le "$COLD_R" ]; then
-			outputs
+			outputs "$tool"
 			"clear_$tool"
 			measure "$tool cold" "$(timed "$tool")"
 		elif [ "$round" -eq 1 ]; then
-			outputs
+			outputs "$tool"
 			"clear_$tool"
 			fill_path=$PATH
 			[ "$FILL" != sh ] || [ "$tool" = vx ] || fill_path=$scratch/fill-bin:$PATH
@@ -191,7 +199,7 @@ for round in $(seq "$R"); do
 			full_hit "$tool"
 		fi
 		if phase restore; then
-			outputs
+			outputs "$tool"
 			measure "$tool restore" "$(timed "$tool")"
 		fi
 		! phase leaf || edit "$tool leaf" "$leaf" "$tool"
