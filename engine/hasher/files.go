@@ -186,14 +186,22 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	h.mu.Lock()
 	files, ok := h.listings[p.Dir]
 	stale := h.stale[p.Dir]
+	generation := h.invalidations[p.Dir]
 	h.mu.Unlock()
 	if ok && !stale {
 		return files, nil
 	}
 	var err error
-	if !ok && !stale && !h.watched() {
+	walked := false
+	if ok && stale {
+		// Its tasks wrote files: mended by a walk of its folder where that can vouch for it.
+		files, walked = h.relistWalk(ctx, p.Dir, files)
+	}
+	switch {
+	case walked:
+	case !ok && !stale && !h.watched():
 		files, err = h.fromRootListing(ctx, p.Dir)
-	} else {
+	default:
 		// A watcher's snapshot lists a project's folders at once; the file system is asked
 		// again only for a project whose tasks wrote files.
 		files, err = h.listDir(ctx, p.Dir)
@@ -203,7 +211,11 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	}
 	h.mu.Lock()
 	h.listings[p.Dir] = files
-	delete(h.stale, p.Dir)
+	if h.invalidations[p.Dir] == generation {
+		delete(h.stale, p.Dir)
+	} else {
+		h.stale[p.Dir] = true // a task of the project started or wrote while it was listed
+	}
 	h.mu.Unlock()
 	return files, nil
 }

@@ -231,6 +231,9 @@ type Hasher struct {
 	debugMu   sync.Mutex
 	// stateRel is the state folder relative to the root ("" when outside it).
 	stateRel string
+	// created is when the hasher was made, by the system's clock (relistWalk compares file times
+	// with it).
+	created time.Time
 	// nested maps each project folder to the set of the folders of the projects inside it.
 	nested map[string]map[string]bool
 
@@ -274,7 +277,7 @@ func New(opts Options) *Hasher {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	h := &Hasher{opts: opts, stats: opts.Stats, updates: map[string]store.FileStat{},
+	h := &Hasher{opts: opts, stats: opts.Stats, updates: map[string]store.FileStat{}, created: time.Now(),
 		listings: map[string][]string{}, stale: map[string]bool{}, invalidations: map[string]int{},
 		secretNames: map[string]bool{}, secretValues: map[string]bool{}, keyDigests: map[string]string{}}
 	if ws := opts.Workspace; ws != nil {
