@@ -80,12 +80,19 @@ func (l *localFetch) Run(ctx context.Context, t executor.Task) (executor.Result,
 	return l.local.Run(ctx, t)
 }
 
-// fetch restores the outputs that stayed remote of the tasks n depends on.
+// fetch restores the outputs that stayed remote of the tasks n depends on: those whose row
+// says so (each ended before n started, its row set by the loop). A run in which no task's
+// outputs stayed remote looks at none: walking every upstream of every task, and asking the
+// index about each, made a cold run of a deep graph quadratic (docs/performance.md, "G3 at full
+// size").
 func (l *localFetch) fetch(ctx context.Context, n *node) error {
+	if l.r.keptRemote.Load() == 0 {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, d := range upstreams(n) {
-		if d.key == "" || !d.task.Cache || d.task.Persistent {
+		if d.key == "" || !d.task.Cache || d.task.Persistent || !d.exec.OutputsRemote {
 			continue
 		}
 		if e, found, err := l.r.st.Entry(context.WithoutCancel(ctx), d.key); err != nil || !found || !e.OutputsRemote() {

@@ -282,6 +282,9 @@ func (s *scheduler) end(n *node, e store.Execution) {
 	}
 	n.phase = endOf(e.Status)
 	n.exec = e
+	if e.OutputsRemote {
+		s.r.keptRemote.Add(1)
+	}
 	s.ended++
 	s.batch.Executions = append(s.batch.Executions, e)
 	s.r.display.Finished(e)

@@ -211,6 +211,10 @@ type runState struct {
 	opts   Options
 	st     *store.Store
 	hasher *hasher.Hasher
+	// keptRemote counts the tasks ended so far whose outputs stayed remote (their row's
+	// OutputsRemote): while it is zero no local task has upstream outputs to fetch (localFetch).
+	// The loop adds to it before it starts a dependent.
+	keptRemote atomic.Int64
 	// masker masks the run's secrets out of what it shows and keeps (taskenv.Masker's).
 	masker interface {
 		String(s string) string
