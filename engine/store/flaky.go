@@ -63,11 +63,6 @@ func upsertOutcomesSQL(rows int) string {
 		WHERE passed < excluded.passed OR failed < excluded.failed`
 }
 
-// preparer prepares a statement: a transaction or the database.
-type preparer interface {
-	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
-}
-
 // outcome is what the executions of one task and key said: passed, failed, or both.
 type outcome struct{ passed, failed bool }
 
