@@ -40,9 +40,9 @@ func (s *Store) CountCache(ctx context.Context, project string, since time.Time)
 		}
 		return c, nil
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(status NOT IN `+neverStarted+`), 0), coalesce(sum(status = `+sqlHit+`), 0),
-		coalesce(sum(status IN `+verdictStatuses+`), 0) FROM executions WHERE started_ms >= ? AND task_id >= ? AND task_id < ? AND project = ?`,
-		projectArgs(project, sinceMs)...).Scan(&c.ExecutionsSince, &c.HitsSince, &c.CacheableSince); err != nil {
+	from, args := projectSince(project, sinceMs)
+	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(e.status NOT IN `+neverStarted+`), 0), coalesce(sum(e.status = `+sqlHit+`), 0),
+		coalesce(sum(e.status IN `+verdictStatuses+`), 0) FROM `+from, args...).Scan(&c.ExecutionsSince, &c.HitsSince, &c.CacheableSince); err != nil {
 		return c, fmt.Errorf("count cache use: %w", err)
 	}
 	return c, nil
@@ -64,4 +64,15 @@ func (s *Store) CacheTotals(ctx context.Context, project string) (entries int, t
 		return 0, 0, fmt.Errorf("count cache entries: %w", err)
 	}
 	return entries, totalBytes, nil
+}
+
+// projectSince answers the FROM and WHERE of a query of the executions (as e) of project that
+// started at or after sinceMs, and its arguments: through the runs that ended since then or have
+// not ended (an execution that started since is one of theirs), each one's rows of the project's
+// task ids in the primary key.
+func projectSince(project string, sinceMs int64) (string, []any) {
+	lo, hi := projectRange(project)
+	return `runs r CROSS JOIN executions e ON e.run_id = r.id AND e.task_id >= ? AND e.task_id < ?
+		WHERE (r.finished_ms IS NULL OR r.finished_ms >= ?) AND e.started_ms >= ? AND e.project = ?`,
+		[]any{lo, hi, sinceMs, sinceMs, project}
 }

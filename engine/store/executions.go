@@ -195,34 +195,44 @@ type ExecQuery struct {
 	Limit int
 }
 
-// TaskExecutions answers executions, newest run first.
+// TaskExecutions answers executions, newest run first. Those of a task or a project are found
+// through the runs, newest first, and each run's rows of that task id (or range) in the primary
+// key: the index has no index by task, whose every leaf a full hit rewrote (migration 17).
 func (s *Store) TaskExecutions(ctx context.Context, q ExecQuery) ([]Execution, error) {
 	var where []string
 	var args []any
 	if q.TaskID != "" {
-		where = append(where, `task_id = ?`)
+		where = append(where, `e.task_id = ?`)
 		args = append(args, q.TaskID)
 	}
 	if q.Project != "" {
 		lo, hi := projectRange(q.Project)
-		where = append(where, `task_id >= ? AND task_id < ? AND project = ?`)
+		where = append(where, `e.task_id >= ? AND e.task_id < ? AND e.project = ?`)
 		args = append(args, lo, hi, q.Project)
 	}
 	if q.Task != "" {
-		where = append(where, `task = ?`)
+		where = append(where, `e.task = ?`)
 		args = append(args, q.Task)
 	}
 	if q.BeforeRun != "" {
-		where = append(where, `run_id < ?`)
+		where = append(where, `e.run_id < ?`)
 		args = append(args, q.BeforeRun)
 	}
-	query := `SELECT ` + s.execColumns() + ` FROM executions`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	query += ` ORDER BY run_id DESC, ord DESC`
+	order := ` ORDER BY run_id DESC, ord DESC`
+	limit := ""
 	if q.Limit > 0 {
-		query += fmt.Sprintf(` LIMIT %d`, q.Limit)
+		limit = fmt.Sprintf(` LIMIT %d`, q.Limit)
+	}
+	query := `SELECT ` + s.execColumns() + ` FROM executions`
+	switch {
+	case q.TaskID != "" || q.Project != "":
+		// The runs are the outer loop (CROSS JOIN keeps them so); their ids order the rows.
+		query += ` WHERE rowid IN (SELECT e.rowid FROM runs r CROSS JOIN executions e ON e.run_id = r.id
+			WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.id DESC, e.ord DESC` + limit + `)` + order
+	case len(where) > 0:
+		query += ` AS e WHERE ` + strings.Join(where, " AND ") + order + limit
+	default:
+		query += order + limit
 	}
 	return s.queryExecs(ctx, query, args...)
 }
@@ -277,9 +287,9 @@ func waitedMs(d time.Duration) int64 {
 }
 
 // projectRange answers the range [lo, hi) of the task ids of project's tasks: each is the project's
-// name, "#" and the task's name, and "$" follows "#". The executions of a project are read through
-// executions_by_task by it (migration 9); a query keeps `project = ?` beside it where it reads the
-// rows anyway.
+// name, "#" and the task's name, and "$" follows "#". The executions of a project are read by it
+// within each run (the primary key, or executions_by_run); a query keeps `project = ?` beside it
+// where it reads the rows anyway.
 func projectRange(project string) (lo, hi string) { return project + "#", project + "$" }
 
 // projectArgs answers args followed by the arguments of `task_id >= ? AND task_id < ? AND

@@ -122,15 +122,15 @@ func (sn *Snapshot) FlakyTasks(ctx context.Context, w Window) (map[string]bool, 
 		return out, nil
 	}
 	// Failures are few: look each one's key up among the same task's passes (same task id, so
-	// the same project and task name: in scope).
+	// the same project and task name: in scope), run by run of the window in the primary key.
 	// The failures are found in the index (rowid IN …: the planner would otherwise walk the
 	// window through the primary key and read every row).
 	cond, args := w.where("e")
 	args = append(args, w.Oldest, w.Newest)
 	rows, err := sn.q.QueryContext(ctx, `SELECT DISTINCT f.task_id FROM executions f
 		WHERE f.rowid IN (SELECT e.rowid FROM executions e WHERE `+cond+` AND +e.status IN `+failedStatuses+`)
-		AND f.hash != '' AND EXISTS (SELECT 1 FROM executions p WHERE p.task_id = f.task_id AND p.run_id BETWEEN ? AND ?
-			AND p.hash = f.hash AND +p.status IN `+passedStatuses+`)`, args...)
+		AND f.hash != '' AND EXISTS (SELECT 1 FROM runs r CROSS JOIN executions p ON p.run_id = r.id AND p.task_id = f.task_id
+			WHERE r.id BETWEEN ? AND ? AND p.hash = f.hash AND +p.status IN `+passedStatuses+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read flaky tasks: %w", err)
 	}

@@ -20,7 +20,7 @@ type FlakyCount struct {
 
 // FlakyCounts answers every flaky task of the history (FlakyTasks' definition) with its counts,
 // most failures first, then most passes, then by task id. The flaky keys are read first (CROSS
-// JOIN keeps them the outer loop), each key's executions through the task's index.
+// JOIN keeps them the outer loop), each key's executions run by run in the primary key.
 func (s *Store) FlakyCounts(ctx context.Context) ([]FlakyCount, error) {
 	out := []FlakyCount{}
 	if s.db == nil {
@@ -34,7 +34,7 @@ func (s *Store) FlakyCounts(ctx context.Context) ([]FlakyCount, error) {
 		coalesce(sum(e.status IN `+passedStatuses+`), 0),
 		coalesce(sum(e.status IN `+failedStatuses+` OR e.failed_attempts > 0), 0)
 		FROM (SELECT task_id, hash FROM key_outcomes WHERE passed AND failed) k
-		CROSS JOIN executions e ON e.task_id = k.task_id AND e.hash = k.hash
+		CROSS JOIN runs r CROSS JOIN executions e ON e.run_id = r.id AND e.task_id = k.task_id AND e.hash = k.hash
 		GROUP BY e.task_id ORDER BY 6 DESC, 5 DESC, e.task_id`)
 	if err != nil {
 		return nil, err

@@ -122,6 +122,13 @@ var migrations = []migration{
 	{16, "keep whether a task's outputs stayed remote", nil, func(ctx context.Context, tx *sql.Tx) error {
 		return addColumn(ctx, tx, "executions", "outputs_remote", `INTEGER NOT NULL DEFAULT 0`)
 	}},
+	// A task's history is found through the runs, each run's row of the task in the primary key:
+	// executions_by_task put each task's newest row at the end of that task's range, one leaf a
+	// task, so that a full hit of thousands of tasks rewrote nearly every leaf of it, and closing
+	// the index copied and synced them (docs/performance.md, "G2's full hit again").
+	{17, "find a task's history through its runs", []string{
+		`DROP INDEX IF EXISTS executions_by_task`,
+	}, nil},
 }
 
 // addExecutorColumn adds executions.executor where the table lacks it.

@@ -74,7 +74,7 @@ func TestNewIndexStamped(t *testing.T) {
 		t.Errorf("stamps %d %q, want %d", v, row, SchemaVersion)
 	}
 	want := []string{
-		"index executions_by_run", "index executions_by_status", "index executions_by_task",
+		"index executions_by_run", "index executions_by_status",
 		"index executions_command_runs", "index executions_retried",
 		"table carried_estimates", "table executions", "table key_outcomes", "table manifests",
 		"table meta", "table runs", "table stat_folders",

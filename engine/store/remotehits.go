@@ -13,11 +13,12 @@ func (s *Store) CountRemoteHits(ctx context.Context, project string, since time.
 	if s.db == nil {
 		return 0, nil
 	}
-	q := `SELECT count(*) FROM executions WHERE status = ` + sqlHit + ` AND cache_source IN ('remote', 'remote-action') AND started_ms >= ?`
+	q := `SELECT count(*) FROM executions e WHERE status = ` + sqlHit + ` AND cache_source IN ('remote', 'remote-action') AND started_ms >= ?`
 	args := []any{ms(since)}
 	if project != "" {
-		q += ` AND task_id >= ? AND task_id < ? AND project = ?`
-		args = projectArgs(project, args...)
+		var from string
+		from, args = projectSince(project, ms(since))
+		q = `SELECT count(*) FROM ` + from + ` AND e.status = ` + sqlHit + ` AND e.cache_source IN ('remote', 'remote-action')`
 	}
 	var n int
 	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {

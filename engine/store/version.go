@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the index layout this vx writes: the last migration's. An index
 // of an older version is upgraded by the next writer; one of a newer or unknown version is refused
 // by readers and reset by the next vx run.
-const SchemaVersion = 16
+const SchemaVersion = 17
 
 // oldestReadable is the oldest layout this vx's readers read as it is: they count on key_outcomes
 // (migration 3) and the memory reservations (migration 4). What migrations 5 and 6 add a reader
