@@ -31,12 +31,16 @@ func (s *Store) execRows(ctx context.Context, tx *sql.Tx, n int, sqlOf func(rows
 	var vals []any
 	for start := 0; start < n; start += rowsPerStatement {
 		end := min(start+rowsPerStatement, n)
-		var stmt *sql.Stmt
-		if shared := s.stmts.get(sqlOf(end - start)); shared != nil {
+		text := sqlOf(end - start)
+		var shared, stmt *sql.Stmt
+		if end-start == rowsPerStatement {
+			shared = s.stmts.get(text) // prepared by prepareFullRows
+		}
+		if shared != nil {
 			stmt = tx.StmtContext(ctx, shared)
 		} else {
 			var err error
-			if stmt, err = tx.PrepareContext(ctx, sqlOf(end-start)); err != nil {
+			if stmt, err = tx.PrepareContext(ctx, text); err != nil {
 				return fmt.Errorf("%s: %w", what(start, end-1), err)
 			}
 		}
