@@ -70,11 +70,11 @@ func (h *Hasher) relistWalk(ctx context.Context, projectDir string, old []string
 			if have[rel] {
 				return errRelist // a file of old is a folder now
 			}
+			if dirs[rel] {
+				return nil // git listed files in it: no repository of its own
+			}
 			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
 				return errRelist // a repository of its own: git shows it as one entry
-			}
-			if dirs[rel] {
-				return nil
 			}
 			ignored, err := h.ignores.Ignored([]string{path.Join(projectDir, rel)})
 			if err != nil {
