@@ -8,15 +8,19 @@
 #
 # DIR is a checkout with its dependencies installed and a build script in its packages; the
 # script writes a vx.workspace.ts and a turbo.json there when it has none, with `build` depending
-# on `^build` and writing dist/ and *.tsbuildinfo (tsc's incremental state, which decides what tsc
-# emits again), run as `pnpm run build` (MANAGER=npm for npm). Turbo comes from
-# the scratch folder stress/peers/scripts.sh installs it in.
+# on `^build` and writing OUTPUTS (globs in a package, space-separated; by default dist/** and
+# *.tsbuildinfo, tsc's incremental state, which decides what tsc emits again), run as
+# `pnpm run build` (MANAGER=npm for npm). A cold build starts with every file git ignores under
+# packages/ removed, but node_modules: the outputs must be ignored files. Turbo comes from the
+# scratch folder stress/peers/scripts.sh installs it in.
 # Usage: stress/peers/scripts_repo.sh DIR [C=2] [R=3]     Output: Markdown on stdout.
 set -euo pipefail
 dir=$(cd "$1" && pwd)
 C=${2:-2}
 R=${3:-3}
 manager=${MANAGER:-pnpm}
+outputs_globs=${OUTPUTS:-dist/** *.tsbuildinfo}
+quoted() { local sep= g; for g in $outputs_globs; do printf "%s$1%s$1" "$sep" "$g"; sep=', '; done; }
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 . "$repo/stress/peers/lib.sh"
 scratch=${VX_PEERS_DIR:-/tmp/vx-peers}
@@ -32,23 +36,30 @@ turbo=$scratch/tools/node_modules/.bin/turbo
 [ -f "$dir/vx.workspace.ts" ] || cat > "$dir/vx.workspace.ts" <<TS
 export default {
   projects: ['packages/*'],
-  tasks: { build: { command: '$manager run build', dependsOn: ['^build'], outputs: ['dist/**', '*.tsbuildinfo'], ifScript: true } },
+  tasks: { build: { command: '$manager run build', dependsOn: ['^build'], outputs: [$(quoted "'")], ifScript: true } },
 }
 TS
-[ -f "$dir/turbo.json" ] || cat > "$dir/turbo.json" <<'JSON'
-{ "tasks": { "build": { "dependsOn": ["^build"], "outputs": ["dist/**", "*.tsbuildinfo"] } } }
+[ -f "$dir/turbo.json" ] || cat > "$dir/turbo.json" <<JSON
+{ "tasks": { "build": { "dependsOn": ["^build"], "outputs": [$(quoted '"')] } } }
 JSON
 if [ ! -d "$dir/.git" ]; then
 	printf '\nnode_modules\n.vx\n.turbo\ndist\n*.tsbuildinfo\n' >> "$dir/.gitignore"
 	(cd "$dir" && git init -q && git add -A && git -c user.name=p -c user.email=p@p commit -qm init)
 fi
+# The tools' own folders are neither inputs nor outputs.
+grep -qx '.turbo' "$dir/.git/info/exclude" 2>/dev/null || printf '.vx\n.turbo\n' >> "$dir/.git/info/exclude"
 
 export VX_CACHE_DIR=$scratch/repo-cache
-clear_all() { rm -rf "$dir/.vx" "$dir/.turbo" "$dir"/packages/*/dist "$dir"/packages/*/*.tsbuildinfo "$VX_CACHE_DIR"; }
+# built lists, NUL-separated, what git ignores under packages/ but node_modules: the outputs.
+built() { (cd "$dir" && git ls-files -z -oi --exclude-standard --directory -- packages | grep -zv '/node_modules/$' || true); }
+clear_all() {
+	rm -rf "$dir/.vx" "$dir/.turbo" "$dir"/packages/*/.turbo "$VX_CACHE_DIR"
+	(cd "$dir" && built | xargs -0 -r rm -rf)
+}
 run_direct()  { (cd "$dir" && "$scratch/vx" run build --concurrency "$C"); }
 run_manager() { (cd "$dir" && VX_SCRIPTS_RUNNER=package-manager "$scratch/vx" run build --concurrency "$C"); }
 run_turbo()   { (cd "$dir" && "$turbo" run build --concurrency="$C" --output-logs=none); }
-outputs() { (cd "$dir" && find packages/*/dist packages/*/*.tsbuildinfo -type f -print0 | sort -z | xargs -0 sha256sum); }
+outputs() { (cd "$dir" && built | xargs -0 -r sh -c 'find "$@" -type f -print0' sh | sort -z | xargs -0 sha256sum); }
 
 clear_all
 run_direct >/dev/null 2>&1 || { echo "the direct build failed:" >&2; run_direct >&2; exit 1; }
