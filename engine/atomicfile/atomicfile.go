@@ -1,7 +1,7 @@
 // Package atomicfile writes a file so that a reader sees the old content or the new, never a torn
 // one, and a crash leaves one of the two on disk: the data goes to a temporary file in the target's
 // folder, which is synced, renamed over the target (or linked to it, see NoReplace), and then the
-// folder is synced so the new name outlives a crash as well.
+// folder is synced so the new name outlives a crash as well (a power cut, unless Unsynced).
 package atomicfile
 
 import (
@@ -24,6 +24,7 @@ type options struct {
 	perm      fs.FileMode
 	setPerm   bool
 	noReplace bool
+	noSync    bool
 }
 
 // Perm gives the file exactly these permission bits, whatever the umask. Without it the file is
@@ -37,6 +38,14 @@ func Perm(perm fs.FileMode) Option {
 // that matches fs.ErrExist.
 func NoReplace() Option {
 	return func(o *options) { o.noReplace = true }
+}
+
+// Unsynced leaves the file and its folder unsynced: a reader still never sees a torn file, and a
+// process that dies leaves the old content or the new, but a power cut may leave the name with
+// content that is neither. For a file whose every read checks its content against its name (a
+// content-addressed blob), where such a file reads as missing.
+func Unsynced() Option {
+	return func(o *options) { o.noSync = true }
 }
 
 // WriteFile writes data to path atomically. The folder must exist.
@@ -59,13 +68,17 @@ func Write(path string, write func(io.Writer) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	// A no-op once the rename moved it; after a link it drops the second name.
-	defer os.Remove(tmp.Name())
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name()) // after a link, the second name
+		}
+	}()
 	err = write(tmp)
 	if err == nil && o.setPerm {
 		err = tmp.Chmod(o.perm)
 	}
-	if err == nil {
+	if err == nil && !o.noSync {
 		err = tmp.Sync()
 	}
 	if err = errors.Join(err, tmp.Close()); err != nil {
@@ -75,8 +88,9 @@ func Write(path string, write func(io.Writer) error, opts ...Option) error {
 		err = os.Link(tmp.Name(), path)
 	} else {
 		err = os.Rename(tmp.Name(), path)
+		renamed = err == nil
 	}
-	if err != nil {
+	if err != nil || o.noSync {
 		return err
 	}
 	return syncDir(dir)

@@ -164,3 +164,29 @@ func TestIsTemp(t *testing.T) {
 		}
 	}
 }
+
+// An unsynced write replaces the file whole as a synced one does, and leaves no temporary file,
+// whether it succeeds or fails.
+func TestUnsyncedReplaces(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "blob")
+	for _, text := range []string{"one", "two"} {
+		if err := WriteFile(path, []byte(text), Unsynced()); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != text {
+			t.Fatalf("content %q, want %q", got, text)
+		}
+	}
+	boom := errors.New("boom")
+	if err := Write(path, func(w io.Writer) error { return boom }, Unsynced()); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if err := WriteFile(path, []byte("three"), Unsynced(), NoReplace()); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("no-replace over a file: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "two" {
+		t.Fatalf("content %q after the failed writes", got)
+	}
+	noTemps(t, dir)
+}

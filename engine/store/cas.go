@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vzn/vx/engine/atomicfile"
@@ -28,7 +29,14 @@ var emptyHash = func() string {
 
 // CAS is the content-addressed blob store: each blob is named by the SHA-256 of its content and
 // kept at cas/<first two hex digits>/<hash>.
-type CAS struct{ dir string }
+//
+// A blob is written unsynced (atomicfile.Unsynced): every read checks its content against its
+// name, so one that a power cut left torn reads as missing, and its entry misses.
+type CAS struct {
+	dir string
+	// shards holds the shard folders this process made or found, which it does not stat again.
+	shards sync.Map
+}
 
 // NewCAS returns the blob store rooted at dir (normally <state>/cas).
 func NewCAS(dir string) *CAS { return &CAS{dir: dir} }
@@ -49,16 +57,45 @@ func (c *CAS) Path(hash string) string {
 func (c *CAS) Put(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	path := c.Path(hash)
 	// An existing blob is written again rather than trusted: one damaged in place must heal on
 	// the next store, or its entry would miss forever.
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("store blob: %w", err)
-	}
-	if err := atomicfile.WriteFile(path, data); err != nil {
+	err := c.write(c.Path(hash), func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
 		return "", fmt.Errorf("store blob %s: %w", hash[:12], err)
 	}
 	return hash, nil
+}
+
+// write writes the blob file at path with write, atomically and unsynced, making its shard
+// folder first where this process has not seen it.
+func (c *CAS) write(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	if _, seen := c.shards.Load(dir); !seen {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		c.shards.Store(dir, true)
+	}
+	wrote := false
+	do := func() error {
+		return atomicfile.Write(path, func(w io.Writer) error {
+			wrote = true
+			return write(w)
+		}, atomicfile.Unsynced())
+	}
+	err := do()
+	if errors.Is(err, fs.ErrNotExist) && !wrote {
+		// The folder was removed since (the store cleared): make it again.
+		c.shards.Delete(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		err = do()
+	}
+	return err
 }
 
 // Get reads the blob named hash and checks its content; a missing or corrupt blob is ErrMissing.

@@ -87,3 +87,44 @@ func TestCASEmptyBlobKnown(t *testing.T) {
 		t.Errorf("Get: %q %v, Has %v", data, err, c.Has(h))
 	}
 }
+
+// The blob store remembers the shard folders it made, and makes one again that was removed
+// since (the store cleared beside a run), for a blob in memory and a streamed one alike.
+func TestCASRemakesRemovedShard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cas")
+	c := NewCAS(dir)
+	h, err := c.Put([]byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if h2, err := c.Put([]byte("hello")); err != nil || h2 != h {
+		t.Fatalf("put after the folder went: %s %v", h2, err)
+	}
+	if data, err := c.Get(h); err != nil || string(data) != "hello" {
+		t.Fatalf("get: %q %v", data, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutStream(h, 5, strings.NewReader("hello")); err != nil {
+		t.Fatalf("stream after the folder went: %v", err)
+	}
+	if data, err := c.Get(h); err != nil || string(data) != "hello" {
+		t.Fatalf("get: %q %v", data, err)
+	}
+	// A stream of another content is refused, and leaves nothing.
+	other := strings.Repeat("1", 64)
+	if err := c.PutStream(other, 5, strings.NewReader("hello")); !errors.Is(err, ErrBlobMismatch) {
+		t.Fatalf("mismatched stream: %v", err)
+	}
+	if _, err := os.Stat(c.Path(other)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("mismatched stream left %s: %v", c.Path(other), err)
+	}
+	blobs, err := c.Walk()
+	if err != nil || len(blobs) != 1 || blobs[0].Temp {
+		t.Fatalf("blobs %+v %v", blobs, err)
+	}
+}

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-
-	"github.com/vzn/vx/engine/atomicfile"
 )
 
 // ErrBlobMismatch is a streamed blob whose content is not the one it was announced as: another
@@ -27,11 +24,7 @@ func (c *CAS) PutStream(hash string, size int64, r io.Reader) error {
 	if _, err := hex.DecodeString(hash); err != nil {
 		return fmt.Errorf("%w: bad digest %q", ErrBlobMismatch, hash)
 	}
-	path := c.Path(hash)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("store blob: %w", err)
-	}
-	return atomicfile.Write(path, func(w io.Writer) error {
+	return c.write(c.Path(hash), func(w io.Writer) error {
 		sum := sha256.New()
 		n, err := io.Copy(io.MultiWriter(w, sum), io.LimitReader(r, size+1))
 		if err != nil {
