@@ -176,7 +176,9 @@ func (j *journal) commit() {
 		return
 	}
 	_ = j.record("ok")
-	finishJournal(j.root, j.records())
+	if len(j.asides) > 0 {
+		finishJournal(j.root, j.records())
+	}
 	j.close(true)
 }
 
