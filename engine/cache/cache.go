@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -142,6 +143,10 @@ type Cache struct {
 	use Use
 	// downloads is what of the run's remote work comes back (SetDownloads).
 	downloads Downloads
+	// ahead holds the remote answers fetched ahead (FetchAhead) that no lookup has taken yet, by
+	// key; under aheadMu.
+	aheadMu sync.Mutex
+	ahead   map[string]*fetchedAhead
 }
 
 // Open starts a run's cache; ctx bounds the remote session's background uploads.
@@ -151,7 +156,7 @@ func Open(ctx context.Context, opts Options) (*Cache, error) {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
 	c := &Cache{ws: opts.Workspace, st: opts.Store, files: opts.Files, now: opts.Now, notice: opts.Notice, enc: enc, prefetch: opts.Prefetch,
-		intact: opts.Intact, use: opts.Use}
+		intact: opts.Intact, use: opts.Use, ahead: map[string]*fetchedAhead{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -268,7 +273,7 @@ func (c *Cache) getRemote(ctx context.Context, p *graph.Project, t *graph.Task, 
 		return hit, false, err
 	}
 	region := profilerec.Start(ctx, "remote lookup")
-	m, found := c.remote.fetch(ctx, key)
+	m, found := c.fetch(ctx, key)
 	region.End()
 	if !found {
 		return hit, false, err

@@ -513,6 +513,7 @@ func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, 
 		if !outside {
 			rootRel = joinRel(p.Dir, rel)
 		}
+		m.Inputs.outside = m.Inputs.outside || outside
 		sum, info, err := h.fileHash(ctx, rootRel)
 		m.Inputs.add(seenOf(rel, rootRel, info, sum, err))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDir) {

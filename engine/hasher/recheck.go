@@ -29,6 +29,8 @@ type InputStats struct {
 	// sameBytes holds, after Recheck, the moved files it named whose content is the content
 	// the key took: written again, with the same bytes, while the task ran.
 	sameBytes []string
+	// outside says that the task's own inputs name a file outside its project ("//" globs).
+	outside bool
 }
 
 // seenFile is one input file as it was hashed.
@@ -67,6 +69,11 @@ func (s *InputStats) add(files ...seenFile) {
 		s.files = append(s.files, files...)
 	}
 }
+
+// Outside reports whether the task's own inputs named a file outside its project folder (a
+// "//" glob): a write anywhere in the workspace may be one of its inputs. The workspace's global
+// inputs and the files of `^GLOB` dependency inputs, which a run hashes once, are not counted.
+func (s *InputStats) Outside() bool { return s != nil && s.outside }
 
 // Files answers the input files, root-relative and slash-separated, in the order they were
 // hashed: what a remote executor makes a task's input root of.

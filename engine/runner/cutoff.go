@@ -84,7 +84,7 @@ func (a *attempt) cutoff(key string) (outcome, bool) {
 	}
 	logBlob, err := put()
 	// Outputs were written (or a restore began): list the project's files again for later tasks.
-	r.handed.wrote()
+	a.wrote(a.p)
 	r.hasher.Invalidate(a.p.Dir)
 	if err != nil {
 		r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: the result its Action digest found was not restored: %s", a.t.ID, r.masker.String(err.Error())))

@@ -115,7 +115,7 @@ func (l *localFetch) restore(ctx context.Context, d *node) error {
 	defer lk.Unlock()
 	changed, err := l.r.cache.FetchOutputs(ctx, d.task, d.key)
 	if changed {
-		l.r.handed.wrote()
+		l.r.wrote(d.project)
 		l.r.hasher.Invalidate(d.project.Dir)
 	}
 	return err

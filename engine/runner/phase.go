@@ -90,6 +90,8 @@ type node struct {
 	// local worker too, to run locally after all; grant is closed when it is given one.
 	remote, local bool
 	grant         chan struct{}
+	// ahead is its key made ahead of its start (ahead.go), nil when the run makes none.
+	ahead *aheadKey
 }
 
 // step is a worker's report of its task's phase as it changes before its outcome: it waits for
@@ -116,6 +118,7 @@ func (s *scheduler) makeReady(n *node) {
 	n.phase = ready
 	n.remote = s.r.remotePlanned(n.task)
 	s.slots.push(n)
+	s.r.ahead.add(n)
 }
 
 // start moves a task the slots let start to running on a worker of the pool. A task that ended
@@ -227,6 +230,9 @@ func (s *scheduler) finish(o outcome) {
 		}
 	}
 	s.slots.done(n)
+	if o.wrote {
+		s.r.writes.add(n.project.Dir) // what it wrote is written
+	}
 	if n.key == "" {
 		n.key = o.key
 	}

@@ -197,7 +197,9 @@ type outcome struct {
 	elsewhere bool
 	// panicked says that the worker panicked: the pool re-raises it at Wait.
 	panicked bool
-	timing   taskTiming
+	// wrote says that the attempt wrote in its project (wrote).
+	wrote  bool
+	timing taskTiming
 }
 
 // taskTiming is a profile's timing of an attempt: started and ended bound it on its worker,
@@ -232,6 +234,10 @@ type runState struct {
 	undeclared taskenv.Undeclared
 	// handed are the keys the run was handed (Options.Known), nil for none.
 	handed *handedKeys
+	// writes are the project folders the run wrote in; ahead keys ready tasks beside the
+	// workers (ahead.go), nil when it does not.
+	writes writeLog
+	ahead  *keysAhead
 	// commands counts the task commands started.
 	commands atomic.Int64
 	// inputsChanged are the tasks whose inputs changed while they ran, for the summary.

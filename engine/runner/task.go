@@ -109,7 +109,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	}
 	defer keyLock.Unlock()
 	// The task runs: what it writes may be a later task's input.
-	r.handed.wrote()
+	a.wrote(a.p)
 	if t.Persistent {
 		return a.serve(key) // its dependents start beside it, once it is ready
 	}
@@ -130,29 +130,24 @@ func (a *attempt) fail(status store.Status, msg string) outcome {
 	return a.o
 }
 
-// key computes the task's cache key from its manifest; false when the attempt ended there.
+// key computes the task's cache key from its manifest, or takes the one made ahead of its start
+// (ahead.go); false when the attempt ended there.
 func (a *attempt) key(depKeys map[string]string) (string, bool) {
-	region := profilerec.Start(a.ctx, "hash")
-	m, err := a.r.hasher.Manifest(a.ctx, a.p, a.t, depKeys)
-	region.End()
-	if err != nil {
-		if a.ctx.Err() != nil {
-			a.fail(store.StatusCancelled, "")
-		} else {
-			a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+	made, ok := a.r.ahead.take(a.ctx, a.n)
+	if !ok {
+		var err error
+		if made, err = a.r.makeKey(a.ctx, a.p, a.t, depKeys, false); err != nil {
+			if a.ctx.Err() != nil {
+				a.fail(store.StatusCancelled, "")
+			} else {
+				a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
+			}
+			return "", false
 		}
-		return "", false
 	}
-	m.Sandbox = a.r.sandbox.Effective(a.t)
-	key, data, err := m.Key()
-	if err != nil {
-		a.fail(store.StatusFailed, fmt.Sprintf("vx: %v\n", err))
-		return "", false
-	}
-	a.r.hasher.StatFolders(a.p, m.Inputs) // before the command: a file it adds moves one
-	a.e.Hash, a.o.key, a.o.manifest = key, key, data
-	a.inputs = m.Inputs
-	return key, true
+	a.e.Hash, a.o.key, a.o.manifest = made.key, made.key, made.data
+	a.inputs = made.inputs
+	return made.key, true
 }
 
 // handedManifest makes the manifest of a remote hit under a handed key, which the index records
@@ -240,7 +235,7 @@ func (a *attempt) lookupIn(key string, get func(context.Context, *graph.Task, st
 		// them), and let later tasks see them in the project's listing: a restore that ended
 		// leaves exactly the entry's files under the task's outputs, which the hasher adds to
 		// the listing where git shows them; one that did not is listed again.
-		a.r.handed.wrote()
+		a.wrote(a.p)
 		if ok {
 			a.r.hasher.Restored(a.ctx, a.p, a.t, entryPaths(hit.Entry.Outputs))
 		} else {
