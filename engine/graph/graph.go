@@ -258,6 +258,17 @@ func (t *Task) OwnInputs() []string {
 	return own
 }
 
+// OutputsOutside reports whether the task's outputs name a path outside its project: a glob from
+// the workspace root ("//", negated or not). What such a task writes may lie in any project.
+func (t *Task) OutputsOutside() bool {
+	for _, o := range t.Outputs {
+		if strings.HasPrefix(strings.TrimPrefix(o, "!"), "//") {
+			return true
+		}
+	}
+	return false
+}
+
 // DependencyInputs answers the globs a task's dependency inputs take in each project its project
 // depends on, and whether it has any: nil (every git-visible file) under `^default`, else the
 // `^GLOB`s' globs in order.

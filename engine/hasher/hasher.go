@@ -432,6 +432,21 @@ func (h *Hasher) Invalidate(projectDir string) {
 	}
 }
 
+// Wrote says that task t of project p wrote (or may have written) its outputs: Invalidate of p's
+// folder, and, where t's outputs name paths outside p, of every project's listing.
+func (h *Hasher) Wrote(p *graph.Project, t *graph.Task) {
+	h.Invalidate(p.Dir)
+	if !t.OutputsOutside() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for dir := range h.listings {
+		h.invalidations[dir]++
+		h.stale[dir] = true
+	}
+}
+
 // Manifest computes the task's manifest from its inputs, environment and the keys of the tasks it
 // depends on (depKeys: task id → key; every dependency must be present).
 func (h *Hasher) Manifest(ctx context.Context, p *graph.Project, t *graph.Task, depKeys map[string]string) (*Manifest, error) {

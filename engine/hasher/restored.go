@@ -23,8 +23,8 @@ import (
 func (h *Hasher) Restored(ctx context.Context, p *graph.Project, t *graph.Task, files []string) {
 	projectDir := p.Dir
 	outputs, err := pathglob.NewSet(projectDir, t.Outputs)
-	if err != nil {
-		h.Invalidate(projectDir)
+	if err != nil || t.OutputsOutside() {
+		h.Wrote(p, t)
 		return
 	}
 	h.mu.Lock()

@@ -84,8 +84,8 @@ func (a *attempt) cutoff(key string) (outcome, bool) {
 	}
 	logBlob, err := put()
 	// Outputs were written (or a restore began): list the project's files again for later tasks.
-	a.wrote(a.p)
-	r.hasher.Invalidate(a.p.Dir)
+	a.wrote()
+	r.hasher.Wrote(a.p, a.t)
 	if err != nil {
 		r.display.Notice(a.t.ID, fmt.Sprintf("vx: %s: the result its Action digest found was not restored: %s", a.t.ID, r.masker.String(err.Error())))
 		return a.o, false

@@ -115,8 +115,8 @@ func (l *localFetch) restore(ctx context.Context, d *node) error {
 	defer lk.Unlock()
 	changed, err := l.r.cache.FetchOutputs(ctx, d.task, d.key)
 	if changed {
-		l.r.wrote(d.project)
-		l.r.hasher.Invalidate(d.project.Dir)
+		l.r.wrote(d.project, d.task)
+		l.r.hasher.Wrote(d.project, d.task)
 	}
 	return err
 }

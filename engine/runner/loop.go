@@ -55,7 +55,7 @@ func (r *runState) schedule(ctx context.Context, nodes []*node) ([]store.Executi
 	defer s.rec.close() // a second close only waits for the first
 	s.lastFlush = r.opts.Now()
 	s.flushByRows = counters.From(ctx) != nil
-	r.ahead = r.startAhead(ctx, len(nodes))
+	r.ahead = r.startAhead(ctx, nodes)
 	defer r.ahead.stop() // after the workers, which may wait for a key it makes
 	for _, n := range nodes {
 		s.makeReady(n)

@@ -118,7 +118,7 @@ func (s *scheduler) makeReady(n *node) {
 	n.phase = ready
 	n.remote = s.r.remotePlanned(n.task)
 	s.slots.push(n)
-	s.r.ahead.add(n)
+	s.r.ahead.ready(n)
 }
 
 // start moves a task the slots let start to running on a worker of the pool. A task that ended
@@ -231,7 +231,7 @@ func (s *scheduler) finish(o outcome) {
 	}
 	s.slots.done(n)
 	if o.wrote {
-		s.r.writes.add(n.project.Dir) // what it wrote is written
+		s.r.writes.add(writeDir(n.project, n.task)) // what it wrote is written
 	}
 	if n.key == "" {
 		n.key = o.key

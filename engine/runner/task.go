@@ -109,7 +109,7 @@ func (r *runState) execute(ctx context.Context, n *node, depKeys map[string]stri
 	}
 	defer keyLock.Unlock()
 	// The task runs: what it writes may be a later task's input.
-	a.wrote(a.p)
+	a.wrote()
 	if t.Persistent {
 		return a.serve(key) // its dependents start beside it, once it is ready
 	}
@@ -133,7 +133,7 @@ func (a *attempt) fail(status store.Status, msg string) outcome {
 // key computes the task's cache key from its manifest, or takes the one made ahead of its start
 // (ahead.go); false when the attempt ended there.
 func (a *attempt) key(depKeys map[string]string) (string, bool) {
-	made, ok := a.r.ahead.take(a.ctx, a.n)
+	made, ok := a.r.ahead.take(a.ctx, a.n, depKeys)
 	if !ok {
 		var err error
 		if made, err = a.r.makeKey(a.ctx, a.p, a.t, depKeys, false); err != nil {
@@ -145,6 +145,7 @@ func (a *attempt) key(depKeys map[string]string) (string, bool) {
 			return "", false
 		}
 	}
+	a.r.ahead.keyed(a.n, made.key)
 	a.e.Hash, a.o.key, a.o.manifest = made.key, made.key, made.data
 	a.inputs = made.inputs
 	return made.key, true
@@ -235,11 +236,11 @@ func (a *attempt) lookupIn(key string, get func(context.Context, *graph.Task, st
 		// them), and let later tasks see them in the project's listing: a restore that ended
 		// leaves exactly the entry's files under the task's outputs, which the hasher adds to
 		// the listing where git shows them; one that did not is listed again.
-		a.wrote(a.p)
+		a.wrote()
 		if ok {
 			a.r.hasher.Restored(a.ctx, a.p, a.t, entryPaths(hit.Entry.Outputs))
 		} else {
-			a.r.hasher.Invalidate(a.p.Dir)
+			a.r.hasher.Wrote(a.p, a.t)
 		}
 	}
 	if err != nil {
@@ -336,7 +337,7 @@ func (a *attempt) runOnce() (log []byte, inputs executor.InputCheck, refusal str
 	a.ranOn, a.remoteOutputs = res.Executor, res.RemoteOutputs
 	a.e.Executor = res.Executor
 	// Files of the project may have changed: list them again for later tasks.
-	r.hasher.Invalidate(a.p.Dir)
+	r.hasher.Wrote(a.p, a.t)
 	log = a.gateVerdict(a.judge(res, runErr, r.masker.Bytes(res.Log)))
 	return a.confine(box, res.Log, log), res.Inputs, ""
 }
@@ -422,7 +423,7 @@ func (a *attempt) command(box **taskenv.Box) executor.Task {
 		Started: func() {
 			// From its start the command may write anywhere: later keys ask the file system,
 			// not the watcher's file state (which it leaves behind).
-			r.hasher.Invalidate(p.Dir)
+			r.hasher.Wrote(p, t)
 			a.cmdStart = r.opts.Now()
 			r.commands.Add(1)
 		},
