@@ -7,6 +7,8 @@
 # one checkout (vx uploads to each server, turbo to ducktors), then in R rounds that interleave the
 # three, times `build` in a fresh copy of the checkout (no dist/, no local cache: every task a
 # remote hit, checked), reporting medians and the ratios. The servers are stopped at the end.
+# DELAY (a Go duration, e.g. 5ms) puts stress/delayproxy between the tools and both servers for
+# the timed runs: every request and its answer take 2 × DELAY more, as across a network.
 # Usage: stress/peers/remote.sh [N=300] [R=5]     Output: a Markdown table on stdout.
 set -euo pipefail
 N=${1:-300}
@@ -55,8 +57,9 @@ python3 "$genmono" "$ws" "$N" >&2
 export TURBO_API=http://127.0.0.1:$dkport TURBO_TOKEN=$token TURBO_TEAM=vx-bench
 # vx's local store lives outside the checkout (one per repository, by the path of its .git): each
 # fresh copy gets an empty one of its own, so that its hits can only come from the server.
-vx_bazel() { VX_CACHE_DIR=$work/b-store VX_REMOTE_CACHE_URL=http://127.0.0.1:$brport VX_REMOTE_CACHE_PROTOCOL=bazel "$vx" run build --concurrency 2 --format json; }
-vx_turbo() { VX_CACHE_DIR=$work/b-store VX_REMOTE_CACHE_URL=http://127.0.0.1:$dkport VX_REMOTE_CACHE_PROTOCOL=turbo VX_REMOTE_CACHE_TOKEN=$token "$vx" run build --concurrency 2 --format json "$@"; }
+braddr=127.0.0.1:$brport dkaddr=127.0.0.1:$dkport
+vx_bazel() { VX_CACHE_DIR=$work/b-store VX_REMOTE_CACHE_URL=http://$braddr VX_REMOTE_CACHE_PROTOCOL=bazel "$vx" run build --concurrency 2 --format json; }
+vx_turbo() { VX_CACHE_DIR=$work/b-store VX_REMOTE_CACHE_URL=http://$dkaddr VX_REMOTE_CACHE_PROTOCOL=turbo VX_REMOTE_CACHE_TOKEN=$token "$vx" run build --concurrency 2 --format json "$@"; }
 # vx's turbo protocol needs a team or slug: the generated workspace names none, so add one (the
 # URL and protocol come from the environment above).
 sed -i "s#^export default defineWorkspace({#export default defineWorkspace({\n  remoteCache: { slug: 'vx-bench' },#" "$ws/vx.workspace.ts"
@@ -70,6 +73,18 @@ echo "filling the servers ..." >&2
 (cd "$ws" && vx_bazel >/dev/null 2>&1)
 (cd "$ws" && rm -rf .vx "$work/b-store" && vx_turbo >/dev/null 2>&1)
 (cd "$ws" && "$turbo" run build --concurrency=2 --output-logs=none >/dev/null 2>&1)
+
+if [ -n "${DELAY:-}" ]; then
+	(cd "$repo" && go build -o "$scratch/delayproxy" ./stress/delayproxy)
+	exec {brfd}< <("$scratch/delayproxy" "127.0.0.1:$brport" "$DELAY")
+	pids+=($!)
+	exec {dkfd}< <("$scratch/delayproxy" "127.0.0.1:$dkport" "$DELAY")
+	pids+=($!)
+	read -r braddr <&"$brfd"
+	read -r dkaddr <&"$dkfd"
+	export TURBO_API=http://$dkaddr
+	echo "through delayproxy ($DELAY each way): bazel-remote at $braddr, ducktors at $dkaddr" >&2
+fi
 
 # fresh: a copy of the checkout without outputs or local caches.
 fresh() {
@@ -105,7 +120,7 @@ done
 m() { tr ' ' '\n' <<<"${times[$1]}" | grep . | median; }
 vxb=$(m vxb) vxt=$(m vxt) tb=$(m tb)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", b / a }'; }
-echo "| restore of $N packages, fresh checkout | wall (median of $R) | turbo ÷ this |"
+echo "| restore of $N packages, fresh checkout${DELAY:+, $DELAY each way} | wall (median of $R) | turbo ÷ this |"
 echo "| --- | --- | --- |"
 echo "| vx from bazel-remote 2.6.2 | $vxb ms | $(ratio "$vxb" "$tb") |"
 echo "| vx from ducktors 2.12.0 (turbo API) | $vxt ms | $(ratio "$vxt" "$tb") |"
