@@ -25,11 +25,12 @@ import (
 // a dependency's restore or command writes only where it shares a folder with the task. A task is
 // also keyed ahead when it becomes ready, with the dependencies' keys its worker will use. A key
 // made ahead stands only where the worker's dependencies' keys are the ones it was made from, and
-// nothing it read was written since it was begun: the run's writeLog holds the project folders
-// every restore, command (at its start and its end) and fetch of outputs wrote in, and a write in
-// a folder of the task's project (or one holding it, or one it holds), or anywhere for a task
-// whose inputs name files outside its project, makes the worker key the task again. (A command
-// is taken to write in its own project, as the hasher takes it when it lists that project again.)
+// nothing it read was written since it was begun: the run's writeLog holds the folders every
+// restore, command (at its start and its end) and fetch of outputs wrote in, and a write in a
+// folder of the task's project (or one holding it, or one it holds), or anywhere for a task whose
+// inputs name files outside its project, makes the worker key the task again. (A task is taken to
+// write in its own project, or anywhere where its outputs name paths outside it, as the hasher
+// takes it when it lists projects again: writeDir.)
 // A task whose key digests other projects' files as a whole (Through, DependencyFiles), which a
 // run digests once, is keyed ahead only once ready, when those projects are done.
 
