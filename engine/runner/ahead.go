@@ -3,7 +3,7 @@ package runner
 import (
 	"context"
 	"maps"
-	"strings"
+	"path"
 	"sync"
 	"sync/atomic"
 
@@ -100,46 +100,63 @@ func (r *runState) makeKey(ctx context.Context, p *graph.Project, t *graph.Task,
 	return madeKey{key: key, data: data, inputs: m.Inputs}, nil
 }
 
-// writeLog is the folders the run wrote in, in order (writeDir): one for each restore that
-// changed files, each fetch of outputs that stayed remote, each command's start and end.
+// writeLog is the folders the run wrote in (writeDir): one write for each restore that changed
+// files, each fetch of outputs that stayed remote, each command's start and end. It keeps, for
+// each folder, the sequence number of the last write in it and of the last write in it or beneath
+// it, so that a question costs a look-up per folder above the one asked about, however many
+// writes the run made.
 type writeLog struct {
-	mu   sync.Mutex
-	dirs []string
+	mu sync.Mutex
+	// seq numbers the writes, from 1; last and lastUnder map a folder to the sequence number of
+	// the last write in it, and in it or beneath it.
+	seq             int
+	last, lastUnder map[string]int
 }
 
-// add records a write in project folder dir.
+// add records a write in folder dir ("." the workspace's).
 func (w *writeLog) add(dir string) {
 	w.mu.Lock()
-	w.dirs = append(w.dirs, dir)
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last, w.lastUnder = map[string]int{}, map[string]int{}
+	}
+	w.seq++
+	dir = path.Clean(dir)
+	w.last[dir] = w.seq
+	for d := dir; ; d = path.Dir(d) {
+		w.lastUnder[d] = w.seq
+		if d == "." || d == "/" {
+			break
+		}
+	}
 }
 
 // mark answers the position of the next write.
 func (w *writeLog) mark() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.dirs)
+	return w.seq
 }
 
-// untouched reports whether nothing was written, from position since on, in project folder dir,
-// a folder holding it or a folder it holds; with anywhere, whether nothing was written at all.
+// untouched reports whether nothing was written, from position since on, in folder dir, a
+// folder holding it or a folder it holds; with anywhere, whether nothing was written at all.
 func (w *writeLog) untouched(since int, dir string, anywhere bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if anywhere {
-		return len(w.dirs) == since
+	if anywhere || w.seq == since {
+		return w.seq == since
 	}
-	for _, d := range w.dirs[since:] {
-		if related(d, dir) {
+	dir = path.Clean(dir)
+	if w.lastUnder[dir] > since {
+		return false
+	}
+	for d := dir; d != "." && d != "/"; {
+		d = path.Dir(d)
+		if w.last[d] > since {
 			return false
 		}
 	}
 	return true
-}
-
-// related reports whether project folders a and b are one, or one holds the other.
-func related(a, b string) bool {
-	return a == b || a == "." || b == "." || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
 }
 
 // keysAhead is a run's lookahead: the goroutines that key the tasks ahead and fetch their
