@@ -24,20 +24,23 @@ func IsCredentialName(name string) bool {
 // MatchStars matches name against pattern, where * matches any run of characters: the one
 // wildcard of env names (passThroughEnv, the credential patterns).
 func MatchStars(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
+	first, rest, starred := strings.Cut(pattern, "*")
+	if !starred {
 		return pattern == name
 	}
-	if !strings.HasPrefix(name, parts[0]) {
+	if !strings.HasPrefix(name, first) {
 		return false
 	}
-	rest := name[len(parts[0]):]
-	for _, part := range parts[1 : len(parts)-1] {
-		i := strings.Index(rest, part)
+	name = name[len(first):]
+	for {
+		part, more, starred := strings.Cut(rest, "*")
+		if !starred {
+			return strings.HasSuffix(name, part)
+		}
+		i := strings.Index(name, part)
 		if i < 0 {
 			return false
 		}
-		rest = rest[i+len(part):]
+		name, rest = name[i+len(part):], more
 	}
-	return strings.HasSuffix(rest, parts[len(parts)-1])
 }
