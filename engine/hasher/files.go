@@ -187,6 +187,7 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	files, ok := h.listings[p.Dir]
 	stale := h.stale[p.Dir]
 	generation := h.invalidations[p.Dir]
+	fromRoot := !h.wroteOutside
 	h.mu.Unlock()
 	if ok && !stale {
 		return files, nil
@@ -199,7 +200,7 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	}
 	switch {
 	case walked:
-	case !ok && !stale && !h.watched():
+	case !ok && !stale && !h.watched() && fromRoot:
 		files, err = h.fromRootListing(ctx, p.Dir)
 	default:
 		// A watcher's snapshot lists a project's folders at once; the file system is asked

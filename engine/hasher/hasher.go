@@ -220,6 +220,9 @@ type Hasher struct {
 	rootList   []string // the root listing, nil until taken; partitioned lazily
 	// rootStale is set once a task wrote files: the root listing no longer holds them.
 	rootStale bool
+	// wroteOutside is set once a task wrote outside its project (Wrote): the root listing no
+	// longer vouches for a project listed from it for the first time.
+	wroteOutside bool
 	// files is Options.Files, scan the file system's own answer; tainted is set once a task
 	// wrote files (or started a command), after which only scan answers.
 	files, scan filestate.Source
@@ -433,7 +436,8 @@ func (h *Hasher) Invalidate(projectDir string) {
 }
 
 // Wrote says that task t of project p wrote (or may have written) its outputs: Invalidate of p's
-// folder, and, where t's outputs name paths outside p, of every project's listing.
+// folder, and, where t's outputs name paths outside p, of every project's listing, the ones to be
+// taken from the workspace's first listing included.
 func (h *Hasher) Wrote(p *graph.Project, t *graph.Task) {
 	h.Invalidate(p.Dir)
 	if !t.OutputsOutside() {
@@ -441,6 +445,7 @@ func (h *Hasher) Wrote(p *graph.Project, t *graph.Task) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.wroteOutside = true
 	for dir := range h.listings {
 		h.invalidations[dir]++
 		h.stale[dir] = true
