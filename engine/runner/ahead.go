@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -22,7 +23,8 @@ import (
 //
 // A task is keyed ahead as soon as every task it depends on has a key (made ahead, or by its
 // worker): a key reads the dependencies' keys, not their outputs, and the task's own files, which
-// a dependency's restore or command writes only where it shares a folder with the task. A task is
+// a dependency's restore or command writes only where it shares a folder with the task (a task
+// with such a dependency, a build before its project's test, waits until it is ready). A task is
 // also keyed ahead when it becomes ready, with the dependencies' keys its worker will use. A key
 // made ahead stands only where the worker's dependencies' keys are the ones it was made from, and
 // nothing it read was written since it was begun: the run's writeLog holds the folders every
@@ -159,6 +161,12 @@ func (w *writeLog) untouched(since int, dir string, anywhere bool) bool {
 	return true
 }
 
+// related reports whether folders a and b are one, or one holds the other.
+func related(a, b string) bool {
+	a, b = path.Clean(a), path.Clean(b)
+	return a == b || a == "." || b == "." || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
 // keysAhead is a run's lookahead: the goroutines that key the tasks ahead and fetch their
 // remote entries. stop ends it, having waited for every goroutine it started.
 type keysAhead struct {
@@ -195,7 +203,9 @@ func (r *runState) startAhead(ctx context.Context, nodes []*node) *keysAhead {
 			continue
 		}
 		for _, d := range n.deps {
-			n.ahead.early = n.ahead.early && d.ahead != nil
+			// A dependency that writes where the task's key reads would make a key made before
+			// it ran or restored stand for nothing: such a task waits until it is ready.
+			n.ahead.early = n.ahead.early && d.ahead != nil && !related(writeDir(d.project, d.task), n.project.Dir)
 		}
 		if n.ahead.early && n.ahead.pending == 0 {
 			n.ahead.queued = true
