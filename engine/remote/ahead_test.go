@@ -1,10 +1,9 @@
 package remote_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/vzn/vx/internal/testkit"
 )
 
 // aheadCheckout writes a one-project workspace whose tasks a run reading a remote cache keys
@@ -13,7 +12,7 @@ import (
 // the first task a run of one worker starts. use is ready, and keyed ahead, before gen writes.
 func aheadCheckout(t *testing.T, remote string) string {
 	t.Helper()
-	return writeCheckout(t, map[string]string{
+	return testkit.TempRepo(t, map[string]string{
 		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
 export default defineWorkspace({
   projects: ['packages/*'],
@@ -36,7 +35,7 @@ export default defineWorkspace({
 // is keyed ahead once q#put has a key, before q#put writes.
 func crossCheckout(t *testing.T, remote string) string {
 	t.Helper()
-	return writeCheckout(t, map[string]string{
+	return testkit.TempRepo(t, map[string]string{
 		"vx.workspace.ts": `import { defineWorkspace } from '@vzn/vx/config'
 export default defineWorkspace({
   projects: ['packages/*'],
@@ -65,49 +64,14 @@ export default defineProject({
 	})
 }
 
-// writeCheckout writes files into a new folder and commits them, as a git checkout.
-func writeCheckout(t *testing.T, files map[string]string) string {
+// runExpecting runs vx run args in dir and fails the test unless it passed with every one of its
+// n tasks from source ("run", "local", "remote"); why says what another answer would mean.
+func runExpecting(t *testing.T, what, dir string, env []string, source string, n int, why string, args ...string) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir
-}
-
-// TestKeysAheadSeeWritesFromAnotherProject tries the same with a dependency in another project
-// whose outputs lie in the task's: its writes count in the task's folder.
-func TestKeysAheadSeeWritesFromAnotherProject(t *testing.T) {
-	srv := startBazelRemote(t, "", "")
-	cfg := bazelConfig(srv.URL, "")
-	a, b := crossCheckout(t, cfg), crossCheckout(t, cfg)
-	ra := vxRun(t, a, nil, "p#use")
-	mustPass(t, "A", ra)
-	if got := sources(ra); got["run"] != 2 {
-		t.Fatalf("A: want 2 tasks run, got %v\n%s", got, ra.stderr)
-	}
-	ra2 := vxRun(t, a, nil, "p#use")
-	mustPass(t, "A again", ra2)
-	if got := sources(ra2); got["local"] != 2 {
-		t.Fatalf("A again: want 2 local hits (p#use's key from before q#put wrote?), got %v\n%s", got, ra2.stderr)
-	}
-	rb := vxRun(t, b, nil, "p#use")
-	mustPass(t, "B", rb)
-	if got := sources(rb); got["remote"] != 2 {
-		t.Fatalf("B: want 2 remote hits (p#use's key from before q#put's restore?), got %v\n%s", got, rb.stderr)
+	r := vxRun(t, dir, env, args...)
+	mustPass(t, what, r)
+	if got := sources(r); got[source] != n {
+		t.Fatalf("%s: want %d tasks %s%s, got %v\n%s", what, n, source, why, got, r.stderr)
 	}
 }
 
@@ -121,25 +85,20 @@ func TestKeysAheadSeeWritesBeforeTheirTask(t *testing.T) {
 	one := []string{"VX_CONCURRENCY=1"}
 	a, b := aheadCheckout(t, cfg), aheadCheckout(t, cfg)
 
-	ra := vxRun(t, a, one, "gen", "use", "after")
-	mustPass(t, "A", ra)
-	if got := sources(ra); got["run"] != 3 {
-		t.Fatalf("A: want 3 tasks run, got %v\n%s", got, ra.stderr)
-	}
-	ra2 := vxRun(t, a, one, "gen", "use", "after")
-	mustPass(t, "A again", ra2)
-	if got := sources(ra2); got["local"] != 3 {
-		t.Fatalf("A again: want 3 local hits (use's key from before gen wrote?), got %v\n%s", got, ra2.stderr)
-	}
+	tasks := []string{"gen", "use", "after"}
+	runExpecting(t, "A", a, one, "run", 3, "", tasks...)
+	runExpecting(t, "A again", a, one, "local", 3, " (use's key from before gen wrote?)", tasks...)
+	runExpecting(t, "B", b, one, "remote", 3, " (use's key from before gen's restore?)", tasks...)
+	runExpecting(t, "B again", b, one, "local", 3, "", tasks...)
+}
 
-	rb := vxRun(t, b, one, "gen", "use", "after")
-	mustPass(t, "B", rb)
-	if got := sources(rb); got["remote"] != 3 {
-		t.Fatalf("B: want 3 remote hits (use's key from before gen's restore?), got %v\n%s", got, rb.stderr)
-	}
-	rb2 := vxRun(t, b, one, "gen", "use", "after")
-	mustPass(t, "B again", rb2)
-	if got := sources(rb2); got["local"] != 3 {
-		t.Fatalf("B again: want 3 local hits, got %v\n%s", got, rb2.stderr)
-	}
+// TestKeysAheadSeeWritesFromAnotherProject tries the same with a dependency in another project
+// whose outputs lie in the task's: its writes count in the task's folder.
+func TestKeysAheadSeeWritesFromAnotherProject(t *testing.T) {
+	srv := startBazelRemote(t, "", "")
+	cfg := bazelConfig(srv.URL, "")
+	a, b := crossCheckout(t, cfg), crossCheckout(t, cfg)
+	runExpecting(t, "A", a, nil, "run", 2, "", "p#use")
+	runExpecting(t, "A again", a, nil, "local", 2, " (p#use's key from before q#put wrote?)", "p#use")
+	runExpecting(t, "B", b, nil, "remote", 2, " (p#use's key from before q#put's restore?)", "p#use")
 }
