@@ -16,12 +16,11 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "delayproxy:", err)
-		os.Exit(1)
-	}
+	fmt.Fprintln(os.Stderr, "delayproxy:", run())
+	os.Exit(1)
 }
 
+// run proxies until it fails: it answers why.
 func run() error {
 	if len(os.Args) < 3 {
 		return fmt.Errorf("usage: delayproxy TARGET DELAY [PORT]")
