@@ -45,6 +45,9 @@ type tree struct {
 	newDirs map[string]bool
 	// gitignored is set when an ignore file changed: every visibility is asked again.
 	gitignored bool
+	// dropped, while a settle drops the folders gone (dropGoneFolders), collects the inode
+	// numbers of the folders whose watch it removes; nil the rest of the time.
+	dropped map[uint64]bool
 	// linked are the files with another name (a hard link), each watched itself: a write through
 	// a name outside the workspace is an event of the file's own watch, never of its folder's.
 	linked map[string]bool
@@ -105,7 +108,13 @@ func (t *tree) apply(ctx context.Context, pending map[string]bool, relist, resca
 	// Folders before what they hold: a created folder's scan covers its files' events.
 	slices.Sort(paths)
 	stats := t.statFolders(paths)
+	t.dropped = map[uint64]bool{}
 	t.dropGoneFolders(paths, pending, ch)
+	dropped := t.dropped
+	t.dropped = nil
+	if err := t.rewatch(dropped, ch); err != nil {
+		return Change{}, err
+	}
 	for _, rel := range paths {
 		if err := t.settlePath(rel, ch); err != nil {
 			return Change{}, err
@@ -371,11 +380,43 @@ func (t *tree) remove(rel string, old *node, ch *changeSet) {
 			delete(t.unhashed, joinRel(d, name))
 			t.unlink(joinRel(d, name))
 		}
+		if info, ok := t.dirInfo[d]; ok && t.dropped != nil {
+			t.dropped[info.Ino] = true
+		}
 		delete(t.dirs, d)
 		delete(t.dirInfo, d)
 		delete(t.touched, d)
 		_ = t.w.fsw.Remove(t.w.abs(d)) // gone with its folder already, most often
 	}
+}
+
+// rewatch takes again each folder of the mirror that is one of the folders whose watch was just
+// dropped (dropped: their inode numbers), under another name. A watch is an inode's: a folder
+// moved into a folder being listed is found there, by the listing, before its old name's event,
+// and watching it answers the watch it had, which fsnotify keeps under the old name; dropping the
+// old name then drops the watch of the new one, whose events would never come again.
+func (t *tree) rewatch(dropped map[uint64]bool, ch *changeSet) error {
+	if len(dropped) == 0 {
+		return nil
+	}
+	var dirs []string
+	for d, info := range t.dirInfo {
+		if d != "." && dropped[info.Ino] {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	done := ""
+	for _, d := range dirs {
+		if done != "" && strings.HasPrefix(d, done+"/") {
+			continue // taken again with the folder holding it
+		}
+		if err := t.redoDir(d, ch); err != nil {
+			return err
+		}
+		done = d
+	}
+	return nil
 }
 
 // redoDir takes a watched folder again from its parent's point of view (a .git appeared in it or
