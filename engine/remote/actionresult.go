@@ -11,10 +11,12 @@ import (
 const (
 	arOutputFiles  = 2 // ActionResult.output_files: repeated OutputFile
 	arExitCode     = 4 // ActionResult.exit_code: int32
+	arStdoutRaw    = 5 // ActionResult.stdout_raw: bytes
 	arStdoutDigest = 6 // ActionResult.stdout_digest: Digest
 
-	ofPath   = 1 // OutputFile.path
-	ofDigest = 2 // OutputFile.digest
+	ofPath     = 1 // OutputFile.path
+	ofDigest   = 2 // OutputFile.digest
+	ofContents = 5 // OutputFile.contents: bytes
 
 	dgHash = 1 // Digest.hash
 	dgSize = 2 // Digest.size_bytes
@@ -33,11 +35,14 @@ type digest struct {
 }
 
 // actionResult is the part of an ActionResult vx reads: its output files by path, the stdout
-// digest and the exit code.
+// digest and the exit code, and the contents held inline: an output file's by its path (a file
+// absent from inline is a blob in the CAS), and the log's (stdoutRaw, with stdout its digest).
 type actionResult struct {
-	files    map[string]digest
-	stdout   *digest
-	exitCode int32
+	files     map[string]digest
+	inline    map[string][]byte
+	stdout    *digest
+	stdoutRaw []byte
+	exitCode  int32
 }
 
 func appendDigest(b []byte, field wireNumber, d digest) []byte {
@@ -52,8 +57,10 @@ func appendDigest(b []byte, field wireNumber, d digest) []byte {
 	return appendBytes(b, m)
 }
 
-// encode writes the ActionResult: output files in path order, then the stdout digest. A stock
-// bazel-remote accepts it with its default AC validation, since every digest names a blob it holds.
+// encode writes the ActionResult: output files in path order, each with its contents where they
+// are inline, then the log, inline (stdout_raw, with no digest) or as a digest. A stock
+// bazel-remote accepts it with its default AC validation: every digest without contents names a
+// blob it holds, and it checks no blob for a file whose contents are inline.
 func (a actionResult) encode(paths []string) []byte {
 	var b []byte
 	for _, p := range paths {
@@ -65,6 +72,10 @@ func (a actionResult) encode(paths []string) []byte {
 		f = appendTag(f, ofPath, bytesType)
 		f = appendString(f, p)
 		f = appendDigest(f, ofDigest, d)
+		if c, ok := a.inline[p]; ok {
+			f = appendTag(f, ofContents, bytesType)
+			f = appendBytes(f, c)
+		}
 		b = appendTag(b, arOutputFiles, bytesType)
 		b = appendBytes(b, f)
 	}
@@ -72,22 +83,28 @@ func (a actionResult) encode(paths []string) []byte {
 		b = appendTag(b, arExitCode, varintType)
 		b = appendVarint(b, uint64(int64(a.exitCode)))
 	}
-	if a.stdout != nil {
+	switch {
+	case a.stdoutRaw != nil:
+		b = appendTag(b, arStdoutRaw, bytesType)
+		b = appendBytes(b, a.stdoutRaw)
+	case a.stdout != nil:
 		b = appendDigest(b, arStdoutDigest, *a.stdout)
 	}
 	return b
 }
 
 // decodeActionResult reads an ActionResult, skipping every field vx does not use (the server adds
-// execution metadata of its own).
+// execution metadata of its own). Inline contents are taken as they are: the reader checks them
+// against their digests (an inline log has none but the entry document's).
 func decodeActionResult(b []byte) (actionResult, error) {
-	a := actionResult{files: map[string]digest{}}
+	a := actionResult{files: map[string]digest{}, inline: map[string][]byte{}}
 	err := eachField(b, func(num wireNumber, typ wireType, v []byte, x uint64) error {
 		switch {
 		case num == arOutputFiles && typ == bytesType:
 			var path string
 			var d digest
 			var hasDigest bool
+			var contents []byte
 			err := eachField(v, func(num wireNumber, typ wireType, v []byte, _ uint64) error {
 				switch {
 				case num == ofPath && typ == bytesType:
@@ -97,6 +114,8 @@ func decodeActionResult(b []byte) (actionResult, error) {
 					d, err = decodeDigest(v)
 					hasDigest = true
 					return err
+				case num == ofContents && typ == bytesType:
+					contents = v
 				}
 				return nil
 			})
@@ -107,6 +126,12 @@ func decodeActionResult(b []byte) (actionResult, error) {
 				return fmt.Errorf("output file without path or digest")
 			}
 			a.files[path] = d
+			delete(a.inline, path)
+			if contents != nil {
+				a.inline[path] = contents
+			}
+		case num == arStdoutRaw && typ == bytesType:
+			a.stdoutRaw = v
 		case num == arExitCode && typ == varintType:
 			a.exitCode = int32(x)
 		case num == arStdoutDigest && typ == bytesType:
@@ -162,13 +187,14 @@ func eachField(b []byte, fn func(num wireNumber, typ wireType, v []byte, x uint6
 }
 
 // blobs answers the blobs the ActionResult names beside the entry document, the outputs archive
-// and the log, where each is a digest within MaxBlobBytes: what a reader of the entry fetches.
+// and the log, where each is a digest within MaxBlobBytes and not inline: what a reader of the
+// entry fetches.
 func (ar actionResult) blobs() []digest {
 	var named []digest
-	if out, ok := ar.files[arOutputsPath]; ok {
+	if out, ok := ar.files[arOutputsPath]; ok && ar.inline[arOutputsPath] == nil {
 		named = append(named, out)
 	}
-	if ar.stdout != nil {
+	if ar.stdout != nil && ar.stdoutRaw == nil {
 		named = append(named, *ar.stdout)
 	}
 	var blobs []digest

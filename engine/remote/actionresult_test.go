@@ -29,6 +29,18 @@ func TestActionResultRoundTrip(t *testing.T) {
 	if _, err := decodeActionResult(data[:len(data)-2]); err == nil {
 		t.Fatal("a truncated ActionResult decoded")
 	}
+
+	// Inline contents travel with their file, and an inline log in place of its digest.
+	ar.inline = map[string][]byte{arOutputsPath: []byte("archive"), arMetaPath: {}}
+	ar.stdoutRaw = []byte("log\n")
+	got, err = decodeActionResult(ar.encode([]string{arMetaPath, arOutputsPath}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.inline[arOutputsPath]) != "archive" || got.inline[arMetaPath] == nil || len(got.inline[arMetaPath]) != 0 ||
+		string(got.stdoutRaw) != "log\n" || got.stdout != nil || got.files[arOutputsPath] != out {
+		t.Fatalf("round trip with inline contents: %+v", got)
+	}
 }
 
 // The blobs fetched beside the entry document are the archive and the log, each once, and never a
@@ -49,6 +61,10 @@ func TestActionResultBlobs(t *testing.T) {
 		{"empty", actionResult{files: map[string]digest{arOutputsPath: {strings.Repeat("b", 64), 0}}}, nil},
 		{"too large", actionResult{files: map[string]digest{arOutputsPath: {strings.Repeat("b", 64), MaxBlobBytes + 1}}}, nil},
 		{"negative", actionResult{stdout: &digest{strings.Repeat("c", 64), -1}}, nil},
+		{"inline", actionResult{files: map[string]digest{arMetaPath: meta, arOutputsPath: out}, stdout: &log,
+			inline: map[string][]byte{arOutputsPath: []byte("x")}, stdoutRaw: []byte("y")}, nil},
+		{"archive inline, log a blob", actionResult{files: map[string]digest{arOutputsPath: out}, stdout: &log,
+			inline: map[string][]byte{arOutputsPath: []byte("x")}}, []digest{log}},
 	}
 	for _, c := range cases {
 		if got := c.ar.blobs(); !slices.Equal(got, c.want) {

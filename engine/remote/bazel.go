@@ -18,7 +18,8 @@ import (
 
 // bazel is a bazel-remote server (github.com/buchgr/bazel-remote), through its HTTP API: blobs
 // under /cas/<sha256>, a task's entry under /ac/<key> as a REAPI ActionResult whose output files
-// are the entry's Meta document and its outputs archive, and whose stdout is its log.
+// are the entry's Meta document and its outputs archive, and whose stdout is its log; each of the
+// three inline in the ActionResult where it fits (inlineBudget), a blob otherwise.
 type bazel struct{ h *httpClient }
 
 // maxActionResultBytes bounds the ActionResult a server may answer.
@@ -43,15 +44,30 @@ func (b *bazel) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bo
 	if metaDigest.size > maxMetaBytes {
 		return Meta{}, false, fmt.Errorf("%w: entry document of %d bytes", ErrCorrupt, metaDigest.size)
 	}
-	// The ActionResult names the outputs archive and the log as well as the entry document: they
-	// are fetched while the document is, one round trip for the three rather than three. What they
-	// fetch is only ever taken as the document then names it (getBlob below finds it in the blob
-	// store, checked by its digest); a failure here is met again, and reported, there.
+	if ar.stdoutRaw != nil {
+		// An inline log is named by the entry document alone (metaOf checks the two agree).
+		sum := sha256.Sum256(ar.stdoutRaw)
+		d := digest{hex.EncodeToString(sum[:]), int64(len(ar.stdoutRaw))}
+		if ar.stdout != nil && *ar.stdout != d {
+			return Meta{}, false, fmt.Errorf("%w: inline log does not match its digest", ErrCorrupt)
+		}
+		ar.stdout = &d
+	}
+	// The ActionResult names the outputs archive and the log as well as the entry document: those
+	// not inline are fetched while the document is, one round trip for the three rather than
+	// three. What they fetch is only ever taken as the document then names it (getBlob below finds
+	// it in the blob store, checked by its digest); a failure here is met again, and reported,
+	// there.
 	var early conc.WaitGroup
 	for _, d := range ar.blobs() {
 		early.Go(func() { _, _ = b.getBlob(ctx, d, cas) })
 	}
-	metaData, ok, err := b.getSmall(ctx, "/cas/"+metaDigest.hash, metaDigest.size)
+	metaData, ok := ar.inline[arMetaPath]
+	if ok {
+		err = nil
+	} else {
+		metaData, ok, err = b.getSmall(ctx, "/cas/"+metaDigest.hash, metaDigest.size)
+	}
 	early.Wait()
 	if err != nil || !ok {
 		return Meta{}, false, err
@@ -63,12 +79,34 @@ func (b *bazel) Fetch(ctx context.Context, key string, cas *store.CAS) (Meta, bo
 	if err != nil {
 		return Meta{}, false, err
 	}
+	inline := map[string][]byte{m.OutputsBlob: ar.inline[arOutputsPath], m.LogBlob: ar.stdoutRaw}
 	for _, d := range []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}} {
+		if c := inline[d.hash]; c != nil && d.size > 0 {
+			if err := putInline(d, c, cas); err != nil {
+				return Meta{}, false, err
+			}
+			continue
+		}
 		if ok, err := b.getBlob(ctx, d, cas); err != nil || !ok {
 			return Meta{}, false, err
 		}
 	}
 	return m, true, nil
+}
+
+// putInline keeps a blob the ActionResult held inline in the local blob store, checked against the
+// digest the entry document names.
+func putInline(d digest, contents []byte, cas *store.CAS) error {
+	if cas.Has(d.hash) {
+		return nil // checked again when the runner reads it, as a fetched blob is
+	}
+	if err := cas.PutStream(d.hash, d.size, bytes.NewReader(contents)); err != nil {
+		if errors.Is(err, store.ErrBlobMismatch) {
+			return fmt.Errorf("%w: inline %v", ErrCorrupt, err)
+		}
+		return fmt.Errorf("keep inline blob %s: %w", d.hash[:12], err)
+	}
+	return nil
 }
 
 // getSmall reads a small resource whole, at most max bytes; ok is false for a 404.
@@ -142,6 +180,12 @@ func (b *bazel) getBlob(ctx context.Context, d digest, cas *store.CAS) (bool, er
 	return true, nil
 }
 
+// inlineBudget bounds the bytes an entry's ActionResult holds inline: the entry document, the log
+// and the outputs archive, each inline in that order while the sum stays within it. A small entry
+// is then one request each way, as a Turborepo artifact is, and one object the server keeps or
+// evicts whole; a larger blob goes to the CAS, where its transfer is sized and watched.
+const inlineBudget = 64 << 10
+
 func (b *bazel) Store(ctx context.Context, key string, m Meta, cas *store.CAS) error {
 	if !isDigest(key) {
 		return nil
@@ -152,12 +196,38 @@ func (b *bazel) Store(ctx context.Context, key string, m Meta, cas *store.CAS) e
 	}
 	sum := sha256.Sum256(metaData)
 	metaDigest := digest{hex.EncodeToString(sum[:]), int64(len(metaData))}
-	if err := b.putBlob(ctx, metaDigest, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(metaData)), nil }); err != nil {
+	ar := actionResult{files: map[string]digest{arMetaPath: metaDigest}, inline: map[string][]byte{}}
+	left := int64(inlineBudget)
+	// inline answers the blob's bytes where it fits in what is left of the budget.
+	inline := func(d digest, data []byte) []byte {
+		if d.size > left {
+			return nil
+		}
+		if data == nil {
+			var err error
+			if data, err = cas.GetBounded(d.hash, d.size); err != nil || int64(len(data)) != d.size {
+				return nil // uploaded from the store below, which reports what is wrong with it
+			}
+		}
+		left -= d.size
+		return data
+	}
+	if c := inline(metaDigest, metaData); c != nil {
+		ar.inline[arMetaPath] = c
+	} else if err := b.putBlob(ctx, metaDigest, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(metaData)), nil }); err != nil {
 		return err
 	}
-	ar := actionResult{files: map[string]digest{arMetaPath: metaDigest}}
-	for _, d := range []digest{{m.OutputsBlob, m.OutputsSize}, {m.LogBlob, m.LogSize}} {
+	for _, d := range []digest{{m.LogBlob, m.LogSize}, {m.OutputsBlob, m.OutputsSize}} {
 		if d.hash == "" || d.size == 0 {
+			continue
+		}
+		if c := inline(d, nil); c != nil {
+			if d.hash == m.LogBlob {
+				ar.stdoutRaw = c
+			}
+			if d.hash == m.OutputsBlob {
+				ar.inline[arOutputsPath] = c
+			}
 			continue
 		}
 		open := func() (io.ReadCloser, error) {
@@ -175,7 +245,7 @@ func (b *bazel) Store(ctx context.Context, key string, m Meta, cas *store.CAS) e
 	if m.OutputsBlob != "" {
 		ar.files[arOutputsPath] = digest{m.OutputsBlob, m.OutputsSize}
 	}
-	if m.LogSize > 0 {
+	if m.LogSize > 0 && ar.stdoutRaw == nil {
 		ar.stdout = &digest{m.LogBlob, m.LogSize}
 	}
 	acData := ar.encode([]string{arMetaPath, arOutputsPath})

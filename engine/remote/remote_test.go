@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	pb "github.com/bazelbuild/remote-apis/build/bazel/remote/execution/v2"
 	"github.com/klauspost/compress/zstd"
 	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/vzn/vx/engine/history"
 	"github.com/vzn/vx/engine/remote"
@@ -145,7 +147,8 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		if p.mode.Load() != "corrupt" || resp.StatusCode != http.StatusOK || resp.Request.Method != http.MethodGet {
 			return nil
 		}
-		if !strings.Contains(resp.Request.URL.Path, "/cas/") && !strings.Contains(resp.Request.URL.Path, "/v8/") {
+		isAC := strings.Contains(resp.Request.URL.Path, "/ac/")
+		if !isAC && !strings.Contains(resp.Request.URL.Path, "/cas/") && !strings.Contains(resp.Request.URL.Path, "/v8/") {
 			return nil
 		}
 		data, err := io.ReadAll(resp.Body)
@@ -153,7 +156,13 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		if err != nil {
 			return err
 		}
-		if len(data) > 0 {
+		switch {
+		case isAC:
+			// What an ActionResult holds inline is corrupted, as a blob is.
+			if data, err = corruptInline(data); err != nil {
+				return err
+			}
+		case len(data) > 0:
 			data[len(data)-1] ^= 0xff
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(data))
@@ -175,6 +184,24 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 	}))
 	t.Cleanup(p.Close)
 	return p
+}
+
+// corruptInline flips the last byte of each output file and log an ActionResult holds inline.
+func corruptInline(data []byte) ([]byte, error) {
+	ar := &pb.ActionResult{}
+	if err := proto.Unmarshal(data, ar); err != nil {
+		return nil, err
+	}
+	flip := func(b []byte) {
+		if len(b) > 0 {
+			b[len(b)-1] ^= 0xff
+		}
+	}
+	for _, f := range ar.OutputFiles {
+		flip(f.Contents)
+	}
+	flip(ar.StdoutRaw)
+	return proto.Marshal(ar)
 }
 
 // TestFaults: every run passes on local work with one clear warning, and nothing wrong is restored.
