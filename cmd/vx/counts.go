@@ -14,16 +14,21 @@ import (
 // that holds those counts (stress/counts_test.go); unset, nothing is counted.
 const countersEnv = "VX_COUNTERS"
 
-// countedRun is runner.Run, its operations counted and written to the file countersEnv names
-// when it names one.
-func (a *app) countedRun(ctx context.Context, opts runner.Options) (*summary.Summary, error) {
+// countOps puts the counters on ctx when countersEnv names a file, from the run's start (git asked
+// while the config loads is counted too); done writes them there once the run ended.
+func (a *app) countOps(ctx context.Context) (counted context.Context, done func() error) {
 	path := a.getenv(countersEnv)
 	if path == "" {
-		return runner.Run(ctx, opts)
+		return ctx, func() error { return nil }
 	}
 	c := &counters.Counters{}
-	sum, err := runner.Run(counters.With(ctx, c), opts)
-	if werr := writeFileAtomic(path, c.Counts()); werr != nil {
+	return counters.With(ctx, c), func() error { return writeFileAtomic(path, c.Counts()) }
+}
+
+// countedRun is runner.Run, then the counts written (countOps).
+func countedRun(ctx context.Context, opts runner.Options, writeCounts func() error) (*summary.Summary, error) {
+	sum, err := runner.Run(ctx, opts)
+	if werr := writeCounts(); werr != nil {
 		return sum, errors.Join(err, werr)
 	}
 	return sum, err

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/vzn/vx/engine/filestate"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/handoff"
+	"github.com/vzn/vx/engine/hasher"
+	"github.com/vzn/vx/engine/store"
 	"github.com/vzn/vx/engine/workspace"
 )
 
@@ -24,13 +28,17 @@ type fileStateAsk struct {
 	done           chan struct{}
 	answer         filestate.Source
 	handoff        *handoff.Handoff
+	// early is what the run, which scans since no watcher answered, asked git meanwhile; nil
+	// where a watcher or a hand-off answered, or the caller wanted none.
+	early *hasher.Early
 }
 
 // startFileState asks, beside the config's load (the root and the state folder need none), the
 // vx that watches this workspace for its file state, or reads the hand-off vx mcp wrote to
 // handoffFrom (non-nil for its runTasks child: then it asks only should that not be taken); nil
-// when there is no workspace to ask for.
-func (a *app) startFileState(ctx context.Context, handoffFrom io.Reader) *fileStateAsk {
+// when there is no workspace to ask for. With early, a run that finds no watcher starts asking
+// git what its hasher asks first (hasher.StartEarly).
+func (a *app) startFileState(ctx context.Context, handoffFrom io.Reader, early bool) *fileStateAsk {
 	root, err := workspace.FindRoot(a.workDir())
 	if err != nil {
 		return nil
@@ -49,8 +57,36 @@ func (a *app) startFileState(ctx context.Context, handoffFrom io.Reader) *fileSt
 			}
 		}
 		q.answer = a.askFileState(ctx, &graph.Workspace{Root: q.root, CacheDir: q.stateDir})
+		if q.answer == nil && early {
+			// A checkout without an index yet (a fresh clone) has no stat cache either: each
+			// input's key comes from git's index, which is read now too.
+			_, err := os.Stat(filepath.Join(q.stateDir, store.IndexFile))
+			q.early = hasher.StartEarly(ctx, q.root, q.stateDir, errors.Is(err, fs.ErrNotExist))
+		}
 	}()
 	return q
+}
+
+// earlyFor answers what the run asked git while its config loaded, for ws: nil where ws is another
+// workspace or state folder than the one asked about. It waits for the question.
+func (q *fileStateAsk) earlyFor(ws *graph.Workspace) *hasher.Early {
+	if q == nil {
+		return nil
+	}
+	<-q.done
+	if ws == nil || ws.Root != q.root || ws.CacheDir != q.stateDir {
+		return nil
+	}
+	return q.early
+}
+
+// close waits for the question, and for what was asked of git meanwhile.
+func (q *fileStateAsk) close() {
+	if q == nil {
+		return
+	}
+	<-q.done
+	q.early.Wait()
 }
 
 // of answers the file state for ws: the answer asked for its root and state folder, else nil

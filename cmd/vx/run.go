@@ -272,8 +272,9 @@ func (a *app) emitSummary(sum *summary.Summary, forServer bool) error {
 func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.Writer, handoff io.Reader) error {
 	ctx, profile := startRunTrace(cmd.Context(), rf.profile)
 	ctx, otel := startOTel(ctx, rf.otel, profile)
-	fileState := a.startFileState(ctx, handoff)
-	defer fileState.of(nil)
+	ctx, writeCounts := a.countOps(ctx)
+	fileState := a.startFileState(ctx, handoff, rf.dry == "")
+	defer fileState.close()
 	loadStart := time.Now()
 	ws, err := a.loadForRun(ctx, rf)
 	if err != nil {
@@ -327,7 +328,7 @@ func (a *app) run(cmd *cobra.Command, rf *runFlags, args []string, eventsOut io.
 	brokenPipe := make(chan os.Signal, 1)
 	signal.Notify(brokenPipe, syscall.SIGPIPE)
 	defer signal.Stop(brokenPipe)
-	sum, runErr := a.countedRun(ctx, opts)
+	sum, runErr := countedRun(ctx, opts, writeCounts)
 	// The run made the state folder if it was missing: the config it loaded is kept there now.
 	a.workspaceLoader().Keep()
 	if sum == nil {
@@ -373,6 +374,7 @@ func (a *app) runOptions(cmd *cobra.Command, rf *runFlags, ws *graph.Workspace, 
 	if stale {
 		opts.Files = nil
 	}
+	opts.Early = fileState.earlyFor(ws)
 	opts.Bail, opts.Output, opts.Terminal, opts.Args = rf.bail, a.stderr, isTerminal(a.stderr), a.recordedArgs()
 	opts.Notice = func(msg string) { fmt.Fprintf(a.stderr, "vx: %s\n", msg) }
 	opts.Events = eventsOut

@@ -64,7 +64,10 @@ func (h *Hasher) gitState(ctx context.Context) (*gitView, error) {
 	g := &h.git
 	format := h.objectFormat()
 	g.once.Do(func() {
-		x, err := git.ReadIndex(ctx, h.opts.Root)
+		x, err, early := h.earlyIndex()
+		if !early {
+			x, err = git.ReadIndex(ctx, h.opts.Root)
+		}
 		switch {
 		case err == nil && x.Format != format:
 			g.err = fmt.Errorf("read git index: object format %s, but the repository's config says %s", x.Format, format)

@@ -232,9 +232,12 @@ func (h *Hasher) rootListing(ctx context.Context) ([]string, error) {
 	if root != nil {
 		return root, nil
 	}
-	root, err := h.listDir(ctx, ".")
-	if err != nil {
-		return nil, err
+	root, ok := h.earlyListing()
+	if !ok {
+		var err error
+		if root, err = h.listDir(ctx, "."); err != nil {
+			return nil, err
+		}
 	}
 	h.mu.Lock()
 	h.rootList = root

@@ -198,6 +198,9 @@ type Options struct {
 	Environ []string
 	// Counters count the files it opens and the stat calls it makes; nil counts nothing.
 	Counters *counters.Counters
+	// Early is git's listing, and maybe index, asked for before the hasher was made
+	// (StartEarly); taken where its root and state folder are the hasher's, nil for none.
+	Early *Early
 }
 
 // Hasher computes cache keys for one run. It is safe for concurrent use.
@@ -218,6 +221,9 @@ type Hasher struct {
 	ignores    *git.IgnoreChecker
 	ignoreOnce sync.Once
 	rootList   []string // the root listing, nil until taken; partitioned lazily
+	// earlyListed is set once the first root listing was asked for: only that one may be
+	// Options.Early's.
+	earlyListed bool
 	// rootStale is set once a task wrote files: the root listing no longer holds them.
 	rootStale bool
 	// wroteOutside is set once a task wrote outside its project (Wrote): the root listing no

@@ -105,6 +105,9 @@ type Options struct {
 	// Files is the workspace's file state as a watcher knows it (filestate.Ask, engine/watch);
 	// nil scans: a git listing, a stat of each file, the index's stat cache.
 	Files filestate.Source
+	// Early is git's listing (and, for a fresh checkout, its index) asked for while the config
+	// loaded (hasher.StartEarly); the run's hasher takes it where it scans that workspace.
+	Early *hasher.Early
 	// Retry, when set, is how many times a failed command is run again, for every task (vx run
 	// --retry); nil leaves each task its exec.retries.
 	Retry *int
@@ -420,7 +423,7 @@ func newRunState(ctx context.Context, opts Options, st *store.Store, nodes []*no
 		return nil, nil, err
 	}
 	h := hasher.New(hasher.Options{Workspace: opts.Workspace, Salt: salt, Warn: opts.Notice,
-		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files, Environ: opts.Environ, Counters: counters.From(ctx)})
+		Getenv: opts.Getenv, Debug: opts.DebugHash, Now: opts.Now, Files: opts.Files, Environ: opts.Environ, Counters: counters.From(ctx), Early: opts.Early})
 	// The workspace's listing (a git call) is taken while the index is read; a run handed its
 	// keys hashes only what it must, and lists only then.
 	var prefetch sync.WaitGroup
