@@ -209,16 +209,26 @@ func (s *Store) PutEntry(ctx context.Context, e Entry) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	return insertEntry(ctx, s.sh.db, `INSERT OR REPLACE`, e)
+	// One row a task: prepared once for the index's life rather than parsed at each.
+	stmt, err := s.sh.prepared(ctx, insertEntrySQL(`INSERT OR REPLACE`))
+	if err != nil {
+		return fmt.Errorf("record cache entry of %s: %w", e.TaskID, err)
+	}
+	return insertEntry(ctx, stmt, e)
 }
 
-// insertEntry writes e's row with verb (INSERT OR REPLACE, INSERT OR IGNORE).
-func insertEntry(ctx context.Context, db querier, verb string, e Entry) error {
+// insertEntrySQL is the statement that writes an entry's row with verb (INSERT OR REPLACE,
+// INSERT OR IGNORE).
+func insertEntrySQL(verb string) string {
+	return verb + ` INTO cache_entries (` + entryCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+}
+
+// insertEntry writes e's row through stmt, an insertEntrySQL statement.
+func insertEntry(ctx context.Context, stmt *sql.Stmt, e Entry) error {
 	// A zero-length blob, never NULL: an entry with no outputs reads as packed too.
 	listing := append(make([]byte, 0), encodeListing(e.Outputs)...)
-	_, err := db.ExecContext(ctx, verb+` INTO cache_entries (`+entryCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, "[]", listing, e.LogBlob, e.Size, e.Duration.Milliseconds(),
-		e.ExitCode, ms(e.Created), ms(e.LastUsed), e.Checkout)
+	_, err := stmt.ExecContext(ctx, e.Hash, e.TaskID, e.Project, e.Command, e.OutputsBlob, "[]", listing, e.LogBlob, e.Size,
+		e.Duration.Milliseconds(), e.ExitCode, ms(e.Created), ms(e.LastUsed), e.Checkout)
 	if err != nil {
 		return fmt.Errorf("record cache entry of %s: %w", e.TaskID, err)
 	}

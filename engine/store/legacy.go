@@ -122,9 +122,14 @@ func (s *Store) writeLegacy(ctx context.Context, entries []Entry, runs []Executi
 		return fmt.Errorf("carry into %s: %w", SharedIndexPath(s.sharedDir), err)
 	}
 	defer tx.Rollback()
+	insert, err := tx.PrepareContext(ctx, insertEntrySQL(`INSERT OR IGNORE`))
+	if err != nil {
+		return fmt.Errorf("carry the cache entries: %w", err)
+	}
+	defer insert.Close()
 	for _, e := range entries {
 		e.Checkout = s.checkout
-		if err := insertEntry(ctx, tx, `INSERT OR IGNORE`, e); err != nil {
+		if err := insertEntry(ctx, insert, e); err != nil {
 			return err
 		}
 	}
