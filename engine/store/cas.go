@@ -57,6 +57,13 @@ func (c *CAS) Path(hash string) string {
 func (c *CAS) Put(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
+	if len(data) == 0 {
+		// The empty blob (the log of every task that printed nothing) is whole wherever it is
+		// an empty file: it is written only where it is not one.
+		if fi, err := os.Lstat(c.Path(hash)); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			return hash, nil
+		}
+	}
 	// An existing blob is written again rather than trusted: one damaged in place must heal on
 	// the next store, or its entry would miss forever.
 	err := c.write(c.Path(hash), func(w io.Writer) error {

@@ -128,3 +128,43 @@ func TestCASRemakesRemovedShard(t *testing.T) {
 		t.Fatalf("blobs %+v %v", blobs, err)
 	}
 }
+
+// Storing the empty blob again leaves an empty file as it is, and heals one that is damaged, gone,
+// or not a file.
+func TestCASEmptyBlobWrittenOnlyWhereNotWhole(t *testing.T) {
+	c := NewCAS(t.TempDir())
+	h, err := c.Put(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Lstat(c.Path(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put([]byte{}); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Lstat(c.Path(h)); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("a whole empty blob was written again: %v", err)
+	}
+	for name, damage := range map[string]func(p string) error{
+		"not empty": func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) },
+		"gone":      os.Remove,
+		"a link": func(p string) error {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			return os.Symlink("/dev/null", p)
+		},
+	} {
+		if err := damage(c.Path(h)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Put(nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if fi, err := os.Lstat(c.Path(h)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			t.Fatalf("%s: the empty blob not healed: %v %v", name, fi, err)
+		}
+	}
+}
