@@ -67,3 +67,20 @@ func (c *Cache) fetch(ctx context.Context, key string) (remote.Meta, bool) {
 		return remote.Meta{}, false
 	}
 }
+
+// fetchedAheadFound reports whether key's remote entry was fetched ahead and is in: it was asked
+// for since the local store had none, and the lookup takes it without asking the store again.
+func (c *Cache) fetchedAheadFound(key string) bool {
+	c.aheadMu.Lock()
+	a := c.ahead[key]
+	c.aheadMu.Unlock()
+	if a == nil {
+		return false
+	}
+	select {
+	case <-a.done:
+		return a.found
+	default:
+		return false
+	}
+}

@@ -210,8 +210,10 @@ func (c *Cache) Get(ctx context.Context, t *graph.Task, key string) (hit Hit, ok
 	if !found {
 		return Hit{}, false, fmt.Errorf("task %s: no project %s", t.ID, t.Project)
 	}
-	if hit, ok, err = c.getLocal(ctx, p, t, key); ok {
-		return hit, true, nil
+	if !c.fetchedAheadFound(key) {
+		if hit, ok, err = c.getLocal(ctx, p, t, key); ok {
+			return hit, true, nil
+		}
 	}
 	return c.getRemote(ctx, p, t, key, hit, err)
 }
