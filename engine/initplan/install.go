@@ -54,7 +54,7 @@ func unpublishedSteps(r *repo) []string {
 		"# before @vzn/vx is on the npm registry, build its packages for this platform in a clone of vx and add them from there:",
 		`#   p=$(node -p "process.platform+'-'+process.arch"); bash npm/build.sh --platforms $p   # in the clone`,
 		"#   d=/path/to/vx/npm/dist; " + addDev(r) + "$d/vzn-vx-[0-9]*.tgz $d/vzn-vx-mcp-*.tgz $d/vzn-vx-$p-*.tgz",
-		"# or, without the packages: go install github.com/vzn/vx/cmd/...@latest (in a clone of vx: go install ./cmd/vx ./cmd/vx-sandbox)",
+		"# or, without the packages: CGO_ENABLED=0 go install github.com/vzn/vx/cmd/...@latest (in a clone of vx: CGO_ENABLED=0 go install ./cmd/vx ./cmd/vx-sandbox)",
 	}
 }
 

@@ -31,6 +31,7 @@ cpu_wall() {
 
 # build_vx DIR builds vx into DIR with vx-sandbox beside it, as vx is installed (README): without
 # the small supervisor next to it, each task vx starts pays a start of the whole of vx instead.
+# Both are static (CGO_ENABLED=0), as the npm packages hold them.
 build_vx() {
-	(cd "$repo" && go build -o "$1/vx" ./cmd/vx && go build -o "$1/vx-sandbox" ./cmd/vx-sandbox)
+	(cd "$repo" && CGO_ENABLED=0 go build -o "$1/vx" ./cmd/vx && CGO_ENABLED=0 go build -o "$1/vx-sandbox" ./cmd/vx-sandbox)
 }
