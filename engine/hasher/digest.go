@@ -64,7 +64,7 @@ func (h *Hasher) gitState(ctx context.Context) (*gitView, error) {
 	g := &h.git
 	format := h.objectFormat()
 	g.once.Do(func() {
-		x, err, early := h.earlyIndex()
+		x, early, err := h.earlyIndex()
 		if !early {
 			x, err = git.ReadIndex(ctx, h.opts.Root)
 		}

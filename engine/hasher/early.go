@@ -63,12 +63,13 @@ func (h *Hasher) earlyListing() (listing []string, ok bool) {
 	return e.listing, e.listErr == nil
 }
 
-// earlyIndex answers the early index, waiting for it; ok as for earlyListing.
-func (h *Hasher) earlyIndex() (*git.Index, error, bool) {
+// earlyIndex answers the early index and what reading it failed with, waiting for it; taken is
+// false where there is none for this hasher (it then reads the index itself).
+func (h *Hasher) earlyIndex() (index *git.Index, taken bool, err error) {
 	e := h.opts.Early
 	if e == nil || !e.withIndex || e.root != h.opts.Root || e.stateDir != h.opts.CacheDir {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	e.wg.Wait()
-	return e.index, e.indexErr, true
+	return e.index, true, e.indexErr
 }
