@@ -132,54 +132,51 @@ func hasBlobs(t *testing.T, cas *store.CAS, hashes ...string) {
 	}
 }
 
+// bazelBehindProxy starts a bazel-remote, a counting proxy in front of it, and a client of the
+// proxy.
+func bazelBehindProxy(t *testing.T) (*server, *countingProxy, remote.Cache) {
+	srv := startBazelRemote(t, "", "")
+	proxy := newCountingProxy(t, srv.URL)
+	return srv, proxy, bazelClient(t, proxy.URL)
+}
+
 // TestBazelSmallEntryIsOneRequest: an entry whose document, log and archive fit in the
 // ActionResult is one PUT to store and one GET to fetch; a larger archive goes to the CAS alone.
 func TestBazelSmallEntryIsOneRequest(t *testing.T) {
-	srv := startBazelRemote(t, "", "")
-	proxy := newCountingProxy(t, srv.URL)
-	c := bazelClient(t, proxy.URL)
-
-	small, smallCAS := entryOf(t, "a#build", 2<<10, "built a\n")
-	key := digestKey("small")
-	storeEntry(t, c, key, small, smallCAS)
-	if got := proxy.take(); len(got) != 1 || got[0] != "PUT /ac/" {
-		t.Fatalf("storing a small entry made %q, want one PUT /ac/", got)
+	_, proxy, c := bazelBehindProxy(t)
+	for _, tc := range []struct {
+		name               string
+		size               int
+		wantStore, wantGet string
+	}{
+		{"small", 2 << 10, "PUT /ac/", "GET /ac/"},
+		{"large", 200 << 10, "HEAD /cas/, PUT /cas/, PUT /ac/", "GET /ac/, GET /cas/"},
+	} {
+		e, cas := entryOf(t, tc.name+"#build", tc.size, "built "+tc.name+"\n")
+		key := digestKey(tc.name)
+		storeEntry(t, c, key, e, cas)
+		if got := strings.Join(proxy.take(), ", "); got != tc.wantStore {
+			t.Fatalf("%s: storing made %s, want %s", tc.name, got, tc.wantStore)
+		}
+		m, ok, fetched, err := fetchInto(t, c, key)
+		if err != nil || !ok {
+			t.Fatalf("%s: fetch: ok %v, %v", tc.name, ok, err)
+		}
+		if got := strings.Join(proxy.take(), ", "); got != tc.wantGet {
+			t.Fatalf("%s: fetching made %s, want %s", tc.name, got, tc.wantGet)
+		}
+		if m.OutputsBlob != e.OutputsBlob || m.LogBlob != e.LogBlob || m.TaskID != e.TaskID {
+			t.Fatalf("%s: fetched %+v, want %+v", tc.name, m, e)
+		}
+		hasBlobs(t, fetched, m.OutputsBlob, m.LogBlob)
 	}
-	m, ok, cas, err := fetchInto(t, c, key)
-	if err != nil || !ok {
-		t.Fatalf("fetch: ok %v, %v", ok, err)
-	}
-	if got := proxy.take(); len(got) != 1 || got[0] != "GET /ac/" {
-		t.Fatalf("fetching a small entry made %q, want one GET /ac/", got)
-	}
-	if m.OutputsBlob != small.OutputsBlob || m.LogBlob != small.LogBlob || m.TaskID != "a#build" {
-		t.Fatalf("fetched %+v, want %+v", m, small)
-	}
-	hasBlobs(t, cas, m.OutputsBlob, m.LogBlob)
-
-	large, largeCAS := entryOf(t, "b#build", 200<<10, "built b\n")
-	key = digestKey("large")
-	storeEntry(t, c, key, large, largeCAS)
-	if got := strings.Join(proxy.take(), ", "); got != "HEAD /cas/, PUT /cas/, PUT /ac/" {
-		t.Fatalf("storing a large entry made %s, want the archive to the CAS and the rest inline", got)
-	}
-	m, ok, cas, err = fetchInto(t, c, key)
-	if err != nil || !ok {
-		t.Fatalf("fetch: ok %v, %v", ok, err)
-	}
-	if got := strings.Join(proxy.take(), ", "); got != "GET /ac/, GET /cas/" {
-		t.Fatalf("fetching a large entry made %s", got)
-	}
-	hasBlobs(t, cas, m.OutputsBlob, m.LogBlob)
 }
 
 // TestBazelInlineContentsChecked: an ActionResult a server (or anyone who can write to it) altered
 // is refused as corrupt, whichever inline part was altered, and leaves no blob behind; one in
 // the earlier layout, every part a blob, is still read.
 func TestBazelInlineContentsChecked(t *testing.T) {
-	srv := startBazelRemote(t, "", "")
-	proxy := newCountingProxy(t, srv.URL)
-	c := bazelClient(t, proxy.URL)
+	srv, proxy, c := bazelBehindProxy(t)
 	m, cas := entryOf(t, "a#build", 1<<10, "built a\n")
 	key := digestKey("checked")
 	storeEntry(t, c, key, m, cas)
