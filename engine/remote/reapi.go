@@ -269,7 +269,8 @@ func (c *reapiCache) Fetch(ctx context.Context, key string, cas *store.CAS) (Met
 	hash, size := ActionKey(key)
 	cctx, cancel := c.call(ctx)
 	res, err := c.ac.GetActionResult(cctx, &pb.GetActionResultRequest{InstanceName: c.instance,
-		ActionDigest: &pb.Digest{Hash: hash, SizeBytes: size}, InlineOutputFiles: []string{arMetaPath}})
+		ActionDigest: &pb.Digest{Hash: hash, SizeBytes: size}, InlineOutputFiles: []string{arMetaPath, arOutputsPath},
+		InlineStdout: true})
 	if err != nil {
 		err = c.rpcErr(cctx, "GetActionResult", err, false)
 		cancel()
@@ -304,9 +305,28 @@ func (c *reapiCache) Fetch(ctx context.Context, key string, cas *store.CAS) (Met
 	} else if err := m.checkFiles(); err != nil {
 		return Meta{}, false, err
 	}
-	ok, err = c.download(ctx, cas, blobs)
+	// What the server inlined (it may inline none of it, or part) is kept, checked against the
+	// digest the entry document names, once the rest is read from the CAS.
+	held := map[string][]byte{m.LogBlob: ar.stdoutRaw}
+	if c := inlined[arOutputsPath]; c != nil && !m.FilesInCAS {
+		held[m.OutputsBlob] = c
+	}
+	var rest, inline []digest
+	for _, d := range blobs {
+		if held[d.hash] != nil && d.size > 0 {
+			inline = append(inline, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	ok, err = c.download(ctx, cas, rest)
 	if err != nil || !ok {
 		return Meta{}, false, err
+	}
+	for _, d := range inline {
+		if err := putInline(d, held[d.hash], cas); err != nil {
+			return Meta{}, false, err
+		}
 	}
 	return m, true, nil
 }
@@ -335,6 +355,15 @@ func fromProto(res *pb.ActionResult) (actionResult, map[string][]byte, error) {
 			return ar, nil, errors.New("bad stdout digest")
 		}
 		ar.stdout = &digest{d.GetHash(), d.GetSizeBytes()}
+	}
+	if raw := res.GetStdoutRaw(); len(raw) > 0 {
+		// The log inlined: it must be what the digest beside it names, if the server gave one.
+		sum := sha256.Sum256(raw)
+		d := digest{hex.EncodeToString(sum[:]), int64(len(raw))}
+		if ar.stdout != nil && *ar.stdout != d {
+			return ar, nil, errors.New("inline stdout does not match its digest")
+		}
+		ar.stdout, ar.stdoutRaw = &d, raw
 	}
 	return ar, inlined, nil
 }

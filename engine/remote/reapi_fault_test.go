@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,7 +130,23 @@ func (f *faultREAPI) GetActionResult(ctx context.Context, req *pb.GetActionResul
 	if !ok {
 		return nil, status.Error(codes.NotFound, "no such action")
 	}
-	return proto.Clone(res).(*pb.ActionResult), nil
+	res = proto.Clone(res).(*pb.ActionResult)
+	// What the client asks inlined is, as bazel-remote does, within a bound (here the batch
+	// limit); the "wrong-inline" fault changes a byte of an inlined archive, and of nothing else.
+	inlined := int64(0)
+	for _, of := range res.OutputFiles {
+		if size := of.GetDigest().GetSizeBytes(); slices.Contains(req.GetInlineOutputFiles(), of.GetPath()) && inlined+size <= f.batchLimit {
+			inlined += size
+			of.Contents = f.served(f.blobs[of.GetDigest().GetHash()])
+			if f.mode.Load() == "wrong-inline" && of.GetPath() == "outputs.tar.zst" && len(of.Contents) > 0 {
+				of.Contents[0] ^= 0xff
+			}
+		}
+	}
+	if d := res.GetStdoutDigest(); req.GetInlineStdout() && d != nil && inlined+d.GetSizeBytes() <= f.batchLimit {
+		res.StdoutRaw = f.served(f.blobs[d.GetHash()])
+	}
+	return res, nil
 }
 
 func (f *faultREAPI) UpdateActionResult(ctx context.Context, req *pb.UpdateActionResultRequest) (*pb.ActionResult, error) {
@@ -306,6 +323,30 @@ func TestREAPIFaults(t *testing.T) {
 	}
 	if f.maxBatch > limit {
 		t.Fatalf("a batch of %d bytes, over the advertised %d", f.maxBatch, limit)
+	}
+}
+
+// TestREAPIInlineChecked: an archive the server inlined with a byte changed is refused as corrupt
+// and kept nowhere (TestREAPIRoundTrip shows a real server's inlined archive and log taken).
+func TestREAPIInlineChecked(t *testing.T) {
+	f := startFaultREAPI(t, 1<<20)
+	c := reapiClient(t, &graph.RemoteCache{URL: f.url()}, nil)
+	ctx := context.Background()
+	m, local := testEntry(t, 3000)
+	if err := c.Store(ctx, testKey, m, local); err != nil {
+		t.Fatalf("store: %v", err)
+	}
+	if _, ok, err := c.Fetch(ctx, testKey, store.NewCAS(t.TempDir())); !ok || err != nil {
+		t.Fatalf("fetch without a fault: ok=%v err=%v", ok, err)
+	}
+	f.mode.Store("wrong-inline")
+	defer f.mode.Store("")
+	other := store.NewCAS(t.TempDir())
+	if _, ok, err := c.Fetch(ctx, testKey, other); ok || !errors.Is(err, remote.ErrCorrupt) {
+		t.Fatalf("an inlined archive changed: ok=%v err=%v, want corrupt", ok, err)
+	}
+	if other.Has(m.OutputsBlob) {
+		t.Fatal("the changed archive reached the local store")
 	}
 }
 

@@ -98,8 +98,8 @@ func sameBlobs(t *testing.T, m remote.Meta, a, b *store.CAS) {
 const testKey = "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
 
 // TestREAPIRoundTrip stores entries in a real bazel-remote over gRPC and reads them back into
-// another local store: a small one in batches, a large one (past the batch bound) through
-// ByteStream both ways.
+// another local store: a small one in batches and back inline in the ActionResult, a large one
+// (past the batch bound) through ByteStream both ways, its log inline.
 func TestREAPIRoundTrip(t *testing.T) {
 	srv := startBazelRemoteGRPC(t)
 	c := reapiClient(t, &graph.RemoteCache{URL: srv.URL, Instance: "main"}, nil)
@@ -136,6 +136,14 @@ func TestREAPIRoundTrip(t *testing.T) {
 			read := strings.Contains(logged, "GRPC BYTESTREAM READ COMPLETED main/blobs/"+m.OutputsBlob)
 			if wrote != tc.bytestream || read != tc.bytestream {
 				t.Fatalf("ByteStream write %v, read %v; want %v\n%s", wrote, read, tc.bytestream, logged)
+			}
+			// The server inlines what it can of what the reader asks for: the log always here,
+			// and an archive within its inline bound; neither is then read from its CAS.
+			if strings.Contains(logged, "GRPC CAS GET "+m.LogBlob) {
+				t.Fatalf("the log was read from the CAS, not inlined\n%s", logged)
+			}
+			if inlined := !read && !strings.Contains(logged, "GRPC CAS GET "+m.OutputsBlob); inlined == tc.bytestream {
+				t.Fatalf("the archive inlined: %v, want %v\n%s", inlined, !tc.bytestream, logged)
 			}
 		})
 	}
