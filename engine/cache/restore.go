@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -168,11 +169,11 @@ func writeStale(ctx context.Context, o *outputSet, listed map[string]store.Outpu
 	if err != nil {
 		return fmt.Errorf("%w: outputs blob: %v", errBadEntry, err)
 	}
-	dec, err := zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(budget)+(1<<20)))
+	dec, release, err := decoderFor(budget, blob)
 	if err != nil {
 		return err
 	}
-	defer dec.Close()
+	defer release()
 	// The archive can hold no more than what the entry lists: a bomb stops at that bound.
 	limited := &io.LimitedReader{R: dec, N: budget + (64 << 10)}
 	w, err := newOutputWriter(o.root, j)
@@ -222,6 +223,48 @@ func writeStale(ctx context.Context, o *outputSet, listed map[string]store.Outpu
 		}
 	}
 	return nil
+}
+
+// pooledWindow bounds what a pooled decoder may allocate for a frame's window: an archive whose
+// outputs list at most about this much is read through one of decoders, a larger one through a
+// decoder of its own bounded by what it lists.
+const pooledWindow = 8 << 20
+
+// decoders are the zstd decoders small archives are read through: making one costs more than
+// most small archives take to read (its history buffers, about 55 KB, a restore).
+var decoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(pooledWindow))
+	if err != nil {
+		return err
+	}
+	return d
+}}
+
+// decoderFor answers a decoder reading blob, an archive whose outputs list budget bytes, whose
+// window is bounded by the larger of budget + 1 MiB and pooledWindow; release gives it back.
+func decoderFor(budget int64, blob []byte) (dec *zstd.Decoder, release func(), err error) {
+	if budget+(1<<20) > pooledWindow {
+		dec, err = zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(budget)+(1<<20)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return dec, dec.Close, nil
+	}
+	switch got := decoders.Get().(type) {
+	case *zstd.Decoder:
+		dec = got
+	case error:
+		return nil, nil, got
+	}
+	if err := dec.Reset(bytes.NewReader(blob)); err != nil {
+		return nil, nil, err // not given back: a decoder that failed to start is not reused
+	}
+	return dec, func() {
+		// A decoder given back holds no reference to the archive it read.
+		if dec.Reset(nil) == nil {
+			decoders.Put(dec)
+		}
+	}, nil
 }
 
 // sparse reports whether an archive entry is a sparse file, whose holes the reader fills with
