@@ -15,6 +15,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -50,6 +51,9 @@ type Options struct {
 	// for ("" when it is for several). Between two calls no more than one step's work runs, so a
 	// parent process that evaluates config in a child restarts its deadline at each.
 	Step func(file string)
+	// DataOnly makes the session evaluate only config files that are data (see data.go), and
+	// answer ErrNotData for any other before it runs anything of it.
+	DataOnly bool
 }
 
 // Module is one evaluated config file.
@@ -73,8 +77,8 @@ type Session struct {
 	smaps map[string]*sourcemap.Consumer
 	// direct holds the config files run as they are, without bundling (see simple.go).
 	direct map[string]bool
-	// definesSet is true once the config module's functions are globals.
-	definesSet bool
+	// builtins are the exports of vx's own modules, by name, once a simple config ran.
+	builtins map[string]goja.Value
 	// inputs are the absolute paths of every file the bundles were built from.
 	inputs []string
 	pos    *positions
@@ -83,6 +87,8 @@ type Session struct {
 	watch *watch
 	// stepFile is the config file the running steps are for, as Options.Step receives it.
 	stepFile string
+	// dataBytes counts what a DataOnly session read of config files.
+	dataBytes atomic.Int64
 }
 
 // step tells Options.Step that a step starts or ends.
@@ -119,6 +125,13 @@ func (s *Session) Inputs() []string { return s.inputs }
 func (s *Session) EvalWorkspace(ctx context.Context, file string) (*Module, error) {
 	abs := filepath.Join(s.opts.Root, filepath.FromSlash(file))
 	s.stepFile = file
+	if s.opts.DataOnly {
+		p := s.prepareSimple(file)
+		if p.err != nil || p.compiled == nil || !p.data {
+			return nil, ErrNotData
+		}
+		return s.runSimple(ctx, p)
+	}
 	code, err := s.bundle(ctx, "workspace", []string{abs}, "")
 	if err != nil {
 		return nil, err
@@ -150,6 +163,9 @@ func (s *Session) EvalProjects(ctx context.Context, files []string) ([]*Module, 
 	for i, p := range iter.Map(files, func(f *string) prepared { return s.prepareSimple(*f) }) {
 		if p.err != nil {
 			return nil, p.err
+		}
+		if s.opts.DataOnly && (p.compiled == nil || !p.data) {
+			return nil, ErrNotData
 		}
 		if p.compiled == nil {
 			bundled = append(bundled, p.file)

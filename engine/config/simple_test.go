@@ -20,9 +20,17 @@ func TestSimpleSource(t *testing.T) {
 		"no import":        {"export default { name: 'a' }\n", false},
 		"named export too": {"import { defineProject } from '@vzn/vx/config'\nexport const x = 1\nexport default defineProject({})\n", false},
 		"mid-line export":  {"import { defineProject } from '@vzn/vx/config'\nfoo(); export default defineProject({})\n", false},
+		"comments first":   {"// vx config\n/* written by hand */\nimport { defineWorkspace } from '@vzn/vx/config'\nexport default defineWorkspace({})\n", true},
+		"mcp too":          {"import { defineWorkspace } from '@vzn/vx/config'\nimport { mcp } from '@vzn/vx-mcp'\n\nexport default defineWorkspace({ plugins: [mcp()] })\n", true},
+		"import on lines":  {"import {\n  defineWorkspace,\n} from '@vzn/vx/config'\nexport default defineWorkspace({})\n", true},
+		"unknown name":     {"import { defineThing } from '@vzn/vx/config'\nexport default defineThing({})\n", false},
+		"no comma":         {"import { defineProject defineWorkspace } from '@vzn/vx/config'\nexport default defineProject({})\n", false},
+		"module twice":     {"import { defineProject } from '@vzn/vx/config'\nimport { definePlugin } from '@vzn/vx/config'\nexport default defineProject({})\n", false},
+		"name twice":       {"import { defineProject, defineProject } from '@vzn/vx/config'\nexport default defineProject({})\n", false},
+		"one line each":    {"import\n{\nmcp\n}\nfrom\n'@vzn/vx-mcp'\nexport default { plugins: [mcp()] }\n", true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, ok := simpleSource(tc.src)
+			out, _, ok := simpleSource(tc.src)
 			if ok != tc.simple {
 				t.Fatalf("simple = %v, want %v", ok, tc.simple)
 			}

@@ -3,10 +3,14 @@ package workspace
 import (
 	"cmp"
 	"context"
+	"errors"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
@@ -34,6 +38,38 @@ type build struct {
 	watched []string
 	// discovery, when set, is told as the search for project folders starts and ends.
 	discovery func(start bool)
+	// dataOnly is set when the build evaluates in the process that may not afford an unbounded
+	// evaluation (the session's config.Options.DataOnly): it answers config.ErrNotData for what
+	// only a child process's bounds hold.
+	dataOnly bool
+	// dataBytes counts the package.json bytes a data-only build read.
+	dataBytes atomic.Int64
+}
+
+// Bounds on the package.json files a data-only build reads: one file, and all of them.
+const (
+	maxDataPackageJSON  = 1 << 20
+	maxDataPackageBytes = 16 << 20
+)
+
+// readBounded reads file, within a data-only build's bounds.
+func (b *build) readBounded(file string) ([]byte, error) {
+	if !b.dataOnly {
+		return os.ReadFile(file)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDataPackageJSON+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxDataPackageJSON || b.dataBytes.Add(int64(len(data))) > maxDataPackageBytes {
+		return nil, config.ErrNotData
+	}
+	return data, nil
 }
 
 // load evaluates the config under root and resolves it.
@@ -131,7 +167,9 @@ func (b *build) load(ctx context.Context) (*graph.Workspace, error) {
 	if err := checkGraph(ws); err != nil {
 		return nil, err
 	}
-	b.resolveScripts(ws)
+	if err := b.resolveScripts(ws); err != nil {
+		return nil, err
+	}
 	ws.Secrets = secretValues(slices.Sorted(maps.Keys(b.allSecretNames(ws))), b.getenv)
 	return ws, nil
 }
@@ -148,9 +186,12 @@ func checkGraph(ws *graph.Workspace) error {
 // resolveScripts records the package scripts each task's command runs (its own package's, and the
 // root's it reaches through pnpm -w and friends), and makes a persistent task, an interactive
 // one and a group uncached.
-func (b *build) resolveScripts(ws *graph.Workspace) {
+func (b *build) resolveScripts(ws *graph.Workspace) error {
 	b.watched = append(b.watched, filepath.Join(b.root, "package.json"))
-	rootPkg, _, _ := readPackageJSON(b.root, ".") // no root package.json: no root scripts
+	rootPkg, _, err := b.readPackageJSON(".") // no root package.json: no root scripts
+	if errors.Is(err, config.ErrNotData) {
+		return err
+	}
 	src := scriptSource{}
 	if rootPkg != nil {
 		src.root, src.rootName = rootPkg.Scripts, rootPkg.Name
@@ -165,6 +206,7 @@ func (b *build) resolveScripts(ws *graph.Workspace) {
 		}
 	}
 	serverGroups(ws)
+	return nil
 }
 
 // serverGroups makes persistent every group that depends on a persistent task, directly or

@@ -12,6 +12,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/sourcegraph/conc/iter"
 
+	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -42,7 +43,7 @@ func (b *build) projectGlobs(r reader, top map[string]any) ([]string, error) {
 		return r.strings("projects", v)
 	}
 	b.watched = append(b.watched, filepath.Join(b.root, "package.json"))
-	pkg, _, err := readPackageJSON(b.root, ".")
+	pkg, _, err := b.readPackageJSON(".")
 	if err != nil || pkg == nil || len(pkg.Workspaces) == 0 {
 		return nil, err
 	}
@@ -71,6 +72,11 @@ func (b *build) findProjects(globs []string) ([]*projectDir, error) {
 			continue
 		}
 		g = path.Clean(strings.TrimPrefix(g, "./"))
+		if b.dataOnly && (strings.ContainsAny(g, "{}") || strings.Contains(g, "**")) {
+			// Alternatives multiply, and ** walks whatever is below: only a child's deadline bounds
+			// those searches.
+			return nil, config.ErrNotData
+		}
 		if !doublestar.ValidatePattern(g) || strings.HasPrefix(g, "../") {
 			return nil, &vxerr.ConfigError{File: ConfigFileName, Msg: fmt.Sprintf("projects: %q is not a glob of folders inside the workspace", g)}
 		}
@@ -108,7 +114,7 @@ func (b *build) findProjects(globs []string) ([]*projectDir, error) {
 	// Reading hundreds of small files is syscall-bound: read them in parallel.
 	out, err := iter.MapErr(rels, func(rel *string) (*projectDir, error) {
 		pd := &projectDir{rel: *rel}
-		pkg, pkgFile, err := readPackageJSON(b.root, *rel)
+		pkg, pkgFile, err := b.readPackageJSON(*rel)
 		if err != nil {
 			return nil, err
 		}
@@ -140,9 +146,10 @@ func skipDir(rel string) bool {
 }
 
 // readPackageJSON reads rel/package.json; a missing file is nil, a broken one an error naming it.
-func readPackageJSON(root, rel string) (*packageJSON, string, error) {
+// A data-only build answers config.ErrNotData for one past its bounds.
+func (b *build) readPackageJSON(rel string) (*packageJSON, string, error) {
 	file := path.Join(rel, "package.json")
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+	data, err := b.readBounded(filepath.Join(b.root, filepath.FromSlash(file)))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, "", nil

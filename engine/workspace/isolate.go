@@ -40,9 +40,10 @@ type Isolation struct {
 	Timeout time.Duration
 	// MemoryLimit bounds the child's memory, in bytes; zero means config.DefaultMemoryLimit.
 	MemoryLimit uint64
-	// noCgroup leaves the memory cgroup out even where one can be made, and unjoinable hands the
-	// child a cgroup it cannot join (tests of the other way).
-	noCgroup, unjoinable bool
+	// noCgroup leaves the memory cgroup out even where one can be made, unjoinable hands the
+	// child a cgroup it cannot join, and alwaysChild evaluates a config that is only data in the
+	// child too (tests of the other way).
+	noCgroup, unjoinable, alwaysChild bool
 }
 
 // stepSlack is how long past its timeout a step may run before the parent kills the child: the

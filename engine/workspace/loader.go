@@ -7,7 +7,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"github.com/vzn/vx/engine/statedirs"
 	"io"
 	"maps"
 	"os"
@@ -23,8 +22,10 @@ import (
 	"github.com/sourcegraph/conc/iter"
 
 	"github.com/vzn/vx/engine/atomicfile"
+	"github.com/vzn/vx/engine/config"
 	"github.com/vzn/vx/engine/graph"
 	"github.com/vzn/vx/engine/mask"
+	"github.com/vzn/vx/engine/statedirs"
 	"github.com/vzn/vx/engine/vxerr"
 )
 
@@ -172,19 +173,28 @@ func (l *Loader) placeStore(ws *graph.Workspace) {
 	ws.SharedDir, ws.SharedDirSource = d.Shared, string(d.SharedSource)
 }
 
-// evaluate evaluates and resolves the workspace at root, in a child process when the loader
-// isolates evaluation, leaving out the project folders of skip. Its error is masked: the
-// secrets met before it, and those of the last workspace this loader or the last process
-// resolved, read ***.
+// evaluate evaluates and resolves the workspace at root, leaving out the project folders of skip:
+// in a child process when the loader isolates evaluation, unless the config is only data (see
+// config.ErrNotData), which runs nothing of the repository's and so is read in process. Its error
+// is masked: the secrets met before it, and those of the last workspace this loader or the last
+// process resolved, read ***.
 func (l *Loader) evaluate(ctx context.Context, root, cacheDir string, skip map[string]bool) (*loaded, error) {
+	setup := evalSetup{root: root, cacheDir: cacheDir, version: l.opts.Version,
+		console: l.opts.Console, getenv: l.opts.getenv, skip: skip}
 	var c *loaded
 	var names []string
 	var err error
-	if l.opts.Isolate != nil {
-		c, names, err = l.evalIsolated(ctx, root, cacheDir, skip)
+	if iso := l.opts.Isolate; iso == nil {
+		c, names, err = evalInProcess(ctx, setup)
 	} else {
-		c, names, err = evalInProcess(ctx, evalSetup{root: root, cacheDir: cacheDir, version: l.opts.Version,
-			console: l.opts.Console, getenv: l.opts.getenv, skip: skip})
+		err = config.ErrNotData
+		if !iso.alwaysChild {
+			setup.dataOnly = true
+			c, names, err = evalInProcess(ctx, setup)
+		}
+		if errors.Is(err, config.ErrNotData) {
+			c, names, err = l.evalIsolated(ctx, root, cacheDir, skip)
+		}
 	}
 	if err != nil {
 		return nil, maskError(err, mask.New(secretValues(l.knownSecrets(cacheDir, names), l.opts.getenv)...))

@@ -84,6 +84,9 @@ type evalSetup struct {
 	step                    func(file string)
 	// discovery, when set, is called as the search for project folders starts and ends.
 	discovery func(start bool)
+	// dataOnly evaluates only a config that is data, within the bounds of an evaluation in
+	// process, and answers config.ErrNotData for any other (see config.Options.DataOnly).
+	dataOnly bool
 }
 
 // evalInProcess evaluates and resolves the workspace in this process. On an error it answers
@@ -93,10 +96,10 @@ func evalInProcess(ctx context.Context, s evalSetup) (*loaded, []string, error) 
 	before := map[string]stamp{}
 	configFile := filepath.Join(s.root, ConfigFileName)
 	before[configFile] = stampOf(configFile)
-	b := &build{root: s.root, cacheDir: s.cacheDir, getenv: s.getenv, skip: s.skip, discovery: s.discovery}
+	b := &build{root: s.root, cacheDir: s.cacheDir, getenv: s.getenv, skip: s.skip, discovery: s.discovery, dataOnly: s.dataOnly}
 	b.sess = config.NewSession(config.Options{
 		Root: s.root, CacheDir: s.cacheDir, Console: s.console, Version: s.version,
-		Timeout: s.timeout, MemoryLimit: s.memoryLimit, Step: s.step,
+		Timeout: s.timeout, MemoryLimit: s.memoryLimit, Step: s.step, DataOnly: s.dataOnly,
 	})
 	ws, err := b.load(ctx)
 	if err != nil {
