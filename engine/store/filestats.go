@@ -148,12 +148,16 @@ func (s *Store) FileStats(ctx context.Context) (*StatCache, error) {
 // each folder they fall in.
 func (s *Store) PutFileStats(ctx context.Context, stats map[string]FileStat) error {
 	folders := byFolder(stats)
-	edits := make(map[string]func(map[string]FileStat), len(folders))
+	edits := make(map[string]func(map[string]FileStat) map[string]FileStat, len(folders))
 	for dir, changed := range folders {
-		edits[dir] = func(files map[string]FileStat) {
+		edits[dir] = func(files map[string]FileStat) map[string]FileStat {
+			if len(files) == 0 {
+				return changed // a folder new to the cache: nothing to merge
+			}
 			for name, f := range changed {
 				files[name] = f
 			}
+			return files
 		}
 	}
 	return s.editStatFolders(ctx, "write stat cache", edits)
@@ -166,20 +170,22 @@ func (s *Store) DeleteFileStats(ctx context.Context, paths []string) error {
 		dir, name := splitRel(rel)
 		byDir[dir] = append(byDir[dir], name)
 	}
-	edits := make(map[string]func(map[string]FileStat), len(byDir))
+	edits := make(map[string]func(map[string]FileStat) map[string]FileStat, len(byDir))
 	for dir, names := range byDir {
-		edits[dir] = func(files map[string]FileStat) {
+		edits[dir] = func(files map[string]FileStat) map[string]FileStat {
 			for _, name := range names {
 				delete(files, name)
 			}
+			return files
 		}
 	}
 	return s.editStatFolders(ctx, "trim stat cache", edits)
 }
 
 // editStatFolders rewrites, in one transaction, each folder of edits: its stats as stored, changed
-// by its edit, are written back (the row removed when none is left).
-func (s *Store) editStatFolders(ctx context.Context, what string, edits map[string]func(files map[string]FileStat)) error {
+// by its edit (which answers them, changed in place or anew), are written back (the row removed
+// when none is left).
+func (s *Store) editStatFolders(ctx context.Context, what string, edits map[string]func(files map[string]FileStat) map[string]FileStat) error {
 	if len(edits) == 0 {
 		return nil
 	}
@@ -196,18 +202,29 @@ func (s *Store) editStatFolders(ctx context.Context, what string, edits map[stri
 		dirs = append(dirs, dir)
 	}
 	sort.Strings(dirs)
+	// Each statement is parsed once for the transaction, not once a folder: a fresh clone's first
+	// run writes a row for every folder holding an input.
+	read, err := tx.PrepareContext(ctx, `SELECT rows FROM stat_folders WHERE folder = ?`)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer read.Close()
+	write, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO stat_folders (folder, rows) VALUES (?, ?)`)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer write.Close()
 	for _, dir := range dirs {
 		var blob []byte
-		err := tx.QueryRowContext(ctx, `SELECT rows FROM stat_folders WHERE folder = ?`, dir).Scan(&blob)
+		err := read.QueryRowContext(ctx, dir).Scan(&blob)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		files := decodeStats(blob)
-		edits[dir](files)
+		files := edits[dir](decodeStats(blob))
 		if len(files) == 0 {
 			_, err = tx.ExecContext(ctx, `DELETE FROM stat_folders WHERE folder = ?`, dir)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO stat_folders (folder, rows) VALUES (?, ?)`, dir, encodeStats(files))
+			_, err = write.ExecContext(ctx, dir, encodeStats(files))
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
