@@ -34,7 +34,7 @@ const (
 	flagSkipWorktree = 1 << 30
 )
 
-// Index is git's index as one `git ls-files -s --debug` read it: the stage-0 entries of the
+// Index is git's index as one read of its file found it: the stage-0 entries of the
 // folder asked about, by path relative to it (forward slashes), and the index file's own mtime,
 // against which an entry is racily clean.
 type Index struct {
@@ -46,19 +46,23 @@ type Index struct {
 }
 
 // ReadIndex reads the index of the repository holding dir: the paths under dir, relative to it.
-// It runs two git commands (rev-parse for the index file and object format, ls-files for the
-// entries) and stats the index file before and after, so the entries and the mtime they are
+// It asks git where the index file is, the object format and dir's place in the work tree
+// (rev-parse), then reads the file itself (indexfile.go) or, where it cannot, has git list it
+// (ls-files); it stats the index file before and after, so the entries and the mtime they are
 // judged against are of one index file; an index rewritten meanwhile is read again, once.
 func ReadIndex(ctx context.Context, dir string) (*Index, error) {
-	out, err := Run(ctx, dir, "rev-parse", "--git-path", "index", "--show-object-format")
+	out, err := Run(ctx, dir, "rev-parse", "--git-path", "index", "--show-object-format", "--show-prefix")
 	if err != nil {
 		return nil, err
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) == 2 {
+		lines = append(lines, "") // the top of the work tree: no prefix
+	}
+	if len(lines) != 3 {
 		return nil, fmt.Errorf("git rev-parse: unexpected answer %q", out)
 	}
-	indexFile, format := lines[0], strings.TrimSpace(lines[1])
+	indexFile, format, prefix := lines[0], strings.TrimSpace(lines[1]), lines[2]
 	if !filepath.IsAbs(indexFile) {
 		indexFile = filepath.Join(dir, indexFile)
 	}
@@ -67,9 +71,20 @@ func ReadIndex(ctx context.Context, dir string) (*Index, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		before, beforeErr := os.Stat(indexFile)
-		listing, err := Run(ctx, dir, "-c", "core.quotepath=off", "ls-files", "-s", "--debug", "-z")
-		if err != nil {
-			return nil, err
+		data, readErr := os.ReadFile(indexFile)
+		var entries map[string]IndexEntry
+		read := false
+		if readErr == nil {
+			entries, read = parseIndexFile(data, format, prefix)
+		}
+		if !read {
+			listing, err := Run(ctx, dir, "-c", "core.quotepath=off", "ls-files", "-s", "--debug", "-z")
+			if err != nil {
+				return nil, err
+			}
+			if entries, err = parseIndexListing(listing); err != nil {
+				return nil, err
+			}
 		}
 		after, afterErr := os.Stat(indexFile)
 		if beforeErr != nil || afterErr != nil {
@@ -77,10 +92,6 @@ func ReadIndex(ctx context.Context, dir string) (*Index, error) {
 			return &Index{Entries: map[string]IndexEntry{}, Format: format}, nil
 		}
 		if before.ModTime().Equal(after.ModTime()) && before.Size() == after.Size() && os.SameFile(before, after) {
-			entries, err := parseIndexListing(listing)
-			if err != nil {
-				return nil, err
-			}
 			return &Index{Entries: entries, Format: format, MtimeNs: after.ModTime().UnixNano()}, nil
 		}
 		if attempt == 1 {
