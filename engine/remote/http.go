@@ -30,8 +30,10 @@ func newHTTP(s Settings) *httpClient {
 		TLSHandshakeTimeout:   s.Timeout,
 		ResponseHeaderTimeout: s.Timeout,
 		ExpectContinueTimeout: time.Second,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       30 * time.Second,
+		// Above the lookups a run keeps in flight (runner's aheadFetches, 16): a connection
+		// finished with stays for the next lookup instead of being closed and dialled again.
+		MaxIdleConnsPerHost: 32,
+		IdleConnTimeout:     30 * time.Second,
 		// A blob is already compressed (or checked byte for byte): never let the transport
 		// decompress behind the digest check.
 		DisableCompression: true,
