@@ -195,8 +195,13 @@ func (h *Hasher) projectFiles(ctx context.Context, p *graph.Project) ([]string, 
 	var err error
 	walked := false
 	if ok && stale {
-		// Its tasks wrote files: mended by a walk of its folder where that can vouch for it.
-		files, walked = h.relistWalk(ctx, p.Dir, files)
+		// A restore's change, made now; or its tasks wrote files: mended by a walk of its folder
+		// where that can vouch for it.
+		if mended, ok := h.mended(ctx, p.Dir, generation); ok {
+			files, walked = mended, true
+		} else {
+			files, walked = h.relistWalk(ctx, p.Dir, files)
+		}
 	}
 	switch {
 	case walked:

@@ -217,6 +217,9 @@ type Hasher struct {
 	stale    map[string]bool     // project dirs whose listing must be taken again
 	// invalidations counts the Invalidate calls of each project dir, for Restored.
 	invalidations map[string]int
+	// mends holds, by project dir, the change a restore made to its listing, to be applied when
+	// the listing is next asked for (Restored).
+	mends map[string]*mend
 	// ignores answers git's exclude rules for Restored, started on its first need (ignoreOnce).
 	ignores    *git.IgnoreChecker
 	ignoreOnce sync.Once
@@ -287,7 +290,7 @@ func New(opts Options) *Hasher {
 		opts.Now = time.Now
 	}
 	h := &Hasher{opts: opts, stats: opts.Stats, updates: map[string]store.FileStat{}, created: time.Now(),
-		listings: map[string][]string{}, stale: map[string]bool{}, invalidations: map[string]int{},
+		listings: map[string][]string{}, stale: map[string]bool{}, invalidations: map[string]int{}, mends: map[string]*mend{},
 		secretNames: map[string]bool{}, secretValues: map[string]bool{}, keyDigests: map[string]string{}}
 	if ws := opts.Workspace; ws != nil {
 		if h.opts.Root == "" {

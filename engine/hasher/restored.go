@@ -15,11 +15,12 @@ import (
 // files (relative to the project folder, as the entry lists them) under t's outputs. Git's
 // listing of the project then differs from the one taken before only under those outputs: the
 // files the entry does not list are gone, and those git shows among the ones the listing lacked
-// are new. So where the project's listing is current, the files it lacks are asked of git's
-// exclude rules (one `git check-ignore` for the hasher, kept running) and the listing is mended,
-// instead of taken again. Anything it cannot
-// vouch for (no current listing, a file outside the project or in a project nested in it, git
-// not answering) leaves the listing to be taken again, as Invalidate does.
+// are new. So where the project's listing is current, the listing is mended instead of taken
+// again: when it is next asked for, the files it lacks are asked of git's exclude rules (one `git
+// check-ignore` for the hasher, kept running). A run whose keys were all made before its restores
+// asks nothing. Anything it cannot vouch for (no current listing, a file outside the project or in
+// a project nested in it, git not answering, another change to the project first) leaves the
+// listing to be taken again, as Invalidate does.
 func (h *Hasher) Restored(ctx context.Context, p *graph.Project, t *graph.Task, files []string) {
 	projectDir := p.Dir
 	outputs, err := pathglob.NewSet(projectDir, t.Outputs)
@@ -27,52 +28,95 @@ func (h *Hasher) Restored(ctx context.Context, p *graph.Project, t *graph.Task, 
 		h.Wrote(p, t)
 		return
 	}
+	// A restore of the project's before this one, whose mend is still to be made, is made now:
+	// this one mends the listing that one left.
+	h.mendNow(ctx, projectDir)
 	h.mu.Lock()
 	listing, listed := h.listings[projectDir]
 	current := listed && !h.stale[projectDir] && h.opts.Root != ""
 	h.mu.Unlock()
 	h.Invalidate(projectDir)
-	h.mu.Lock()
-	generation := h.invalidations[projectDir]
-	h.mu.Unlock()
 	if !current {
 		return
 	}
+	m := &mend{listing: listing, outputs: outputs, restored: make(map[string]bool, len(files))}
 	have := make(map[string]bool, len(listing))
 	for _, f := range listing {
 		have[f] = true
 	}
-	restored := make(map[string]bool, len(files))
-	var lacking []string
 	for _, f := range files {
 		if !h.ownFile(projectDir, f) {
 			return
 		}
-		restored[f] = true
+		m.restored[f] = true
 		if !have[f] {
-			lacking = append(lacking, f)
+			m.lacking = append(m.lacking, f)
 		}
 	}
-	shown, ok := h.shownByGit(ctx, projectDir, lacking)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m.generation = h.invalidations[projectDir]
+	h.mends[projectDir] = m
+}
+
+// mend is a restore's change to a project's listing: the listing it found, what it restored
+// there, and which of those the listing lacked, for git to say which it shows.
+type mend struct {
+	generation int // the project's invalidations once the restore was made
+	listing    []string
+	outputs    *pathglob.Set
+	restored   map[string]bool
+	lacking    []string
+}
+
+// mended answers the listing of projectDir as the restore pending for it left it, where no other
+// change to the project came after it (its invalidations still at generation) and git answers;
+// ok is false otherwise: the listing is then taken again. The pending mend is used up either way.
+func (h *Hasher) mended(ctx context.Context, projectDir string, generation int) (listing []string, ok bool) {
+	h.mu.Lock()
+	m := h.mends[projectDir]
+	delete(h.mends, projectDir)
+	h.mu.Unlock()
+	if m == nil || m.generation != generation {
+		return nil, false
+	}
+	shown, ok := h.shownByGit(ctx, projectDir, m.lacking)
 	if !ok {
-		return
+		return nil, false
 	}
 	// What the listing held under the task's outputs and the entry does not list, the restore
 	// removed.
-	updated := make([]string, 0, len(listing)+len(shown))
-	for _, f := range listing {
-		if restored[f] || !outputs.Match(joinRel(projectDir, f)) {
+	updated := make([]string, 0, len(m.listing)+len(shown))
+	for _, f := range m.listing {
+		if m.restored[f] || !m.outputs.Match(joinRel(projectDir, f)) {
 			updated = append(updated, f)
 		}
 	}
 	updated = append(updated, shown...)
 	slices.Sort(updated)
+	return updated, true
+}
+
+// mendNow makes the pending mend of projectDir's listing, if any, and keeps the listing it
+// answers as current, unless the project changed again meanwhile.
+func (h *Hasher) mendNow(ctx context.Context, projectDir string) {
+	h.mu.Lock()
+	generation := h.invalidations[projectDir]
+	_, pending := h.mends[projectDir]
+	h.mu.Unlock()
+	if !pending {
+		return
+	}
+	listing, ok := h.mended(ctx, projectDir, generation)
+	if !ok {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Another change to the project since (a task that wrote files, another restore) leaves it
 	// stale; a listing taken again since is git's own, and stays.
 	if h.invalidations[projectDir] == generation && h.stale[projectDir] {
-		h.listings[projectDir] = updated
+		h.listings[projectDir] = listing
 		delete(h.stale, projectDir)
 	}
 }

@@ -111,3 +111,69 @@ func TestRestoredListsWhatGitShows(t *testing.T) {
 		t.Fatalf("after a root-relative restore: %v, listing again gives %v", got, want)
 	}
 }
+
+// TestRestoredAsksGitOnlyWhenListed: a restore's mend of the listing waits for the listing to be
+// asked for. Restores no key needs afterwards (a run whose keys were all made first) start no
+// git process; two restores before a listing, or a restore and then a write, still answer what
+// listing the project again gives.
+func TestRestoredAsksGitOnlyWhenListed(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".gitignore", "dist/\n.vx/\n")
+	write(t, root, "packages/a/src/x.ts", "x")
+	write(t, root, "packages/b/src/y.ts", "y")
+	gitRepo(t, root)
+	a := &graph.Project{Name: "a", Dir: "packages/a", AbsDir: filepath.Join(root, "packages/a")}
+	b := &graph.Project{Name: "b", Dir: "packages/b", AbsDir: filepath.Join(root, "packages/b")}
+	test := &graph.Task{ID: "a#test"}
+	build := &graph.Task{ID: "a#build", Outputs: []string{"dist/**", "report.txt"}}
+	count := &counters.Counters{}
+	ctx := counters.With(context.Background(), count)
+	h := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
+	defer h.Close()
+	inputs := func(p *graph.Project) []string {
+		t.Helper()
+		files, err := h.Inputs(ctx, p, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	fresh := func(p *graph.Project) []string {
+		t.Helper()
+		other := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
+		defer other.Close()
+		files, err := other.Inputs(context.Background(), p, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	inputs(a)
+	inputs(b)
+	spawned := count.Counts().ProcessesSpawned
+
+	write(t, root, "packages/a/dist/out.js", "o")
+	write(t, root, "packages/b/dist/out.js", "o")
+	h.Restored(ctx, a, build, []string{"dist/out.js"})
+	h.Restored(ctx, b, build, []string{"dist/out.js"})
+	if n := count.Counts().ProcessesSpawned - spawned; n != 0 {
+		t.Fatalf("restores whose listings no one asked for cost %d processes", n)
+	}
+
+	// A second restore of a before its listing is asked for: the first mend is made then.
+	write(t, root, "packages/a/report.txt", "r")
+	h.Restored(ctx, a, build, []string{"dist/out.js", "report.txt"})
+	if got, want := inputs(a), fresh(a); !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, []string{"report.txt", "src/x.ts"}) {
+		t.Fatalf("after two restores: %v, listing again gives %v", got, want)
+	}
+	if n := count.Counts().ProcessesSpawned - spawned; n != 1 {
+		t.Fatalf("mending cost %d processes, want the checker's one", n)
+	}
+
+	// A write after the restore: the mend no longer holds, and the project is listed again.
+	write(t, root, "packages/b/report.txt", "r")
+	h.Wrote(b, build)
+	if got, want := inputs(b), fresh(b); !reflect.DeepEqual(got, want) || !slices.Contains(got, "report.txt") {
+		t.Fatalf("after a restore and a write: %v, listing again gives %v", got, want)
+	}
+}
