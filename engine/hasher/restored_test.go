@@ -29,24 +29,8 @@ func TestRestoredListsWhatGitShows(t *testing.T) {
 	ctx := counters.With(context.Background(), count)
 	h := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
 	defer h.Close()
-	inputs := func() []string {
-		t.Helper()
-		files, err := h.Inputs(ctx, p, task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
-	fresh := func() []string {
-		t.Helper()
-		other := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
-		defer other.Close()
-		files, err := other.Inputs(context.Background(), p, task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
+	inputs := func() []string { return listed(ctx, t, h, p, task) }
+	fresh := func() []string { return listedAfresh(t, root, p, task) }
 	if got := inputs(); !reflect.DeepEqual(got, []string{"src/x.ts"}) {
 		t.Fatalf("inputs %v", got)
 	}
@@ -130,24 +114,8 @@ func TestRestoredAsksGitOnlyWhenListed(t *testing.T) {
 	ctx := counters.With(context.Background(), count)
 	h := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
 	defer h.Close()
-	inputs := func(p *graph.Project) []string {
-		t.Helper()
-		files, err := h.Inputs(ctx, p, test)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
-	fresh := func(p *graph.Project) []string {
-		t.Helper()
-		other := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
-		defer other.Close()
-		files, err := other.Inputs(context.Background(), p, test)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
+	inputs := func(p *graph.Project) []string { return listed(ctx, t, h, p, test) }
+	fresh := func(p *graph.Project) []string { return listedAfresh(t, root, p, test) }
 	inputs(a)
 	inputs(b)
 	spawned := count.Counts().ProcessesSpawned
@@ -176,4 +144,23 @@ func TestRestoredAsksGitOnlyWhenListed(t *testing.T) {
 	if got, want := inputs(b), fresh(b); !reflect.DeepEqual(got, want) || !slices.Contains(got, "report.txt") {
 		t.Fatalf("after a restore and a write: %v, listing again gives %v", got, want)
 	}
+}
+
+// listed answers the inputs of task in project p as h lists them.
+func listed(ctx context.Context, t *testing.T, h *Hasher, p *graph.Project, task *graph.Task) []string {
+	t.Helper()
+	files, err := h.Inputs(ctx, p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// listedAfresh answers the inputs of task in project p as a new hasher of root lists them: what
+// listing the project again gives.
+func listedAfresh(t *testing.T, root string, p *graph.Project, task *graph.Task) []string {
+	t.Helper()
+	other := New(Options{Root: root, CacheDir: filepath.Join(root, ".vx")})
+	defer other.Close()
+	return listed(context.Background(), t, other, p, task)
 }
