@@ -21,9 +21,10 @@ import (
 // per file (figures: docs/performance.md, "Process start and config evaluation"), so such a file is
 // run as it stands instead: its imports of vx's own modules and its export are overwritten in
 // place — same length, same lines — by a function wrapper, goja compiles the result as strict
-// code, as the module it replaces would be, and runs it with globals of the names it imported. Positions then need no source map. Anything else —
-// TypeScript syntax, another import, a second export — fails the checks or goja's parse and goes
-// through esbuild as before, so the fast path never answers differently, only sooner.
+// code, as the module it replaces would be, and runs it with globals of the names it imported.
+// Positions then need no source map. Anything else — TypeScript syntax, another import, a second
+// export — fails the checks or goja's parse and goes through esbuild as before, so the fast path
+// never answers differently, only sooner.
 
 // leadingTrivia matches the white space and comments that may stand before and between a simple
 // config's imports.

@@ -425,7 +425,10 @@ func (h *Hasher) Counts() (statted, hashed int) {
 // Invalidate marks the file listing of a project folder (and of every folder holding it) stale:
 // a task of that project wrote or restored files, or started its command. From then on the
 // hasher asks the file system, never the watcher's file state, which no longer holds.
-func (h *Hasher) Invalidate(projectDir string) {
+func (h *Hasher) Invalidate(projectDir string) { h.invalidate(projectDir) }
+
+// invalidate is Invalidate, answering the project's count of invalidations it leaves.
+func (h *Hasher) invalidate(projectDir string) (generation int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rootStale = true
@@ -442,6 +445,7 @@ func (h *Hasher) Invalidate(projectDir string) {
 			break
 		}
 	}
+	return h.invalidations[projectDir]
 }
 
 // Wrote says that task t of project p wrote (or may have written) its outputs: Invalidate of p's

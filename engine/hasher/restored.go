@@ -35,11 +35,11 @@ func (h *Hasher) Restored(ctx context.Context, p *graph.Project, t *graph.Task, 
 	listing, listed := h.listings[projectDir]
 	current := listed && !h.stale[projectDir] && h.opts.Root != ""
 	h.mu.Unlock()
-	h.Invalidate(projectDir)
+	generation := h.invalidate(projectDir)
 	if !current {
 		return
 	}
-	m := &mend{listing: listing, outputs: outputs, restored: make(map[string]bool, len(files))}
+	m := &mend{generation: generation, listing: listing, outputs: outputs, restored: make(map[string]bool, len(files))}
 	have := make(map[string]bool, len(listing))
 	for _, f := range listing {
 		have[f] = true
@@ -55,8 +55,10 @@ func (h *Hasher) Restored(ctx context.Context, p *graph.Project, t *graph.Task, 
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	m.generation = h.invalidations[projectDir]
-	h.mends[projectDir] = m
+	// Another change to the project since its restore leaves the listing to be taken again.
+	if h.invalidations[projectDir] == generation {
+		h.mends[projectDir] = m
+	}
 }
 
 // mend is a restore's change to a project's listing: the listing it found, what it restored
