@@ -118,7 +118,8 @@ type prepared struct {
 	compiled  *goja.Program
 	imported  []string
 	positions map[string]map[string]filePos
-	// data is set when the file is only data (see data.go): it runs no code of its own.
+	// data is set, in a DataOnly session, when the file is only data (see data.go): it runs no
+	// code of its own.
 	data bool
 	err  error
 }
@@ -143,9 +144,10 @@ func (s *Session) prepareSimple(file string) prepared {
 	if err != nil {
 		return p // not plain JavaScript: TypeScript syntax, say
 	}
-	p.data = isDataProgram(prog, imported)
-	if s.opts.DataOnly && !p.data {
-		return p // compiled for nothing: the file runs in a child
+	if s.opts.DataOnly {
+		if p.data = isDataProgram(prog, imported); !p.data {
+			return p // compiled for nothing: the file runs in a child
+		}
 	}
 	// Strict, as the ES module it replaces would be.
 	if p.compiled, err = goja.CompileAST(prog, true); err != nil {
